@@ -1,0 +1,30 @@
+// memlab/vector.cuh: the register type that one access of N bytes moves.
+//
+// A load or store through vector_t<N> compiles to one N-byte access (LDG.E.64 for 8, LDG.E.128
+// for 16) when the address is N-byte aligned; the caller guarantees that alignment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector_types.h>
+
+namespace memlab {
+
+namespace detail {
+template <int Bytes> struct vector_type;
+template <> struct vector_type<1> { using type = std::uint8_t; };
+template <> struct vector_type<2> { using type = std::uint16_t; };
+template <> struct vector_type<4> { using type = std::uint32_t; };
+template <> struct vector_type<8> { using type = uint2; };
+template <> struct vector_type<16> { using type = uint4; };
+}  // namespace detail
+
+template <int Bytes>
+using vector_t = typename detail::vector_type<Bytes>::type;
+
+template <int Bytes>
+constexpr bool is_aligned(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % Bytes == 0;
+}
+
+}  // namespace memlab

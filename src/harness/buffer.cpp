@@ -1,0 +1,78 @@
+#include "harness/buffer.hpp"
+
+#include "memlab/error.cuh"
+
+namespace memlab {
+
+device_buffer::device_buffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) MEMLAB_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+}
+device_buffer::~device_buffer() {
+  if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFree(ptr_));
+}
+device_buffer& device_buffer::operator=(device_buffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFree(ptr_));
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+pinned_buffer::pinned_buffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) MEMLAB_CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
+}
+pinned_buffer::~pinned_buffer() {
+  if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(ptr_));
+}
+pinned_buffer& pinned_buffer::operator=(pinned_buffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(ptr_));
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+cuda_event::cuda_event() { MEMLAB_CUDA_CHECK(cudaEventCreate(&e_)); }
+cuda_event::~cuda_event() {
+  if (e_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e_));
+}
+cuda_event& cuda_event::operator=(cuda_event&& o) noexcept {
+  if (this != &o) {
+    if (e_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e_));
+    e_ = std::exchange(o.e_, nullptr);
+  }
+  return *this;
+}
+void cuda_event::record(cudaStream_t s) { MEMLAB_CUDA_CHECK(cudaEventRecord(e_, s)); }
+void cuda_event::synchronize() { MEMLAB_CUDA_CHECK(cudaEventSynchronize(e_)); }
+
+float elapsed_ms(const cuda_event& start, const cuda_event& stop) {
+  float ms = 0;
+  MEMLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return ms;
+}
+
+cuda_stream::cuda_stream() { MEMLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+cuda_stream::~cuda_stream() {
+  if (s_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(s_));
+}
+cuda_stream& cuda_stream::operator=(cuda_stream&& o) noexcept {
+  if (this != &o) {
+    if (s_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(s_));
+    s_ = std::exchange(o.s_, nullptr);
+  }
+  return *this;
+}
+void cuda_stream::synchronize() { MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s_)); }
+
+l2_flusher::l2_flusher(std::size_t l2_bytes) : scratch_(2 * l2_bytes) {}
+
+void l2_flusher::flush(cudaStream_t s) {
+  if (scratch_.size() == 0) return;
+  // A new value each time, so no layer can skip the write as redundant.
+  MEMLAB_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++value_, scratch_.size(), s));
+}
+
+}  // namespace memlab

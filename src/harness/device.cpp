@@ -1,0 +1,71 @@
+#include "harness/device.hpp"
+
+#include <algorithm>
+
+#include "harness/buffer.hpp"
+#include "harness/timing.hpp"
+#include "memlab/error.cuh"
+
+namespace memlab {
+
+int device_count() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    throw no_device_error(std::string("no usable CUDA device: cudaGetDeviceCount says ") + cudaGetErrorName(err) +
+                          " (" + cudaGetErrorString(err) + ")");
+  }
+  if (count == 0) throw no_device_error("no usable CUDA device: cudaGetDeviceCount found 0 devices");
+  return count;
+}
+
+device_info open_device(int ordinal) {
+  const int count = device_count();
+  if (ordinal < 0 || ordinal >= count) {
+    throw no_device_error("no CUDA device " + std::to_string(ordinal) + ": this machine has " +
+                          std::to_string(count) + " (ordinals 0.." + std::to_string(count - 1) + ")");
+  }
+  MEMLAB_CUDA_CHECK(cudaSetDevice(ordinal));
+  cudaDeviceProp prop{};
+  MEMLAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  auto attribute = [ordinal](cudaDeviceAttr a) {
+    int v = 0;
+    MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, ordinal));
+    return v;
+  };
+  device_info d;
+  d.ordinal = ordinal;
+  d.name = prop.name;
+  d.cc_major = prop.major;
+  d.cc_minor = prop.minor;
+  d.sm_count = prop.multiProcessorCount;
+  d.l2_bytes = static_cast<std::uint64_t>(prop.l2CacheSize);
+  d.global_mem_bytes = prop.totalGlobalMem;
+  // CUDA 13 removed memoryClockRate from cudaDeviceProp; the attribute remains.
+  d.mem_clock_khz = attribute(cudaDevAttrMemoryClockRate);
+  d.bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth);
+  d.peak_gbps = theoretical_peak_gbps(d.mem_clock_khz, d.bus_width_bits);
+  return d;
+}
+
+double measure_copy_ceiling_gbps(const device_info& dev, double max_time_s) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t bytes = std::min<std::size_t>(std::max<std::size_t>(8 * dev.l2_bytes, 256u << 20), free_bytes / 4);
+  if (bytes == 0) return 0;
+  device_buffer src(bytes), dst(bytes);
+  MEMLAB_CUDA_CHECK(cudaMemset(src.data(), 0x5a, bytes));
+  cuda_stream stream;
+  l2_flusher flusher(dev.l2_bytes);
+  measure_options opt;
+  opt.max_time_s = max_time_s;
+  const summary s = measure_cold(
+      [&](cudaStream_t st) {
+        MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, st));
+      },
+      stream.get(), flusher, opt);
+  return s.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (s.median_ms * 1e-3) / 1e9 : 0;
+}
+
+}  // namespace memlab

@@ -1,0 +1,27 @@
+// The GPU a run uses: its properties, peaks and the measured copy ceiling.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "harness/result.hpp"
+
+namespace memlab {
+
+// Thrown when no usable CUDA device is present (the CLI exits 3).
+class no_device_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Number of CUDA devices; throws no_device_error with the runtime's reason when there are none.
+int device_count();
+
+// Selects `ordinal` (cudaSetDevice) and reads its attributes; throws no_device_error when absent.
+device_info open_device(int ordinal);
+
+// The measured ceiling: cold median of a large cudaMemcpyAsync D2D (max(8 x L2, 256 MiB), at most
+// a quarter of free memory), bytes read + written, GB/s.
+double measure_copy_ceiling_gbps(const device_info& dev, double max_time_s);
+
+}  // namespace memlab

@@ -1,0 +1,51 @@
+// Random test data that host and device agree on, and the byte-exact check against it.
+//
+// Byte k of the stream `seed` is a counter-based hash of (seed, k): the GPU fills a gigabyte in
+// milliseconds and the CPU reference replays the same bytes without a 4 GiB upload. No byte is ever
+// zero, and outputs are poisoned with zero bytes, so an element the kernel never wrote cannot
+// pass for a written one.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "memlab/arch/config.cuh"
+
+namespace memlab {
+
+inline constexpr std::uint8_t poison_byte = 0x00;
+
+// splitmix64's finaliser: a bijection that mixes every input bit into every output bit.
+MEMLAB_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Byte k of stream `seed`, in 1..255.
+MEMLAB_HOST_DEVICE inline std::uint8_t random_byte(std::uint64_t seed, std::uint64_t k) {
+  const std::uint64_t word = mix64(seed ^ mix64(k >> 3));
+  const auto b = static_cast<std::uint8_t>(word >> (8 * (k & 7)));
+  return b != 0 ? b : static_cast<std::uint8_t>(1 + (word >> 61));  // never zero
+}
+
+// A fresh seed for each call (a process-wide counter mixed with the clock).
+std::uint64_t next_seed();
+
+// dst[j] = random_byte(seed, j) for j in [0, bytes). Asynchronous on `stream`.
+void fill_random(std::byte* dst, std::size_t bytes, std::uint64_t seed, cudaStream_t stream);
+
+// Compares device memory with the stream, byte for byte, on the host:
+// the allocation [0, alloc_bytes) must hold random_byte(seed, stream_offset + j - payload_offset) at
+// j in [payload_offset, payload_offset + payload_bytes), and poison everywhere else (a guard that
+// catches out-of-bounds stores). Returns "" when all match, else a description of the first
+// difference, counted in elements of `elem_size` bytes. Synchronous.
+std::string check_against_stream(const std::byte* alloc, std::size_t alloc_bytes, std::size_t payload_offset,
+                                 std::size_t payload_bytes, std::uint64_t seed, std::uint64_t stream_offset,
+                                 std::size_t elem_size);
+
+}  // namespace memlab

@@ -1,0 +1,227 @@
+#include "harness/sizes.hpp"
+
+#include <bit>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+namespace memlab {
+namespace {
+
+// Every value must fit the int64 that result params hold.
+constexpr std::uint64_t value_limit = std::uint64_t{1} << 63;  // exclusive
+constexpr std::size_t max_range_items = 10000;
+constexpr unsigned max_exponent = 62;
+
+constexpr std::string_view accepted =
+    "accepted: N or 2^k (k <= 62), optionally followed by K|M|G (elements, x1024) or B|KiB|MiB|GiB "
+    "(bytes); ranges lo..hi with an optional step :*factor (default *2) or :+increment; "
+    "items separated by commas";
+
+[[noreturn]] void fail(std::string_view item, std::string_view why) {
+  std::string msg = "invalid size \"";
+  msg.append(item).append("\": ").append(why).append("; ").append(accepted);
+  throw std::invalid_argument(msg);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+struct suffix_info {
+  std::string_view name;
+  std::uint64_t unit;
+  bool bytes;
+};
+constexpr suffix_info suffixes[] = {
+    {"", 1, false},           {"K", 1ull << 10, false}, {"M", 1ull << 20, false},  {"G", 1ull << 30, false},
+    {"B", 1, true},           {"KiB", 1ull << 10, true}, {"MiB", 1ull << 20, true}, {"GiB", 1ull << 30, true},
+};
+
+// One value as written, with enough of its spelling to write the values of a range alike.
+struct parsed_value {
+  std::uint64_t value = 0;
+  bool bytes = false;
+  bool pow2_form = false;     // written as 2^k
+  std::string_view suffix;    // as written
+  std::uint64_t unit = 1;     // what the suffix multiplies by
+  std::string_view text;      // the whole value as written
+};
+
+// Leading decimal digits of s, consumed; throws (naming `item`) on none or on overflow.
+std::uint64_t take_number(std::string_view& s, std::string_view item) {
+  if (s.empty() || !is_digit(s.front())) {
+    if (!s.empty() && s.front() == '-') fail(item, "negative numbers are not allowed");
+    fail(item, "expected a number");
+  }
+  std::uint64_t n = 0;
+  while (!s.empty() && is_digit(s.front())) {
+    const auto d = static_cast<std::uint64_t>(s.front() - '0');
+    if (n > (std::numeric_limits<std::uint64_t>::max() - d) / 10) fail(item, "number too large (the limit is 2^63 - 1)");
+    n = n * 10 + d;
+    s.remove_prefix(1);
+  }
+  return n;
+}
+
+parsed_value parse_value(std::string_view text, std::string_view item) {
+  parsed_value v;
+  v.text = trim(text);
+  std::string_view s = v.text;
+  if (s.empty()) fail(item, "empty value");
+  if (s.front() == '-') fail(item, "negative numbers are not allowed");
+  std::uint64_t base = 0;
+  if (s.starts_with("2^")) {
+    s.remove_prefix(2);
+    v.pow2_form = true;
+    if (!s.empty() && s.front() == '-') fail(item, "negative exponents are not allowed");
+    const std::uint64_t k = take_number(s, item);
+    if (k > max_exponent) fail(item, "exponent too large (2^k takes k <= 62)");
+    base = std::uint64_t{1} << k;
+  } else {
+    base = take_number(s, item);
+  }
+  if (!s.empty() && s.front() == '.') fail(item, "fractions are not allowed");
+  const suffix_info* found = nullptr;
+  for (const auto& sfx : suffixes) {
+    if (sfx.name == s) found = &sfx;
+  }
+  if (found == nullptr) fail(item, "unknown suffix \"" + std::string(s) + "\"");
+  v.suffix = found->name;
+  v.unit = found->unit;
+  v.bytes = found->bytes;
+  if (base > (value_limit - 1) / v.unit) fail(item, "value too large (the limit is 2^63 - 1)");
+  v.value = base * v.unit;
+  return v;
+}
+
+// How a value generated inside a range is written: in the unit and form of the range's start.
+std::string text_for(std::uint64_t value, const parsed_value& lo, const parsed_value& hi) {
+  if (value == lo.value) return std::string(lo.text);
+  if (value == hi.value) return std::string(hi.text);
+  if (value % lo.unit == 0) {
+    const std::uint64_t q = value / lo.unit;
+    if (lo.pow2_form && std::has_single_bit(q)) {
+      return "2^" + std::to_string(std::countr_zero(q)) + std::string(lo.suffix);
+    }
+    return std::to_string(q) + std::string(lo.suffix);
+  }
+  return std::to_string(value) + (lo.bytes ? "B" : "");
+}
+
+void parse_range(std::string_view item, std::size_t dots, std::vector<size_spec>& out) {
+  std::string_view rest = item.substr(dots + 2);
+  std::string_view step_text;
+  const auto colon = rest.find(':');
+  if (colon != std::string_view::npos) {
+    step_text = trim(rest.substr(colon + 1));
+    rest = rest.substr(0, colon);
+  }
+  const parsed_value lo = parse_value(item.substr(0, dots), item);
+  const parsed_value hi = parse_value(rest, item);
+  if (lo.bytes != hi.bytes) fail(item, "both ends of a range must be element counts, or both byte counts");
+  if (lo.value > hi.value) fail(item, "the start of the range is greater than its end");
+
+  bool geometric = true;
+  std::uint64_t step = 2;
+  if (colon != std::string_view::npos) {
+    if (step_text.starts_with('*')) {
+      std::string_view s = trim(step_text.substr(1));
+      step = take_number(s, item);
+      if (!s.empty()) fail(item, "a geometric step is a plain number, as in :*4");
+      if (step < 2) fail(item, "a geometric step must be at least *2");
+    } else if (step_text.starts_with('+')) {
+      geometric = false;
+      const parsed_value inc = parse_value(step_text.substr(1), item);
+      // A bare increment counts in the range's own unit; a suffixed one must be of the same kind.
+      if (!inc.suffix.empty() && inc.bytes != lo.bytes) {
+        fail(item, "the step must count the same thing (elements or bytes) as the range");
+      }
+      step = inc.value;
+      if (step == 0) fail(item, "the step must not be zero");
+    } else {
+      fail(item, "a step is :*factor or :+increment");
+    }
+  }
+  if (geometric && lo.value == 0) fail(item, "a geometric range cannot start at 0");
+
+  const std::size_t first = out.size();
+  for (std::uint64_t v = lo.value;;) {
+    if (out.size() - first == max_range_items) {
+      fail(item, "the range has more than " + std::to_string(max_range_items) + " values");
+    }
+    out.push_back({v, lo.bytes, text_for(v, lo, hi)});
+    // Compare before stepping so the next value cannot overflow.
+    if (geometric) {
+      if (v > hi.value / step) break;
+      v *= step;
+    } else {
+      if (hi.value - v < step) break;
+      v += step;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<size_spec> parse_sizes(std::string_view text) {
+  std::vector<size_spec> out;
+  if (trim(text).empty()) fail(text, "the size list is empty");
+  std::size_t pos = 0;
+  while (true) {
+    const auto comma = text.find(',', pos);
+    const std::string_view raw = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const std::string_view item = trim(raw);
+    if (item.empty()) {
+      fail(text, "empty item (two commas in a row, or a comma at an end)");
+    }
+    const auto dots = item.find("..");
+    if (dots != std::string_view::npos) {
+      parse_range(item, dots, out);
+    } else {
+      if (item.find(':') != std::string_view::npos) fail(item, "a step needs a range, as in lo..hi:*4");
+      const parsed_value v = parse_value(item, item);
+      out.push_back({v.value, v.bytes, std::string(v.text)});
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::uint64_t elements_of(const size_spec& s, std::size_t elem_size) {
+  if (!s.bytes) return s.value;
+  if (elem_size == 0) throw std::invalid_argument("elements_of: element size is 0");
+  if (s.value % elem_size != 0) {
+    throw std::invalid_argument("size \"" + s.text + "\" (" + std::to_string(s.value) +
+                                " bytes) is not a multiple of the element size (" + std::to_string(elem_size) +
+                                " bytes)");
+  }
+  return s.value / elem_size;
+}
+
+std::string format_count(std::uint64_t n) {
+  if (n >= (std::uint64_t{1} << 10) && std::has_single_bit(n)) return "2^" + std::to_string(std::countr_zero(n));
+  return std::to_string(n);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes) / 1024.0;
+  std::size_t u = 0;
+  // 1023.995 rather than 1024 so a value just short of the next unit never prints as "1024.00".
+  while (v >= 1023.995 && u + 1 < std::size(units)) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace memlab

@@ -1,0 +1,40 @@
+// Parsing of --sizes lists: element counts or byte counts, single values, lists and ranges.
+//
+// Grammar (items separated by commas):
+//   item   := value | value ".." value [":" step]
+//   value  := number [suffix] | "2^" number [suffix]
+//   suffix := K | M | G              element counts, binary multiples (1K = 1024 elements)
+//           | B | KiB | MiB | GiB     byte counts, converted to elements by the dtype's size
+//   step   := "*" number             geometric (default "*2")
+//           | "+" number [suffix]     arithmetic
+// Examples: "2^12..2^30", "1M,64M", "4096", "1GiB", "2^10..2^20:*4", "1000..5000:+1000".
+// Both ends of a range must be of the same kind (elements or bytes). Errors throw
+// std::invalid_argument with a message naming the offending item.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memlab {
+
+struct size_spec {
+  std::uint64_t value = 0;
+  bool bytes = false;  // true: a byte count; false: an element count
+  std::string text;    // how the user wrote this value, e.g. "2^20" (for messages)
+};
+
+std::vector<size_spec> parse_sizes(std::string_view text);
+
+// Elements of `elem_size` bytes that `s` stands for. Throws std::invalid_argument when a byte
+// count is not a multiple of the element size.
+std::uint64_t elements_of(const size_spec& s, std::size_t elem_size);
+
+// "2^24" for exact powers of two >= 2^10, else the decimal number: for progress lines and tables.
+std::string format_count(std::uint64_t n);
+// Human byte units: "512 B", "4.00 KiB", "1.50 GiB".
+std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace memlab

@@ -1,0 +1,453 @@
+// memlab inspect: run cuobjdump -sass on a binary (or read its embedded PTX when cuobjdump is missing),
+// label the kernels by lab/variant/dtype, and print which memory instructions each one compiled to.
+#include "inspect/inspect.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#ifndef MEMLAB_DEFAULT_CUOBJDUMP
+#define MEMLAB_DEFAULT_CUOBJDUMP ""
+#endif
+
+namespace memlab::inspect {
+
+namespace {
+
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+constexpr std::array<std::string_view, 5> dtype_order{"u8", "f16", "bf16", "f32", "f64"};
+
+std::size_t dtype_rank(std::string_view d) {
+  for (std::size_t i = 0; i < dtype_order.size(); ++i)
+    if (dtype_order[i] == d) return i;
+  return dtype_order.size();  // no dtype: last
+}
+
+}  // namespace
+
+std::string dtype_from_name(std::string_view s) {
+  // Only the template argument list of the kernel: parameters (float*) of a non-template kernel and
+  // the return type say nothing about which instantiation this is.
+  const auto lt = s.find('<');
+  if (lt == std::string_view::npos) return "";
+  std::size_t end = s.size();
+  int depth = 0;
+  for (std::size_t i = lt; i < s.size(); ++i) {
+    if (s[i] == '<') ++depth;
+    else if (s[i] == '>' && --depth == 0) {
+      end = i;
+      break;
+    }
+  }
+  // Whole identifier tokens only: float2, __half2, my_double are other types.
+  struct token { std::string_view text; std::size_t begin, end; };
+  std::vector<token> toks;
+  for (std::size_t i = lt + 1; i < end;) {
+    if (!is_ident_char(s[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < end && is_ident_char(s[j])) ++j;
+    toks.push_back({s.substr(i, j - i), i, j});
+    i = j;
+  }
+  auto follows = [&](std::size_t k, std::string_view prev) {  // "unsigned char", "long double"
+    if (k == 0 || toks[k - 1].text != prev) return false;
+    for (std::size_t i = toks[k - 1].end; i < toks[k].begin; ++i)
+      if (s[i] != ' ') return false;
+    return true;
+  };
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    const auto t = toks[k].text;
+    if (t == "char" && follows(k, "unsigned")) return "u8";
+    if (t == "__half") return "f16";
+    if (t == "__nv_bfloat16") return "bf16";
+    if (t == "float") return "f32";
+    if (t == "double" && !follows(k, "long")) return "f64";
+  }
+  return "";
+}
+
+namespace {
+
+bool is_executable_file(const std::string& p) {
+  struct stat st{};
+  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+// MEMLAB_CUOBJDUMP=none disables cuobjdump on purpose (forces the PTX fallback, used by tests).
+std::string find_cuobjdump() {
+  const std::string over = env("MEMLAB_CUOBJDUMP");
+  if (over == "none") return "";
+  if (is_executable_file(over)) return over;
+  const std::string path = env("PATH");
+  for (std::size_t start = 0; start <= path.size();) {
+    auto colon = path.find(':', start);
+    if (colon == std::string::npos) colon = path.size();
+    std::string dir = path.substr(start, colon - start);
+    if (dir.empty()) dir = ".";  // POSIX: an empty PATH entry is the current directory
+    if (const std::string p = dir + "/cuobjdump"; is_executable_file(p)) return p;
+    start = colon + 1;
+  }
+  if (const std::string d = MEMLAB_DEFAULT_CUOBJDUMP; is_executable_file(d)) return d;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const std::string h = env(var); !h.empty() && is_executable_file(h + "/bin/cuobjdump"))
+      return h + "/bin/cuobjdump";
+  }
+  if (is_executable_file("/usr/local/cuda/bin/cuobjdump")) return "/usr/local/cuda/bin/cuobjdump";
+  return "";
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+namespace {
+
+// POSIX shell single quotes: nothing inside is special except the quote itself.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string first_lines(const std::string& s, int n) {
+  std::string out;
+  std::istringstream in(s);
+  std::string line;
+  while (n-- > 0 && std::getline(in, line)) {
+    if (!out.empty()) out += "\n  ";
+    out += line;
+  }
+  return out;
+}
+
+// Runs `tool -sass binary`, stdout captured through popen, stderr through a temp file so that a
+// diagnostic cannot interleave with the listing and can be quoted in the error.
+std::string run_cuobjdump(const std::string& tool, const std::string& binary) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "memlab_cuobjdump_XXXXXX").string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file: " + std::string(std::strerror(errno)));
+  ::close(fd);
+  // "./" keeps a relative path that starts with '-' from reading as an option.
+  const std::string arg = binary.starts_with("-") ? "./" + binary : binary;
+  const std::string cmd = shell_quote(tool) + " -sass " + shell_quote(arg) + " 2>" + shell_quote(tmpl);
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) {
+    std::filesystem::remove(tmpl);
+    throw std::runtime_error("cannot run '" + tool + "': " + std::strerror(errno));
+  }
+  std::string out;
+  std::array<char, 1 << 16> buf{};
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  const std::string err = read_file(tmpl);
+  std::error_code ec;
+  std::filesystem::remove(tmpl, ec);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string msg = "'" + tool + " -sass " + binary + "' failed";
+    msg += WIFEXITED(status) ? " (exit status " + std::to_string(WEXITSTATUS(status)) + ")" : " (killed)";
+    if (!err.empty()) msg += ":\n  " + first_lines(err, 5);
+    if (err.find("nvdisasm") != std::string::npos)
+      msg += "\n  cuobjdump -sass needs nvdisasm: `pip install nvidia-cuda-nvdisasm` (next to cuobjdump), "
+             "or set NVDISASM_PATH";
+    throw std::runtime_error(msg);
+  }
+  return out;
+}
+
+// PTX modules embedded as plain text (the build passes --no-compress): each starts at the NVVM banner
+// or at a ".version" line and ends at the NUL that terminates it in the fatbin. The NUL-separated
+// per-line PTX of -lineinfo debug sections also starts with ".version" but holds no .entry, so
+// parse_ptx finds nothing there.
+std::vector<kernel_code> embedded_ptx_kernels(const std::string& bytes) {
+  static constexpr std::string_view banner = "//\n// Generated by NVIDIA NVVM Compiler";
+  static constexpr std::string_view version = ".version ";
+  std::vector<kernel_code> out;
+  auto next_version = [&](std::size_t from) {
+    for (auto p = bytes.find(version, from); p != std::string::npos; p = bytes.find(version, p + 1)) {
+      const bool line_start = p == 0 || bytes[p - 1] == '\n' || bytes[p - 1] == '\0';
+      if (line_start && p + version.size() < bytes.size() &&
+          std::isdigit(static_cast<unsigned char>(bytes[p + version.size()])))
+        return p;
+    }
+    return std::string::npos;
+  };
+  for (std::size_t pos = 0; pos < bytes.size();) {
+    const auto start = std::min(bytes.find(banner, pos), next_version(pos));
+    if (start == std::string::npos) break;
+    auto end = bytes.find('\0', start);
+    if (end == std::string::npos) end = bytes.size();
+    auto ks = parse_ptx(std::string_view(bytes).substr(start, end - start));
+    for (auto& k : ks) out.push_back(std::move(k));
+    pos = end + 1;
+  }
+  return out;
+}
+
+// "sm_90a" -> (90, "a"): newest = largest number; a suffixed target sorts after the plain one.
+std::pair<int, std::string> arch_key(std::string_view a) {
+  const auto us = a.find('_');
+  if (us != std::string_view::npos) a = a.substr(us + 1);
+  int n = 0;
+  std::size_t i = 0;
+  for (; i < a.size() && std::isdigit(static_cast<unsigned char>(a[i])); ++i) n = n * 10 + (a[i] - '0');
+  return {n, std::string(a.substr(i))};
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+bool matches(const kernel_label& l, const std::string& name) {
+  return std::all_of(l.name_contains.begin(), l.name_contains.end(),
+                     [&](const std::string& f) { return name.find(f) != std::string::npos; });
+}
+
+}  // namespace
+
+// Errors reading the binary throw std::runtime_error; an `arch` the binary lacks throws
+// std::invalid_argument (a usage error for the CLI), listing the archs that are there.
+inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
+                              std::string_view lab, std::string_view arch, bool all_kernels) {
+  if (::access(binary.c_str(), R_OK) != 0)
+    throw std::runtime_error("cannot read '" + binary + "': " + std::strerror(errno));
+  inspect_report r;
+  r.binary = binary;
+  std::vector<kernel_code> code;
+  bool is_ptx = false;
+  if (const std::string tool = find_cuobjdump(); !tool.empty()) {
+    r.tool = "cuobjdump -sass";
+    code = parse_sass(run_cuobjdump(tool, binary));
+    if (code.empty())
+      throw std::runtime_error("'" + tool + " -sass' found no kernels in '" + binary + "'");
+  } else {
+    r.tool = "embedded PTX";
+    is_ptx = true;
+    r.note = "cuobjdump not found (install it with `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, "
+             "or set MEMLAB_CUOBJDUMP to its path); showing the PTX embedded in the binary instead. PTX is "
+             "virtual code: ptxas may still widen, split or drop accesses, so it is not what the GPU runs.";
+    code = embedded_ptx_kernels(read_file(binary));
+    if (code.empty())
+      throw std::runtime_error("cuobjdump not found and '" + binary +
+                               "' holds no plain-text PTX (built without --no-compress?); install cuobjdump "
+                               "(`pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`) or set MEMLAB_CUOBJDUMP");
+  }
+
+  // Every arch present, oldest first.
+  std::vector<std::string> archs;
+  for (const auto& k : code)
+    if (std::find(archs.begin(), archs.end(), k.arch) == archs.end()) archs.push_back(k.arch);
+  std::sort(archs.begin(), archs.end(),
+            [](const std::string& a, const std::string& b) { return arch_key(a) < arch_key(b); });
+  r.archs = archs;
+
+  std::string chosen;
+  if (arch.empty()) {
+    chosen = archs.back();
+  } else {
+    // Exact name first; else the same number and suffix ("90", "sm_90" and "compute_90" for PTX);
+    // else the same number.
+    for (const auto& a : archs)
+      if (a == arch) chosen = a;
+    if (chosen.empty())
+      for (const auto& a : archs)
+        if (arch_key(a) == arch_key(arch)) chosen = a;
+    if (chosen.empty())  // "sm_90" finds sm_90a: same SM, arch-specific features on top
+      for (const auto& a : archs)
+        if (arch_key(a).first == arch_key(arch).first) chosen = a;
+    if (chosen.empty())
+      throw std::invalid_argument("arch '" + std::string(arch) + "' is not in '" + binary +
+                               "' (" + r.tool + "); available: " + join(archs, ", "));
+  }
+
+  // Ladder order: labs and variants rank by their first appearance in `labels`; unlabeled last.
+  auto rank_of = [&](const std::string& l, const std::string& v) {
+    std::size_t lab_rank = labels.size(), variant_rank = labels.size();
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i].lab == l && lab_rank == labels.size()) lab_rank = i;
+      if (labels[i].lab == l && labels[i].variant == v) {
+        variant_rank = i;
+        break;
+      }
+    }
+    return std::pair{lab_rank, variant_rank};
+  };
+
+  std::set<std::string> seen;  // a kernel compiled into several translation units appears once
+  for (auto& k : code) {
+    if (k.arch != chosen || !seen.insert(k.mangled).second) continue;
+    const kernel_label* hit = nullptr;
+    bool other_lab = false;
+    for (const auto& l : labels) {
+      if (!matches(l, k.name)) continue;
+      if (!lab.empty() && l.lab != lab) {
+        other_lab = true;
+        continue;
+      }
+      hit = &l;
+      break;
+    }
+    if (!hit && (other_lab || !all_kernels)) continue;
+    labeled_kernel lk;
+    if (hit) {
+      lk.lab = hit->lab;
+      lk.variant = hit->variant;
+    }
+    lk.dtype = dtype_from_name(k.name);
+    lk.histogram = memory_histogram(k, is_ptx);
+    lk.code = std::move(k);
+    r.kernels.push_back(std::move(lk));
+  }
+  auto key = [&](const labeled_kernel& k) {
+    const auto [lab_rank, variant_rank] = rank_of(k.lab, k.variant);
+    return std::tuple(lab_rank, std::string_view(k.lab), variant_rank, std::string_view(k.variant),
+                      dtype_rank(k.dtype), std::string_view(k.code.name));
+  };
+  std::stable_sort(r.kernels.begin(), r.kernels.end(),
+                   [&](const labeled_kernel& a, const labeled_kernel& b) { return key(a) < key(b); });
+  return r;
+}
+
+// ---- writers ----------------------------------------------------------------------------------------
+
+namespace {
+
+// Display width of UTF-8 text ('×' is two bytes, one column).
+std::size_t columns(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s)
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+enum column { col_gload, col_gstore, col_shared, col_local, col_other, n_mem_columns };
+
+column column_of(const mem_op& op) {
+  if (op.space == mem_space::global && op.dir == mem_dir::load) return col_gload;
+  if (op.space == mem_space::global && op.dir == mem_dir::store) return col_gstore;
+  if (op.space == mem_space::shared || op.space == mem_space::async_copy) return col_shared;
+  if (op.space == mem_space::local) return col_local;
+  return col_other;  // generic loads/stores, global and generic atomics
+}
+
+}  // namespace
+
+void write_inspect_table(std::ostream& os, const inspect_report& r) {
+  os << "" << r.binary << "  (" << r.tool << "; archs: " << join(r.archs, " ") << ")\n";
+  if (!r.note.empty()) os << "note: " << r.note << "\n";
+  if (r.kernels.empty()) {
+    os << "(no kernels matched)\n";
+    return;
+  }
+  std::vector<std::string> head{"lab",          "variant",       "dtype",          "arch", "global loads",
+                                "global stores", "shared/async", "local (spills)", "other", "kernel"};
+  std::vector<std::vector<std::string>> rows;
+  bool any_other = false;
+  for (const auto& k : r.kernels) {
+    std::array<std::string, n_mem_columns> cell;
+    for (const auto& e : k.histogram) {
+      auto& c = cell[column_of(e.op)];
+      if (!c.empty()) c += ' ';
+      c += e.op.op + "×" + std::to_string(e.count);
+    }
+    any_other = any_other || !cell[col_other].empty();
+    std::vector<std::string> row{k.lab, k.variant, k.dtype, k.code.arch};
+    for (auto& c : cell) row.push_back(std::move(c));
+    row.push_back(k.code.name);
+    for (auto& c : row)
+      if (c.empty()) c = "-";
+    rows.push_back(std::move(row));
+  }
+  const std::size_t other_col = 4 + col_other;
+  std::vector<std::size_t> width(head.size(), 0);
+  for (std::size_t c = 0; c < head.size(); ++c) {
+    width[c] = columns(head[c]);
+    for (const auto& row : rows) width[c] = std::max(width[c], columns(row[c]));
+  }
+  auto print = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (c == other_col && !any_other) continue;  // the column only when some kernel needs it
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - columns(row[c]) + 2, ' ');
+    }
+    os << line << "\n";
+  };
+  print(head);
+  for (const auto& row : rows) print(row);
+}
+
+void write_inspect_json(std::ostream& os, const inspect_report& r) {
+  nlohmann::ordered_json j;  // keys in schema order, not sorted
+  j["schema"] = "memlab.inspect/1";
+  j["binary"] = r.binary;
+  j["tool"] = r.tool;
+  j["note"] = r.note;
+  j["archs"] = r.archs;
+  j["kernels"] = nlohmann::ordered_json::array();
+  for (const auto& k : r.kernels) {
+    nlohmann::ordered_json mem = nlohmann::ordered_json::array();
+    for (const auto& e : k.histogram)
+      mem.push_back({{"op", e.op.op},
+                     {"space", to_string(e.op.space)},
+                     {"dir", to_string(e.op.dir)},
+                     {"width_bits", e.op.width_bits},
+                     {"count", e.count}});
+    j["kernels"].push_back({{"lab", k.lab},
+                            {"variant", k.variant},
+                            {"dtype", k.dtype},
+                            {"arch", k.code.arch},
+                            {"name", k.code.name},
+                            {"mangled", k.code.mangled},
+                            {"memory", std::move(mem)}});
+  }
+  os << j.dump(2) << "\n";
+}
+
+}  // namespace memlab::inspect

@@ -1,0 +1,53 @@
+// memlab inspect: which memory instructions each lab variant really compiled to.
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "inspect/sass.hpp"
+
+namespace memlab::inspect {
+
+// How a lab variant's kernels are recognised: every fragment occurs in the demangled name.
+struct kernel_label {
+  std::string lab, variant;
+  std::vector<std::string> name_contains;
+};
+
+struct labeled_kernel {
+  std::string lab, variant, dtype;  // dtype "" when the name carries none of u8/f16/bf16/f32/f64
+  kernel_code code;
+  std::vector<histogram_entry> histogram;
+};
+
+struct inspect_report {
+  std::string binary;
+  std::string tool;   // "cuobjdump -sass" or "embedded PTX"
+  std::string note;   // e.g. why the PTX fallback was taken
+  std::vector<std::string> archs;  // every arch found in the binary
+  std::vector<labeled_kernel> kernels;
+};
+
+// The first dtype name among the template arguments of a demangled kernel name:
+// unsigned char -> u8, __half -> f16, __nv_bfloat16 -> bf16, float -> f32, double -> f64.
+std::string dtype_from_name(std::string_view demangled);
+
+// $MEMLAB_CUOBJDUMP, then cuobjdump on PATH, then the one found at configure time, then
+// $CUDA_HOME/bin; "" when none is executable.
+std::string find_cuobjdump();
+// Path of the running executable (/proc/self/exe).
+std::string self_executable();
+
+// Reads the binary's code for `arch` ("" = the newest SASS arch present), keeps kernels that match a
+// label (and `lab` when non-empty; all_kernels keeps unmatched ones too, with empty lab/variant).
+// Throws std::runtime_error with a clear message when the binary cannot be read.
+inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
+                              std::string_view lab, std::string_view arch, bool all_kernels);
+
+void write_inspect_table(std::ostream& os, const inspect_report& r);
+void write_inspect_json(std::ostream& os, const inspect_report& r);
+
+}  // namespace memlab::inspect

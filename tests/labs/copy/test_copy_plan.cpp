@@ -1,0 +1,109 @@
+// Host-only checks of the copy lab: launch planning, the registry, and run planning (usage errors
+// come before any GPU is touched).
+#include <gtest/gtest.h>
+
+#include "harness/runner.hpp"
+#include "labs/copy/copy.hpp"
+
+namespace memlab::labs::copy {
+namespace {
+
+TEST(copy_plan, scalar_and_vector_grids_cover_every_element_and_the_tail) {
+  for (std::uint64_t n : {1ull, 15ull, 16ull, 17ull, 4097ull, (1ull << 31)}) {
+    for (std::size_t es : {1u, 2u, 4u, 8u}) {
+      const auto s = plan(variant_id::scalar, es, n, 132);
+      EXPECT_GE(s.grid * static_cast<std::uint64_t>(s.threads), n);
+      EXPECT_LT((s.grid - 1) * static_cast<std::uint64_t>(s.threads), n);
+      for (auto v : {variant_id::vec8, variant_id::vec16}) {
+        const auto p = plan(v, es, n, 132);
+        const auto vb = static_cast<std::uint64_t>(p.vec_bytes);
+        const std::uint64_t threads_needed = (n * es) / vb + ((n * es) % vb != 0 ? 1 : 0);
+        EXPECT_GE(p.grid * static_cast<std::uint64_t>(p.threads), threads_needed) << "n=" << n << " es=" << es;
+      }
+    }
+  }
+}
+
+TEST(copy_plan, vec16_unroll_grid_is_sized_by_bytes_in_flight_not_by_n) {
+  const auto big = plan(variant_id::vec16_unroll, 2, 1ull << 31, 132);
+  const std::uint64_t per_cta = static_cast<std::uint64_t>(big.threads) * static_cast<std::uint64_t>(big.items_per_thread) * 16;
+  EXPECT_EQ(big.grid, 132u * (bytes_in_flight_per_sm / per_cta));
+  EXPECT_EQ(big.vec_bytes, 16);
+  // Small copies do not pay for a full grid: one CTA per tile of work.
+  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 4096, 132).grid, 1u);      // 16 KiB: exactly one tile
+  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 1u << 20, 132).grid, 256u);  // 4 MiB: 256 tiles < 528 resident
+  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 3, 132).grid, 1u);     // only a tail
+  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 0, 132).grid, 0u);
+}
+
+TEST(copy_plan, peers_have_no_policy_of_ours) {
+  for (auto v : {variant_id::memcpy, variant_id::cub, variant_id::thrust}) EXPECT_EQ(to_string(plan(v, 4, 1024, 132)), "-");
+}
+
+TEST(copy_lab_registry, ladder_then_peers_with_kernel_names) {
+  const lab& l = copy_lab();
+  EXPECT_EQ(l.name(), "copy");
+  std::vector<std::string_view> names;
+  for (const auto& v : l.variants()) names.push_back(v.name);
+  EXPECT_EQ(names, (std::vector<std::string_view>{"scalar", "vec8", "vec16", "vec16_unroll", "memcpy", "cub", "thrust"}));
+  for (const auto& v : l.variants()) {
+    EXPECT_FALSE(v.teaches.empty()) << v.name;
+    if (!v.peer) {
+      EXPECT_FALSE(v.kernel_name_contains.empty()) << v.name;
+    }
+  }
+  EXPECT_EQ(find_lab("copy"), &l);
+  EXPECT_EQ(find_lab("nope"), nullptr);
+}
+
+TEST(copy_lab_registry, vector_variants_refuse_misaligned_pointers_and_say_why) {
+  const lab& l = copy_lab();
+  const device_info dev;
+  EXPECT_FALSE(l.unsupported("vec16", case_params{dtype::f16, 100, 0, 0}, dev));
+  EXPECT_FALSE(l.unsupported("scalar", case_params{dtype::f16, 100, 2, 6}, dev));
+  const auto why = l.unsupported("vec16", case_params{dtype::f16, 100, 2, 0}, dev);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("16-byte aligned"), std::string::npos) << *why;
+  EXPECT_TRUE(l.unsupported("vec8", case_params{dtype::f32, 100, 0, 4}, dev));
+  // An offset that is not a whole element is refused by every variant.
+  EXPECT_TRUE(l.unsupported("scalar", case_params{dtype::f32, 100, 2, 0}, dev));
+}
+
+TEST(run_planning, expands_labs_variants_dtypes_and_sizes) {
+  run_request r;
+  r.labs = {"copy"};
+  r.variants = {"vec16", "memcpy"};
+  r.dtypes = {dtype::f16, dtype::f32};
+  r.sizes = "2^10..2^12,64KiB";
+  const auto cases = plan_cases(r);
+  ASSERT_EQ(cases.size(), 2u * 4u * 2u);  // dtypes x sizes x variants
+  EXPECT_EQ(cases.front().p.n, 1024u);
+  EXPECT_EQ(cases.back().p.n, 65536u / 4);  // 64 KiB of f32
+}
+
+TEST(run_planning, rejects_unknown_names_with_the_choices) {
+  auto expect_usage_error = [](run_request r, std::string_view needle) {
+    try {
+      (void)plan_cases(r);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  run_request bad_lab;
+  bad_lab.labs = {"cpoy"};
+  expect_usage_error(bad_lab, "unknown lab 'cpoy'");
+  run_request bad_variant;
+  bad_variant.variants = {"fastest"};
+  expect_usage_error(bad_variant, "unknown variant 'fastest'");
+  run_request bad_size;
+  bad_size.sizes = "2^x";
+  expect_usage_error(bad_size, "2^x");
+  run_request odd_bytes;
+  odd_bytes.dtypes = {dtype::f32};
+  odd_bytes.sizes = "6B";
+  expect_usage_error(odd_bytes, "6B");
+}
+
+}  // namespace
+}  // namespace memlab::labs::copy

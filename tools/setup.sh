@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what memlab's build and tests need and is missing; installs nothing that is present.
+#   CUDA toolkit (nvcc, CCCL): must already be there; this script says so if it is not.
+#   CMake >= 3.25, g++, make, CLI11, nlohmann-json, GoogleTest: Debian/Ubuntu packages (apt-get).
+#   cuobjdump and the nvdisasm it runs (for memlab inspect and the SASS tests): the CUDA toolkit's,
+#   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
+set -euo pipefail
+
+have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/local/include/$1" ]; }
+
+missing=()
+command -v cmake >/dev/null || missing+=(cmake)
+command -v g++ >/dev/null || missing+=(g++)
+command -v make >/dev/null || missing+=(make)
+command -v git >/dev/null || missing+=(git)
+have_header CLI/CLI.hpp || missing+=(libcli11-dev)
+have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
+have_header gtest/gtest.h || missing+=(libgtest-dev)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "setup: need root to run: apt-get install -y ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: nvcc not found: install the CUDA toolkit (12.8 or newer) and put its bin/ on PATH" >&2
+  exit 1
+fi
+
+# cuobjdump -sass runs nvdisasm, which must sit beside it or on PATH.
+tool_found() {
+  command -v "$1" >/dev/null && return 0
+  [ -x "/usr/local/cuda/bin/$1" ] && return 0
+  python3 - "$1" <<'PY' 2>/dev/null
+import glob, os, sys
+import nvidia
+sys.exit(0 if any(glob.glob(os.path.join(p, "*", "bin", sys.argv[1])) for p in nvidia.__path__) else 1)
+PY
+}
+wheels=()
+tool_found cuobjdump || wheels+=(nvidia-cuda-cuobjdump)
+tool_found nvdisasm || wheels+=(nvidia-cuda-nvdisasm)
+if [ ${#wheels[@]} -gt 0 ]; then
+  if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+    echo "setup: installing ${wheels[*]} (pip)"
+    python3 -m pip install -q "${wheels[@]}" || echo "setup: pip could not install ${wheels[*]}; SASS tests will be skipped" >&2
+  else
+    echo "setup: no cuobjdump/nvdisasm and no pip: memlab inspect falls back to PTX, SASS tests are skipped" >&2
+  fi
+fi
