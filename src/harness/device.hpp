@@ -20,7 +20,7 @@ int device_count();
 // Selects `ordinal` (cudaSetDevice) and reads its attributes; throws no_device_error when absent.
 device_info open_device(int ordinal);
 
-// The measured ceiling: cold median of a large cudaMemcpyAsync D2D (max(8 x L2, 256 MiB), at most
+// The measured ceiling: cold median of a large cudaMemcpyAsync D2D (max(40 x L2, 2 GiB), at most
 // a quarter of free memory), bytes read + written, GB/s.
 double measure_copy_ceiling_gbps(const device_info& dev, double max_time_s);
 

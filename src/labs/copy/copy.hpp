@@ -19,9 +19,9 @@ enum class variant_id { scalar, vec8, vec16, vec16_unroll, memcpy, cub, thrust }
 inline constexpr int threads_per_cta = 256;
 // vec16_unroll keeps this many 16-byte vectors in flight per thread before its first store.
 inline constexpr int unroll_vectors = 4;
-// Bytes of loads in flight each SM needs to cover DRAM latency, with margin. H100 SXM (132 SMs,
-// 3.35 TB/s): Little's law at ~0.8 us loaded latency gives ~20 KB per SM; 64 KiB leaves room for
-// latency under load. Sizes vec16_unroll's grid: 4 CTAs of 256 threads x 64 B per SM.
+// Bytes of loads in flight per SM that vec16_unroll's grid is sized by: 4 CTAs of 256 threads x
+// 64 B. H100 SXM (132 SMs), measured (docs/notes/copy.md): a persistent 16-byte copy saturates at
+// 16-32 KiB per SM (Little's law at ~0.8 us predicts ~20 KB); 64 KiB is on the plateau with margin.
 inline constexpr int bytes_in_flight_per_sm = 64 * 1024;
 
 std::optional<variant_id> variant_by_name(std::string_view name);
