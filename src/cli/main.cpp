@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "memlab_git_sha.hpp"
 
 namespace {
 

@@ -12,9 +12,11 @@ int device_count() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the sticky-free error so later calls start clean
-    throw no_device_error(std::string("no usable CUDA device: cudaGetDeviceCount says ") + cudaGetErrorName(err) +
-                          " (" + cudaGetErrorString(err) + ")");
+    (void)cudaGetLastError();  // a non-sticky error: clear it so later calls start clean
+    std::string why = err == cudaErrorInsufficientDriver ? "no NVIDIA driver, or one older than this CUDA runtime"
+                      : err == cudaErrorNoDevice         ? "no GPU visible (check CUDA_VISIBLE_DEVICES)"
+                                                         : cudaGetErrorString(err);
+    throw no_device_error("no usable CUDA device: " + why + " (cudaGetDeviceCount: " + cudaGetErrorName(err) + ")");
   }
   if (count == 0) throw no_device_error("no usable CUDA device: cudaGetDeviceCount found 0 devices");
   return count;

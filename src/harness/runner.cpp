@@ -12,6 +12,7 @@
 #include "harness/device.hpp"
 #include "harness/timing.hpp"
 #include "memlab/error.cuh"
+#include "memlab_git_sha.hpp"
 
 namespace memlab {
 namespace {

@@ -1,0 +1,20 @@
+# Writes OUT with `#define MEMLAB_GIT_SHA "<sha>[-dirty]"`, only when it changed (so an unchanged
+# tree rebuilds nothing). Run at every build by the memlab_git_sha target.
+execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
+                OUTPUT_VARIABLE sha OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR sha STREQUAL "")
+  set(sha "unknown")
+else()
+  execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
+                  OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT dirty STREQUAL "")
+    string(APPEND sha "-dirty")
+  endif()
+endif()
+set(text "#pragma once\n#define MEMLAB_GIT_SHA \"${sha}\"\n")
+if(EXISTS ${OUT})
+  file(READ ${OUT} old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUT} "${text}")
+endif()
