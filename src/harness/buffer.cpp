@@ -4,35 +4,20 @@
 
 namespace memlab {
 
-device_buffer::device_buffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) MEMLAB_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-}
-device_buffer::~device_buffer() {
-  if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFree(ptr_));
-}
-device_buffer& device_buffer::operator=(device_buffer&& o) noexcept {
-  if (this != &o) {
-    if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFree(ptr_));
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-  }
-  return *this;
+template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Release)(void*)>
+cuda_memory<Alloc, Release>::cuda_memory(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) MEMLAB_CUDA_CHECK(Alloc(&ptr_, bytes));
 }
 
-pinned_buffer::pinned_buffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) MEMLAB_CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
+template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Release)(void*)>
+void cuda_memory<Alloc, Release>::reset() noexcept {
+  if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(Release(ptr_));
+  ptr_ = nullptr;
+  bytes_ = 0;
 }
-pinned_buffer::~pinned_buffer() {
-  if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(ptr_));
-}
-pinned_buffer& pinned_buffer::operator=(pinned_buffer&& o) noexcept {
-  if (this != &o) {
-    if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(ptr_));
-    ptr_ = std::exchange(o.ptr_, nullptr);
-    bytes_ = std::exchange(o.bytes_, 0);
-  }
-  return *this;
-}
+
+template class cuda_memory<&cudaMalloc, &cudaFree>;
+template class cuda_memory<&cudaMallocHost, &cudaFreeHost>;
 
 cuda_event::cuda_event() { MEMLAB_CUDA_CHECK(cudaEventCreate(&e_)); }
 cuda_event::~cuda_event() {

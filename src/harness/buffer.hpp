@@ -10,41 +10,36 @@
 
 namespace memlab {
 
-class device_buffer {
+// Owns `bytes` of memory from Alloc, released by Release. Move-only.
+template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Release)(void*)>
+class cuda_memory {
  public:
-  device_buffer() = default;
-  explicit device_buffer(std::size_t bytes);  // cudaMalloc: 256-byte aligned
-  ~device_buffer();
-  device_buffer(device_buffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  device_buffer& operator=(device_buffer&& o) noexcept;
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
+  cuda_memory() = default;
+  explicit cuda_memory(std::size_t bytes);
+  ~cuda_memory() { reset(); }
+  cuda_memory(cuda_memory&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  cuda_memory& operator=(cuda_memory&& o) noexcept {
+    if (this != &o) {
+      reset();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  cuda_memory(const cuda_memory&) = delete;
+  cuda_memory& operator=(const cuda_memory&) = delete;
 
   [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(ptr_); }
   [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
 
  private:
+  void reset() noexcept;
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
 
-class pinned_buffer {
- public:
-  pinned_buffer() = default;
-  explicit pinned_buffer(std::size_t bytes);  // cudaMallocHost
-  ~pinned_buffer();
-  pinned_buffer(pinned_buffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  pinned_buffer& operator=(pinned_buffer&& o) noexcept;
-  pinned_buffer(const pinned_buffer&) = delete;
-  pinned_buffer& operator=(const pinned_buffer&) = delete;
-
-  [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(ptr_); }
-  [[nodiscard]] std::size_t size() const noexcept { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+using device_buffer = cuda_memory<&cudaMalloc, &cudaFree>;      // 256-byte aligned device memory
+using pinned_buffer = cuda_memory<&cudaMallocHost, &cudaFreeHost>;  // page-locked host memory
 
 class cuda_event {
  public:
