@@ -171,3 +171,35 @@ TEST_F(sass_proof, scalar_accesses_are_element_wide) {
 
 }  // namespace
 }  // namespace memlab::inspect
+
+namespace memlab::inspect {
+namespace {
+
+// Without cuobjdump, inspect reads the PTX embedded in the binary (built with --no-compress).
+// Needs no tool at all, so it runs everywhere.
+TEST(ptx_fallback, reads_the_embedded_ptx_of_the_real_binary) {
+  const char* old = std::getenv("MEMLAB_CUOBJDUMP");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("MEMLAB_CUOBJDUMP", "none", 1);
+  const auto r = inspect_binary(MEMLAB_BINARY, kernel_labels(), "copy", "", false);
+  if (old != nullptr) {
+    setenv("MEMLAB_CUOBJDUMP", saved.c_str(), 1);
+  } else {
+    unsetenv("MEMLAB_CUOBJDUMP");
+  }
+  EXPECT_NE(r.tool.find("PTX"), std::string::npos) << r.tool;
+  EXPECT_NE(r.note.find("cuobjdump"), std::string::npos) << "the note must say why PTX was read";
+  const labeled_kernel* vec16 = nullptr;
+  for (const auto& k : r.kernels)
+    if (k.variant == "vec16" && k.dtype == "f16") vec16 = &k;
+  ASSERT_NE(vec16, nullptr);
+  bool v4_load = false, v4_store = false;
+  for (const auto& h : vec16->histogram) {
+    v4_load |= h.op.space == mem_space::global && h.op.dir == mem_dir::load && h.op.width_bits == 128;
+    v4_store |= h.op.space == mem_space::global && h.op.dir == mem_dir::store && h.op.width_bits == 128;
+  }
+  EXPECT_TRUE(v4_load && v4_store) << "vec16 must show 128-bit ld.global / st.global in PTX";
+}
+
+}  // namespace
+}  // namespace memlab::inspect
