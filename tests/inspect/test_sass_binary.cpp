@@ -63,13 +63,13 @@ int count_space(const labeled_kernel& k, mem_space s) {
 
 const std::array<std::pair<const char*, int>, 5> dtypes{{{"u8", 8}, {"f16", 16}, {"bf16", 16}, {"f32", 32}, {"f64", 64}}};
 
-// MEMLAB_CUDA_ARCHS: the build's CMAKE_CUDA_ARCHITECTURES, e.g. "80-real;90-real;100".
+// MEMLAB_CUDA_ARCHS: the build's CMAKE_CUDA_ARCHITECTURES, comma-separated: "80-real,90-real,100".
 TEST_F(sass_proof, binary_carries_sass_for_every_targeted_arch) {
   std::string archs = MEMLAB_CUDA_ARCHS;
   ASSERT_FALSE(archs.empty());
   std::size_t start = 0;
   while (start <= archs.size()) {
-    const std::size_t end = std::min(archs.find(';', start), archs.size());
+    const std::size_t end = std::min(archs.find(',', start), archs.size());
     const std::string entry = archs.substr(start, end - start);
     const std::string number = entry.substr(0, entry.find('-'));
     if (entry.find("-virtual") == std::string::npos) {
