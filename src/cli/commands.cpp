@@ -91,6 +91,8 @@ int run_command(run_options o) {
   for (const auto& path : o.outs) {
     const auto f = format_from_path(path);
     if (!f) return usage_error("--out " + path + ": cannot tell the format from the extension (.json, .csv, .md, .txt)");
+    // Find out now, not after an hour of sweeping, that the file cannot be written.
+    if (!std::ofstream(path, std::ios::app)) return usage_error("--out " + path + ": cannot open for writing");
     files.emplace_back(path, *f);
   }
   std::vector<planned_case> cases;
