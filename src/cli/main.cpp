@@ -24,6 +24,14 @@ std::string joined_command(int argc, char** argv) {
 
 }  // namespace
 
+// A CUDA device ordinal: a whole number >= 0 (CLI11's NonNegativeNumber would print DBL_MAX as the bound).
+const CLI::Validator device_ordinal(
+    [](std::string& s) -> std::string {
+      const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+      return digits && s.size() < 6 ? "" : "--device takes a device ordinal: 0, 1, ... (got '" + s + "')";
+    },
+    "ORDINAL");
+
 int main(int argc, char** argv) {
   using namespace memlab::cli;
   CLI::App app{"memlab: what a GPU's memory system delivers for each access pattern, kernel by kernel.\n"
@@ -49,7 +57,7 @@ int main(int argc, char** argv) {
   run->add_option("--sizes", ro.request.sizes,
                   "Problem sizes: element counts (4096, 1M, 2^20) or bytes (64MiB, 1GiB); lists (1M,64M) and\n"
                   "ranges (2^12..2^30 doubles; 2^10..2^20:*4; 1000..5000:+1000). Default: the lab's");
-  run->add_option("--device", ro.request.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  run->add_option("--device", ro.request.device, "CUDA device ordinal")->check(device_ordinal);
   run->add_option("--max-time", ro.request.max_time_s,
                   "Time budget per case in seconds, split between cold and batch timing; sampling stops\n"
                   "earlier once the relative spread (IQR / median) is under 0.5%")
@@ -72,7 +80,7 @@ int main(int argc, char** argv) {
 
   device_options dopt;
   auto* device = app.add_subcommand("device", "Print the GPU, its theoretical peak and the measured copy ceiling");
-  device->add_option("--device", dopt.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  device->add_option("--device", dopt.device, "CUDA device ordinal")->check(device_ordinal);
   device->add_flag("!--no-ceiling", dopt.ceiling, "Skip the cudaMemcpy ceiling measurement");
   device->add_option("--format", dopt.format, "table or json")->capture_default_str();
 

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <ctime>
 #include <ostream>
-#include <set>
 #include <stdexcept>
 
 #include "harness/buffer.hpp"
@@ -41,9 +40,22 @@ std::string format_gbps(double v) {
   return buf;
 }
 
+// Keeps the first of each repeated name: `run copy copy` or `--dtype f16,f16` runs each case once.
+template <class T>
+std::vector<T> unique_in_order(const std::vector<T>& in) {
+  std::vector<T> out;
+  for (const auto& x : in)
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  return out;
+}
+
 }  // namespace
 
-std::vector<planned_case> plan_cases(const run_request& req) {
+std::vector<planned_case> plan_cases(const run_request& request) {
+  run_request req = request;
+  req.labs = unique_in_order(req.labs);
+  req.variants = unique_in_order(req.variants);
+  req.dtypes = unique_in_order(req.dtypes);
   std::vector<const lab*> chosen;
   if (req.labs.empty()) {
     chosen.assign(all_labs().begin(), all_labs().end());

@@ -44,7 +44,8 @@ TEST(cli, help_explains_subcommands_and_exit_codes) {
 TEST(cli, no_subcommand_is_a_usage_error) { EXPECT_EQ(memlab("").code, 2); }
 
 TEST(cli, bad_values_are_usage_errors_with_a_clear_message_even_without_a_gpu) {
-  const std::array<std::pair<const char*, const char*>, 10> cases{{
+  const std::array<std::pair<const char*, const char*>, 11> cases{{
+      {"run --device -1", "device ordinal"},
       {"run --out /nonexistent-dir/r.json", "cannot open for writing"},
       {"run --dtype f17", "unknown dtype 'f17'"},
       {"run nosuchlab", "unknown lab 'nosuchlab'"},

@@ -81,6 +81,15 @@ TEST(run_planning, expands_labs_variants_dtypes_and_sizes) {
   EXPECT_EQ(cases.back().p.n, 65536u / 4);  // 64 KiB of f32
 }
 
+TEST(run_planning, repeated_names_run_once) {
+  run_request r;
+  r.labs = {"copy", "copy"};
+  r.variants = {"vec16", "vec16"};
+  r.dtypes = {dtype::f16, dtype::f16};
+  r.sizes = "1K";
+  EXPECT_EQ(plan_cases(r).size(), 1u);
+}
+
 TEST(run_planning, rejects_unknown_names_with_the_choices) {
   auto expect_usage_error = [](run_request r, std::string_view needle) {
     try {
