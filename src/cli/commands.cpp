@@ -1,6 +1,7 @@
 #include "cli/commands.hpp"
 
-#include <cstdio>
+#include <unistd.h>
+
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -29,6 +30,20 @@ int usage_error(const std::string& what) {
 int no_device(const no_device_error& e) {
   std::cerr << "memlab: " << e.what() << "\n" << no_gpu_hint << "\n";
   return exit_no_device;
+}
+
+// Whether `path` can be written, without creating it: the file if it exists, else its folder.
+bool writable(const std::string& path) {
+  if (access(path.c_str(), F_OK) == 0) return access(path.c_str(), W_OK) == 0;
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  return access(dir.c_str(), W_OK) == 0;
+}
+
+std::string join_dtypes() {
+  std::string out;
+  for (dtype t : all_dtypes()) out += (out.empty() ? "" : ", ") + std::string(to_string(t));
+  return out;
 }
 
 std::string fixed(double v, int digits) {
@@ -82,7 +97,7 @@ int run_command(run_options o) {
   // Everything the user typed is checked before the GPU is touched: usage errors exit 2 anywhere.
   for (const auto& name : o.dtype_names) {
     const auto t = parse_dtype(name);
-    if (!t) return usage_error("unknown dtype '" + name + "' (dtypes: u8, f16, bf16, f32, f64)");
+    if (!t) return usage_error("unknown dtype '" + name + "' (dtypes: " + join_dtypes() + ")");
     o.request.dtypes.push_back(*t);
   }
   const auto stdout_format = parse_format(o.format);
@@ -92,7 +107,7 @@ int run_command(run_options o) {
     const auto f = format_from_path(path);
     if (!f) return usage_error("--out " + path + ": cannot tell the format from the extension (.json, .csv, .md, .txt)");
     // Find out now, not after an hour of sweeping, that the file cannot be written.
-    if (!std::ofstream(path, std::ios::app)) return usage_error("--out " + path + ": cannot open for writing");
+    if (!writable(path)) return usage_error("--out " + path + ": cannot open for writing");
     files.emplace_back(path, *f);
   }
   std::vector<planned_case> cases;
@@ -163,7 +178,11 @@ int device_command(const device_options& o) {
   device_info d;
   try {
     d = open_device(o.device);
-    if (o.ceiling) d.measured_peak_gbps = measure_copy_ceiling_gbps(d, 0.5);
+    if (o.ceiling) {
+      cuda_stream stream;
+      l2_flusher flusher(d.l2_bytes);
+      d.measured_peak_gbps = measure_copy_ceiling_gbps(d, stream.get(), flusher, 0.5);
+    }
   } catch (const no_device_error& e) {
     return no_device(e);
   } catch (const cuda_error& e) {

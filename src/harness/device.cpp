@@ -51,7 +51,7 @@ device_info open_device(int ordinal) {
   return d;
 }
 
-double measure_copy_ceiling_gbps(const device_info& dev, double max_time_s) {
+double measure_copy_ceiling_gbps(const device_info& dev, cudaStream_t stream, l2_flusher& flusher, double max_time_s) {
   std::size_t free_bytes = 0, total_bytes = 0;
   MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Large enough that launch and tail effects vanish (a 400 MB copy on the H100 ran 1.4% below an
@@ -59,16 +59,14 @@ double measure_copy_ceiling_gbps(const device_info& dev, double max_time_s) {
   const std::size_t bytes = std::min<std::size_t>(std::max<std::size_t>(40 * dev.l2_bytes, std::size_t{2} << 30), free_bytes / 4);
   if (bytes == 0) return 0;
   device_buffer src(bytes), dst(bytes);
-  MEMLAB_CUDA_CHECK(cudaMemset(src.data(), 0x5a, bytes));
-  cuda_stream stream;
-  l2_flusher flusher(dev.l2_bytes);
+  MEMLAB_CUDA_CHECK(cudaMemsetAsync(src.data(), 0x5a, bytes, stream));  // defined input, ordered before the copies
   measure_options opt;
   opt.max_time_s = max_time_s;
   const summary s = measure_cold(
       [&](cudaStream_t st) {
         MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, st));
       },
-      stream.get(), flusher, opt);
+      stream, flusher, opt);
   return s.median_ms > 0 ? 2.0 * static_cast<double>(bytes) / (s.median_ms * 1e-3) / 1e9 : 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/buffer.hpp"
 #include "harness/result.hpp"
 
 namespace memlab {
@@ -22,6 +23,6 @@ device_info open_device(int ordinal);
 
 // The measured ceiling: cold median of a large cudaMemcpyAsync D2D (max(40 x L2, 2 GiB), at most
 // a quarter of free memory), bytes read + written, GB/s.
-double measure_copy_ceiling_gbps(const device_info& dev, double max_time_s);
+double measure_copy_ceiling_gbps(const device_info& dev, cudaStream_t stream, l2_flusher& flusher, double max_time_s);
 
 }  // namespace memlab

@@ -71,8 +71,9 @@ class lab {
   [[nodiscard]] virtual std::vector<param> params(const case_params& p) const = 0;
   // Device memory a case needs, to refuse sizes that do not fit before allocating.
   [[nodiscard]] virtual std::uint64_t device_bytes(const case_params& p) const = 0;
-  // Allocates. Throws memlab::cuda_error on CUDA failures.
-  [[nodiscard]] virtual std::unique_ptr<prepared_case> prepare(std::string_view variant, const case_params& p) const = 0;
+  // Allocates on the current device, sized for `dev`. Throws memlab::cuda_error on CUDA failures.
+  [[nodiscard]] virtual std::unique_ptr<prepared_case> prepare(std::string_view variant, const case_params& p,
+                                                              const device_info& dev) const = 0;
 
   [[nodiscard]] const variant_info* find_variant(std::string_view v) const;
 };

@@ -97,6 +97,11 @@ std::vector<planned_case> plan_cases(const run_request& request) {
     for (dtype t : types) {
       for (const auto& s : sizes) {
         const std::uint64_t n = elements_of(s, size_of(t));
+        // Byte counts (reads + writes, offsets, guards) must stay far from 64-bit overflow.
+        if (n > (std::uint64_t{1} << 62) / size_of(t)) {
+          throw std::invalid_argument("size " + s.text + " is too large: " + std::string(to_string(t)) +
+                                      " elements beyond 2^62 bytes");
+        }
         for (const auto& v : l->variants()) {
           if (!req.variants.empty() &&
               std::find(req.variants.begin(), req.variants.end(), v.name) == req.variants.end())
@@ -117,7 +122,9 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
   report.command = req.command;
   report.device = open_device(req.device);
   device_info& dev = report.device;
-  if (req.measure_ceiling) dev.measured_peak_gbps = measure_copy_ceiling_gbps(dev, 0.5);
+  cuda_stream stream;
+  l2_flusher flusher(dev.l2_bytes);
+  if (req.measure_ceiling) dev.measured_peak_gbps = measure_copy_ceiling_gbps(dev, stream.get(), flusher, 0.5);
   if (req.progress) {
     progress << "device " << dev.ordinal << ": " << dev.name << ", sm_" << dev.cc_major << dev.cc_minor << ", "
              << dev.sm_count << " SMs, theoretical " << format_gbps(dev.peak_gbps) << " GB/s";
@@ -125,8 +132,6 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     progress << " (bytes = read + written)\n";
   }
 
-  cuda_stream stream;
-  l2_flusher flusher(dev.l2_bytes);
   measure_options opt;
   opt.max_time_s = req.max_time_s / 2;  // half for cold, half for batch
 
@@ -159,7 +164,7 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     }
     std::unique_ptr<prepared_case> pc;
     try {
-      pc = c.l->prepare(c.v->name, c.p);
+      pc = c.l->prepare(c.v->name, c.p, dev);
     } catch (const cuda_error& e) {
       if (e.code() != cudaErrorMemoryAllocation) throw;
       (void)cudaGetLastError();
@@ -172,7 +177,7 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     // Correct first: one run on fresh random input into a poisoned output, compared with the CPU.
     pc->reset();
     pc->launch(stream.get());
-    MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    stream.synchronize();
     if (req.verify) {
       const std::string diff = pc->verify();
       if (!diff.empty()) {

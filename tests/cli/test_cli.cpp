@@ -44,7 +44,8 @@ TEST(cli, help_explains_subcommands_and_exit_codes) {
 TEST(cli, no_subcommand_is_a_usage_error) { EXPECT_EQ(memlab("").code, 2); }
 
 TEST(cli, bad_values_are_usage_errors_with_a_clear_message_even_without_a_gpu) {
-  const std::array<std::pair<const char*, const char*>, 11> cases{{
+  const std::array<std::pair<const char*, const char*>, 12> cases{{
+      {"run --sizes 2^61 --dtype f64", "too large"},
       {"run --device -1", "device ordinal"},
       {"run --out /nonexistent-dir/r.json", "cannot open for writing"},
       {"run --dtype f17", "unknown dtype 'f17'"},
@@ -62,6 +63,16 @@ TEST(cli, bad_values_are_usage_errors_with_a_clear_message_even_without_a_gpu) {
     EXPECT_EQ(o.code, 2) << args << "\n" << o.output;
     EXPECT_NE(o.output.find(needle), std::string::npos) << args << "\n" << o.output;
   }
+}
+
+TEST(cli, a_rejected_run_leaves_no_out_file_behind) {
+  const std::string path = ::testing::TempDir() + "memlab_cli_out_probe.json";
+  std::remove(path.c_str());
+  EXPECT_EQ(memlab("run --sizes 2^x --out " + path, no_gpu).code, 2);
+  EXPECT_EQ(memlab("run --sizes 1K --out " + path, no_gpu).code, 3);
+  FILE* f = std::fopen(path.c_str(), "r");
+  EXPECT_EQ(f, nullptr) << path << " was created";
+  if (f != nullptr) std::fclose(f);
 }
 
 TEST(cli, no_gpu_exits_3_and_says_what_still_works) {

@@ -2,7 +2,6 @@
 // flight, next to cudaMemcpy, CUB and Thrust.
 #include <algorithm>
 #include <array>
-#include <cstdio>
 
 #include "harness/buffer.hpp"
 #include "harness/fill.hpp"
@@ -54,7 +53,8 @@ struct variant_entry {
   variant_info info;
 };
 
-// The ladder, then the peers. kernel_name_contains: fragments of the demangled kernel names.
+// The ladder, then the peers, in variant_id order (copy_case indexes it by id).
+// kernel_name_contains: fragments of the demangled kernel names.
 const std::array<variant_entry, 7> entries{{
     {variant_id::scalar,
      {"scalar", "one element per thread: 1- and 2-byte types waste most of each memory instruction",
@@ -82,31 +82,25 @@ const std::array<variant_info, 7> infos = [] {
   return a;
 }();
 
-const std::array<dtype, 5> supported{dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64};
-
-bool is_peer(variant_id v) { return v == variant_id::memcpy || v == variant_id::cub || v == variant_id::thrust; }
-
 // Guard bytes after the output, poisoned and checked: an out-of-bounds store lands there.
 constexpr std::size_t guard_bytes = 256;
 
-int current_sm_count() {
-  int dev = 0, sms = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&dev));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms;
-}
+// The two allocations of a case: the source to its exact end (so compute-sanitizer flags any read
+// past it), the destination with a poisoned guard after it.
+std::uint64_t src_bytes(const case_params& p) { return p.src_offset + p.n * size_of(p.type); }
+std::uint64_t dst_bytes(const case_params& p) { return p.dst_offset + p.n * size_of(p.type) + guard_bytes; }
 
 class copy_case final : public prepared_case {
  public:
-  copy_case(variant_id v, const case_params& p)
+  copy_case(variant_id v, const case_params& p, const device_info& dev)
       : v_(v),
+        peer_(entries[static_cast<std::size_t>(v)].info.peer),
         p_(p),
         elem_(size_of(p.type)),
         payload_(p.n * elem_),
-        // The source is allocated to its exact end, so compute-sanitizer flags any read past it.
-        src_(p.src_offset + payload_),
-        dst_(p.dst_offset + payload_ + guard_bytes),
-        policy_(plan(v, elem_, p.n, current_sm_count())) {}
+        src_(src_bytes(p)),
+        dst_(dst_bytes(p)),
+        policy_(plan(v, elem_, p.n, dev.sm_count)) {}
 
   [[nodiscard]] launch_policy policy() const override { return policy_; }
   [[nodiscard]] std::uint64_t bytes() const override { return 2 * payload_; }  // read n, write n
@@ -122,7 +116,7 @@ class copy_case final : public prepared_case {
   void launch(cudaStream_t s) override {
     void* dst = dst_.data() + p_.dst_offset;
     const void* src = src_.data() + p_.src_offset;
-    if (is_peer(v_)) {
+    if (peer_) {
       launch_peer(v_, p_.type, dst, src, p_.n, s);
     } else {
       launch_kernel(v_, p_.type, dst, src, p_.n, policy_, s);
@@ -137,6 +131,7 @@ class copy_case final : public prepared_case {
 
  private:
   variant_id v_;
+  bool peer_;
   case_params p_;
   std::size_t elem_;
   std::uint64_t payload_;
@@ -152,7 +147,7 @@ class copy_lab_impl final : public lab {
     return "scalar vs vectorized global copies: access width, bytes in flight, and the library peers";
   }
   [[nodiscard]] std::span<const variant_info> variants() const override { return infos; }
-  [[nodiscard]] std::span<const dtype> dtypes() const override { return supported; }
+  [[nodiscard]] std::span<const dtype> dtypes() const override { return all_dtypes(); }
   [[nodiscard]] dtype default_dtype() const override { return dtype::f32; }
   [[nodiscard]] std::string_view default_sizes() const override { return "2^16..2^28:*4"; }
 
@@ -182,13 +177,14 @@ class copy_lab_impl final : public lab {
   }
 
   [[nodiscard]] std::uint64_t device_bytes(const case_params& p) const override {
-    return p.src_offset + p.dst_offset + 2 * p.n * size_of(p.type) + guard_bytes;
+    return src_bytes(p) + dst_bytes(p);
   }
 
-  [[nodiscard]] std::unique_ptr<prepared_case> prepare(std::string_view variant, const case_params& p) const override {
+  [[nodiscard]] std::unique_ptr<prepared_case> prepare(std::string_view variant, const case_params& p,
+                                                       const device_info& dev) const override {
     const auto v = variant_by_name(variant);
     if (!v) throw std::invalid_argument("copy: unknown variant '" + std::string(variant) + "'");
-    return std::make_unique<copy_case>(*v, p);
+    return std::make_unique<copy_case>(*v, p, dev);
   }
 };
 

@@ -99,6 +99,7 @@ __global__ void __launch_bounds__(threads_per_cta) vec16_unroll_kernel(T* __rest
 void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, const launch_policy& p,
                    cudaStream_t s) {
   if (n == 0 || p.grid == 0) return;
+  if (p.grid > 0x7fffffffu) throw std::invalid_argument("copy: a grid of " + std::to_string(p.grid) + " CTAs exceeds 2^31 - 1");
   const dim3 grid(static_cast<unsigned>(p.grid)), block(static_cast<unsigned>(p.threads));
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
