@@ -52,13 +52,57 @@ std::string fixed(double v, int digits) {
   return os.str();
 }
 
+// "128x256,64x64" -> {{128, 256}, {64, 64}}.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> parse_tiles(const std::string& text) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    const auto x = item.find('x');
+    if (x == std::string::npos) throw std::invalid_argument("--tile: \"" + item + "\" is not ROWSxCOLS, as in 128x256");
+    const auto rows = parse_counts(item.substr(0, x), "--tile rows");
+    const auto cols = parse_counts(item.substr(x + 1), "--tile cols");
+    if (rows.size() != 1 || cols.size() != 1 || rows[0] == 0 || cols[0] == 0) {
+      throw std::invalid_argument("--tile: \"" + item + "\" is not ROWSxCOLS with both above 0, as in 128x256");
+    }
+    out.emplace_back(rows[0], cols[0]);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// The axis flags, parsed into the request. Throws std::invalid_argument on a malformed list.
+void parse_axes(const run_options& o, axis_values& a) {
+  if (!o.src_offset.empty()) a.src_offset = parse_counts(o.src_offset, "--src-offset");
+  if (!o.dst_offset.empty()) a.dst_offset = parse_counts(o.dst_offset, "--dst-offset");
+  if (!o.stride.empty()) a.stride = parse_counts(o.stride, "--stride");
+  if (!o.ctas.empty()) a.ctas = parse_counts(o.ctas, "--ctas");
+  if (!o.tile.empty()) a.tile = parse_tiles(o.tile);
+  if (!o.table_bytes.empty()) a.table_bytes = parse_byte_counts(o.table_bytes, "--table-bytes");
+  for (auto s : a.stride)
+    if (s == 0) throw std::invalid_argument("--stride: a stride of 0 elements is not a strided access (use 1..)");
+  for (auto b : a.table_bytes)
+    if (b == 0) throw std::invalid_argument("--table-bytes: a table of 0 bytes has nothing to gather from");
+}
+
+std::string axes_text(const lab& l) {
+  std::string out;
+  for (axis a : l.axes()) out += (out.empty() ? "" : ", ") + ("--" + std::string(to_string(a)));
+  return out;
+}
+
 }  // namespace
 
 int list_command(const list_options& o) {
   std::vector<const lab*> chosen;
   for (const auto& name : o.labs) {
     const lab* l = find_lab(name);
-    if (l == nullptr) return usage_error("unknown lab '" + name + "' (see `memlab list`)");
+    if (l == nullptr) {
+      for (std::string_view why : missing_labs())
+        if (why.starts_with(name + ":")) return usage_error("lab " + std::string(why));
+      return usage_error("unknown lab '" + name + "' (see `memlab list`)");
+    }
     chosen.push_back(l);
   }
   if (chosen.empty()) chosen.assign(all_labs().begin(), all_labs().end());
@@ -72,23 +116,31 @@ int list_command(const list_options& o) {
       for (dtype t : l->dtypes()) lj["dtypes"].push_back(to_string(t));
       lj["default_dtype"] = to_string(l->default_dtype());
       lj["default_sizes"] = l->default_sizes();
+      lj["sizes_count"] = l->size_meaning();
+      lj["axes"] = nlohmann::ordered_json::array();
+      for (axis a : l->axes()) lj["axes"].push_back(to_string(a));
       for (const auto& v : l->variants())
         lj["variants"].push_back({{"name", v.name}, {"teaches", v.teaches}, {"peer", v.peer}});
       j.push_back(lj);
     }
     std::cout << j.dump(2) << "\n";
-    return exit_ok;
+    return exit_ok;  // missing labs: only in the table, so the JSON stays a list of labs
   }
   for (const lab* l : chosen) {
     std::cout << l->name() << ": " << l->teaches() << "\n  dtypes:";
     for (dtype t : l->dtypes()) std::cout << " " << to_string(t);
-    std::cout << " (default " << to_string(l->default_dtype()) << "); default sizes " << l->default_sizes() << "\n";
+    std::cout << " (default " << to_string(l->default_dtype()) << "); --sizes counts " << l->size_meaning()
+              << ", default " << l->default_sizes() << "\n";
+    if (!l->axes().empty()) std::cout << "  axes: " << axes_text(*l) << "\n";
     std::size_t width = 0;
     for (const auto& v : l->variants()) width = std::max(width, v.name.size());
     for (const auto& v : l->variants()) {
       std::cout << "  " << std::left << std::setw(static_cast<int>(width) + 2) << v.name << (v.peer ? "[peer] " : "")
                 << v.teaches << "\n";
     }
+  }
+  if (o.labs.empty()) {
+    for (std::string_view why : missing_labs()) std::cout << why << "\n";
   }
   return exit_ok;
 }
@@ -112,6 +164,7 @@ int run_command(run_options o) {
   }
   std::vector<planned_case> cases;
   try {
+    parse_axes(o, o.request.axes);
     cases = plan_cases(o.request);
   } catch (const std::invalid_argument& e) {
     return usage_error(e.what());

@@ -23,6 +23,8 @@ int list_command(const list_options& o);
 struct run_options {
   run_request request;
   std::vector<std::string> dtype_names;
+  // Axis lists as typed (grammar of harness/sizes.hpp), parsed by run_command.
+  std::string src_offset, dst_offset, stride, ctas, tile, table_bytes;
   std::string format = "table";  // stdout
   std::vector<std::string> outs;  // files; format from each one's extension
 };

@@ -57,6 +57,16 @@ int main(int argc, char** argv) {
   run->add_option("--sizes", ro.request.sizes,
                   "Problem sizes: element counts (4096, 1M, 2^20) or bytes (64MiB, 1GiB); lists (1M,64M) and\n"
                   "ranges (2^12..2^30 doubles; 2^10..2^20:*4; 1000..5000:+1000). Default: the lab's");
+  run->add_option("--src-offset", ro.src_offset,
+                  "Bytes added to the source pointer (misalignment), a list: 2; 0,2,8; 0..15 counts up by 1;\n"
+                  "1..16:*2 doubles. Offsets that are not a multiple of the element size are skipped.\n"
+                  "Axis of: copy, stride (the lab decides the default)");
+  run->add_option("--dst-offset", ro.dst_offset, "Bytes added to the destination pointer; same grammar as --src-offset");
+  run->add_option("--stride", ro.stride, "Elements between the accesses of neighbouring threads: 1..32 (stride lab)");
+  run->add_option("--ctas", ro.ctas, "CTAs to launch; 0 = one per tile of the whole problem (tile lab)");
+  run->add_option("--tile", ro.tile, "Tile shapes ROWSxCOLS, comma-separated: 128x256 (tile lab)");
+  run->add_option("--table-bytes", ro.table_bytes,
+                  "Sizes of the table gathered from, in bytes: 4MiB..1GiB:*4 (gather lab)");
   run->add_option("--device", ro.request.device, "CUDA device ordinal")->check(device_ordinal);
   run->add_option("--max-time", ro.request.max_time_s,
                   "Time budget per case in seconds, split between cold and batch timing; sampling stops\n"

@@ -27,13 +27,30 @@ struct variant_info {
   bool peer = false;         // a library it is compared with (cudaMemcpy, CUB, Thrust), not memlab's
 };
 
-// The parameters of one 1D case. Offsets are in bytes and shift the pointers handed to the
-// kernel away from the allocation's (256-byte aligned) start.
+// The axes a lab may sweep besides dtype and size. Each lab declares the ones it reads; the CLI
+// (--src-offset, --stride, ...) and the runner iterate over every combination.
+enum class axis { src_offset, dst_offset, stride, ctas, tile, table_bytes };
+std::string_view to_string(axis a);  // the CLI flag without dashes: "src-offset"
+
+// The parameters of one case. Offsets are in bytes and shift the pointers handed to the kernel away
+// from the allocation's (256-byte aligned) start. An axis a lab does not read keeps its default.
 struct case_params {
   dtype type = dtype::f32;
-  std::uint64_t n = 0;  // elements
-  std::uint64_t src_offset = 0;
-  std::uint64_t dst_offset = 0;
+  std::uint64_t n = 0;            // elements (of the problem's main 1D extent)
+  std::uint64_t src_offset = 0;   // bytes
+  std::uint64_t dst_offset = 0;   // bytes
+  std::uint64_t stride = 1;       // elements between the accesses of neighbouring threads
+  std::uint64_t ctas = 0;         // CTAs to launch; 0: as many as the problem has
+  std::uint64_t rows = 0;         // a 2D tile: rows x cols elements
+  std::uint64_t cols = 0;
+  std::uint64_t table_bytes = 0;  // the table a gather reads from
+};
+
+// Values for each axis; an empty list means "the lab's default" (or the case_params default).
+struct axis_values {
+  std::vector<std::uint64_t> src_offset, dst_offset, stride, ctas, table_bytes;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tile;  // rows x cols
+  [[nodiscard]] bool given(axis a) const;
 };
 
 // One prepared case: buffers allocated, ready to fill, run, verify and time.
@@ -47,6 +64,9 @@ class prepared_case {
   [[nodiscard]] virtual std::uint64_t working_set_bytes() const = 0;
   // Fresh random, never-zero input (new seed each call) and a poisoned output. Synchronous.
   virtual void reset() = 0;
+  // Bytes the memory system really moves, when the access pattern makes it differ from bytes()
+  // (e.g. 32-byte sectors touched by a strided warp); 0 when the same.
+  [[nodiscard]] virtual std::uint64_t hardware_bytes() const { return 0; }
   // Enqueue one run of the variant on `stream`; checks the launch. Must not synchronize.
   virtual void launch(cudaStream_t stream) = 0;
   // Compare the output with the CPU reference. Empty string when equal, else what differs first.
@@ -64,6 +84,11 @@ class lab {
   [[nodiscard]] virtual dtype default_dtype() const = 0;
   // What `memlab run` measures when --sizes is not given (grammar of harness/sizes.hpp).
   [[nodiscard]] virtual std::string_view default_sizes() const = 0;
+  // What --sizes counts for this lab, for `memlab list` (e.g. "elements copied").
+  [[nodiscard]] virtual std::string_view size_meaning() const { return "elements"; }
+  // The axes this lab reads, and the values it runs when the user gives none.
+  [[nodiscard]] virtual std::span<const axis> axes() const { return {}; }
+  [[nodiscard]] virtual axis_values default_axes() const { return {}; }
   // Why `variant` cannot run these params on this device; nullopt when it can.
   [[nodiscard]] virtual std::optional<std::string> unsupported(std::string_view variant, const case_params& p,
                                                                const device_info& dev) const = 0;
@@ -81,6 +106,8 @@ class lab {
 // Every lab built into this binary, in the order `memlab list` shows them.
 std::span<const lab* const> all_labs();
 const lab* find_lab(std::string_view name);
+// Labs this binary was built without, each with why: "tile: not built, CuTe headers not found ...".
+std::span<const std::string_view> missing_labs();
 
 // How `memlab inspect` recognises each lab variant's kernels.
 std::vector<inspect::kernel_label> kernel_labels();

@@ -46,11 +46,12 @@ const param_value* result::find(std::string_view name) const {
 }
 
 void derive(result& r, const device_info& dev, std::uint64_t working_set_bytes) {
-  const auto rate_gbps = [&r](double median_ms) {
-    return median_ms > 0 ? static_cast<double>(r.bytes) / (median_ms * 1e-3) / 1e9 : 0.0;
+  const auto rate_gbps = [](std::uint64_t bytes, double median_ms) {
+    return median_ms > 0 ? static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9 : 0.0;
   };
-  r.gbps = rate_gbps(r.cold.median_ms);
-  r.batch_gbps = rate_gbps(r.batch.median_ms);
+  r.gbps = rate_gbps(r.bytes, r.cold.median_ms);
+  r.batch_gbps = rate_gbps(r.bytes, r.batch.median_ms);
+  r.hardware_gbps = rate_gbps(r.hardware_bytes, r.cold.median_ms);
   r.pct_peak = dev.peak_gbps > 0 ? 100.0 * r.gbps / dev.peak_gbps : 0.0;
   r.pct_measured = dev.measured_peak_gbps > 0 ? 100.0 * r.gbps / dev.measured_peak_gbps : 0.0;
   r.l2_resident = dev.l2_bytes > 0 && working_set_bytes <= dev.l2_bytes;

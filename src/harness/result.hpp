@@ -53,12 +53,16 @@ struct result {
   launch_policy policy;
   std::uint64_t bytes = 0;  // fewest bytes the job must move through device memory, reads + writes
   std::uint64_t flops = 0;
+  // Bytes the memory system really moved when the access pattern wastes some (32-byte sectors
+  // touched); 0 when equal to `bytes`.
+  std::uint64_t hardware_bytes = 0;
   summary cold, batch;
   // Derived by derive(), never set by hand:
   double gbps = 0;          // bytes / cold median
   double batch_gbps = 0;    // bytes / batch median
   double pct_peak = 0;      // gbps / theoretical peak x 100
   double pct_measured = 0;  // gbps / measured ceiling x 100 (0 when the ceiling was not measured)
+  double hardware_gbps = 0; // hardware_bytes / cold median (0 when hardware_bytes is 0)
   bool l2_resident = false; // the working set fits in L2
   bool verified = false;    // compared with the CPU reference and found equal
   result_status status = result_status::ok;

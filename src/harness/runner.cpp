@@ -49,6 +49,60 @@ std::vector<T> unique_in_order(const std::vector<T>& in) {
   return out;
 }
 
+// The parameters beyond dtype and n, for progress lines: " src_offset=2 stride=4".
+std::string axis_text(const std::vector<param>& params) {
+  std::string out;
+  for (const auto& p : params) {
+    if (p.name == "dtype" || p.name == "n") continue;
+    out += " " + p.name + "=" + to_string(p.value);
+  }
+  return out;
+}
+
+// Every combination of the axes lab `l` reads: the user's values where given, else the lab's.
+std::vector<case_params> axis_points(const lab& l, const axis_values& user) {
+  const axis_values def = l.default_axes();
+  auto reads = [&](axis a) { return std::find(l.axes().begin(), l.axes().end(), a) != l.axes().end(); };
+  auto pick = [&](axis a, const std::vector<std::uint64_t>& u, const std::vector<std::uint64_t>& d,
+                  std::uint64_t fallback) {
+    if (!reads(a)) return std::vector<std::uint64_t>{fallback};
+    if (!u.empty()) return u;
+    return d.empty() ? std::vector<std::uint64_t>{fallback} : d;
+  };
+  const case_params base;
+  const auto src = pick(axis::src_offset, user.src_offset, def.src_offset, base.src_offset);
+  const auto dst = pick(axis::dst_offset, user.dst_offset, def.dst_offset, base.dst_offset);
+  const auto stride = pick(axis::stride, user.stride, def.stride, base.stride);
+  const auto ctas = pick(axis::ctas, user.ctas, def.ctas, base.ctas);
+  const auto table = pick(axis::table_bytes, user.table_bytes, def.table_bytes, base.table_bytes);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles{{base.rows, base.cols}};
+  if (reads(axis::tile)) {
+    if (!user.tile.empty()) {
+      tiles = user.tile;
+    } else if (!def.tile.empty()) {
+      tiles = def.tile;
+    }
+  }
+  std::vector<case_params> out;
+  for (const auto& [rows, cols] : tiles)
+    for (auto tb : table)
+      for (auto c : ctas)
+        for (auto st : stride)
+          for (auto so : src)
+            for (auto d : dst) {
+              case_params p;
+              p.src_offset = so;
+              p.dst_offset = d;
+              p.stride = st;
+              p.ctas = c;
+              p.rows = rows;
+              p.cols = cols;
+              p.table_bytes = tb;
+              out.push_back(p);
+            }
+  return out;
+}
+
 }  // namespace
 
 std::vector<planned_case> plan_cases(const run_request& request) {
@@ -63,6 +117,9 @@ std::vector<planned_case> plan_cases(const run_request& request) {
     for (const auto& name : req.labs) {
       const lab* l = find_lab(name);
       if (l == nullptr) {
+        for (std::string_view why : missing_labs()) {
+          if (why.starts_with(name + ":")) throw std::invalid_argument("lab " + std::string(why));
+        }
         std::vector<std::string_view> names;
         for (const lab* x : all_labs()) names.push_back(x->name());
         throw std::invalid_argument("unknown lab '" + name + "' (labs: " + join_names(names) + ")");
@@ -80,6 +137,19 @@ std::vector<planned_case> plan_cases(const run_request& request) {
       throw std::invalid_argument("unknown variant '" + v + "' (variants: " + join_names(names) + ")");
     }
   }
+  // An axis given on the command line must be read by at least one chosen lab.
+  for (axis a : {axis::src_offset, axis::dst_offset, axis::stride, axis::ctas, axis::tile, axis::table_bytes}) {
+    if (!req.axes.given(a)) continue;
+    const bool read = std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) {
+      return std::find(l->axes().begin(), l->axes().end(), a) != l->axes().end();
+    });
+    if (!read) {
+      std::vector<std::string_view> names;
+      for (const lab* l : chosen) names.push_back(l->name());
+      throw std::invalid_argument("--" + std::string(to_string(a)) + " is not an axis of lab " + join_names(names) +
+                                  " (see `memlab list` for each lab's axes)");
+    }
+  }
   const std::vector<size_spec> user_sizes = req.sizes.empty() ? std::vector<size_spec>{} : parse_sizes(req.sizes);
 
   std::vector<planned_case> out;
@@ -94,6 +164,7 @@ std::vector<planned_case> plan_cases(const run_request& request) {
       }
     }
     const std::vector<size_spec> sizes = user_sizes.empty() ? parse_sizes(l->default_sizes()) : user_sizes;
+    const std::vector<case_params> points = axis_points(*l, req.axes);
     for (dtype t : types) {
       for (const auto& s : sizes) {
         const std::uint64_t n = elements_of(s, size_of(t));
@@ -102,11 +173,15 @@ std::vector<planned_case> plan_cases(const run_request& request) {
           throw std::invalid_argument("size " + s.text + " is too large: " + std::string(to_string(t)) +
                                       " elements beyond 2^62 bytes");
         }
-        for (const auto& v : l->variants()) {
-          if (!req.variants.empty() &&
-              std::find(req.variants.begin(), req.variants.end(), v.name) == req.variants.end())
-            continue;
-          out.push_back({l, &v, case_params{t, n, req.src_offset, req.dst_offset}, s.text});
+        for (case_params p : points) {
+          p.type = t;
+          p.n = n;
+          for (const auto& v : l->variants()) {
+            if (!req.variants.empty() &&
+                std::find(req.variants.begin(), req.variants.end(), v.name) == req.variants.end())
+              continue;
+            out.push_back({l, &v, p, s.text});
+          }
         }
       }
     }
@@ -143,7 +218,8 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     r.variant = std::string(c.v->name);
     r.params = c.l->params(c.p);
     const std::string label = "[" + std::to_string(index) + "/" + std::to_string(cases.size()) + "] " + r.lab + " " +
-                              r.variant + " " + std::string(to_string(c.p.type)) + " " + c.size_text;
+                              r.variant + " " + std::string(to_string(c.p.type)) + " " + c.size_text +
+                              axis_text(r.params);
     auto skip = [&](std::string why) {
       r.status = result_status::skipped;
       r.note = std::move(why);
@@ -173,6 +249,7 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     }
     r.policy = pc->policy();
     r.bytes = pc->bytes();
+    r.hardware_bytes = pc->hardware_bytes();
 
     // Correct first: one run on fresh random input into a poisoned output, compared with the CPU.
     pc->reset();

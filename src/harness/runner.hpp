@@ -16,7 +16,7 @@ struct run_request {
   std::vector<std::string> variants;  // empty: every variant of each lab
   std::vector<dtype> dtypes;          // empty: each lab's default dtype
   std::string sizes;                  // empty: each lab's default sizes
-  std::uint64_t src_offset = 0, dst_offset = 0;
+  axis_values axes;                   // empty lists: each lab's defaults
   int device = 0;
   double max_time_s = 0.5;  // per case, split evenly between cold and batch
   bool verify = true;

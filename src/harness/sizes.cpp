@@ -113,7 +113,7 @@ std::string text_for(std::uint64_t value, const parsed_value& lo, const parsed_v
   return std::to_string(value) + (lo.bytes ? "B" : "");
 }
 
-void parse_range(std::string_view item, std::size_t dots, std::vector<size_spec>& out) {
+void parse_range(std::string_view item, std::size_t dots, std::vector<size_spec>& out, bool default_geometric) {
   std::string_view rest = item.substr(dots + 2);
   std::string_view step_text;
   const auto colon = rest.find(':');
@@ -126,10 +126,11 @@ void parse_range(std::string_view item, std::size_t dots, std::vector<size_spec>
   if (lo.bytes != hi.bytes) fail(item, "both ends of a range must be element counts, or both byte counts");
   if (lo.value > hi.value) fail(item, "the start of the range is greater than its end");
 
-  bool geometric = true;
-  std::uint64_t step = 2;
+  bool geometric = default_geometric;
+  std::uint64_t step = default_geometric ? 2 : 1;
   if (colon != std::string_view::npos) {
     if (step_text.starts_with('*')) {
+      geometric = true;
       std::string_view s = trim(step_text.substr(1));
       step = take_number(s, item);
       if (!s.empty()) fail(item, "a geometric step is a plain number, as in :*4");
@@ -166,11 +167,9 @@ void parse_range(std::string_view item, std::size_t dots, std::vector<size_spec>
   }
 }
 
-}  // namespace
-
-std::vector<size_spec> parse_sizes(std::string_view text) {
+std::vector<size_spec> parse_list(std::string_view text, bool default_geometric) {
   std::vector<size_spec> out;
-  if (trim(text).empty()) fail(text, "the size list is empty");
+  if (trim(text).empty()) fail(text, "the list is empty");
   std::size_t pos = 0;
   while (true) {
     const auto comma = text.find(',', pos);
@@ -181,7 +180,7 @@ std::vector<size_spec> parse_sizes(std::string_view text) {
     }
     const auto dots = item.find("..");
     if (dots != std::string_view::npos) {
-      parse_range(item, dots, out);
+      parse_range(item, dots, out, default_geometric);
     } else {
       if (item.find(':') != std::string_view::npos) fail(item, "a step needs a range, as in lo..hi:*4");
       const parsed_value v = parse_value(item, item);
@@ -189,6 +188,33 @@ std::vector<size_spec> parse_sizes(std::string_view text) {
     }
     if (comma == std::string_view::npos) break;
     pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<size_spec> parse_sizes(std::string_view text) { return parse_list(text, true); }
+
+std::vector<std::uint64_t> parse_counts(std::string_view text, std::string_view what) {
+  std::vector<std::uint64_t> out;
+  try {
+    for (const auto& s : parse_list(text, false)) {
+      if (s.bytes) fail(s.text, "a byte suffix; this is a plain count");
+      out.push_back(s.value);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(what) + ": " + e.what());
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> parse_byte_counts(std::string_view text, std::string_view what) {
+  std::vector<std::uint64_t> out;
+  try {
+    for (const auto& s : parse_list(text, true)) out.push_back(s.value);  // a bare number counts bytes
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(what) + ": " + e.what());
   }
   return out;
 }

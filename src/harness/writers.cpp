@@ -120,6 +120,10 @@ text_table human_table(const run_report& rep) {
   col("bytes", true);
   col("policy", false);
   for (const char* c : {"cold median", "cold min", "batch median", "GB/s", "%peak", "%ceiling"}) col(c, true);
+  // Only labs whose access pattern wastes bandwidth declare hardware bytes: show them when any does.
+  const bool hardware = std::any_of(rep.results.begin(), rep.results.end(),
+                                    [](const result& r) { return r.hardware_bytes > 0; });
+  if (hardware) col("HW GB/s", true);
   col("L2", false);
   col("status", false);
 
@@ -145,6 +149,7 @@ text_table human_table(const run_report& rep) {
     row.push_back(cold ? strf("%.1f", r.gbps) : "-");
     row.push_back(cold && rep.device.peak_gbps > 0 ? strf("%.1f", r.pct_peak) : "-");
     row.push_back(cold && rep.device.measured_peak_gbps > 0 ? strf("%.1f", r.pct_measured) : "-");
+    if (hardware) row.push_back(cold && r.hardware_bytes > 0 ? strf("%.1f", r.hardware_gbps) : "-");
     row.push_back(r.l2_resident ? "yes" : "");
     row.push_back(status_text(r));
     t.rows.push_back(std::move(row));
@@ -240,7 +245,7 @@ void write_csv(std::ostream& os, const run_report& rep) {
   for (const char* h : {"bytes", "flops", "policy", "cold_median_ms", "cold_min_ms", "cold_p25_ms", "cold_p75_ms",
                         "cold_samples", "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples",
                         "batch_rel_spread", "gbps", "batch_gbps", "pct_peak", "pct_measured", "l2_resident",
-                        "verified", "status", "note"}) {
+                        "verified", "status", "note", "hardware_bytes", "hardware_gbps"}) {
     header.emplace_back(h);
   }
   row(header);
@@ -256,7 +261,8 @@ void write_csv(std::ostream& os, const run_report& rep) {
           exact(r.cold.min_ms), exact(r.cold.p25_ms), exact(r.cold.p75_ms), std::to_string(r.cold.samples),
           exact(r.cold.rel_spread), exact(r.batch.median_ms), exact(r.batch.min_ms), std::to_string(r.batch.samples),
           exact(r.batch.rel_spread), exact(r.gbps), exact(r.batch_gbps), exact(r.pct_peak), exact(r.pct_measured),
-          flag(r.l2_resident), flag(r.verified), std::string(to_string(r.status)), r.note}) {
+          flag(r.l2_resident), flag(r.verified), std::string(to_string(r.status)), r.note,
+          std::to_string(r.hardware_bytes), exact(r.hardware_gbps)}) {
       f.push_back(std::move(s));
     }
     row(f);
@@ -265,7 +271,8 @@ void write_csv(std::ostream& os, const run_report& rep) {
 
 // ---- JSON: memlab.results/1 ------------------------------------------------------------------------
 // The DESIGN.md keys come first in each object; the extensions (device ordinal, global_mem_bytes,
-// measured_peak_gbps; top-level command; per result mean_ms, batch_gbps, pct_measured, status, note)
+// measured_peak_gbps; top-level command; per result mean_ms, batch_gbps, pct_measured, status, note,
+// hardware_bytes, hardware_gbps)
 // follow. Readers treat the extensions as optional so files without them still load.
 
 template <class J>
@@ -336,6 +343,8 @@ J build_json(const run_report& rep) {
     o["pct_measured"] = r.pct_measured;
     o["status"] = std::string(to_string(r.status));
     o["note"] = r.note;
+    o["hardware_bytes"] = r.hardware_bytes;
+    o["hardware_gbps"] = r.hardware_gbps;
     results.push_back(std::move(o));
   }
   j["results"] = std::move(results);
@@ -516,6 +525,8 @@ run_report read_report(const J& root_json) {
       }
     }
     if (rj.has("note")) r.note = rj.at("note").string();
+    if (rj.has("hardware_bytes")) r.hardware_bytes = rj.at("hardware_bytes").u64();
+    if (rj.has("hardware_gbps")) r.hardware_gbps = rj.at("hardware_gbps").number();
     rep.results.push_back(std::move(r));
   }
   return rep;

@@ -222,6 +222,33 @@ TEST(Sizes, FormatBytes) {
   EXPECT_EQ(memlab::format_bytes(MiB - 1), "1.00 MiB");  // never "1024.00 KiB"
 }
 
+// Axis lists (--src-offset, --stride, --ctas): plain counts, ranges count up by one by default.
+TEST(AxisLists, CountsCountUpByOne) {
+  using memlab::parse_counts;
+  EXPECT_EQ(parse_counts("0..3", "--src-offset"), (std::vector<std::uint64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(parse_counts("1..32:*2", "--stride"), (std::vector<std::uint64_t>{1, 2, 4, 8, 16, 32}));
+  EXPECT_EQ(parse_counts("0,2,8", "--src-offset"), (std::vector<std::uint64_t>{0, 2, 8}));
+  EXPECT_EQ(parse_counts("0..8:+4", "--dst-offset"), (std::vector<std::uint64_t>{0, 4, 8}));
+}
+
+TEST(AxisLists, ErrorsNameTheFlag) {
+  using memlab::parse_counts;
+  for (const char* bad : {"", "-1", "2KiB", "x", "3..1"}) {
+    try {
+      (void)parse_counts(bad, "--stride");
+      ADD_FAILURE() << "no error for '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--stride: ", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(AxisLists, ByteCountsDoubleAndTakeUnits) {
+  EXPECT_EQ(memlab::parse_byte_counts("4MiB..16MiB", "--table-bytes"),
+            (std::vector<std::uint64_t>{4 * MiB, 8 * MiB, 16 * MiB}));
+  EXPECT_EQ(memlab::parse_byte_counts("4096", "--table-bytes"), (std::vector<std::uint64_t>{4096}));
+}
+
 TEST(Dtype, NamesSizesAndList) {
   using memlab::dtype;
   EXPECT_EQ(memlab::all_dtypes().size(), 5u);

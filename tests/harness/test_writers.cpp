@@ -464,7 +464,7 @@ TEST(Csv, HeaderValuesAndQuoting) {
   EXPECT_EQ(lines[0],
             "lab,variant,dtype,n,src_offset,bytes,flops,policy,cold_median_ms,cold_min_ms,cold_p25_ms,cold_p75_ms,"
             "cold_samples,cold_rel_spread,batch_median_ms,batch_min_ms,batch_samples,batch_rel_spread,gbps,"
-            "batch_gbps,pct_peak,pct_measured,l2_resident,verified,status,note");
+            "batch_gbps,pct_peak,pct_measured,l2_resident,verified,status,note,hardware_bytes,hardware_gbps");
   const auto header = csv_fields(lines[0]);
   for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(csv_fields(lines[i]).size(), header.size()) << lines[i];
 

@@ -1,65 +1,12 @@
 // SASS proof: what the copy ladder really compiled to, read from the memlab binary itself, for
 // every SASS architecture it carries. Needs cuobjdump, not a GPU.
-#include <gtest/gtest.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <map>
 
-#include "harness/lab.hpp"
-#include "inspect/inspect.hpp"
+#include "inspect/sass_fixture.hpp"
 #include "labs/copy/copy.hpp"
 
 namespace memlab::inspect {
 namespace {
-
-// Without cuobjdump (or the nvdisasm it runs) the proof cannot be read: skip locally and say why,
-// but fail under CI, where tools/setup.sh must have installed both.
-struct sass_proof : ::testing::Test {
-  static void SetUpTestSuite() {
-    if (find_cuobjdump().empty()) {
-      missing = "cuobjdump not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)";
-      return;
-    }
-    try {
-      // One read per architecture, shared by every test.
-      const auto first = inspect_binary(MEMLAB_BINARY, kernel_labels(), "copy", "", false);
-      for (const auto& arch : first.archs) {
-        if (arch.rfind("sm_", 0) != 0) continue;
-        reports.emplace(arch, inspect_binary(MEMLAB_BINARY, kernel_labels(), "copy", arch, false));
-      }
-    } catch (const std::runtime_error& e) {
-      missing = e.what();
-    }
-  }
-  void SetUp() override {
-    if (missing.empty()) return;
-    if (std::getenv("CI") != nullptr) FAIL() << "CI must read the SASS: " << missing;
-    GTEST_SKIP() << missing;
-  }
-  static inline std::map<std::string, inspect_report> reports;
-  static inline std::string missing;
-};
-
-const labeled_kernel* find(const inspect_report& r, std::string_view variant, std::string_view dtype) {
-  for (const auto& k : r.kernels)
-    if (k.variant == variant && k.dtype == dtype) return &k;
-  return nullptr;
-}
-
-// Global-memory instructions of one direction, by width: {width_bits: count of instructions}.
-std::map<int, int> global_widths(const labeled_kernel& k, mem_dir dir) {
-  std::map<int, int> out;
-  for (const auto& h : k.histogram)
-    if (h.op.space == mem_space::global && h.op.dir == dir) out[h.op.width_bits] += h.count;
-  return out;
-}
-
-int count_space(const labeled_kernel& k, mem_space s) {
-  int n = 0;
-  for (const auto& h : k.histogram) n += h.op.space == s ? h.count : 0;
-  return n;
-}
 
 const std::array<std::pair<const char*, int>, 5> dtypes{{{"u8", 8}, {"f16", 16}, {"bf16", 16}, {"f32", 32}, {"f64", 64}}};
 
@@ -83,7 +30,7 @@ TEST_F(sass_proof, every_kernel_variant_and_dtype_is_found_on_every_arch) {
   for (const auto& [arch, r] : reports) {
     for (const char* v : {"scalar", "vec8", "vec16", "vec16_unroll", "cub"}) {
       for (const auto& [dt, bits] : dtypes) {
-        EXPECT_NE(find(r, v, dt), nullptr) << arch << " " << v << " " << dt;
+        EXPECT_NE(find(r, "copy", v, dt), nullptr) << arch << " " << v << " " << dt;
       }
     }
   }
@@ -111,7 +58,7 @@ TEST_F(sass_proof, vec16_moves_global_data_with_128_bit_accesses) {
   for (const auto& [arch, r] : reports) {
     for (const auto& [dt, bits] : dtypes) {
       SCOPED_TRACE(arch + " vec16 " + dt);
-      const auto* k = find(r, "vec16", dt);
+      const auto* k = find(r, "copy", "vec16", dt);
       ASSERT_NE(k, nullptr);
       expect_vector_path(*k, 128, bits, 1);
     }
@@ -122,7 +69,7 @@ TEST_F(sass_proof, vec16_unroll_keeps_four_128_bit_loads_in_flight) {
   for (const auto& [arch, r] : reports) {
     for (const auto& [dt, bits] : dtypes) {
       SCOPED_TRACE(arch + " vec16_unroll " + dt);
-      const auto* k = find(r, "vec16_unroll", dt);
+      const auto* k = find(r, "copy", "vec16_unroll", dt);
       ASSERT_NE(k, nullptr);
       // Four in the unrolled body, one more for the partial tile.
       expect_vector_path(*k, 128, bits, labs::copy::unroll_vectors + 1);
@@ -143,7 +90,7 @@ TEST_F(sass_proof, vec8_moves_global_data_with_64_bit_accesses) {
   for (const auto& [arch, r] : reports) {
     for (const auto& [dt, bits] : dtypes) {
       SCOPED_TRACE(arch + " vec8 " + dt);
-      const auto* k = find(r, "vec8", dt);
+      const auto* k = find(r, "copy", "vec8", dt);
       ASSERT_NE(k, nullptr);
       if (bits == 64) {  // f64: the element is the vector, and the tail never runs
         EXPECT_EQ(global_widths(*k, mem_dir::load).begin()->first, 64);
@@ -158,7 +105,7 @@ TEST_F(sass_proof, scalar_accesses_are_element_wide) {
   for (const auto& [arch, r] : reports) {
     for (const auto& [dt, bits] : dtypes) {
       SCOPED_TRACE(arch + " scalar " + dt);
-      const auto* k = find(r, "scalar", dt);
+      const auto* k = find(r, "copy", "scalar", dt);
       ASSERT_NE(k, nullptr);
       for (mem_dir dir : {mem_dir::load, mem_dir::store}) {
         const auto w = global_widths(*k, dir);

@@ -140,6 +140,8 @@ class copy_case final : public prepared_case {
   std::uint64_t seed_ = 0;
 };
 
+constexpr std::array<axis, 2> copy_axes{axis::src_offset, axis::dst_offset};
+
 class copy_lab_impl final : public lab {
  public:
   [[nodiscard]] std::string_view name() const override { return "copy"; }
@@ -150,6 +152,8 @@ class copy_lab_impl final : public lab {
   [[nodiscard]] std::span<const dtype> dtypes() const override { return all_dtypes(); }
   [[nodiscard]] dtype default_dtype() const override { return dtype::f32; }
   [[nodiscard]] std::string_view default_sizes() const override { return "2^16..2^28:*4"; }
+  [[nodiscard]] std::string_view size_meaning() const override { return "elements copied"; }
+  [[nodiscard]] std::span<const axis> axes() const override { return copy_axes; }
 
   [[nodiscard]] std::optional<std::string> unsupported(std::string_view variant, const case_params& p,
                                                        const device_info& /*dev*/) const override {

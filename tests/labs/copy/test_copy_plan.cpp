@@ -81,6 +81,37 @@ TEST(run_planning, expands_labs_variants_dtypes_and_sizes) {
   EXPECT_EQ(cases.back().p.n, 65536u / 4);  // 64 KiB of f32
 }
 
+TEST(run_planning, offsets_are_axes_swept_for_every_variant) {
+  run_request r;
+  r.labs = {"copy"};
+  r.variants = {"vec16", "scalar"};
+  r.dtypes = {dtype::f16};
+  r.sizes = "1K";
+  r.axes.src_offset = {0, 2};
+  r.axes.dst_offset = {0, 4, 6};
+  const auto cases = plan_cases(r);
+  ASSERT_EQ(cases.size(), 2u * 3u * 2u);  // src offsets x dst offsets x variants
+  // Variants of one point are adjacent (in ladder order), so one run compares them side by side.
+  EXPECT_EQ(cases[0].v->name, "scalar");
+  EXPECT_EQ(cases[1].v->name, "vec16");
+  EXPECT_EQ(cases[0].p.src_offset, cases[1].p.src_offset);
+  EXPECT_EQ(cases[0].p.dst_offset, cases[1].p.dst_offset);
+  EXPECT_EQ(cases.back().p.src_offset, 2u);
+  EXPECT_EQ(cases.back().p.dst_offset, 6u);
+}
+
+TEST(run_planning, an_axis_no_chosen_lab_reads_is_a_usage_error) {
+  run_request r;
+  r.labs = {"copy"};
+  r.axes.stride = {2};
+  try {
+    (void)plan_cases(r);
+    ADD_FAILURE() << "--stride accepted for the copy lab";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--stride is not an axis of lab copy"), std::string::npos) << e.what();
+  }
+}
+
 TEST(run_planning, repeated_names_run_once) {
   run_request r;
   r.labs = {"copy", "copy"};
