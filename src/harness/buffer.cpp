@@ -4,21 +4,6 @@
 
 namespace memlab {
 
-template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Release)(void*)>
-cuda_memory<Alloc, Release>::cuda_memory(std::size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) MEMLAB_CUDA_CHECK(Alloc(&ptr_, bytes));
-}
-
-template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Release)(void*)>
-void cuda_memory<Alloc, Release>::reset() noexcept {
-  if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(Release(ptr_));
-  ptr_ = nullptr;
-  bytes_ = 0;
-}
-
-template class cuda_memory<&cudaMalloc, &cudaFree>;
-template class cuda_memory<&cudaMallocHost, &cudaFreeHost>;
-
 cuda_event::cuda_event() { MEMLAB_CUDA_CHECK(cudaEventCreate(&e_)); }
 cuda_event::~cuda_event() {
   if (e_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e_));

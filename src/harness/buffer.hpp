@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "memlab/error.cuh"
+
 namespace memlab {
 
 // Owns `bytes` of memory from Alloc, released by Release. Move-only.
@@ -37,6 +39,18 @@ class cuda_memory {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Release)(void*)>
+cuda_memory<Alloc, Release>::cuda_memory(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) MEMLAB_CUDA_CHECK(Alloc(&ptr_, bytes));
+}
+
+template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Release)(void*)>
+void cuda_memory<Alloc, Release>::reset() noexcept {
+  if (ptr_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(Release(ptr_));
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
 
 using device_buffer = cuda_memory<&cudaMalloc, &cudaFree>;      // 256-byte aligned device memory
 using pinned_buffer = cuda_memory<&cudaMallocHost, &cudaFreeHost>;  // page-locked host memory

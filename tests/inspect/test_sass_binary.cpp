@@ -86,6 +86,39 @@ TEST_F(sass_proof, vec16_unroll_keeps_four_128_bit_loads_in_flight) {
   }
 }
 
+// memlab::copy (variant auto): its body kernels, the aligned one and the four realigning ones (one
+// per word offset), move global data only with 128-bit loads and stores; the only narrower
+// accesses are the byte-wise head and tail (8-bit). The realigning path included: that is the
+// point of shuffling neighbour words instead of loading each pair twice.
+TEST_F(sass_proof, auto_body_is_128_bit_also_when_realigning) {
+  for (const auto& [arch, r] : reports) {
+    int aligned = 0, realign = 0;
+    for (const auto& k : r.kernels) {
+      if (k.lab != "copy" || k.variant != "auto") continue;
+      const bool is_aligned = k.code.name.find("copy_aligned16_kernel") != std::string::npos;
+      const bool is_realign = k.code.name.find("copy_realign16_kernel") != std::string::npos;
+      if (!is_aligned && !is_realign) continue;  // the byte kernel for copies under 63 bytes
+      SCOPED_TRACE(arch + " " + k.code.name);
+      aligned += is_aligned;
+      realign += is_realign;
+      for (mem_dir dir : {mem_dir::load, mem_dir::store}) {
+        const auto w = global_widths(k, dir);
+        ASSERT_TRUE(w.contains(128)) << to_string(dir);
+        for (const auto& [bits, count] : w) {
+          EXPECT_TRUE(bits == 128 || bits == 8) << to_string(dir) << " of " << bits << " bits";
+          if (bits == 8) {
+            EXPECT_EQ(count, 2) << "one byte access for the head, one for the tail";
+          }
+        }
+      }
+      EXPECT_EQ(count_space(k, mem_space::local), 0) << "local memory: spills or dynamic indexing";
+      EXPECT_EQ(count_space(k, mem_space::generic), 0);
+    }
+    EXPECT_GE(aligned, 1) << arch;
+    EXPECT_GE(realign, 4) << arch << ": one realigning kernel per word offset 0..3";
+  }
+}
+
 TEST_F(sass_proof, vec8_moves_global_data_with_64_bit_accesses) {
   for (const auto& [arch, r] : reports) {
     for (const auto& [dt, bits] : dtypes) {

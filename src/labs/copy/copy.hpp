@@ -14,7 +14,8 @@
 
 namespace memlab::labs::copy {
 
-enum class variant_id { scalar, vec8, vec16, vec16_unroll, memcpy, cub, thrust };
+// `library` is memlab::copy (include/memlab/copy.cuh); its variant name is "auto".
+enum class variant_id { scalar, vec8, vec16, vec16_unroll, library, memcpy, cub, thrust };
 
 inline constexpr int threads_per_cta = 256;
 // vec16_unroll keeps this many 16-byte vectors in flight per thread before its first store.
@@ -30,10 +31,14 @@ std::optional<variant_id> variant_by_name(std::string_view name);
 int required_alignment(variant_id v);
 
 launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_count);
+// memlab::copy's own plan for these pointers, as a launch policy.
+launch_policy plan_library(const void* dst, const void* src, std::uint64_t bytes, int sm_count);
 
 // Enqueues the copy of n elements of type t. Checks the launch; never synchronizes.
 void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, const launch_policy& p,
                    cudaStream_t s);
+// memlab::copy of n elements of type t (the typed entry point). Throws memlab::cuda_error on failure.
+void launch_library(dtype t, void* dst, const void* src, std::uint64_t n, cudaStream_t s);
 void launch_peer(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, cudaStream_t s);
 
 const lab& copy_lab();

@@ -6,6 +6,7 @@
 #include "harness/buffer.hpp"
 #include "harness/fill.hpp"
 #include "labs/copy/copy.hpp"
+#include "memlab/copy_plan.hpp"
 #include "memlab/error.cuh"
 
 namespace memlab::labs::copy {
@@ -46,6 +47,12 @@ launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_
   }
 }
 
+launch_policy plan_library(const void* dst, const void* src, std::uint64_t bytes, int sm_count) {
+  const copy_plan p = plan_copy(reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src), bytes,
+                                sm_count);
+  return {p.threads, p.vectors_per_thread, p.vec_bytes, 0, p.grid};
+}
+
 namespace {
 
 struct variant_entry {
@@ -55,7 +62,7 @@ struct variant_entry {
 
 // The ladder, then the peers, in variant_id order (copy_case indexes it by id).
 // kernel_name_contains: fragments of the demangled kernel names.
-const std::array<variant_entry, 7> entries{{
+const std::array<variant_entry, 8> entries{{
     {variant_id::scalar,
      {"scalar", "one element per thread: 1- and 2-byte types waste most of each memory instruction",
       {"memlab::labs::copy::scalar_kernel<"}, false}},
@@ -67,6 +74,11 @@ const std::array<variant_entry, 7> entries{{
     {variant_id::vec16_unroll,
      {"vec16_unroll", "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
       {"memlab::labs::copy::vec16_unroll_kernel<"}, false}},
+    {variant_id::library,
+     {"auto",
+      "memlab::copy: 16-byte loads and stores at any alignment (byte-wise head and tail, funnel-shift realignment "
+      "when src and dst are misaligned to each other), one short-lived grid",
+      {"memlab::detail::copy_"}, false}},
     {variant_id::memcpy, {"memcpy", "cudaMemcpyAsync device to device", {}, true}},
     {variant_id::cub,
      {"cub", "cub::DeviceTransform::Transform with an identity functor",
@@ -76,8 +88,8 @@ const std::array<variant_entry, 7> entries{{
     {variant_id::thrust, {"thrust", "thrust::copy on raw device pointers (CCCL forwards it to cudaMemcpyAsync)", {}, true}},
 }};
 
-const std::array<variant_info, 7> infos = [] {
-  std::array<variant_info, 7> a{};
+const std::array<variant_info, entries.size()> infos = [] {
+  std::array<variant_info, entries.size()> a{};
   for (std::size_t i = 0; i < entries.size(); ++i) a[i] = entries[i].info;
   return a;
 }();
@@ -100,7 +112,9 @@ class copy_case final : public prepared_case {
         payload_(p.n * elem_),
         src_(src_bytes(p)),
         dst_(dst_bytes(p)),
-        policy_(plan(v, elem_, p.n, dev.sm_count)) {}
+        policy_(v == variant_id::library
+                    ? plan_library(dst_.data() + p.dst_offset, src_.data() + p.src_offset, payload_, dev.sm_count)
+                    : plan(v, elem_, p.n, dev.sm_count)) {}
 
   [[nodiscard]] launch_policy policy() const override { return policy_; }
   [[nodiscard]] std::uint64_t bytes() const override { return 2 * payload_; }  // read n, write n
@@ -116,7 +130,9 @@ class copy_case final : public prepared_case {
   void launch(cudaStream_t s) override {
     void* dst = dst_.data() + p_.dst_offset;
     const void* src = src_.data() + p_.src_offset;
-    if (peer_) {
+    if (v_ == variant_id::library) {
+      launch_library(p_.type, dst, src, p_.n, s);
+    } else if (peer_) {
       launch_peer(v_, p_.type, dst, src, p_.n, s);
     } else {
       launch_kernel(v_, p_.type, dst, src, p_.n, policy_, s);

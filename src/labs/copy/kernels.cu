@@ -12,6 +12,7 @@
 
 #include "harness/dispatch.cuh"
 #include "labs/copy/copy.hpp"
+#include "memlab/copy.cuh"
 #include "memlab/error.cuh"
 #include "memlab/vector.cuh"
 
@@ -114,6 +115,13 @@ void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint6
     }
   });
   MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+void launch_library(dtype t, void* dst, const void* src, std::uint64_t n, cudaStream_t s) {
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    MEMLAB_CUDA_CHECK(memlab::copy(static_cast<T*>(dst), static_cast<const T*>(src), n, s));
+  });
 }
 
 }  // namespace memlab::labs::copy

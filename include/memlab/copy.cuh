@@ -1,0 +1,214 @@
+// memlab/copy.cuh: a device-to-device copy that takes the widest safe path for the pointers it is
+// given, whatever their alignment.
+//
+//   #include <memlab/copy.cuh>
+//   cudaError_t e = memlab::copy(dst, src, count, stream);   // count elements of T
+//   cudaError_t e = memlab::copy_bytes(dst, src, bytes, stream);
+//
+// Assumptions: both ranges are device-accessible memory of the current device and do not overlap
+// (overlap is refused with cudaErrorInvalidValue). The copy is enqueued on `stream`; nothing
+// synchronizes. Errors are returned, never thrown, never fatal.
+//
+// How (the plan is in copy_plan.hpp): the destination is split into a byte-wise head up to its
+// first 16-byte boundary, a body of 16-byte stores, and a byte-wise tail. When src and dst share
+// their misalignment modulo 16 the body loads 16-byte vectors too. When they do not, every body
+// vector still comes from 16-byte loads: the two aligned source vectors it straddles are loaded and
+// the 16 bytes it needs are funnel-shifted out of them in registers (SHF), so a source 2 bytes off
+// costs an extra load that L1/L2 serves, not four times the memory instructions.
+// The grid is one short-lived CTA per 256 x vectors_per_thread body vectors (never persistent).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "memlab/arch/ld_global.cuh"
+#include "memlab/copy_plan.hpp"
+
+namespace memlab {
+namespace detail {
+
+struct copy_args {
+  std::byte* dst;
+  const std::byte* src;
+  std::size_t head, vectors, tail;
+  unsigned shift;  // bytes, 0..15
+};
+
+// Head and tail (< 32 bytes each) byte by byte: threads 0..31 (warp 0) copy the head, threads
+// 64..95 (warp 2) the tail, so neither diverges inside the warp that does the other.
+__device__ __forceinline__ void copy_edges(const copy_args& a) {
+  const unsigned t = threadIdx.x;
+  if (t < a.head) a.dst[t] = a.src[t];
+  const std::size_t tail_begin = a.head + 16 * a.vectors;
+  if (t >= 64 && t - 64 < a.tail) a.dst[tail_begin + (t - 64)] = a.src[tail_begin + (t - 64)];
+}
+
+// Body, src and dst equally aligned: CTA b stores vectors [b, b + 1) x threads x U. Thread t takes
+// vectors t, t + threads, ... so each load and store instruction stays coalesced across the warp,
+// and issues its U loads before its first store (U x 16 B in flight per thread).
+template <int U>
+__global__ void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel(copy_args a) {
+  if (blockIdx.x == 0) copy_edges(a);
+  const auto* s = reinterpret_cast<const uint4*>(a.src + a.head);
+  auto* d = reinterpret_cast<uint4*>(a.dst + a.head);
+  const std::size_t base = std::size_t{blockIdx.x} * copy_tuning::threads * U + threadIdx.x;
+  if (base + (U - 1) * copy_tuning::threads < a.vectors) {  // all U of this thread's vectors in range
+    uint4 r[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) r[u] = s[base + u * copy_tuning::threads];
+#pragma unroll
+    for (int u = 0; u < U; ++u) d[base + u * copy_tuning::threads] = r[u];
+  } else {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::size_t i = base + u * copy_tuning::threads;
+      if (i < a.vectors) d[i] = s[i];
+    }
+  }
+}
+
+// Body, src and dst misaligned to each other by shift = 4 Words + shift % 4 bytes (the word offset a
+// template argument, so register selection is static; the byte offset a run-time funnel shift).
+// Output vector i needs bytes shift.. of the 32-byte pair (source vector i, source vector i + 1),
+// counting aligned source vectors from src + head - shift.
+//
+// Each source vector is loaded once, 16 bytes, by one lane, and the lane to its left gets the words
+// it needs with a shuffle: a warp loads 32 source vectors and stores the 31 output vectors between
+// them (lane 31 only lends its words). Loading both vectors of the pair in every lane instead
+// reads each vector twice, and ptxas narrows the second load to the words used (LDG.E.64 + LDG.E).
+template <int Words, int U>
+__global__ void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(copy_args a) {
+  if (blockIdx.x == 0) copy_edges(a);
+  const auto* s = reinterpret_cast<const uint4*>(a.src + a.head - a.shift);
+  auto* d = reinterpret_cast<uint4*>(a.dst + a.head);
+  const unsigned shift_bits = 8 * (a.shift % 4);
+  const unsigned lane = threadIdx.x % 32;
+  constexpr std::size_t warps = copy_tuning::threads / 32, per_group = 31;
+  // Groups of 31 output vectors; this warp's U groups are consecutive.
+  const std::size_t group0 = (std::size_t{blockIdx.x} * warps + threadIdx.x / 32) * U;
+  const auto realign = [&](const uint4& v) {
+    // Words 0..Words of the next lane's vector complete this lane's 16 bytes.
+    unsigned w[8] = {v.x, v.y, v.z, v.w, 0, 0, 0, 0};
+    const unsigned mine[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int k = 0; k <= Words; ++k) w[4 + k] = __shfl_down_sync(0xffffffffu, mine[k], 1);
+    return make_uint4(__funnelshift_r(w[Words + 0], w[Words + 1], shift_bits),
+                      __funnelshift_r(w[Words + 1], w[Words + 2], shift_bits),
+                      __funnelshift_r(w[Words + 2], w[Words + 3], shift_bits),
+                      __funnelshift_r(w[Words + 3], w[Words + 4], shift_bits));
+  };
+  if ((group0 + U) * per_group <= a.vectors) {  // all U groups whole; the last source vector read is
+    uint4 v[U];                                 // (group0 + U) x 31 <= vectors: inside the source
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = arch::ld_global_v4(s + (group0 + u) * per_group + lane);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint4 out = realign(v[u]);
+      if (lane < per_group) d[(group0 + u) * per_group + lane] = out;
+    }
+  } else {  // the warp-uniform last groups: every lane still joins the shuffles
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::size_t i = (group0 + u) * per_group + lane;
+      const uint4 v = i <= a.vectors ? arch::ld_global_v4(s + i) : make_uint4(0, 0, 0, 0);
+      const uint4 out = realign(v);
+      if (lane < per_group && i < a.vectors) d[i] = out;
+    }
+  }
+}
+
+// A copy too small for a 16-byte body (< 63 bytes): one byte per thread. (A template, as every
+// kernel of this header is, so that each program that includes it gets one definition.)
+template <int AccessBytes = 1>
+__global__ void __launch_bounds__(copy_tuning::threads) copy_bytes_kernel(copy_args a) {
+  static_assert(AccessBytes == 1);
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < a.head) a.dst[i] = a.src[i];
+}
+
+// Multiprocessor count of `device`, cached: the plan needs it on every call and a copy of a few
+// kilobytes should not pay for an attribute query each time. Racing first calls store the same value.
+inline cudaError_t sm_count_of(int device, int& out) {
+  constexpr int cached_devices = 64;
+  static std::atomic<int> cache[cached_devices] = {};
+  if (device >= 0 && device < cached_devices) {
+    out = cache[device].load(std::memory_order_relaxed);
+    if (out > 0) return cudaSuccess;
+  }
+  const cudaError_t e = cudaDeviceGetAttribute(&out, cudaDevAttrMultiProcessorCount, device);
+  if (e != cudaSuccess) return e;
+  if (device >= 0 && device < cached_devices) cache[device].store(out, std::memory_order_relaxed);
+  return cudaSuccess;
+}
+
+template <int U>
+inline void launch_copy_body(const copy_plan& p, const copy_args& a, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.grid)), block(static_cast<unsigned>(p.threads));
+  if (p.path == copy_path::aligned16) {
+    copy_aligned16_kernel<U><<<grid, block, 0, stream>>>(a);
+    return;
+  }
+  switch (p.shift / 4) {
+    case 0: copy_realign16_kernel<0, U><<<grid, block, 0, stream>>>(a); break;
+    case 1: copy_realign16_kernel<1, U><<<grid, block, 0, stream>>>(a); break;
+    case 2: copy_realign16_kernel<2, U><<<grid, block, 0, stream>>>(a); break;
+    default: copy_realign16_kernel<3, U><<<grid, block, 0, stream>>>(a); break;
+  }
+}
+
+}  // namespace detail
+
+// Enqueues the copy that `p` describes (from plan_copy for these very pointers and size). For
+// tools that want to print or vary the plan; memlab::copy_bytes is the usual entry point.
+inline cudaError_t launch_copy(const copy_plan& p, void* dst, const void* src, cudaStream_t stream = 0) noexcept {
+  if (p.path == copy_path::none) return cudaSuccess;
+  if (p.grid == 0 || p.grid > 0x7fffffffu || p.threads != copy_tuning::threads) return cudaErrorInvalidValue;
+  const detail::copy_args a{static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), p.head, p.vectors,
+                            p.tail, static_cast<unsigned>(p.shift)};
+  switch (p.path) {
+    case copy_path::bytes:
+      detail::copy_bytes_kernel<1><<<static_cast<unsigned>(p.grid), static_cast<unsigned>(p.threads), 0, stream>>>(a);
+      break;
+    case copy_path::aligned16:
+    case copy_path::realign16:
+      if (p.vectors_per_thread == 1) {
+        detail::launch_copy_body<1>(p, a, stream);
+      } else if (p.vectors_per_thread == 2) {
+        detail::launch_copy_body<2>(p, a, stream);
+      } else if (p.vectors_per_thread == 4) {
+        detail::launch_copy_body<4>(p, a, stream);
+      } else {
+        return cudaErrorInvalidValue;
+      }
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+// Copies `bytes` bytes from `src` to `dst` (device memory, not overlapping) on `stream`.
+inline cudaError_t copy_bytes(void* dst, const void* src, std::size_t bytes, cudaStream_t stream = 0) noexcept {
+  if (bytes == 0) return cudaSuccess;
+  if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
+  const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
+  if (d + bytes < d || s + bytes < s) return cudaErrorInvalidValue;   // wraps around the address space
+  if (d < s + bytes && s < d + bytes) return cudaErrorInvalidValue;   // the ranges overlap
+  int device = 0, sm_count = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = detail::sm_count_of(device, sm_count); e != cudaSuccess) return e;
+  return launch_copy(plan_copy(d, s, bytes, sm_count), dst, src, stream);
+}
+
+// Copies `count` elements of T from `src` to `dst` (device memory, not overlapping) on `stream`.
+template <class T>
+  requires std::is_trivially_copyable_v<T>
+inline cudaError_t copy(T* dst, const T* src, std::size_t count, cudaStream_t stream = 0) noexcept {
+  if (count > SIZE_MAX / sizeof(T)) return cudaErrorInvalidValue;
+  return copy_bytes(dst, src, count * sizeof(T), stream);
+}
+
+}  // namespace memlab

@@ -1,0 +1,119 @@
+// memlab::plan_copy, the host half of memlab::copy: for every pair of misalignments and many sizes,
+// the plan covers every byte exactly once, keeps every body access 16-byte aligned and inside the
+// caller's buffers, and sizes the grid to the body. Pure host code: no GPU, no CUDA runtime.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "memlab/copy_plan.hpp"
+
+namespace memlab {
+namespace {
+
+constexpr int h100_sms = 132;
+
+// Checks one plan against the contract in copy_plan.hpp; returns the first broken rule.
+std::string check(std::uintptr_t dst, std::uintptr_t src, std::size_t bytes, const copy_plan& p) {
+  if (bytes == 0) return p.path == copy_path::none && p.grid == 0 ? "" : "an empty copy launches nothing";
+  if (p.head + 16 * p.vectors + p.tail != bytes) return "head + body + tail != bytes";
+  if (p.grid == 0 || p.threads != 256) return "no launch";
+  if (p.path == copy_path::bytes) {
+    if (p.vectors != 0 || p.tail != 0 || p.head != bytes) return "a bytes plan is all head";
+    return p.grid == (bytes + 255) / 256 ? "" : "bytes grid";
+  }
+  if (p.vec_bytes != 16) return "body width";
+  if ((dst + p.head) % 16 != 0) return "body stores not 16-byte aligned";
+  if (p.head >= 32 || p.tail >= 32) return "head or tail of 32 bytes or more";
+  const auto shift = static_cast<std::size_t>(p.shift);
+  if (shift != (src - dst) % 16) return "shift";
+  if (p.path == copy_path::aligned16) {
+    if (shift != 0 || (src + p.head) % 16 != 0) return "aligned body loads not 16-byte aligned";
+  } else {
+    if (p.path != copy_path::realign16 || shift == 0) return "path";
+    // Source vectors 0..vectors, from src + head - shift, 16-byte aligned and inside [src, src + bytes).
+    if ((src + p.head - shift) % 16 != 0) return "realigned loads not 16-byte aligned";
+    if (p.head < shift) return "first source vector starts before src";
+    if (p.head - shift + 16 * (p.vectors + 1) > bytes) return "last source vector ends after src + bytes";
+  }
+  const std::size_t per_cta = (p.path == copy_path::realign16 ? 8 * 31 : 256) * std::size_t(p.vectors_per_thread);
+  if (p.grid * per_cta < p.vectors || (p.grid - 1) * per_cta >= p.vectors) return "grid does not fit the body";
+  return "";
+}
+
+TEST(copy_plan, every_misalignment_pair_and_small_size_is_covered_exactly) {
+  const std::uintptr_t base = 0x7f0000000000;  // a 256-byte aligned allocation, as cudaMalloc gives
+  int realigned = 0, aligned = 0, bytes_only = 0;
+  for (std::uintptr_t d = 0; d < 16; ++d) {
+    for (std::uintptr_t s = 0; s < 16; ++s) {
+      for (std::size_t n = 0; n <= 300; ++n) {
+        const std::uintptr_t dst = base + d, src = base + (1 << 20) + s;
+        const copy_plan p = plan_copy(dst, src, n, h100_sms);
+        ASSERT_EQ(check(dst, src, n, p), "") << "dst+" << d << " src+" << s << " bytes " << n;
+        realigned += p.path == copy_path::realign16;
+        aligned += p.path == copy_path::aligned16;
+        bytes_only += p.path == copy_path::bytes;
+      }
+    }
+  }
+  EXPECT_GT(realigned, 0);
+  EXPECT_GT(aligned, 0);
+  EXPECT_GT(bytes_only, 0);
+}
+
+TEST(copy_plan, shared_misalignment_takes_the_plain_16_byte_path) {
+  for (std::uintptr_t m = 0; m < 16; ++m) {
+    const copy_plan p = plan_copy(0x10000 + m, 0x90000 + m, 4096, h100_sms);
+    EXPECT_EQ(p.path, copy_path::aligned16) << m;
+    EXPECT_EQ(p.head, (16 - m) % 16);
+    EXPECT_EQ(p.shift, 0);
+  }
+}
+
+TEST(copy_plan, mutual_misalignment_keeps_16_byte_accesses) {
+  // The case: dst aligned, src 2 bytes off.
+  const copy_plan p = plan_copy(0x10000, 0x90002, std::size_t{1} << 29, h100_sms);
+  EXPECT_EQ(p.path, copy_path::realign16);
+  EXPECT_EQ(p.vec_bytes, 16);
+  EXPECT_EQ(p.shift, 2);
+  EXPECT_EQ(p.head, 16u);  // dst is aligned, but the first source vector must not start before src
+  EXPECT_EQ(check(0x10000, 0x90002, std::size_t{1} << 29, p), "");
+}
+
+TEST(copy_plan, large_and_odd_sizes_hold_the_contract) {
+  for (std::size_t n : {std::size_t{4095}, std::size_t{4097}, std::size_t{100001}, (std::size_t{1} << 24) + 7,
+                        (std::size_t{1} << 32) + 3, std::size_t{1} << 40}) {
+    for (std::uintptr_t d : {0, 1, 8, 15}) {
+      for (std::uintptr_t s : {0, 2, 7, 15}) {
+        const std::uintptr_t dst = 0x7f0000000000 + d, src = 0x7e0000000000 + s;
+        EXPECT_EQ(check(dst, src, n, plan_copy(dst, src, n, h100_sms)), "") << n << " " << d << " " << s;
+      }
+    }
+  }
+}
+
+TEST(copy_plan, small_copies_get_small_grids_and_one_vector_per_thread) {
+  // 8 KiB: 512 vectors, two CTAs; nothing about it should depend on the device.
+  const copy_plan p = plan_copy(0x10000, 0x90000, 8192, h100_sms);
+  EXPECT_EQ(p.vectors_per_thread, 1);
+  EXPECT_EQ(p.grid, 2u);
+  // Too small for one body vector: one CTA of the byte kernel.
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, 12, h100_sms).path, copy_path::bytes);
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, 12, h100_sms).grid, 1u);
+}
+
+TEST(copy_plan, large_copies_keep_more_bytes_in_flight_per_thread) {
+  const std::size_t big = std::size_t{4} << 30;  // 2^31 f16 elements
+  const copy_plan p = plan_copy(0x10000, 0x90000, big, h100_sms);
+  EXPECT_EQ(p.vectors_per_thread, copy_tuning::max_vectors_per_thread);
+  // And the switch point scales with the device: a GPU with 8x the SMs still gives one per thread.
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, std::size_t{64} << 20, 8 * h100_sms).vectors_per_thread, 1);
+}
+
+TEST(copy_plan, a_zero_or_unknown_sm_count_still_plans_correctly) {
+  const copy_plan p = plan_copy(0x10001, 0x90003, 100000, 0);
+  EXPECT_EQ(check(0x10001, 0x90003, 100000, p), "");
+}
+
+}  // namespace
+}  // namespace memlab
