@@ -53,23 +53,37 @@ struct copy_plan {
   std::uint64_t grid = 0;      // CTAs
 };
 
+// What the plan needs to know of the device.
+struct copy_device {
+  int sm_count = 1;
+  int max_threads_per_sm = 2048;  // sm_80, sm_90, sm_100: 2048; sm_86, sm_89: 1536; sm_75: 1024
+};
+
 namespace copy_tuning {
 inline constexpr int threads = 256;
-// Bytes of loads a CTA of the plain 16-byte body keeps in flight per thread, and the size from
-// which the plan gives each thread two vectors instead of one. Measured on H100 SXM (132 SMs,
-// docs/notes/copy.md, section 2): one short-lived grid, never a persistent one (a grid-stride
-// copy trails it by ~6% on that GPU); at full occupancy one 16-byte vector per thread keeps
-// 32 KiB in flight per SM, past the ~16-32 KiB where more stopped helping.
-inline constexpr int max_vectors_per_thread = 2;
-// Below this many body vectors per resident thread slot, one vector per thread: a small copy
-// wants every load issued at once by as many threads as possible.
-inline constexpr std::size_t waves_for_two_vectors = 4;
-inline constexpr int resident_threads_per_sm = 2048;  // sm_80, sm_90, sm_100
+// Bytes of loads in flight per SM past which a 16-byte copy stops getting faster. H100 SXM
+// (docs/notes/copy.md, section 1): 8 KiB/SM gave 2434 GB/s, 16 KiB 2754, 32 KiB and more
+// 2825-2863 (Little's law at ~0.8 us loaded latency asks ~20 KB).
+inline constexpr int bytes_in_flight_per_sm = 32 * 1024;
+inline constexpr int max_vectors_per_thread = 4;
 }  // namespace copy_tuning
 
-// What memlab::copy will do. `sm_count` is the device's multiprocessor count (any value >= 1 is
-// valid: it only tunes the policy, never correctness).
-constexpr copy_plan plan_copy(std::uintptr_t dst, std::uintptr_t src, std::size_t bytes, int sm_count) {
+// Body vectors per thread: enough that a full SM keeps bytes_in_flight_per_sm of loads in flight.
+// 1 where 2048 threads x 16 B = 32 KiB already do (H100, H200: measured there, one vector per thread
+// beat two by ~3% at 2^24..2^31 f16, docs/notes/copy.md section 2); more on GPUs with fewer threads
+// per SM. Only for copies of at least one full wave; a smaller copy is all in flight at once anyway.
+constexpr int copy_vectors_per_thread(std::size_t vectors, const copy_device& dev) {
+  const auto threads_per_sm = static_cast<std::size_t>(dev.max_threads_per_sm > 0 ? dev.max_threads_per_sm : 2048);
+  const auto sms = static_cast<std::size_t>(dev.sm_count > 0 ? dev.sm_count : 1);
+  if (vectors < sms * threads_per_sm) return 1;
+  const std::size_t per_sm_at_one = threads_per_sm * 16;
+  std::size_t u = (copy_tuning::bytes_in_flight_per_sm + per_sm_at_one - 1) / per_sm_at_one;
+  if (u > static_cast<std::size_t>(copy_tuning::max_vectors_per_thread)) u = copy_tuning::max_vectors_per_thread;
+  return u <= 1 ? 1 : u <= 2 ? 2 : 4;  // the kernel is instantiated for 1, 2 and 4
+}
+
+// What memlab::copy will do. `dev` only tunes the policy, never correctness (any values are valid).
+constexpr copy_plan plan_copy(std::uintptr_t dst, std::uintptr_t src, std::size_t bytes, const copy_device& dev) {
   copy_plan p;
   if (bytes == 0) return p;
   p.threads = copy_tuning::threads;
@@ -100,10 +114,7 @@ constexpr copy_plan plan_copy(std::uintptr_t dst, std::uintptr_t src, std::size_
   p.tail = rest - 16 * vectors;
   p.shift = shift;
   p.vec_bytes = 16;
-  const std::size_t resident = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1) *
-                               static_cast<std::size_t>(copy_tuning::resident_threads_per_sm);
-  p.vectors_per_thread = vectors >= copy_tuning::waves_for_two_vectors * resident ? copy_tuning::max_vectors_per_thread
-                                                                                   : 1;
+  p.vectors_per_thread = copy_vectors_per_thread(vectors, dev);
   // A realigning warp stores 31 vectors per 32 lanes (lane 31 lends its source vector, copy.cuh).
   const std::size_t per_warp = p.path == copy_path::realign16 ? 31 : 32;
   const std::size_t per_cta =

@@ -11,7 +11,7 @@
 namespace memlab {
 namespace {
 
-constexpr int h100_sms = 132;
+constexpr copy_device h100{132, 2048};
 
 // Checks one plan against the contract in copy_plan.hpp; returns the first broken rule.
 std::string check(std::uintptr_t dst, std::uintptr_t src, std::size_t bytes, const copy_plan& p) {
@@ -48,7 +48,7 @@ TEST(copy_plan, every_misalignment_pair_and_small_size_is_covered_exactly) {
     for (std::uintptr_t s = 0; s < 16; ++s) {
       for (std::size_t n = 0; n <= 300; ++n) {
         const std::uintptr_t dst = base + d, src = base + (1 << 20) + s;
-        const copy_plan p = plan_copy(dst, src, n, h100_sms);
+        const copy_plan p = plan_copy(dst, src, n, h100);
         ASSERT_EQ(check(dst, src, n, p), "") << "dst+" << d << " src+" << s << " bytes " << n;
         realigned += p.path == copy_path::realign16;
         aligned += p.path == copy_path::aligned16;
@@ -63,7 +63,7 @@ TEST(copy_plan, every_misalignment_pair_and_small_size_is_covered_exactly) {
 
 TEST(copy_plan, shared_misalignment_takes_the_plain_16_byte_path) {
   for (std::uintptr_t m = 0; m < 16; ++m) {
-    const copy_plan p = plan_copy(0x10000 + m, 0x90000 + m, 4096, h100_sms);
+    const copy_plan p = plan_copy(0x10000 + m, 0x90000 + m, 4096, h100);
     EXPECT_EQ(p.path, copy_path::aligned16) << m;
     EXPECT_EQ(p.head, (16 - m) % 16);
     EXPECT_EQ(p.shift, 0);
@@ -72,7 +72,7 @@ TEST(copy_plan, shared_misalignment_takes_the_plain_16_byte_path) {
 
 TEST(copy_plan, mutual_misalignment_keeps_16_byte_accesses) {
   // The case: dst aligned, src 2 bytes off.
-  const copy_plan p = plan_copy(0x10000, 0x90002, std::size_t{1} << 29, h100_sms);
+  const copy_plan p = plan_copy(0x10000, 0x90002, std::size_t{1} << 29, h100);
   EXPECT_EQ(p.path, copy_path::realign16);
   EXPECT_EQ(p.vec_bytes, 16);
   EXPECT_EQ(p.shift, 2);
@@ -86,7 +86,7 @@ TEST(copy_plan, large_and_odd_sizes_hold_the_contract) {
     for (std::uintptr_t d : {0, 1, 8, 15}) {
       for (std::uintptr_t s : {0, 2, 7, 15}) {
         const std::uintptr_t dst = 0x7f0000000000 + d, src = 0x7e0000000000 + s;
-        EXPECT_EQ(check(dst, src, n, plan_copy(dst, src, n, h100_sms)), "") << n << " " << d << " " << s;
+        EXPECT_EQ(check(dst, src, n, plan_copy(dst, src, n, h100)), "") << n << " " << d << " " << s;
       }
     }
   }
@@ -94,24 +94,31 @@ TEST(copy_plan, large_and_odd_sizes_hold_the_contract) {
 
 TEST(copy_plan, small_copies_get_small_grids_and_one_vector_per_thread) {
   // 8 KiB: 512 vectors, two CTAs; nothing about it should depend on the device.
-  const copy_plan p = plan_copy(0x10000, 0x90000, 8192, h100_sms);
+  const copy_plan p = plan_copy(0x10000, 0x90000, 8192, h100);
   EXPECT_EQ(p.vectors_per_thread, 1);
   EXPECT_EQ(p.grid, 2u);
   // Too small for one body vector: one CTA of the byte kernel.
-  EXPECT_EQ(plan_copy(0x10000, 0x90000, 12, h100_sms).path, copy_path::bytes);
-  EXPECT_EQ(plan_copy(0x10000, 0x90000, 12, h100_sms).grid, 1u);
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, 12, h100).path, copy_path::bytes);
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, 12, h100).grid, 1u);
 }
 
-TEST(copy_plan, large_copies_keep_more_bytes_in_flight_per_thread) {
+TEST(copy_plan, vectors_per_thread_keep_32_kib_in_flight_per_sm_on_large_copies) {
   const std::size_t big = std::size_t{4} << 30;  // 2^31 f16 elements
-  const copy_plan p = plan_copy(0x10000, 0x90000, big, h100_sms);
-  EXPECT_EQ(p.vectors_per_thread, copy_tuning::max_vectors_per_thread);
-  // And the switch point scales with the device: a GPU with 8x the SMs still gives one per thread.
-  EXPECT_EQ(plan_copy(0x10000, 0x90000, std::size_t{64} << 20, 8 * h100_sms).vectors_per_thread, 1);
+  // 2048 threads x 16 B = 32 KiB per SM already: one vector per thread (H100, H200).
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, big, h100).vectors_per_thread, 1);
+  // Fewer resident threads per SM need more vectors each: 1536 (sm_86/89) and 1024 (sm_75) -> 2.
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, big, copy_device{84, 1536}).vectors_per_thread, 2);
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, big, copy_device{40, 1024}).vectors_per_thread, 2);
+  EXPECT_EQ(plan_copy(0x10000, 0x90002, big, copy_device{40, 512}).vectors_per_thread, 4);
+  // Below one full wave every load is in flight at once anyway: one vector per thread.
+  EXPECT_EQ(plan_copy(0x10000, 0x90000, 40 * 1024 * 16 - 16, copy_device{40, 1024}).vectors_per_thread, 1);
+  for (const copy_device dev : {copy_device{84, 1536}, copy_device{40, 512}}) {
+    EXPECT_EQ(check(0x10000, 0x90002, big, plan_copy(0x10000, 0x90002, big, dev)), "");
+  }
 }
 
-TEST(copy_plan, a_zero_or_unknown_sm_count_still_plans_correctly) {
-  const copy_plan p = plan_copy(0x10001, 0x90003, 100000, 0);
+TEST(copy_plan, unknown_device_facts_still_plan_correctly) {
+  const copy_plan p = plan_copy(0x10001, 0x90003, 100000, copy_device{0, 0});
   EXPECT_EQ(check(0x10001, 0x90003, 100000, p), "");
 }
 

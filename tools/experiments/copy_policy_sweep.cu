@@ -73,7 +73,8 @@ int main() {
                     bt, 2.0 * bytes / (bt * 1e-3) / 1e9);
       };
       const memlab::copy_plan plan = memlab::plan_copy(reinterpret_cast<std::uintptr_t>(d),
-                                                       reinterpret_cast<std::uintptr_t>(s + so), bytes, sms);
+                                                       reinterpret_cast<std::uintptr_t>(s + so), bytes,
+                                                       memlab::copy_device{sms, 2048});
       char name[32];
       std::snprintf(name, sizeof name, "auto(u%d)", plan.vectors_per_thread);
       time(name, [&] { CHECK(memlab::copy_bytes(d, s + so, bytes)); });

@@ -31,8 +31,8 @@ std::optional<variant_id> variant_by_name(std::string_view name);
 int required_alignment(variant_id v);
 
 launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_count);
-// memlab::copy's own plan for these pointers, as a launch policy.
-launch_policy plan_library(const void* dst, const void* src, std::uint64_t bytes, int sm_count);
+// memlab::copy's own plan for these pointers on the current device, as a launch policy.
+launch_policy plan_library(const void* dst, const void* src, std::uint64_t bytes);
 
 // Enqueues the copy of n elements of type t. Checks the launch; never synchronizes.
 void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, const launch_policy& p,

@@ -6,7 +6,6 @@
 #include "harness/buffer.hpp"
 #include "harness/fill.hpp"
 #include "labs/copy/copy.hpp"
-#include "memlab/copy_plan.hpp"
 #include "memlab/error.cuh"
 
 namespace memlab::labs::copy {
@@ -45,12 +44,6 @@ launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_
     default:
       return {};  // peers choose their own launch configuration
   }
-}
-
-launch_policy plan_library(const void* dst, const void* src, std::uint64_t bytes, int sm_count) {
-  const copy_plan p = plan_copy(reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src), bytes,
-                                sm_count);
-  return {p.threads, p.vectors_per_thread, p.vec_bytes, 0, p.grid};
 }
 
 namespace {
@@ -113,7 +106,7 @@ class copy_case final : public prepared_case {
         src_(src_bytes(p)),
         dst_(dst_bytes(p)),
         policy_(v == variant_id::library
-                    ? plan_library(dst_.data() + p.dst_offset, src_.data() + p.src_offset, payload_, dev.sm_count)
+                    ? plan_library(dst_.data() + p.dst_offset, src_.data() + p.src_offset, payload_)
                     : plan(v, elem_, p.n, dev.sm_count)) {}
 
   [[nodiscard]] launch_policy policy() const override { return policy_; }

@@ -117,6 +117,15 @@ void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint6
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
+launch_policy plan_library(const void* dst, const void* src, std::uint64_t bytes) {
+  int device = 0;
+  copy_device dev;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  MEMLAB_CUDA_CHECK(memlab::detail::copy_device_of(device, dev));
+  const copy_plan p = plan_copy(reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src), bytes, dev);
+  return {p.threads, p.vectors_per_thread, p.vec_bytes, 0, p.grid};
+}
+
 void launch_library(dtype t, void* dst, const void* src, std::uint64_t n, cudaStream_t s) {
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
