@@ -5,6 +5,7 @@
 //   cudaError_t e = memlab::copy(dst, src, count, stream);   // count elements of T
 //   cudaError_t e = memlab::copy_bytes(dst, src, bytes, stream);
 //
+// Needs C++17 and CUDA 12 or newer; no other library.
 // Assumptions: both ranges are device-accessible memory of the current device and do not overlap
 // (overlap is refused with cudaErrorInvalidValue). The copy is enqueued on `stream`; nothing
 // synchronizes. Errors are returned, never thrown, never fatal.
@@ -243,8 +244,8 @@ inline cudaError_t copy_bytes(void* dst, const void* src, std::size_t bytes, cud
 
 // Copies `count` elements of T from `src` to `dst` (device memory, not overlapping) on `stream`.
 template <class T>
-  requires std::is_trivially_copyable_v<T>
 inline cudaError_t copy(T* dst, const T* src, std::size_t count, cudaStream_t stream = 0) noexcept {
+  static_assert(std::is_trivially_copyable_v<T>, "memlab::copy moves bytes: T must be trivially copyable");
   if (count > SIZE_MAX / sizeof(T)) return cudaErrorInvalidValue;
   return copy_bytes(dst, src, count * sizeof(T), stream);
 }

@@ -45,7 +45,7 @@ TEST(copy_lab_registry, ladder_then_peers_with_kernel_names) {
   EXPECT_EQ(l.name(), "copy");
   std::vector<std::string_view> names;
   for (const auto& v : l.variants()) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"scalar", "vec8", "vec16", "vec16_unroll", "memcpy", "cub", "thrust"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy", "cub", "thrust"}));
   for (const auto& v : l.variants()) {
     EXPECT_FALSE(v.teaches.empty()) << v.name;
     if (!v.peer) {

@@ -1,0 +1,30 @@
+# Builds examples/copy against this memlab tree, the way another project would take it.
+# -DMODE=add_subdirectory|find_package -DSOURCE=<memlab source> -DBUILD=<memlab build dir>
+# -DWORK=<scratch dir> -DARCH=<cuda arch> -DCUDA_COMPILER=<nvcc>
+file(REMOVE_RECURSE ${WORK})
+if(MODE STREQUAL "find_package")
+  execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "cmake --install failed (${rc})")
+  endif()
+  set(how -DCMAKE_PREFIX_PATH=${WORK}/prefix)
+  if(NOT EXISTS ${WORK}/prefix/include/memlab/copy.cuh)
+    message(FATAL_ERROR "the install has no include/memlab/copy.cuh")
+  endif()
+else()
+  set(how -DMEMLAB_SOURCE_DIR=${SOURCE})
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE}/examples/copy -B ${WORK}/build ${how}
+                        -DCMAKE_CUDA_ARCHITECTURES=${ARCH} -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configuring examples/copy with ${MODE} failed (${rc})")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK}/build RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "building examples/copy with ${MODE} failed (${rc})")
+endif()
+if(NOT EXISTS ${WORK}/build/copy_example)
+  message(FATAL_ERROR "no copy_example binary")
+endif()
+message(STATUS "examples/copy built with ${MODE}")
