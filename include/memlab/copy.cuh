@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "memlab/arch/ld_global.cuh"
+#include "memlab/arch/shfl.cuh"
 #include "memlab/copy_plan.hpp"
 
 namespace memlab {
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(co
     unsigned w[8] = {v.x, v.y, v.z, v.w, 0, 0, 0, 0};
     const unsigned mine[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-    for (int k = 0; k <= Words; ++k) w[4 + k] = __shfl_down_sync(0xffffffffu, mine[k], 1);
+    for (int k = 0; k <= Words; ++k) w[4 + k] = arch::shfl_down1(mine[k]);
     return make_uint4(__funnelshift_r(w[Words + 0], w[Words + 1], shift_bits),
                       __funnelshift_r(w[Words + 1], w[Words + 2], shift_bits),
                       __funnelshift_r(w[Words + 2], w[Words + 3], shift_bits),

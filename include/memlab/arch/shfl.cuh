@@ -1,0 +1,16 @@
+// memlab/arch/shfl.cuh: warp shuffles without the divergent-warp fallback.
+#pragma once
+
+namespace memlab::arch {
+
+// shfl.sync.down.b32 by one lane, full warp: lane i gets lane i + 1's value (lane 31 its own).
+// PTX ISA 6.0, sm_30+. Every lane must execute it. Written in PTX because __shfl_down_sync
+// compiles to a BRA.DIV check plus a fallback function for divergent warps, and on sm_80/sm_100
+// that fallback spilled registers (ptxas -warn-spills; a build error here).
+__device__ __forceinline__ unsigned shfl_down1(unsigned v) {
+  unsigned r;
+  asm volatile("shfl.sync.down.b32 %0, %1, 1, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
+
+}  // namespace memlab::arch
