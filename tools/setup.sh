@@ -4,6 +4,7 @@
 #   CMake >= 3.25, g++, make, CLI11, nlohmann-json, GoogleTest: Debian/Ubuntu packages (apt-get).
 #   cuobjdump and the nvdisasm it runs (for memlab inspect and the SASS tests): the CUDA toolkit's,
 #   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
+#   CuTe's headers (for the tile lab): PyPI's nvidia-cutlass (pip; cmake finds cutlass_library).
 set -euo pipefail
 
 have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/local/include/$1" ]; }
@@ -49,6 +50,7 @@ PY
 wheels=()
 tool_found cuobjdump || wheels+=(nvidia-cuda-cuobjdump)
 tool_found nvdisasm || wheels+=(nvidia-cuda-nvdisasm)
+python3 -c "import cutlass_library" 2>/dev/null || wheels+=(nvidia-cutlass)
 if [ ${#wheels[@]} -gt 0 ]; then
   if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
     echo "setup: installing ${wheels[*]} (pip)"
