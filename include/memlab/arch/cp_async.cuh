@@ -1,0 +1,56 @@
+// memlab/arch/cp_async.cuh: cp.async (LDGSTS), global -> shared without a register round trip.
+// PTX ISA 7.0, sm_80+ (MEMLAB_HAS_CP_ASYNC). Built on CUDA's __pipeline_* primitives, which emit
+// cp.async.cg for 16 bytes (SASS LDGSTS.E.BYPASS.128: L1 bypassed) and cp.async.ca for 4 and 8.
+// Both pointers must be aligned to the copy size; dst in shared, src in global memory.
+#pragma once
+
+#include <cuda_pipeline_primitives.h>
+
+#include <cstddef>
+
+#include "memlab/arch/config.cuh"
+
+namespace memlab::arch {
+
+// cp.async.cg.shared.global [dst], [src], 16: caches in L2 only. .cg takes 16 bytes and no other size.
+template <int Bytes>
+__device__ __forceinline__ void cp_async_cg(void* __restrict__ dst_shared, const void* __restrict__ src_global) {
+  static_assert(Bytes == 16, "cp.async.cg copies exactly 16 bytes");
+#if MEMLAB_HAS_CP_ASYNC
+  __pipeline_memcpy_async(dst_shared, src_global, Bytes);
+#else
+  static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
+#endif
+}
+
+// cp.async.ca.shared.global [dst], [src], Bytes: allocates in L1 as well; 4, 8 or 16 bytes.
+template <int Bytes>
+__device__ __forceinline__ void cp_async_ca(void* __restrict__ dst_shared, const void* __restrict__ src_global) {
+  static_assert(Bytes == 4 || Bytes == 8, "cp.async.ca copies 4 or 8 bytes here (16 goes through cp_async_cg)");
+#if MEMLAB_HAS_CP_ASYNC
+  __pipeline_memcpy_async(dst_shared, src_global, Bytes);
+#else
+  static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
+#endif
+}
+
+// cp.async.commit_group: closes the group of this thread's cp.async issued since the last commit.
+__device__ __forceinline__ void cp_async_commit() {
+#if MEMLAB_HAS_CP_ASYNC
+  __pipeline_commit();
+#endif
+}
+
+// cp.async.wait_group N: waits until at most N of this thread's committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  static_assert(N >= 0 && N <= 8, "cp.async.wait_group: 0..8 groups");
+#if MEMLAB_HAS_CP_ASYNC
+  __pipeline_wait_prior(N);
+#endif
+}
+
+// cp.async.wait_all: every cp.async of this thread has landed in shared memory.
+__device__ __forceinline__ void cp_async_wait_all() { cp_async_wait<0>(); }
+
+}  // namespace memlab::arch

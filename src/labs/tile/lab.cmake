@@ -1,0 +1,33 @@
+# The tile lab: CuTe's copies global -> shared next to memlab's tile movers. Built only where CuTe's
+# headers are found: MEMLAB_CUTE_INCLUDE_DIR, else those of the PyPI wheel nvidia-cutlass
+# (cutlass_library/source/include). Nothing from CUTLASS lives in this repository.
+set(MEMLAB_CUTE_INCLUDE_DIR "" CACHE PATH "Directory holding cute/tensor.hpp (empty: ask python3's cutlass_library)")
+set(_memlab_cute_dir "${MEMLAB_CUTE_INCLUDE_DIR}")
+if(NOT _memlab_cute_dir)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    execute_process(
+      COMMAND ${Python3_EXECUTABLE} -c
+        "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))"
+      OUTPUT_VARIABLE _memlab_cute_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _memlab_cute_rc)
+    if(NOT _memlab_cute_rc EQUAL 0)
+      set(_memlab_cute_dir "")
+    endif()
+  endif()
+endif()
+
+if(_memlab_cute_dir AND EXISTS "${_memlab_cute_dir}/cute/tensor.hpp")
+  message(STATUS "memlab: tile lab built, CuTe headers: ${_memlab_cute_dir}")
+  set(MEMLAB_TILE_BUILT ON)
+  target_sources(memlab_gpu PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/tile_lab.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/kernels.cu)
+  target_compile_definitions(memlab_gpu PUBLIC MEMLAB_LAB_TILE)
+  # SYSTEM: CuTe's own warnings stay out of -Werror=all-warnings. Only kernels.cu includes CuTe.
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/kernels.cu PROPERTIES
+    COMPILE_OPTIONS "-isystem;${_memlab_cute_dir}")
+else()
+  message(STATUS "memlab: tile lab not built: CuTe headers not found "
+                 "(pip install nvidia-cutlass, or set MEMLAB_CUTE_INCLUDE_DIR, then re-run cmake)")
+  set(MEMLAB_TILE_BUILT OFF)
+endif()

@@ -1,0 +1,159 @@
+// Every tile variant x dtype x tile shape x grid x source offset, on the GPU, compared byte for
+// byte with the CPU reference (the output matrix is the input matrix; the poisoned guard after it
+// must be untouched). Edge shapes must be refused with a reason, never run.
+// Without a GPU every test here reports SKIPPED.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/device.hpp"
+#include "harness/lab.hpp"
+#include "labs/tile/tile.hpp"
+
+namespace memlab {
+namespace {
+
+struct tile_gpu : ::testing::TestWithParam<std::tuple<std::string, dtype>> {
+  static void SetUpTestSuite() {
+    try {
+      dev = open_device(0);
+      have_gpu = true;
+    } catch (const no_device_error& e) {
+      no_gpu = e.what();
+    }
+  }
+  void SetUp() override {
+    if (!have_gpu) GTEST_SKIP() << no_gpu;
+  }
+  static inline bool have_gpu = false;
+  static inline std::string no_gpu;
+  static inline device_info dev;
+};
+
+case_params tile_case(dtype t, std::uint64_t rows, std::uint64_t cols, std::uint64_t tiles, std::uint64_t ctas,
+                      std::uint64_t src_offset) {
+  case_params p;
+  p.type = t;
+  p.rows = rows;
+  p.cols = cols;
+  p.n = rows * cols * tiles;
+  p.ctas = ctas;
+  p.src_offset = src_offset;
+  return p;
+}
+
+void run_and_verify(const lab& l, const std::string& variant, const case_params& p) {
+  auto c = l.prepare(variant, p, tile_gpu::dev);
+  c->reset();
+  c->launch(nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(c->verify(), "");
+}
+
+// Tiles: the tutorial's, the 64 KiB default, a small static one, and one no static variant is
+// compiled for (the static variants must refuse it, the others run it). A matrix of 5 tiles:
+// the full grid (5 CTAs), one CTA, and 3 of the 5.
+TEST_P(tile_gpu, shapes_grids_and_offsets) {
+  const auto& [variant, type] = GetParam();
+  const lab& l = labs::tile::tile_lab();
+  const auto v = *labs::tile::variant_by_name(variant);
+  const std::uint64_t es = size_of(type);
+  const int align = labs::tile::required_alignment(v);
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles{{128, 256}, {128, 128}, {64, 64}, {64, 160}};
+  int ran = 0, expected = 0;
+  for (const auto& [rows, cols] : tiles) {
+    for (const std::uint64_t ctas : {0u, 1u, 3u}) {
+      for (const std::uint64_t so : {std::uint64_t{0}, es, std::uint64_t{8}, std::uint64_t{16}}) {
+        const auto p = tile_case(type, rows, cols, 5, ctas, so);
+        SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " ctas=" + std::to_string(ctas) + " src+" +
+                     std::to_string(so));
+        // The only refusals allowed: a shape no static variant is built for, an offset below the contract.
+        const bool static_shape = labs::tile::is_static(v) && rows == 64 && cols == 160;
+        const bool misaligned = align > 0 && so % static_cast<std::uint64_t>(align) != 0;
+        if (!static_shape && !misaligned) ++expected;
+        if (const auto why_not = l.unsupported(variant, p, dev)) {
+          EXPECT_TRUE(static_shape || misaligned) << *why_not;
+          continue;
+        }
+        run_and_verify(l, variant, p);
+        if (HasFatalFailure()) return;
+        ++ran;
+      }
+    }
+  }
+  // Every case within the variant's contract ran; those that assume no alignment ran misaligned too.
+  EXPECT_EQ(ran, expected);
+  EXPECT_GE(ran, 3 * 3 * 2);
+}
+
+// A grid over a matrix several times the L2 (64 MiB of f32, 128 MiB moved): every CTA's own tile.
+TEST_P(tile_gpu, full_grid_over_a_matrix_larger_than_l2) {
+  const auto& [variant, type] = GetParam();
+  const lab& l = labs::tile::tile_lab();
+  case_params p = tile_case(type, 128, 128, 0, 0, 0);
+  p.n = (std::uint64_t{64} << 20) / size_of(type);
+  ASSERT_FALSE(l.unsupported(variant, p, dev));
+  run_and_verify(l, variant, p);
+}
+
+// One prepared case, reset and run twice: each run verifies against its own fresh input.
+TEST_P(tile_gpu, verifies_again_after_each_reset) {
+  const auto& [variant, type] = GetParam();
+  auto c = labs::tile::tile_lab().prepare(variant, tile_case(type, 64, 64, 2, 0, 0), dev);
+  for (int round = 0; round < 2; ++round) {
+    c->reset();
+    c->launch(nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(c->verify(), "");
+  }
+}
+
+// Poison without a launch: the checker must see the unwritten output (the check is not vacuous).
+TEST_P(tile_gpu, checker_catches_an_unwritten_output) {
+  const auto& [variant, type] = GetParam();
+  auto c = labs::tile::tile_lab().prepare(variant, tile_case(type, 64, 64, 2, 0, 0), dev);
+  c->reset();
+  const std::string diff = c->verify();
+  EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
+}
+
+// Edge shapes: refused with the reason by unsupported(), and prepare() throws rather than run them.
+TEST_P(tile_gpu, a_tile_not_a_multiple_of_the_thread_layout_is_rejected) {
+  const auto& [variant, type] = GetParam();
+  const lab& l = labs::tile::tile_lab();
+  for (const auto& [rows, cols] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{{100, 256}, {128, 100}, {4, 32}}) {
+    const auto p = tile_case(type, rows, cols, 2, 0, 0);
+    const auto why = l.unsupported(variant, p, dev);
+    ASSERT_TRUE(why) << rows << "x" << cols;
+    EXPECT_NE(why->find("thread layout"), std::string::npos) << *why;
+    EXPECT_THROW((void)l.prepare(variant, p, dev), std::invalid_argument);
+  }
+}
+
+// A tile larger than the device's opt-in shared memory (227 KiB on sm_90) is refused, not launched.
+TEST_P(tile_gpu, a_tile_larger_than_shared_memory_is_refused) {
+  const auto& [variant, type] = GetParam();
+  const auto v = *labs::tile::variant_by_name(variant);
+  if (labs::tile::is_static(v)) GTEST_SKIP() << "static variants refuse the shape first";
+  const auto p = tile_case(type, 512, 256, 1, 0, 0);  // 512 KiB f32, 256 KiB f16
+  const auto why = labs::tile::tile_lab().unsupported(variant, p, dev);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("shared memory"), std::string::npos) << *why;
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> out;
+  for (const auto& v : labs::tile::tile_lab().variants()) out.emplace_back(v.name);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(all, tile_gpu,
+                         ::testing::Combine(::testing::ValuesIn(variant_names()), ::testing::Values(dtype::f32, dtype::f16)),
+                         [](const auto& param_info) {
+                           return std::get<0>(param_info.param) + "_" + std::string(to_string(std::get<1>(param_info.param)));
+                         });
+
+}  // namespace
+}  // namespace memlab
