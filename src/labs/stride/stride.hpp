@@ -1,0 +1,80 @@
+// The stride lab's host-side view of its variants: access patterns, launch policies, the exact count
+// of 32-byte sectors each pattern touches, and the launcher. Kernels live in kernels.cu.
+//
+// Assumptions: a copy of n useful elements. Thread-element e (0 <= e < n) reads source element
+// e x (source stride) and writes destination element e x (destination stride); the source starts
+// `src_offset` bytes past its 256-byte aligned allocation, the destination at its allocation.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "harness/dtype.hpp"
+#include "harness/lab.hpp"
+#include "harness/result.hpp"
+#include "memlab/arch/config.cuh"
+
+namespace memlab::labs::stride {
+
+enum class variant_id { strided, strided_write, strided_rw, vec16 };
+
+inline constexpr int threads_per_cta = 256;
+// The strided variants keep 16 bytes of independent element loads in flight per thread (4 f32,
+// 8 f16, ...), issued before the first store: 2048 threads x 16 B = 32 KiB per SM, what the copy
+// lab's vec16 needs to reach the copy ceiling on an H100 (docs/labs/copy.md). One element per
+// thread (8 KiB per SM for f32) stalls at ~72% of peak whatever the stride, which would hide the
+// stride-1 baseline this lab measures everything against.
+inline constexpr int bytes_per_thread = 16;
+// The DRAM/L2 access unit the hardware counts are expressed in.
+inline constexpr std::uint64_t sector_bytes = 32;
+// Threads whose accesses one warp instruction carries.
+inline constexpr std::uint64_t warp_size = 32;
+
+std::optional<variant_id> variant_by_name(std::string_view name);
+
+// Elements between the accesses of neighbouring thread-elements, in the source and the destination.
+struct access_strides {
+  std::uint64_t src = 1, dst = 1;
+};
+access_strides strides_of(variant_id v, std::uint64_t stride);
+
+// Elements an array of n accesses `stride` apart spans: (n - 1) x stride + 1 (0 for n = 0).
+constexpr std::uint64_t extent(std::uint64_t n, std::uint64_t stride) { return n == 0 ? 0 : (n - 1) * stride + 1; }
+
+// vec16 with the source `misalign` (= address mod 16) bytes past a 16-byte boundary: how many of
+// the `bytes` / 16 output vectors go through the vector path. Aligned: all of them. Misaligned:
+// output vector j is built from the aligned source vectors j and j + 1 (below the source start by
+// `misalign`), so only the j whose vector j + 1 still lies wholly inside the source qualify:
+// 16 (j + 2) - misalign <= bytes. The rest, at most two vectors' worth, is copied element-wise.
+MEMLAB_HOST_DEVICE constexpr std::uint64_t vec16_main_vectors(std::uint64_t bytes, std::uint64_t misalign) {
+  if (misalign == 0) return bytes / 16;
+  const std::uint64_t whole = (bytes + misalign) / 16;  // aligned source vectors inside the source
+  return whole >= 1 ? whole - 1 : 0;
+}
+
+// Threads, items per thread, access width and grid of variant v for n elements of elem_size bytes.
+launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t src_offset);
+
+// 32-byte sectors the kernel's warps touch: for each warp access of 32 consecutive thread-elements
+// (the strided variants issue several per thread, each of 32 consecutive elements) or of 32
+// consecutive vectors (vec16, including the extra vector its last lane loads and the element-wise
+// tail), the distinct sectors of every byte it reads (writes), summed over all of them. Sector
+// boundaries are counted from the 256-byte aligned allocations, so `src_offset` moves them.
+struct sector_count {
+  std::uint64_t read = 0, write = 0;
+};
+sector_count sectors_touched(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
+                             std::uint64_t src_offset);
+
+// Enqueues variant v on n elements of type t. `src` and `dst` point at the first elements (the
+// source already shifted by its offset). Checks the launch; never synchronizes.
+void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, std::uint64_t stride,
+                   const launch_policy& p, cudaStream_t s);
+
+const lab& stride_lab();
+
+}  // namespace memlab::labs::stride

@@ -1,0 +1,128 @@
+// Every gather order x dtype x edge size x table size, on the GPU, compared with out[i] =
+// table[idx[i]] on the host; and the declared bytes: the same for both orders, from the exact
+// count of distinct indices. Without a GPU every test here reports SKIPPED.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/device.hpp"
+#include "harness/lab.hpp"
+#include "labs/gather/gather.hpp"
+
+namespace memlab {
+namespace {
+
+const std::vector<std::uint64_t> edge_sizes{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100000};
+
+struct gather_gpu : ::testing::TestWithParam<std::tuple<std::string, dtype>> {
+  static void SetUpTestSuite() {
+    try {
+      dev = open_device(0);
+      have_gpu = true;
+    } catch (const no_device_error& e) {
+      why = e.what();
+    }
+  }
+  void SetUp() override {
+    if (!have_gpu) GTEST_SKIP() << why;
+  }
+  static inline bool have_gpu = false;
+  static inline std::string why;
+  static inline device_info dev;
+};
+
+case_params gather_case(dtype t, std::uint64_t n, std::uint64_t table_bytes) {
+  case_params p;
+  p.type = t;
+  p.n = n;
+  p.table_bytes = table_bytes;
+  return p;
+}
+
+TEST_P(gather_gpu, edge_sizes_and_tables) {
+  const auto& [variant, type] = GetParam();
+  const lab& l = labs::gather::gather_lab();
+  const std::uint64_t es = size_of(type);
+  // One element, one sector and a bit, not a power of two, 1 MiB, past the L2 of any GPU.
+  for (const std::uint64_t table : {es, 5 * es, 4100 * es, std::uint64_t{1} << 20, std::uint64_t{192} << 20}) {
+    for (const std::uint64_t n : edge_sizes) {
+      const auto p = gather_case(type, n, table);
+      SCOPED_TRACE("n=" + std::to_string(n) + " table=" + std::to_string(table) + " B");
+      ASSERT_FALSE(l.unsupported(variant, p, dev));
+      auto c = l.prepare(variant, p, dev);
+      c->reset();
+      c->launch(nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      ASSERT_EQ(c->verify(), "");
+    }
+  }
+}
+
+TEST_P(gather_gpu, verifies_again_after_each_reset) {
+  const auto& [variant, type] = GetParam();
+  auto c = labs::gather::gather_lab().prepare(variant, gather_case(type, 4097, 1u << 16), dev);
+  for (int round = 0; round < 2; ++round) {
+    c->reset();
+    c->launch(nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(c->verify(), "");
+  }
+}
+
+TEST_P(gather_gpu, checker_catches_an_unwritten_output) {
+  const auto& [variant, type] = GetParam();
+  auto c = labs::gather::gather_lab().prepare(variant, gather_case(type, 129, 1u << 12), dev);
+  c->reset();
+  const std::string diff = c->verify();
+  EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
+}
+
+// Declared bytes: distinct indices x elem + idx + out, the same for both orders; the per-warp
+// sector count is the host's, and the sorted order's is never above the random one's.
+TEST_P(gather_gpu, declared_bytes_count_each_distinct_index_once) {
+  const auto& [variant, type] = GetParam();
+  if (variant != "random") GTEST_SKIP() << "compares both orders once, from the random parameter";
+  const lab& l = labs::gather::gather_lab();
+  const std::uint64_t es = size_of(type);
+  for (const std::uint64_t elements : {1ull, 1000ull, 100000ull}) {
+    const std::uint64_t n = 100000;
+    const auto p = gather_case(type, n, elements * es);
+    const std::uint64_t seed = labs::gather::index_seed(n, elements);
+    std::set<std::uint32_t> distinct;
+    std::uint64_t warp_sectors = 0;
+    for (std::uint64_t g = 0; g < n; g += 32) {
+      std::set<std::uint64_t> s;
+      for (std::uint64_t i = g; i < std::min(n, g + 32); ++i) {
+        const auto k = labs::gather::random_index(seed, i, elements);
+        distinct.insert(k);
+        s.insert(k * es / 32);
+      }
+      warp_sectors += s.size();
+    }
+    const auto random = l.prepare("random", p, dev);
+    const auto sorted = l.prepare("sorted", p, dev);
+    const std::uint64_t rest = n * 4 + n * es;
+    EXPECT_EQ(random->bytes(), distinct.size() * es + rest) << elements;
+    EXPECT_EQ(sorted->bytes(), random->bytes()) << elements;
+    EXPECT_EQ(random->hardware_bytes(), warp_sectors * 32 + rest) << elements;
+    EXPECT_LE(sorted->hardware_bytes(), random->hardware_bytes()) << elements;
+  }
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> out;
+  for (const auto& v : labs::gather::gather_lab().variants()) out.emplace_back(v.name);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(all, gather_gpu,
+                         ::testing::Combine(::testing::ValuesIn(variant_names()),
+                                            ::testing::Values(dtype::f32, dtype::f64)),
+                         [](const auto& param_info) {
+                           return std::get<0>(param_info.param) + "_" + std::string(to_string(std::get<1>(param_info.param)));
+                         });
+
+}  // namespace
+}  // namespace memlab
