@@ -23,8 +23,10 @@ namespace memlab::tile {
 
 namespace detail {
 
-// dst[i] = src[i] for 16-byte chunks i in [0, chunks), Unroll chunks in flight per thread: all
-// Unroll loads of a batch are issued before its first store (a load is a register round trip).
+// dst[i] = src[i] for 16-byte chunks i in [0, chunks), in batches of Unroll chunks per thread whose
+// loads are written before their stores. ptxas does not keep that order for shared-memory stores:
+// the sm_90 SASS starts storing after 4 loads, so at most 4 chunks are in flight per thread
+// (docs/labs/tile.md); ldgsts16 does not depend on the schedule.
 template <int Unroll, class Dst, class Src>
 __device__ __forceinline__ void move16(Dst* __restrict__ dst, const Src* __restrict__ src, std::size_t chunks) {
   const std::size_t stride = blockDim.x;
@@ -44,9 +46,9 @@ __device__ __forceinline__ void move16(Dst* __restrict__ dst, const Src* __restr
 
 }  // namespace detail
 
-// Chunks each thread keeps in flight in the synchronous movers: 8 x 16 B x 256 threads = 32 KiB of
-// loads in flight per CTA, past what an H100 SM needs to cover DRAM latency (~20 KB, Little's law:
-// docs/notes/copy.md).
+// Chunks per batch in the synchronous movers: 8 x 16 B x 256 threads = 32 KiB of loads per CTA as
+// written, past what an H100 SM needs to cover DRAM latency (~20 KB, Little's law: docs/notes/copy.md);
+// as compiled, at most 4 per thread are in flight (see move16).
 inline constexpr int sync_unroll = 8;
 
 // Global -> shared through registers: LDG.E.128 then STS.128.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/buffer.hpp"
+#include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/fill.hpp"
 #include "memlab/copy.cuh"
@@ -38,21 +39,7 @@ __global__ void count_mismatches(const std::byte* dst_alloc, std::size_t alloc_b
   }
 }
 
-struct copy_fixture : ::testing::Test {
-  static void SetUpTestSuite() {
-    try {
-      (void)open_device(0);
-      have_gpu = true;
-    } catch (const no_device_error& e) {
-      why = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!have_gpu) GTEST_SKIP() << why;
-  }
-  static inline bool have_gpu = false;
-  static inline std::string why;
-};
+using copy_fixture = test::gpu_test<>;
 
 // Source and destination allocations with room for any offset below `max_offset` and a guard.
 struct copy_bench {

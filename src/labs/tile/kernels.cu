@@ -23,7 +23,7 @@
 //     cute_tiled_autovec128      AutoVectorizingCopyWithAssumedAlignment<128>
 //     cute_tiled128              a UniversalCopy<uint128_t> atom: 128 bits by construction
 // memlab's movers (include/memlab/tile.cuh), on the tile as one contiguous byte range:
-//   ldg_sts16               16-byte LDG + STS, 8 chunks in flight per thread
+//   ldg_sts16               16-byte LDG + STS, batches of 8 chunks (ptxas keeps <= 4 in flight)
 //   ldgsts16                cp.async.cg 16 B (LDGSTS.E.BYPASS.128), every chunk in flight at once
 #include <cuda_fp16.h>
 

@@ -59,7 +59,7 @@ const std::array<variant_entry, variant_count> entries{{
      {"cute_tiled128", "contiguous partition, a UniversalCopy<uint128_t> atom: 128 bits by construction",
       {"tile_kernel<memlab::labs::tile::cute_tiled128,"}, false}},
     {variant_id::ldg_sts16,
-     {"ldg_sts16", "memlab::tile::load_ldg_sts16: the tile as one byte range, 16-byte LDG + STS, 8 in flight per thread",
+     {"ldg_sts16", "memlab::tile::load_ldg_sts16: the tile as one byte range, 16-byte LDG + STS, batches of 8 per thread (ptxas keeps <= 4 in flight)",
       {"tile_kernel<memlab::labs::tile::ldg_sts16,"}, false}},
     {variant_id::ldgsts16,
      {"ldgsts16", "memlab::tile::load_ldgsts16: cp.async.cg 16 B (L1 bypass), every chunk in flight, commit + wait",

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
 #include "labs/copy/copy.hpp"
@@ -16,22 +17,7 @@ namespace {
 const std::vector<std::uint64_t> edge_sizes{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100000,
                                             (1u << 24) + 7};
 
-struct copy_gpu : ::testing::TestWithParam<std::tuple<std::string, dtype>> {
-  static void SetUpTestSuite() {
-    try {
-      dev = open_device(0);
-      have_gpu = true;
-    } catch (const no_device_error& e) {
-      why = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!have_gpu) GTEST_SKIP() << why;
-  }
-  static inline bool have_gpu = false;
-  static inline std::string why;
-  static inline device_info dev;
-};
+struct copy_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
 TEST_P(copy_gpu, edge_sizes_and_alignments) {
   const auto& [variant, type] = GetParam();

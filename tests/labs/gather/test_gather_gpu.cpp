@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
 #include "labs/gather/gather.hpp"
@@ -14,24 +15,9 @@
 namespace memlab {
 namespace {
 
-const std::vector<std::uint64_t> edge_sizes{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100000};
+using test::edge_sizes;
 
-struct gather_gpu : ::testing::TestWithParam<std::tuple<std::string, dtype>> {
-  static void SetUpTestSuite() {
-    try {
-      dev = open_device(0);
-      have_gpu = true;
-    } catch (const no_device_error& e) {
-      why = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!have_gpu) GTEST_SKIP() << why;
-  }
-  static inline bool have_gpu = false;
-  static inline std::string why;
-  static inline device_info dev;
-};
+struct gather_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
 case_params gather_case(dtype t, std::uint64_t n, std::uint64_t table_bytes) {
   case_params p;

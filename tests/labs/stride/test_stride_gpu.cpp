@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
 #include "labs/stride/stride.hpp"
@@ -13,24 +14,9 @@
 namespace memlab {
 namespace {
 
-const std::vector<std::uint64_t> edge_sizes{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100000};
+using test::edge_sizes;
 
-struct stride_gpu : ::testing::TestWithParam<std::tuple<std::string, dtype>> {
-  static void SetUpTestSuite() {
-    try {
-      dev = open_device(0);
-      have_gpu = true;
-    } catch (const no_device_error& e) {
-      why = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!have_gpu) GTEST_SKIP() << why;
-  }
-  static inline bool have_gpu = false;
-  static inline std::string why;
-  static inline device_info dev;
-};
+struct stride_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
 void run_and_verify(const lab& l, const std::string& variant, const case_params& p, const device_info& dev) {
   auto c = l.prepare(variant, p, dev);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
 #include "labs/tile/tile.hpp"
@@ -15,22 +16,7 @@
 namespace memlab {
 namespace {
 
-struct tile_gpu : ::testing::TestWithParam<std::tuple<std::string, dtype>> {
-  static void SetUpTestSuite() {
-    try {
-      dev = open_device(0);
-      have_gpu = true;
-    } catch (const no_device_error& e) {
-      no_gpu = e.what();
-    }
-  }
-  void SetUp() override {
-    if (!have_gpu) GTEST_SKIP() << no_gpu;
-  }
-  static inline bool have_gpu = false;
-  static inline std::string no_gpu;
-  static inline device_info dev;
-};
+struct tile_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
 case_params tile_case(dtype t, std::uint64_t rows, std::uint64_t cols, std::uint64_t tiles, std::uint64_t ctas,
                       std::uint64_t src_offset) {
