@@ -16,7 +16,7 @@
 // vector still comes from 16-byte loads: the two aligned source vectors it straddles are loaded and
 // the 16 bytes it needs are funnel-shifted out of them in registers (SHF), so a source 2 bytes off
 // costs an extra load that L1/L2 serves, not four times the memory instructions.
-// The grid is one short-lived CTA per 256 x vectors_per_thread body vectors (never persistent:
+// The grid is one short-lived CTA per 256 (realigning: 248) x vectors_per_thread body vectors (never persistent:
 // on H100 a persistent grid-stride copy trails it by ~6%); vectors_per_thread is what keeps
 // ~32 KiB of loads in flight per SM: 1 on GPUs with 2048 threads per SM (copy_plan.hpp).
 #pragma once
@@ -140,7 +140,10 @@ __global__ void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(co
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::size_t i = (group0 + u) * per_group + lane;
-      const uint4 v = i <= a.vectors ? arch::ld_global_v4(s + i) : make_uint4(0, 0, 0, 0);
+      // Source vectors 0..vectors exist; a lane past them loads the last one (never speculates past
+      // the end) and contributes zeros.
+      uint4 v = arch::ld_global_v4(s + (i <= a.vectors ? i : a.vectors));
+      if (i > a.vectors) v = make_uint4(0, 0, 0, 0);
       const uint4 out = realign(v);
       if (lane < per_group && i < a.vectors) d[i] = out;
     }
@@ -184,49 +187,65 @@ inline cudaError_t copy_device_of(int device, copy_device& out) {
   return cudaSuccess;
 }
 
+// One launch, its own status returned (cudaLaunchKernel, not <<<>>> + cudaGetLastError, which would
+// report and clear an unrelated error left pending by the caller).
+template <class Kernel>
+inline cudaError_t launch_one(Kernel* kernel, const copy_plan& p, copy_args a, cudaStream_t stream) {
+  void* args[] = {&a};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(p.grid)),
+                          dim3(static_cast<unsigned>(p.threads)), args, 0, stream);
+}
+
 template <int U>
-inline void launch_copy_body(const copy_plan& p, const copy_args& a, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.grid)), block(static_cast<unsigned>(p.threads));
-  if (p.path == copy_path::aligned16) {
-    copy_aligned16_kernel<U><<<grid, block, 0, stream>>>(a);
-    return;
-  }
+inline cudaError_t launch_copy_body(const copy_plan& p, const copy_args& a, cudaStream_t stream) {
+  if (p.path == copy_path::aligned16) return launch_one(&copy_aligned16_kernel<U>, p, a, stream);
   switch (p.shift / 4) {
-    case 0: copy_realign16_kernel<0, U><<<grid, block, 0, stream>>>(a); break;
-    case 1: copy_realign16_kernel<1, U><<<grid, block, 0, stream>>>(a); break;
-    case 2: copy_realign16_kernel<2, U><<<grid, block, 0, stream>>>(a); break;
-    default: copy_realign16_kernel<3, U><<<grid, block, 0, stream>>>(a); break;
+    case 0: return launch_one(&copy_realign16_kernel<0, U>, p, a, stream);
+    case 1: return launch_one(&copy_realign16_kernel<1, U>, p, a, stream);
+    case 2: return launch_one(&copy_realign16_kernel<2, U>, p, a, stream);
+    default: return launch_one(&copy_realign16_kernel<3, U>, p, a, stream);
   }
+}
+
+// Whether `p` is a plan these very pointers can run: what plan_copy guarantees and the kernels
+// rely on (a plan for other pointers would issue misaligned 16-byte accesses, a fatal error).
+inline bool plan_fits(const copy_plan& p, std::uintptr_t d, std::uintptr_t s) {
+  if (p.grid == 0 || p.grid > 0x7fffffffu || p.threads != copy_tuning::threads) return false;
+  if (p.path == copy_path::bytes) return p.vectors == 0 && p.tail == 0 && p.grid * 256 >= p.head;
+  const auto shift = static_cast<std::size_t>(p.shift);
+  const std::size_t per_warp = p.path == copy_path::realign16 ? 31 : 32;
+  const std::size_t per_cta = static_cast<std::size_t>(p.threads / 32) * per_warp *
+                              static_cast<std::size_t>(p.vectors_per_thread > 0 ? p.vectors_per_thread : 0);
+  return p.vec_bytes == 16 && (d + p.head) % 16 == 0 && shift == (s - d) % 16 &&
+         (p.path == copy_path::aligned16) == (shift == 0) && p.head >= shift && p.head < 32 && p.tail < 32 &&
+         p.grid * per_cta >= p.vectors;
 }
 
 }  // namespace detail
 
-// Enqueues the copy that `p` describes (from plan_copy for these very pointers and size). For
-// tools that want to print or vary the plan; memlab::copy_bytes is the usual entry point.
+// Enqueues the copy that `p` describes, which must come from plan_copy for these very pointers
+// (any copy_device; vectors_per_thread may be changed to 1, 2 or 4 with the grid recomputed).
+// For tools that print or vary the plan; a plan that does not fit the pointers is refused with
+// cudaErrorInvalidValue. memlab::copy_bytes is the usual entry point.
 inline cudaError_t launch_copy(const copy_plan& p, void* dst, const void* src, cudaStream_t stream = 0) noexcept {
   if (p.path == copy_path::none) return cudaSuccess;
-  if (p.grid == 0 || p.grid > 0x7fffffffu || p.threads != copy_tuning::threads) return cudaErrorInvalidValue;
+  if (!detail::plan_fits(p, reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src))) {
+    return cudaErrorInvalidValue;
+  }
   const detail::copy_args a{static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), p.head, p.vectors,
                             p.tail, static_cast<unsigned>(p.shift)};
   switch (p.path) {
-    case copy_path::bytes:
-      detail::copy_bytes_kernel<1><<<static_cast<unsigned>(p.grid), static_cast<unsigned>(p.threads), 0, stream>>>(a);
-      break;
+    case copy_path::bytes: return detail::launch_one(&detail::copy_bytes_kernel<1>, p, a, stream);
     case copy_path::aligned16:
     case copy_path::realign16:
-      if (p.vectors_per_thread == 1) {
-        detail::launch_copy_body<1>(p, a, stream);
-      } else if (p.vectors_per_thread == 2) {
-        detail::launch_copy_body<2>(p, a, stream);
-      } else if (p.vectors_per_thread == 4) {
-        detail::launch_copy_body<4>(p, a, stream);
-      } else {
-        return cudaErrorInvalidValue;
+      switch (p.vectors_per_thread) {
+        case 1: return detail::launch_copy_body<1>(p, a, stream);
+        case 2: return detail::launch_copy_body<2>(p, a, stream);
+        case 4: return detail::launch_copy_body<4>(p, a, stream);
+        default: return cudaErrorInvalidValue;
       }
-      break;
     default: return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
 }
 
 // Copies `bytes` bytes from `src` to `dst` (device memory, not overlapping) on `stream`.

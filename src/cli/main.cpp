@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   run->add_option("--src-offset", ro.src_offset,
                   "Bytes added to the source pointer (misalignment), a list: 2; 0,2,8; 0..15 counts up by 1;\n"
                   "1..16:*2 doubles. Offsets that are not a multiple of the element size are skipped.\n"
-                  "Axis of: copy, stride (the lab decides the default)");
+                  "Axis of: copy, stride, tile (the lab decides the default)");
   run->add_option("--dst-offset", ro.dst_offset, "Bytes added to the destination pointer; same grammar as --src-offset");
   run->add_option("--stride", ro.stride, "Elements between the accesses of neighbouring threads: 1..32 (stride lab)");
   run->add_option("--ctas", ro.ctas, "CTAs to launch; 0 = one per tile of the whole problem (tile lab)");

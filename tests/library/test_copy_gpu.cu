@@ -146,7 +146,7 @@ TEST_F(copy_fixture, random_sweep_of_ten_thousand_cases) {
 }
 
 TEST_F(copy_fixture, large_realigned_copy_crossing_many_ctas) {
-  const std::size_t bytes = (std::size_t{1} << 28) + 13;  // 256 MiB: the two-vectors-per-thread plan
+  const std::size_t bytes = (std::size_t{1} << 28) + 13;  // 256 MiB: 2^16 CTAs
   copy_bench bench(bytes, 16);
   ASSERT_EQ(bench.run(bytes, 2, 0, [](std::byte* d, const std::byte* s, std::size_t n) {
     return memlab::copy_bytes(d, s, n);
@@ -154,6 +154,30 @@ TEST_F(copy_fixture, large_realigned_copy_crossing_many_ctas) {
   ASSERT_EQ(bench.run(bytes, 7, 7, [](std::byte* d, const std::byte* s, std::size_t n) {
     return memlab::copy_bytes(d, s, n);
   }), "");
+}
+
+// Plans for GPUs with fewer resident threads per SM (sm_75: 1024, a hypothetical 512) give 2 and
+// 4 vectors per thread: the kernels such parts run, exercised here, since the device facts only
+// tune the plan. Every offset pair, sizes with whole and partial groups.
+TEST_F(copy_fixture, two_and_four_vectors_per_thread_every_offset_pair) {
+  copy_bench bench(std::size_t{1} << 22, 16);
+  int cases = 0;
+  for (const auto& [dev, per_thread] : {std::pair{copy_device{1, 1024}, 2}, std::pair{copy_device{1, 512}, 4}}) {
+    for (std::size_t so = 0; so < 16; ++so) {
+      for (std::size_t doff = 0; doff < 16; ++doff) {
+        for (std::size_t bytes : {std::size_t{70001}, std::size_t{100000}, (std::size_t{1} << 22) - 3}) {
+          const std::string diff = bench.run(bytes, so, doff, [&](std::byte* d, const std::byte* s, std::size_t n) {
+            const copy_plan p = plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s), n, dev);
+            EXPECT_EQ(p.vectors_per_thread, per_thread);
+            return memlab::launch_copy(p, d, s);
+          });
+          ASSERT_EQ(diff, "") << per_thread << " per thread, bytes=" << bytes << " src+" << so << " dst+" << doff;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 16 * 16 * 3);
 }
 
 // The checker itself: a copy that misses a byte, or writes one too many, must be reported.
@@ -189,6 +213,16 @@ TEST(copy_errors, bad_arguments_return_invalid_value) {
             cudaErrorInvalidValue)
       << "count x sizeof(T) overflows";
   EXPECT_EQ(memlab::copy_bytes(nullptr, nullptr, 0), cudaSuccess) << "nothing to copy is not an error";
+  // A plan made for other pointers is refused before any launch (it would issue misaligned
+  // 16-byte accesses, a fatal error); so is a plan whose grid no longer covers its body.
+  const auto d = reinterpret_cast<std::uintptr_t>(fake), s = d + 4096;
+  const copy_plan p = plan_copy(d, s + 2, 100000, copy_device{132, 2048});
+  EXPECT_EQ(memlab::launch_copy(p, fake + 1, fake + 4096 + 2), cudaErrorInvalidValue);
+  EXPECT_EQ(memlab::launch_copy(p, fake, fake + 4096 + 3), cudaErrorInvalidValue);
+  copy_plan shrunk = p;
+  shrunk.vectors_per_thread = 2;  // grid not recomputed: half the body would be skipped
+  shrunk.grid = p.grid / 4;
+  EXPECT_EQ(memlab::launch_copy(shrunk, fake, fake + 4096 + 2), cudaErrorInvalidValue);
 }
 
 }  // namespace

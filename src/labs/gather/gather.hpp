@@ -31,7 +31,9 @@ inline constexpr int lookups_per_thread = 4;
 inline constexpr std::uint64_t sector_bytes = 32;
 inline constexpr std::uint64_t max_table_elements = std::uint64_t{1} << 32;  // u32 indices
 // Lookups a case may have: the merge sort counts items in 32 bits.
-inline constexpr std::uint64_t max_lookups = 0xffffffffull;
+// 2^31: idx is u32 and the sort's offsets are 32-bit (cub::DeviceMergeSort with an int count), and
+// verify() holds idx and out on the host.
+inline constexpr std::uint64_t max_lookups = std::uint64_t{1} << 31;
 
 std::optional<variant_id> variant_by_name(std::string_view name);
 
@@ -46,7 +48,7 @@ MEMLAB_HOST_DEVICE inline std::uint32_t random_index(std::uint64_t seed, std::ui
 // The index seed of a case: fixed by (n, table elements), so a rerun gathers the same elements.
 std::uint64_t index_seed(std::uint64_t n, std::uint64_t table_elements);
 
-launch_policy plan(std::uint64_t n);
+launch_policy plan(std::uint64_t n, std::size_t elem_size);
 
 // What the indices of a case touch, counted on the device when it is prepared.
 struct index_stats {

@@ -18,9 +18,9 @@ std::uint64_t index_seed(std::uint64_t n, std::uint64_t table_elements) {
   return mix64(0x6761746865720000ull ^ mix64(n) ^ mix64(~table_elements));  // "gather"
 }
 
-launch_policy plan(std::uint64_t n) {
+launch_policy plan(std::uint64_t n, std::size_t elem_size) {
   const std::uint64_t tile = std::uint64_t{threads_per_cta} * lookups_per_thread;
-  return {threads_per_cta, lookups_per_thread, 0, 0, (n + tile - 1) / tile};
+  return {threads_per_cta, lookups_per_thread, static_cast<int>(elem_size), 0, (n + tile - 1) / tile};
 }
 
 namespace {
@@ -89,7 +89,7 @@ class gather_case final : public prepared_case {
         index_seed_(index_seed(p.n, elements_)),
         table_(p.table_bytes),
         out_(out_bytes(p)),
-        policy_(plan(p.n)) {
+        policy_(plan(p.n, size_of(p.type))) {
     // Both orders come from the same random draw; the sorted copy also gives the distinct count.
     device_buffer random(p.n * sizeof(std::uint32_t)), sorted(p.n * sizeof(std::uint32_t));
     auto* r = reinterpret_cast<std::uint32_t*>(random.data());
@@ -209,7 +209,7 @@ class gather_lab_impl final : public lab {
     }
     const std::uint64_t es = size_of(p.type);
     if (p.n > max_lookups) {
-      return "at most 2^32 - 1 lookups (the sorted order is made by a merge sort with 32-bit counts; got " +
+      return "at most 2^31 lookups (the sorted order is made by a merge sort with 32-bit counts, and the check holds idx and out on the host; got " +
              std::to_string(p.n) + ")";
     }
     if (p.table_bytes == 0) return std::string("a table of 0 bytes has nothing to gather from (--table-bytes)");

@@ -124,7 +124,7 @@ const std::array<variant_entry, 4> entries{{
      {"strided_write", "thread e reads src[e], writes dst[e x stride]: coalesced loads, scattered partial-sector stores",
       {"memlab::labs::stride::strided_write_kernel<"}, false}},
     {variant_id::strided_rw,
-     {"strided_rw", "thread e copies element e x stride: both sides scattered, as the issue's 'touches i x stride'",
+     {"strided_rw", "thread e copies element e x stride: both sides scattered",
       {"memlab::labs::stride::strided_rw_kernel<"}, false}},
     {variant_id::vec16,
      {"vec16", "stride 1, 16-byte loads and stores from any element offset: a misaligned source is read aligned "

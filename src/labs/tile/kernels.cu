@@ -268,10 +268,16 @@ kernel_fn kernel_for(variant_id v, dtype t, std::uint64_t rows, std::uint64_t co
 
 }  // namespace
 
+// Lets the kernel use the device's whole opt-in shared memory, not just this case's tile: the
+// dynamic variants share one kernel across tile shapes, and a smaller case prepared later must not
+// shrink the limit under a larger one that is still alive.
 void configure_kernel(variant_id v, dtype t, std::uint64_t rows, std::uint64_t cols) {
+  int device = 0, optin = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   const std::uint64_t bytes = rows * cols * size_of(t);
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(v, t, rows, cols),
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  const int limit = std::max(optin, static_cast<int>(bytes));  // unsupported() refused tiles over optin
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(v, t, rows, cols), cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
 }
 
 void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t rows, std::uint64_t cols,

@@ -125,7 +125,11 @@ std::optional<std::string> case_rule(variant_id v, const case_params& p) {
   if (p.type != dtype::f32 && p.type != dtype::f16) return "tile is built for f32 and f16 only";
   if (auto why = tile_rule(v, es, p.rows, p.cols)) return why;
   const std::uint64_t tile_elems = p.rows * p.cols;
-  if (p.n == 0 || p.n % tile_elems != 0) {
+  if (p.n < tile_elems) {
+    return "n = " + std::to_string(p.n) + " is smaller than one " + tile_text(p.rows, p.cols) + " tile (" +
+           std::to_string(tile_elems) + " elements): the matrix is a stack of tiles";
+  }
+  if (p.n % tile_elems != 0) {
     return "n = " + std::to_string(p.n) + " is not a whole number of " + tile_text(p.rows, p.cols) + " tiles (" +
            std::to_string(tile_elems) + " elements each): the matrix is a stack of tiles";
   }

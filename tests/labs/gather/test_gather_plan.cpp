@@ -27,7 +27,8 @@ TEST(gather_index, the_seed_is_fixed_by_the_case) {
 
 TEST(gather_plan, grid_covers_every_lookup) {
   for (std::uint64_t n : {0ull, 1ull, 1023ull, 1024ull, 1025ull, 1ull << 26}) {
-    const auto p = plan(n);
+    const auto p = plan(n, 4);
+    EXPECT_EQ(p.vec_bytes, 4);
     EXPECT_GE(p.grid * static_cast<std::uint64_t>(p.threads * p.items_per_thread), n);
     if (n > 0) {
       EXPECT_LT((p.grid - 1) * static_cast<std::uint64_t>(p.threads * p.items_per_thread), n);

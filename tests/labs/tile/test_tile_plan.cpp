@@ -93,7 +93,7 @@ TEST(tile_lab_unsupported, sizes_must_be_whole_tiles_and_ctas_at_most_the_tiles)
   ragged.n += 1;
   EXPECT_TRUE(mentions(l.unsupported("ldgsts16", ragged, dev), "not a whole number of 128x256 tiles"));
   case_params none = tile_case(dtype::f32, 128, 256, 0);
-  EXPECT_TRUE(mentions(l.unsupported("cute_universal", none, dev), "not a whole number"));
+  EXPECT_TRUE(mentions(l.unsupported("cute_universal", none, dev), "smaller than one 128x256 tile"));
   EXPECT_FALSE(l.unsupported("ldgsts16", tile_case(dtype::f32, 128, 256, 3, 3), dev));
   EXPECT_TRUE(mentions(l.unsupported("ldgsts16", tile_case(dtype::f32, 128, 256, 3, 4), dev), "exceeds the 3 tiles"));
   EXPECT_TRUE(mentions(l.unsupported("nope", tile_case(dtype::f32, 128, 256, 1), dev), "unknown variant"));
