@@ -127,26 +127,22 @@ __global__ void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(co
                       __funnelshift_r(w[Words + 2], w[Words + 3], shift_bits),
                       __funnelshift_r(w[Words + 3], w[Words + 4], shift_bits));
   };
-  if ((group0 + U) * per_group <= a.vectors) {  // all U groups whole; the last source vector read is
-    uint4 v[U];                                 // (group0 + U) x 31 <= vectors: inside the source
+  // One straight-line path, no branch around the shuffles: ptxas cannot tell that a condition on
+  // threadIdx.x / 32 is warp-uniform, and a shuffle under a branch compiled to a divergence check
+  // plus a call to a fallback that spilled on sm_80. Loads first (U x 16 B in flight per lane),
+  // then shuffles and stores. Source vectors 0..vectors exist; a lane past them reloads the last
+  // one, and what it lends is only ever used by lanes that store nothing.
+  uint4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = arch::ld_global_v4(s + (group0 + u) * per_group + lane);
+  for (int u = 0; u < U; ++u) {
+    const std::size_t i = (group0 + u) * per_group + lane;
+    v[u] = arch::ld_global_v4(s + (i <= a.vectors ? i : a.vectors));
+  }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const uint4 out = realign(v[u]);
-      if (lane < per_group) d[(group0 + u) * per_group + lane] = out;
-    }
-  } else {  // the warp-uniform last groups: every lane still joins the shuffles
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::size_t i = (group0 + u) * per_group + lane;
-      // Source vectors 0..vectors exist; a lane past them loads the last one (never speculates past
-      // the end) and contributes zeros.
-      uint4 v = arch::ld_global_v4(s + (i <= a.vectors ? i : a.vectors));
-      if (i > a.vectors) v = make_uint4(0, 0, 0, 0);
-      const uint4 out = realign(v);
-      if (lane < per_group && i < a.vectors) d[i] = out;
-    }
+  for (int u = 0; u < U; ++u) {
+    const std::size_t i = (group0 + u) * per_group + lane;
+    const uint4 out = realign(v[u]);
+    if (lane < per_group && i < a.vectors) d[i] = out;
   }
   edge.store(a);
 }
