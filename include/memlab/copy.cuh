@@ -31,6 +31,7 @@
 #include "memlab/arch/ld_global.cuh"
 #include "memlab/arch/shfl.cuh"
 #include "memlab/copy_plan.hpp"
+#include "memlab/realign.cuh"
 
 namespace memlab {
 namespace detail {
@@ -118,14 +119,11 @@ __global__ void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(co
   const std::size_t group0 = (std::size_t{blockIdx.x} * warps + threadIdx.x / 32) * U;
   const auto realign = [&](const uint4& v) {
     // Words 0..Words of the next lane's vector complete this lane's 16 bytes.
-    unsigned w[8] = {v.x, v.y, v.z, v.w, 0, 0, 0, 0};
     const unsigned mine[4] = {v.x, v.y, v.z, v.w};
+    unsigned next[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int k = 0; k <= Words; ++k) w[4 + k] = arch::shfl_down1(mine[k]);
-    return make_uint4(__funnelshift_r(w[Words + 0], w[Words + 1], shift_bits),
-                      __funnelshift_r(w[Words + 1], w[Words + 2], shift_bits),
-                      __funnelshift_r(w[Words + 2], w[Words + 3], shift_bits),
-                      __funnelshift_r(w[Words + 3], w[Words + 4], shift_bits));
+    for (int k = 0; k <= Words; ++k) next[k] = arch::shfl_down1(mine[k]);
+    return funnel16<Words>(v, make_uint4(next[0], next[1], next[2], next[3]), shift_bits);
   };
   // One straight-line path, no branch around the shuffles: ptxas cannot tell that a condition on
   // threadIdx.x / 32 is warp-uniform, and a shuffle under a branch compiled to a divergence check

@@ -17,6 +17,8 @@
 namespace memlab {
 
 inline constexpr std::uint8_t poison_byte = 0x00;
+// Bytes every lab allocates after an output, poisoned and checked: an out-of-bounds store lands there.
+inline constexpr std::size_t guard_bytes = 256;
 
 // splitmix64's finaliser: a bijection that mixes every input bit into every output bit.
 MEMLAB_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t x) {

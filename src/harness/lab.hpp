@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +28,29 @@ struct variant_info {
   std::vector<std::string_view> kernel_name_contains;
   bool peer = false;         // a library it is compared with (cudaMemcpy, CUB, Thrust), not memlab's
 };
+
+// One rung of a lab's ladder: the lab's own id for the variant (its enum) and what users see.
+template <class Id>
+struct variant_entry {
+  Id id;
+  variant_info info;
+};
+
+// The variant_info column of a lab's ladder table, in ladder order: what lab::variants() returns.
+template <class Id, std::size_t N>
+std::array<variant_info, N> infos_of(const std::array<variant_entry<Id>, N>& entries) {
+  std::array<variant_info, N> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = entries[i].info;
+  return out;
+}
+
+// The id of the variant named `name` in a ladder table; nullopt when there is none.
+template <class Id, std::size_t N>
+std::optional<Id> id_by_name(const std::array<variant_entry<Id>, N>& entries, std::string_view name) {
+  for (const auto& e : entries)
+    if (e.info.name == name) return e.id;
+  return std::nullopt;
+}
 
 // The axes a lab may sweep besides dtype and size. Each lab declares the ones it reads; the CLI
 // (--src-offset, --stride, ...) and the runner iterate over every combination.

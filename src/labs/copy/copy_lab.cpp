@@ -48,14 +48,9 @@ launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_
 
 namespace {
 
-struct variant_entry {
-  variant_id id;
-  variant_info info;
-};
-
 // The ladder, then the peers, in variant_id order (copy_case indexes it by id).
 // kernel_name_contains: fragments of the demangled kernel names.
-const std::array<variant_entry, 8> entries{{
+const std::array<variant_entry<variant_id>, 8> entries{{
     {variant_id::scalar,
      {"scalar", "one element per thread: 1- and 2-byte types waste most of each memory instruction",
       {"memlab::labs::copy::scalar_kernel<"}, false}},
@@ -81,14 +76,8 @@ const std::array<variant_entry, 8> entries{{
     {variant_id::thrust, {"thrust", "thrust::copy on raw device pointers (CCCL forwards it to cudaMemcpyAsync)", {}, true}},
 }};
 
-const std::array<variant_info, entries.size()> infos = [] {
-  std::array<variant_info, entries.size()> a{};
-  for (std::size_t i = 0; i < entries.size(); ++i) a[i] = entries[i].info;
-  return a;
-}();
+const auto infos = infos_of(entries);
 
-// Guard bytes after the output, poisoned and checked: an out-of-bounds store lands there.
-constexpr std::size_t guard_bytes = 256;
 
 // The two allocations of a case: the source to its exact end (so compute-sanitizer flags any read
 // past it), the destination with a poisoned guard after it.
@@ -203,11 +192,7 @@ class copy_lab_impl final : public lab {
 
 }  // namespace
 
-std::optional<variant_id> variant_by_name(std::string_view name) {
-  for (const auto& e : entries)
-    if (e.info.name == name) return e.id;
-  return std::nullopt;
-}
+std::optional<variant_id> variant_by_name(std::string_view name) { return id_by_name(entries, name); }
 
 const lab& copy_lab() {
   static const copy_lab_impl instance;

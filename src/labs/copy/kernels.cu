@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "harness/dispatch.cuh"
+#include "harness/launch.cuh"
 #include "labs/copy/copy.hpp"
 #include "memlab/copy.cuh"
 #include "memlab/error.cuh"
@@ -19,10 +20,6 @@
 namespace memlab::labs::copy {
 
 namespace {
-
-__device__ __forceinline__ std::uint64_t global_thread() {
-  return std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-}
 
 // Copies elements [from, n) one at a time. Kept rolled so the SASS shows exactly one narrow load
 // and store for the tail, apart from the vector path.
@@ -100,8 +97,7 @@ __global__ void __launch_bounds__(threads_per_cta) vec16_unroll_kernel(T* __rest
 void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, const launch_policy& p,
                    cudaStream_t s) {
   if (n == 0 || p.grid == 0) return;
-  if (p.grid > 0x7fffffffu) throw std::invalid_argument("copy: a grid of " + std::to_string(p.grid) + " CTAs exceeds 2^31 - 1");
-  const dim3 grid(static_cast<unsigned>(p.grid)), block(static_cast<unsigned>(p.threads));
+  const dim3 grid = grid_of(p.grid, "copy"), block(static_cast<unsigned>(p.threads));
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     auto* d = static_cast<T*>(dst);

@@ -25,12 +25,7 @@ launch_policy plan(std::uint64_t n, std::size_t elem_size) {
 
 namespace {
 
-struct variant_entry {
-  variant_id id;
-  variant_info info;
-};
-
-const std::array<variant_entry, 2> entries{{
+const std::array<variant_entry<variant_id>, 2> entries{{
     {variant_id::random,
      {"random", "idx uniform over the table: each lane of a warp reads its own 32-byte sector",
       {"memlab::labs::gather::gather_kernel<", "random_order"}, false}},
@@ -39,11 +34,10 @@ const std::array<variant_entry, 2> entries{{
       {"memlab::labs::gather::gather_kernel<", "sorted_order"}, false}},
 }};
 
-const std::array<variant_info, 2> infos{entries[0].info, entries[1].info};
+const auto infos = infos_of(entries);
 
 constexpr std::array<dtype, 2> gather_dtypes{dtype::f32, dtype::f64};
 
-constexpr std::size_t guard_bytes = 256;
 
 std::uint64_t table_elements(const case_params& p) { return p.table_bytes / size_of(p.type); }
 std::uint64_t out_bytes(const case_params& p) { return p.n * size_of(p.type) + guard_bytes; }
@@ -247,11 +241,7 @@ class gather_lab_impl final : public lab {
 
 }  // namespace
 
-std::optional<variant_id> variant_by_name(std::string_view name) {
-  for (const auto& e : entries)
-    if (e.info.name == name) return e.id;
-  return std::nullopt;
-}
+std::optional<variant_id> variant_by_name(std::string_view name) { return id_by_name(entries, name); }
 
 const lab& gather_lab() {
   static const gather_lab_impl instance;

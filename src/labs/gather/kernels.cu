@@ -13,6 +13,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/dispatch.cuh"
+#include "harness/launch.cuh"
 #include "labs/gather/gather.hpp"
 #include "memlab/error.cuh"
 
@@ -128,8 +129,7 @@ index_stats count_touched(const std::uint32_t* sorted, const std::uint32_t* orde
 void launch_kernel(variant_id v, dtype t, void* out, const void* table, const std::uint32_t* idx, std::uint64_t n,
                    const launch_policy& p, cudaStream_t s) {
   if (n == 0 || p.grid == 0) return;
-  if (p.grid > 0x7fffffffu) throw std::invalid_argument("gather: a grid of " + std::to_string(p.grid) + " CTAs exceeds 2^31 - 1");
-  const dim3 grid(static_cast<unsigned>(p.grid)), block(static_cast<unsigned>(p.threads));
+  const dim3 grid = grid_of(p.grid, "gather"), block(static_cast<unsigned>(p.threads));
   auto run = [&](auto tag) {
     using T = decltype(tag);
     auto* o = static_cast<T*>(out);

@@ -13,17 +13,15 @@
 #include <cstdint>
 
 #include "harness/dispatch.cuh"
+#include "harness/launch.cuh"
 #include "labs/stride/stride.hpp"
 #include "memlab/error.cuh"
+#include "memlab/realign.cuh"
 #include "memlab/vector.cuh"
 
 namespace memlab::labs::stride {
 
 namespace {
-
-__device__ __forceinline__ std::uint64_t global_thread() {
-  return std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-}
 
 // Items = 16 / sizeof(T) elements per thread: element e = tile start + u x blockDim + threadIdx,
 // so each of the Items load instructions is 32 consecutive elements across the warp. All loads are
@@ -54,24 +52,15 @@ __device__ __forceinline__ void strided_copy(T* __restrict__ dst, const T* __res
   }
 }
 
-// Bytes misalign .. misalign + 15 of the 32 bytes lo:hi (little-endian): the 16 source bytes an
-// output vector needs, from the two aligned vectors that hold them. Words is misalign / 4 (a
-// compile-time constant so the words stay in registers), shift the bits left over.
-template <int Words>
-__device__ __forceinline__ uint4 realign_words(const uint4& lo, const uint4& hi, unsigned shift) {
-  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  // __funnelshift_r(a, b, s): the low 32 bits of (b:a) >> (s & 31); s = 0 gives a.
-  return uint4{__funnelshift_r(w[Words], w[Words + 1], shift), __funnelshift_r(w[Words + 1], w[Words + 2], shift),
-               __funnelshift_r(w[Words + 2], w[Words + 3], shift), __funnelshift_r(w[Words + 3], w[Words + 4], shift)};
-}
-
+// Bytes misalign .. misalign + 15 of the 32 bytes lo:hi: the 16 source bytes an output vector
+// needs, from the two aligned vectors that hold them (memlab/realign.cuh).
 __device__ __forceinline__ uint4 realign(const uint4& lo, const uint4& hi, unsigned misalign) {
   const unsigned shift = 8 * (misalign % 4);
   switch (misalign / 4) {
-    case 0: return realign_words<0>(lo, hi, shift);
-    case 1: return realign_words<1>(lo, hi, shift);
-    case 2: return realign_words<2>(lo, hi, shift);
-    default: return realign_words<3>(lo, hi, shift);
+    case 0: return funnel16<0>(lo, hi, shift);
+    case 1: return funnel16<1>(lo, hi, shift);
+    case 2: return funnel16<2>(lo, hi, shift);
+    default: return funnel16<3>(lo, hi, shift);
   }
 }
 
@@ -139,9 +128,8 @@ __global__ void __launch_bounds__(threads_per_cta) vec16_kernel(T* __restrict__ 
 void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, std::uint64_t stride,
                    const launch_policy& p, cudaStream_t s) {
   if (n == 0 || p.grid == 0) return;
-  if (p.grid > 0x7fffffffu) throw std::invalid_argument("stride: a grid of " + std::to_string(p.grid) + " CTAs exceeds 2^31 - 1");
   if (v == variant_id::vec16 && stride != 1) throw std::invalid_argument("stride: vec16 copies stride 1 only");
-  const dim3 grid(static_cast<unsigned>(p.grid)), block(static_cast<unsigned>(p.threads));
+  const dim3 grid = grid_of(p.grid, "stride"), block(static_cast<unsigned>(p.threads));
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
     auto* d = static_cast<T*>(dst);

@@ -110,13 +110,8 @@ sector_count sectors_touched(variant_id v, std::size_t elem_size, std::uint64_t 
 
 namespace {
 
-struct variant_entry {
-  variant_id id;
-  variant_info info;
-};
-
 // In variant_id order (stride_case indexes it by id).
-const std::array<variant_entry, 4> entries{{
+const std::array<variant_entry<variant_id>, 4> entries{{
     {variant_id::strided,
      {"strided", "thread e reads src[e x stride], writes dst[e]: a warp's loads span 32 x stride elements",
       {"memlab::labs::stride::strided_kernel<"}, false}},
@@ -132,14 +127,8 @@ const std::array<variant_entry, 4> entries{{
       {"memlab::labs::stride::vec16_kernel<"}, false}},
 }};
 
-const std::array<variant_info, 4> infos = [] {
-  std::array<variant_info, 4> a{};
-  for (std::size_t i = 0; i < entries.size(); ++i) a[i] = entries[i].info;
-  return a;
-}();
+const auto infos = infos_of(entries);
 
-// Guard bytes after the output, poisoned and checked: an out-of-bounds store lands there.
-constexpr std::size_t guard_bytes = 256;
 
 // The source to its exact last element (so compute-sanitizer flags any read past it); the
 // destination, gaps included, with a poisoned guard after it.
@@ -334,11 +323,7 @@ class stride_lab_impl final : public lab {
 
 }  // namespace
 
-std::optional<variant_id> variant_by_name(std::string_view name) {
-  for (const auto& e : entries)
-    if (e.info.name == name) return e.id;
-  return std::nullopt;
-}
+std::optional<variant_id> variant_by_name(std::string_view name) { return id_by_name(entries, name); }
 
 const lab& stride_lab() {
   static const stride_lab_impl instance;

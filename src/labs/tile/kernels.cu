@@ -34,6 +34,7 @@
 #include <cute/tensor.hpp>
 
 #include "harness/dispatch.cuh"
+#include "harness/launch.cuh"
 #include "labs/tile/tile.hpp"
 #include "memlab/error.cuh"
 #include "memlab/tile.cuh"
@@ -283,11 +284,11 @@ void configure_kernel(variant_id v, dtype t, std::uint64_t rows, std::uint64_t c
 void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t rows, std::uint64_t cols,
                    std::uint64_t grid, cudaStream_t s) {
   if (grid == 0) return;
-  if (grid > 0x7fffffffu) throw std::invalid_argument("tile: a grid of " + std::to_string(grid) + " CTAs exceeds 2^31 - 1");
+  const dim3 grid_dim = grid_of(grid, "tile");
   const std::size_t smem = rows * cols * size_of(t);
   int r = static_cast<int>(rows), c = static_cast<int>(cols);
   void* args[] = {&dst, &src, &r, &c};
-  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(v, t, rows, cols), dim3(static_cast<unsigned>(grid)),
+  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(v, t, rows, cols), grid_dim,
                                      dim3(threads_per_cta), args, smem, s));
 }
 

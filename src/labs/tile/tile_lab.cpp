@@ -12,15 +12,10 @@ namespace memlab::labs::tile {
 
 namespace {
 
-struct variant_entry {
-  variant_id id;
-  variant_info info;
-};
-
 // In variant_id order (tile_case indexes it by id). kernel_name_contains: fragments of the demangled
 // kernel name tile_kernel<Variant, T>; the trailing ',' or '<' keeps cute_default apart from
 // cute_default_static.
-const std::array<variant_entry, variant_count> entries{{
+const std::array<variant_entry<variant_id>, variant_count> entries{{
     {variant_id::cute_universal,
      {"cute_universal", "the tutorial: local_partition (8, 32) on dynamic layouts, UniversalCopy<T>, one element per copy",
       {"tile_kernel<memlab::labs::tile::cute_universal,"}, false}},
@@ -66,11 +61,7 @@ const std::array<variant_entry, variant_count> entries{{
       {"tile_kernel<memlab::labs::tile::ldgsts16,"}, false}},
 }};
 
-const std::array<variant_info, variant_count> infos = [] {
-  std::array<variant_info, variant_count> a{};
-  for (std::size_t i = 0; i < entries.size(); ++i) a[i] = entries[i].info;
-  return a;
-}();
+const auto infos = infos_of(entries);
 
 bool is_tiled(variant_id v) {
   switch (v) {
@@ -97,8 +88,6 @@ int access_bytes(variant_id v, std::size_t elem_size) {
   }
 }
 
-// Guard bytes after the output, poisoned and checked: an out-of-bounds store lands there.
-constexpr std::size_t guard_bytes = 256;
 
 std::string tile_text(std::uint64_t rows, std::uint64_t cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
@@ -262,11 +251,7 @@ class tile_lab_impl final : public lab {
 
 }  // namespace
 
-std::optional<variant_id> variant_by_name(std::string_view name) {
-  for (const auto& e : entries)
-    if (e.info.name == name) return e.id;
-  return std::nullopt;
-}
+std::optional<variant_id> variant_by_name(std::string_view name) { return id_by_name(entries, name); }
 
 bool is_static(variant_id v) {
   return v == variant_id::cute_universal_static || v == variant_id::cute_autovec128_static ||

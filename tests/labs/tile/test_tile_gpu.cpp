@@ -12,23 +12,14 @@
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
 #include "labs/tile/tile.hpp"
+#include "tile_case.hpp"
 
 namespace memlab {
 namespace {
 
 struct tile_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
-case_params tile_case(dtype t, std::uint64_t rows, std::uint64_t cols, std::uint64_t tiles, std::uint64_t ctas,
-                      std::uint64_t src_offset) {
-  case_params p;
-  p.type = t;
-  p.rows = rows;
-  p.cols = cols;
-  p.n = rows * cols * tiles;
-  p.ctas = ctas;
-  p.src_offset = src_offset;
-  return p;
-}
+using test::tile_case;
 
 void run_and_verify(const lab& l, const std::string& variant, const case_params& p) {
   auto c = l.prepare(variant, p, tile_gpu::dev);

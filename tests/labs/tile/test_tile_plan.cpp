@@ -4,21 +4,12 @@
 
 #include "harness/runner.hpp"
 #include "labs/tile/tile.hpp"
+#include "tile_case.hpp"
 
 namespace memlab::labs::tile {
 namespace {
 
-case_params tile_case(dtype t, std::uint64_t rows, std::uint64_t cols, std::uint64_t tiles, std::uint64_t ctas = 0,
-                      std::uint64_t src_offset = 0) {
-  case_params p;
-  p.type = t;
-  p.rows = rows;
-  p.cols = cols;
-  p.n = rows * cols * tiles;
-  p.ctas = ctas;
-  p.src_offset = src_offset;
-  return p;
-}
+using test::tile_case;
 
 bool mentions(const std::optional<std::string>& why, std::string_view needle) {
   return why && why->find(needle) != std::string::npos;
