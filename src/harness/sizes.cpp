@@ -13,15 +13,29 @@ constexpr std::uint64_t value_limit = std::uint64_t{1} << 63;  // exclusive
 constexpr std::size_t max_range_items = 10000;
 constexpr unsigned max_exponent = 62;
 
-constexpr std::string_view accepted =
+constexpr std::string_view sizes_accepted =
     "accepted: N or 2^k (k <= 62), optionally followed by K|M|G (elements, x1024) or B|KiB|MiB|GiB "
     "(bytes); ranges lo..hi with an optional step :*factor (default *2) or :+increment; "
     "items separated by commas";
+constexpr std::string_view counts_accepted =
+    "accepted: N or 2^k (k <= 62), no unit; ranges lo..hi counting up by 1, or with a step :+increment "
+    "or :*factor; items separated by commas";
+
+// What went wrong and where; each public parser words the message for its own grammar.
+struct parse_failure {
+  std::string item, why;
+};
 
 [[noreturn]] void fail(std::string_view item, std::string_view why) {
-  std::string msg = "invalid size \"";
-  msg.append(item).append("\": ").append(why).append("; ").append(accepted);
-  throw std::invalid_argument(msg);
+  throw parse_failure{std::string(item), std::string(why)};
+}
+
+std::invalid_argument usage(std::string_view prefix, std::string_view noun, const parse_failure& f,
+                            std::string_view accepted) {
+  std::string msg(prefix);
+  msg.append("invalid ").append(noun).append(" \"").append(f.item).append("\": ").append(f.why).append("; ");
+  msg.append(accepted);
+  return std::invalid_argument(msg);
 }
 
 std::string_view trim(std::string_view s) {
@@ -194,7 +208,13 @@ std::vector<size_spec> parse_list(std::string_view text, bool default_geometric)
 
 }  // namespace
 
-std::vector<size_spec> parse_sizes(std::string_view text) { return parse_list(text, true); }
+std::vector<size_spec> parse_sizes(std::string_view text) {
+  try {
+    return parse_list(text, true);
+  } catch (const parse_failure& f) {
+    throw usage("", "size", f, sizes_accepted);
+  }
+}
 
 std::vector<std::uint64_t> parse_counts(std::string_view text, std::string_view what) {
   std::vector<std::uint64_t> out;
@@ -203,8 +223,8 @@ std::vector<std::uint64_t> parse_counts(std::string_view text, std::string_view 
       if (s.bytes) fail(s.text, "a byte suffix; this is a plain count");
       out.push_back(s.value);
     }
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string(what) + ": " + e.what());
+  } catch (const parse_failure& f) {
+    throw usage(std::string(what) + ": ", "value", f, counts_accepted);
   }
   return out;
 }
@@ -213,8 +233,8 @@ std::vector<std::uint64_t> parse_byte_counts(std::string_view text, std::string_
   std::vector<std::uint64_t> out;
   try {
     for (const auto& s : parse_list(text, true)) out.push_back(s.value);  // a bare number counts bytes
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string(what) + ": " + e.what());
+  } catch (const parse_failure& f) {
+    throw usage(std::string(what) + ": ", "size", f, sizes_accepted);
   }
   return out;
 }

@@ -238,7 +238,11 @@ TEST(AxisLists, ErrorsNameTheFlag) {
       (void)parse_counts(bad, "--stride");
       ADD_FAILURE() << "no error for '" << bad << "'";
     } catch (const std::invalid_argument& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--stride: ", 0), 0u) << e.what();
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.rfind("--stride: invalid value \"", 0), 0u) << msg;
+      // The counts' own grammar: no units, ranges count up by one.
+      EXPECT_NE(msg.find("counting up by 1"), std::string::npos) << msg;
+      EXPECT_EQ(msg.find("B|KiB"), std::string::npos) << msg;
     }
   }
 }
