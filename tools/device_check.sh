@@ -1,19 +1,69 @@
 #!/usr/bin/env bash
-# On the GPU machine: build-free check of a carried build/bin. Card info, GPU tests, memcheck,
-# and a short timing pass. Logs under $OUT (or ./device-out).
+# On the GPU machine, with a carried build/bin (built here: `make build PRESET=dev` or the dev
+# binaries): card info, GPU tests, compute-sanitizer, and the acceptance runs of the timing and
+# refactor issues. Each step logs into ./device-out (WORK overrides) and the script goes on after a
+# failed step; the summary at the end lists every step's exit status. With $OUT set (the device
+# tool), everything is packed into $OUT/device-out.tgz.
+#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [defaults]
+# (no argument: all of them, in that order).
 set -uo pipefail
-out=${OUT:-device-out}; mkdir -p "$out"
-bin=build/bin
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total,temperature.gpu --format=csv | tee "$out/nvidia-smi.txt"
-$bin/memlab device | tee "$out/device.txt"
-echo "== GPU tests"
-$bin/memlab_gpu_tests --gtest_brief=1 2>&1 | tail -15 | tee "$out/gpu_tests.txt"
-echo "== host and lab tests here too"
-for t in memlab_host_tests memlab_labs_tests; do $bin/$t --gtest_brief=1 2>&1 | tail -2; done
-echo "== compute-sanitizer memcheck"
-compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab run copy --dtype f16,u8 --sizes 4097,100000 \
-  --max-time 0.01 --quiet > "$out/memcheck_run.txt" 2>&1; echo "memcheck run rc=$?"; tail -3 "$out/memcheck_run.txt"
-compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab_gpu_tests --gtest_brief=1 \
-  --gtest_filter='*edge_sizes*f16*:*edge_sizes*u8*' > "$out/memcheck_tests.txt" 2>&1; echo "memcheck tests rc=$?"; tail -3 "$out/memcheck_tests.txt"
-echo "== timing sanity"
-$bin/memlab run copy --dtype f16 --sizes 2^20,2^26,2^31 --max-time 0.5 --out "$out/sanity.json" 2>&1 | tee "$out/sanity.txt"
+out=${WORK:-device-out}; mkdir -p "$out"
+bin=${BIN:-build/bin}
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer spot timing interrupt ncu defaults)
+summary=()
+step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the exit status
+  local name=$1; shift
+  local t0=$SECONDS
+  "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  summary+=("$name rc=$rc $((SECONDS - t0))s")
+  echo "== $name rc=$rc ($((SECONDS - t0)) s)"; tail -4 "$out/$name.log"
+}
+run() { "$bin/memlab" run --quiet "$@"; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,temperature.gpu \
+  --format=csv | tee "$out/nvidia-smi.txt"
+"$bin/memlab" device | tee "$out/device.txt"
+
+for s in "${steps[@]}"; do
+  case $s in
+    tests)
+      step gpu_tests "$bin/memlab_gpu_tests" --gtest_brief=1
+      step example_lab_tests "$bin/memlab_example_lab_tests" --gtest_brief=1
+      step host_tests "$bin/memlab_host_tests" --gtest_brief=1
+      step labs_tests "$bin/memlab_labs_tests" --gtest_brief=1 ;;
+    sanitizer)
+      san() { compute-sanitizer --tool "$1" --error-exitcode 9 "${@:2}"; }
+      step memcheck_copy san memcheck "$bin/memlab" run copy --dtype u8,f16 --sizes 1,4097,100000 --src-offset 0,1,2,15 \
+        --dst-offset 0,6 --max-time 0.01 --quiet
+      step memcheck_labs san memcheck "$bin/memlab" run stride gather tile --sizes 2^16 --table-bytes 1MiB \
+        --tile 64x64 --ctas 0 --max-time 0.01 --quiet
+      step memcheck_tests san memcheck "$bin/memlab_gpu_tests" --gtest_brief=1 \
+        --gtest_filter='*edge_sizes*f16*:*edge_sizes*u8*:timing_gpu.*:library*'
+      step racecheck_tile san racecheck "$bin/memlab" run tile --sizes 2^16 --tile 64x64 --ctas 0 --max-time 0.01 --quiet
+      step synccheck_tile san synccheck "$bin/memlab" run tile --sizes 2^16 --tile 64x64 --ctas 0 --max-time 0.01 --quiet ;;
+    spot)  # the committed numbers of the four labs, within noise
+      step spot_copy run copy --dtype f16 --variant vec16,auto,memcpy,cub --sizes 2^20,2^28,2^31 --src-offset 0,2 \
+        --max-time 0.5 --out "$out/spot_copy.json"
+      step spot_stride run stride --variant strided,strided_write,strided_rw --dtype f32 --stride 1,8,32 --sizes 2^26 \
+        --max-time 0.3 --out "$out/spot_stride.json"
+      step spot_gather run gather --sizes 2^26 --table-bytes 8MiB,200MiB --max-time 0.4 --out "$out/spot_gather.json"
+      step spot_tile run tile --dtype f32 --tile 128x128,128x256 --ctas 0 \
+        --variant cute_universal,cute_tiled_autovec128,ldg_sts16,ldgsts16 --max-time 0.4 --out "$out/spot_tile.json" ;;
+    timing)  # batch vs graph at small sizes; two runs for repeatability
+      step copy_f16_a run copy --dtype f16 --sizes 2^12..2^31 --out "$out/copy_f16_a.json"
+      step copy_f16_b run copy --dtype f16 --sizes 2^12..2^31 --out "$out/copy_f16_b.json" ;;
+    interrupt)  # SIGINT after 8 s: a valid file with every case finished, exit 130
+      timeout -s INT 8 "$bin/memlab" run copy --sizes 2^12..2^31 --out "$out/interrupted.json" > "$out/interrupt.log" 2>&1
+      rc=$?; summary+=("interrupt rc=$rc (expect 130)"); echo "== interrupt rc=$rc"; tail -3 "$out/interrupt.log" ;;
+    ncu)  # memlab's GB/s against ncu's DRAM bytes over its kernel time, auto at 2^28 f16
+      step ncu_memlab run copy --variant auto --dtype f16 --sizes 2^28 --max-time 1 --out "$out/ncu_memlab.json"
+      step ncu ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+        --kernel-name regex:copy_aligned16_kernel --launch-count 3 --csv \
+        "$bin/memlab" run copy --variant auto --dtype f16 --sizes 2^28 --profile --quiet ;;
+    defaults)  # what `make run` does
+      step defaults "$bin/memlab" run --out "$out/defaults.json" ;;
+  esac
+done
+echo "== summary"; printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+if [ -n "${OUT:-}" ]; then tar -czf "$OUT/device-out.tgz" -C "$out" . && cp "$out/summary.txt" "$OUT/"; fi

@@ -5,6 +5,7 @@
 #   cuobjdump and the nvdisasm it runs (for memlab inspect and the SASS tests): the CUDA toolkit's,
 #   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
 #   CuTe's headers (for the tile lab): PyPI's nvidia-cutlass (pip; cmake finds cutlass_library).
+#   jsonschema (the tests validate results files against docs/results.schema.json): PyPI.
 set -euo pipefail
 
 have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/local/include/$1" ]; }
@@ -51,11 +52,12 @@ wheels=()
 tool_found cuobjdump || wheels+=(nvidia-cuda-cuobjdump)
 tool_found nvdisasm || wheels+=(nvidia-cuda-nvdisasm)
 python3 -c "import cutlass_library" 2>/dev/null || wheels+=(nvidia-cutlass)
+python3 -c "import jsonschema" 2>/dev/null || wheels+=(jsonschema)
 if [ ${#wheels[@]} -gt 0 ]; then
   if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
     echo "setup: installing ${wheels[*]} (pip)"
-    python3 -m pip install -q "${wheels[@]}" || echo "setup: pip could not install ${wheels[*]}; SASS tests will be skipped" >&2
+    python3 -m pip install -q "${wheels[@]}" || echo "setup: pip could not install ${wheels[*]}: SASS and schema tests will fail under CI, skip elsewhere" >&2
   else
-    echo "setup: no cuobjdump/nvdisasm and no pip: memlab inspect falls back to PTX, SASS tests are skipped" >&2
+    echo "setup: no pip to install ${wheels[*]}: memlab inspect needs cuobjdump; SASS and schema tests fail under CI, skip elsewhere" >&2
   fi
 fi

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "memlab/arch/config.cuh"
 #include "memlab/arch/ld_global.cuh"
 #include "memlab/arch/shfl.cuh"
 #include "memlab/copy_plan.hpp"
@@ -75,7 +76,7 @@ struct copy_edge {
 // vectors t, t + threads, ... so each load and store instruction stays coalesced across the warp,
 // and issues its U loads before its first store (U x 16 B in flight per thread).
 template <int U>
-__global__ void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel(copy_args a) {
+MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel(copy_args a) {
   copy_edge edge;
   edge.load(a);
   const auto* s = reinterpret_cast<const uint4*>(a.src + a.head);
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel(co
 // them (lane 31 only lends its words). Loading both vectors of the pair in every lane instead
 // reads each vector twice, and ptxas narrows the second load to the words used (LDG.E.64 + LDG.E).
 template <int Words, int U>
-__global__ void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(copy_args a) {
+MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(copy_args a) {
   copy_edge edge;
   edge.load(a);
   const auto* s = reinterpret_cast<const uint4*>(a.src + a.head - a.shift);
@@ -145,11 +146,9 @@ __global__ void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(co
   edge.store(a);
 }
 
-// A copy too small for a 16-byte body (< 63 bytes): one byte per thread. (A template, as every
-// kernel of this header is, so that each program that includes it gets one definition.)
-template <int AccessBytes = 1>
-__global__ void __launch_bounds__(copy_tuning::threads) copy_bytes_kernel(copy_args a) {
-  static_assert(AccessBytes == 1);
+// A copy too small for a 16-byte body (< 63 bytes): one byte per thread, Threads per CTA.
+template <int Threads>
+MEMLAB_KERNEL void __launch_bounds__(Threads) copy_bytes_kernel(copy_args a) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < a.head) a.dst[i] = a.src[i];
 }
@@ -229,7 +228,7 @@ inline cudaError_t launch_copy(const copy_plan& p, void* dst, const void* src, c
   const detail::copy_args a{static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), p.head, p.vectors,
                             p.tail, static_cast<unsigned>(p.shift)};
   switch (p.path) {
-    case copy_path::bytes: return detail::launch_one(&detail::copy_bytes_kernel<1>, p, a, stream);
+    case copy_path::bytes: return detail::launch_one(&detail::copy_bytes_kernel<copy_tuning::threads>, p, a, stream);
     case copy_path::aligned16:
     case copy_path::realign16:
       switch (p.vectors_per_thread) {

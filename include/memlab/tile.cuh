@@ -26,7 +26,7 @@ namespace detail {
 // dst[i] = src[i] for 16-byte chunks i in [0, chunks), in batches of Unroll chunks per thread whose
 // loads are written before their stores. ptxas does not keep that order for shared-memory stores:
 // the sm_90 SASS starts storing after 4 loads, so at most 4 chunks are in flight per thread
-// (docs/labs/tile.md); ldgsts16 does not depend on the schedule.
+// (docs/labs/tile.md); load_cp_async16 does not depend on the schedule.
 template <int Unroll, class Dst, class Src>
 __device__ __forceinline__ void move16(Dst* __restrict__ dst, const Src* __restrict__ src, std::size_t chunks) {
   const std::size_t stride = blockDim.x;
@@ -53,7 +53,7 @@ inline constexpr int sync_unroll = 8;
 
 // Global -> shared through registers: LDG.E.128 then STS.128.
 template <int Unroll = sync_unroll>
-__device__ __forceinline__ void load_ldg_sts16(void* __restrict__ smem, const void* __restrict__ gmem,
+__device__ __forceinline__ void load_via_registers16(void* __restrict__ smem, const void* __restrict__ gmem,
                                                std::size_t bytes) {
   detail::move16<Unroll>(static_cast<vector_t<16>*>(smem), static_cast<const vector_t<16>*>(gmem), bytes / 16);
 }
@@ -61,7 +61,7 @@ __device__ __forceinline__ void load_ldg_sts16(void* __restrict__ smem, const vo
 // Global -> shared with cp.async.cg (LDGSTS.E.BYPASS.128): no registers, L1 bypassed, every chunk
 // of the thread in flight at once. Issues, commits one group and waits for all of this thread's
 // copies; the caller still needs __syncthreads() before reading other threads' chunks.
-__device__ __forceinline__ void load_ldgsts16(void* __restrict__ smem, const void* __restrict__ gmem,
+__device__ __forceinline__ void load_cp_async16(void* __restrict__ smem, const void* __restrict__ gmem,
                                               std::size_t bytes) {
   auto* s = static_cast<std::byte*>(smem);
   const auto* g = static_cast<const std::byte*>(gmem);

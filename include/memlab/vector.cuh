@@ -22,9 +22,4 @@ template <> struct vector_type<16> { using type = uint4; };
 template <int Bytes>
 using vector_t = typename detail::vector_type<Bytes>::type;
 
-template <int Bytes>
-constexpr bool is_aligned(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % Bytes == 0;
-}
-
 }  // namespace memlab

@@ -1,18 +1,18 @@
 #include "cli/commands.hpp"
 
-#include <unistd.h>
-
 #include <fstream>
-#include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/labels.hpp"
 #include "harness/device.hpp"
+#include "harness/error.hpp"
+#include "harness/gpu_runner.hpp"
+#include "harness/text.hpp"
+#include "harness/timing.hpp"
 #include "harness/writers.hpp"
 #include "inspect/inspect.hpp"
-#include "memlab/error.cuh"
 
 namespace memlab::cli {
 
@@ -22,8 +22,8 @@ const char* const no_gpu_hint =
 
 namespace {
 
-int usage_error(const std::string& what) {
-  std::cerr << "memlab: " << what << "\nRun with --help for more information.\n";
+int usage_error(std::string_view command, const std::string& what) {
+  std::cerr << "memlab " << command << ": " << what << " (see memlab " << command << " --help)\n";
   return exit_usage;
 }
 
@@ -32,184 +32,162 @@ int no_device(const no_device_error& e) {
   return exit_no_device;
 }
 
-// Whether `path` can be written, without creating it: the file if it exists, else its folder.
-bool writable(const std::string& path) {
-  if (access(path.c_str(), F_OK) == 0) return access(path.c_str(), W_OK) == 0;
-  const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  return access(dir.c_str(), W_OK) == 0;
+const lab* find(const lab_set& labs, std::string_view name) {
+  for (const lab* l : labs.built)
+    if (l->name == name) return l;
+  return nullptr;
 }
 
-std::string join_dtypes() {
-  std::string out;
-  for (dtype t : all_dtypes()) out += (out.empty() ? "" : ", ") + std::string(to_string(t));
-  return out;
+std::string unknown_lab(const lab_set& labs, const std::string& name) {
+  for (const auto& m : labs.missing)
+    if (m.name == name) return "lab " + name + " is not built: " + std::string(m.why);
+  std::vector<std::string_view> names;
+  for (const lab* l : labs.built) names.push_back(l->name);
+  return "unknown lab '" + name + "' (labs: " + join(names) + ")";
 }
 
-std::string fixed(double v, int digits) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
-
-// "128x256,64x64" -> {{128, 256}, {64, 64}}.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> parse_tiles(const std::string& text) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, comma - pos);
-    const auto x = item.find('x');
-    if (x == std::string::npos) throw std::invalid_argument("--tile: \"" + item + "\" is not ROWSxCOLS, as in 128x256");
-    const auto rows = parse_counts(item.substr(0, x), "--tile rows");
-    const auto cols = parse_counts(item.substr(x + 1), "--tile cols");
-    if (rows.size() != 1 || cols.size() != 1 || rows[0] == 0 || cols[0] == 0) {
-      throw std::invalid_argument("--tile: \"" + item + "\" is not ROWSxCOLS with both above 0, as in 128x256");
-    }
-    out.emplace_back(rows[0], cols[0]);
-    pos = comma + 1;
+std::string_view grammar_name(axis_grammar g) {
+  switch (g) {
+    case axis_grammar::counts: return "counts";
+    case axis_grammar::bytes: return "bytes";
+    case axis_grammar::shape: return "shape";
   }
-  return out;
-}
-
-// The axis flags, parsed into the request. Throws std::invalid_argument on a malformed list.
-void parse_axes(const run_options& o, axis_values& a) {
-  if (!o.src_offset.empty()) a.src_offset = parse_counts(o.src_offset, "--src-offset");
-  if (!o.dst_offset.empty()) a.dst_offset = parse_counts(o.dst_offset, "--dst-offset");
-  if (!o.stride.empty()) a.stride = parse_counts(o.stride, "--stride");
-  if (!o.ctas.empty()) a.ctas = parse_counts(o.ctas, "--ctas");
-  if (!o.tile.empty()) a.tile = parse_tiles(o.tile);
-  if (!o.table_bytes.empty()) a.table_bytes = parse_byte_counts(o.table_bytes, "--table-bytes");
-  for (auto s : a.stride)
-    if (s == 0) throw std::invalid_argument("--stride: a stride of 0 elements is not a strided access (use 1..)");
-  for (auto b : a.table_bytes)
-    if (b == 0) throw std::invalid_argument("--table-bytes: a table of 0 bytes has nothing to gather from");
-}
-
-std::string axes_text(const lab& l) {
-  std::string out;
-  for (axis a : l.axes()) out += (out.empty() ? "" : ", ") + ("--" + std::string(to_string(a)));
-  return out;
+  return "?";
 }
 
 }  // namespace
 
-int list_command(const list_options& o) {
+int list_command(const lab_set& labs, const list_options& o) {
   std::vector<const lab*> chosen;
   for (const auto& name : o.labs) {
-    const lab* l = find_lab(name);
-    if (l == nullptr) {
-      for (std::string_view why : missing_labs())
-        if (why.starts_with(name + ":")) return usage_error("lab " + std::string(why));
-      return usage_error("unknown lab '" + name + "' (see `memlab list`)");
-    }
+    const lab* l = find(labs, name);
+    if (l == nullptr) return usage_error("list", unknown_lab(labs, name));
     chosen.push_back(l);
   }
-  if (chosen.empty()) chosen.assign(all_labs().begin(), all_labs().end());
+  if (chosen.empty()) chosen.assign(labs.built.begin(), labs.built.end());
 
   if (o.format == "json") {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const lab* l : chosen) {
       nlohmann::ordered_json lj;
-      lj["lab"] = l->name();
-      lj["teaches"] = l->teaches();
-      for (dtype t : l->dtypes()) lj["dtypes"].push_back(to_string(t));
-      lj["default_dtype"] = to_string(l->default_dtype());
-      lj["default_sizes"] = l->default_sizes();
-      lj["sizes_count"] = l->size_meaning();
+      lj["lab"] = l->name;
+      lj["teaches"] = l->teaches;
+      for (dtype t : l->dtypes) lj["dtypes"].push_back(to_string(t));
+      lj["default_dtype"] = to_string(l->default_dtype);
+      lj["default_sizes"] = l->default_sizes;
+      lj["sizes_count"] = l->size_meaning;
+      lj["roof"] = to_string(l->roof);
       lj["axes"] = nlohmann::ordered_json::array();
-      for (axis a : l->axes()) lj["axes"].push_back(to_string(a));
-      for (const auto& v : l->variants())
-        lj["variants"].push_back({{"name", v.name}, {"teaches", v.teaches}, {"peer", v.peer}});
+      for (const auto& a : l->axes) {
+        lj["axes"].push_back({{"name", a.name},
+                              {"flag", a.flag()},
+                              {"meaning", a.meaning},
+                              {"grammar", grammar_name(a.grammar)},
+                              {"defaults", a.defaults},
+                              {"min", a.min},
+                              {"max", a.max}});
+      }
+      for (const auto& v : l->variants)
+        lj["variants"].push_back({{"name", v.name}, {"teaches", v.teaches}, {"peer", v.peer}, {"alignment", v.alignment}});
       j.push_back(lj);
     }
     std::cout << j.dump(2) << "\n";
     return exit_ok;  // missing labs: only in the table, so the JSON stays a list of labs
   }
   for (const lab* l : chosen) {
-    std::cout << l->name() << ": " << l->teaches() << "\n  dtypes:";
-    for (dtype t : l->dtypes()) std::cout << " " << to_string(t);
-    std::cout << " (default " << to_string(l->default_dtype()) << "); --sizes counts " << l->size_meaning()
-              << ", default " << l->default_sizes() << "\n";
-    if (!l->axes().empty()) std::cout << "  axes: " << axes_text(*l) << "\n";
-    std::size_t width = 0;
-    for (const auto& v : l->variants()) width = std::max(width, v.name.size());
-    for (const auto& v : l->variants()) {
-      std::cout << "  " << std::left << std::setw(static_cast<int>(width) + 2) << v.name << (v.peer ? "[peer] " : "")
-                << v.teaches << "\n";
+    std::cout << l->name << ": " << l->teaches << "\n  roof: " << to_string(l->roof) << "; dtypes:";
+    for (dtype t : l->dtypes) std::cout << " " << to_string(t);
+    std::cout << " (default " << to_string(l->default_dtype) << "); --sizes counts " << l->size_meaning << ", default "
+              << l->default_sizes << "\n";
+    for (const auto& a : l->axes) {
+      std::cout << "  " << a.flag() << ": " << a.meaning << " (" << grammar_name(a.grammar) << " " << a.min << ".."
+                << a.max << "; default " << a.defaults << ")\n";
     }
+    text_table t;
+    t.column("", false);
+    t.column("", false);
+    for (const auto& v : l->variants) t.rows.push_back({"  " + std::string(v.name), (v.peer ? "[peer] " : "") + std::string(v.teaches)});
+    std::size_t width = 0;
+    for (const auto& row : t.rows) width = std::max(width, display_width(row[0]));
+    for (const auto& row : t.rows) std::cout << row[0] << std::string(width - display_width(row[0]) + 2, ' ') << row[1] << "\n";
   }
   if (o.labs.empty()) {
-    for (std::string_view why : missing_labs()) std::cout << why << "\n";
+    for (const auto& m : labs.missing) std::cout << m.name << ": not built: " << m.why << "\n";
   }
   return exit_ok;
 }
 
-int run_command(run_options o) {
+int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   // Everything the user typed is checked before the GPU is touched: usage errors exit 2 anywhere.
-  for (const auto& name : o.dtype_names) {
-    const auto t = parse_dtype(name);
-    if (!t) return usage_error("unknown dtype '" + name + "' (dtypes: " + join_dtypes() + ")");
-    o.request.dtypes.push_back(*t);
-  }
-  const auto stdout_format = parse_format(o.format);
-  if (!stdout_format) return usage_error("unknown --format '" + o.format + "' (table, csv, json, md)");
+  for (const auto& name : o.dtype_names) o.request.dtypes.push_back(*parse_dtype(name));  // validated by the parser
+  for (const auto& [name, text] : o.axis_text) o.request.axes.emplace_back(name, text);
+  const output_format stdout_format = *parse_format(o.format);
   std::vector<std::pair<std::string, output_format>> files;
-  for (const auto& path : o.outs) {
-    const auto f = format_from_path(path);
-    if (!f) return usage_error("--out " + path + ": cannot tell the format from the extension (.json, .csv, .md, .txt)");
-    // Find out now, not after an hour of sweeping, that the file cannot be written.
-    if (!writable(path)) return usage_error("--out " + path + ": cannot open for writing");
-    files.emplace_back(path, *f);
-  }
+  for (const auto& path : o.outs) files.emplace_back(path, *format_from_path(path));
   std::vector<planned_case> cases;
   try {
-    parse_axes(o, o.request.axes);
-    cases = plan_cases(o.request);
+    cases = plan_cases(o.request, labs.built, labs.missing);
   } catch (const std::invalid_argument& e) {
-    return usage_error(e.what());
+    return usage_error("run", e.what());
   }
-  if (cases.empty()) return usage_error("nothing to run: no lab has the variants asked for");
+  if (cases.empty()) return usage_error("run", "nothing to run: no chosen lab has the variants asked for");
 
+  stdout_sink out(std::cout, stdout_format);
+  std::vector<std::unique_ptr<file_sink>> file_sinks;
+  std::vector<results_sink*> sinks{&out};
+  for (const auto& [path, f] : files) {
+    file_sinks.push_back(std::make_unique<file_sink>(path, f));
+    sinks.push_back(file_sinks.back().get());
+  }
+  gpu_runner gpu;
+  case_runner& r = runner != nullptr ? *runner : gpu;
+  install_stop_handlers();
   run_report report;
   try {
-    report = run_cases(o.request, cases, std::cerr);
+    report = run_cases(o.request, cases, r, sinks, std::cerr);
   } catch (const no_device_error& e) {
     return no_device(e);
+  } catch (const write_error& e) {
+    std::cerr << "memlab: " << e.what() << "\n";
+    return exit_failed;
   } catch (const cuda_error& e) {
-    std::cerr << "memlab: a CUDA error stopped the run: " << e.what() << "\n";
+    std::cerr << "memlab: a CUDA error stopped the run (the results measured before it are written): " << e.what()
+              << "\n";
+    return exit_failed;
+  } catch (const std::exception& e) {
+    std::cerr << "memlab: an error stopped the run (the results measured before it are written): " << e.what() << "\n";
     return exit_failed;
   }
-
-  write_report(std::cout, report, *stdout_format);
-  for (const auto& [path, f] : files) {
-    std::ofstream out(path);
-    if (out) write_report(out, report, f);
-    if (!out) {
-      std::cerr << "memlab: could not write " << path << "\n";
-      return exit_failed;
-    }
-    std::cerr << "wrote " << path << "\n";
+  for (const auto& [path, f] : files) std::cerr << "wrote " << path << "\n";
+  std::size_t failed = 0, skipped = 0, ok = 0;
+  for (const auto& res : report.results) {
+    failed += res.status == result_status::failed;
+    skipped += res.status == result_status::skipped;
+    ok += res.status == result_status::ok;
   }
-  std::size_t failed = 0, skipped = 0;
-  for (const auto& r : report.results) {
-    failed += r.status == result_status::failed;
-    skipped += r.status == result_status::skipped;
+  if (report.ended != "complete") {
+    std::cerr << "memlab: run " << report.ended << "; what was measured is written\n";
+    return exit_interrupted;
   }
   if (skipped > 0) std::cerr << skipped << " case(s) skipped: see the status column\n";
   if (failed > 0) {
     std::cerr << "memlab: " << failed << " case(s) FAILED verification\n";
     return exit_failed;
   }
+  if (ok == 0) {
+    std::cerr << "memlab: nothing was measured: every case was skipped (exit " << exit_nothing_run << ")\n";
+    return exit_nothing_run;
+  }
   return exit_ok;
 }
 
-int inspect_command(const inspect_options& o) {
-  if (!o.lab.empty() && find_lab(o.lab) == nullptr) return usage_error("unknown lab '" + o.lab + "' (see `memlab list`)");
-  if (o.format != "table" && o.format != "json") return usage_error("unknown --format '" + o.format + "' (table, json)");
+int inspect_command(const lab_set& labs, const inspect_options& o) {
+  if (!o.lab.empty() && find(labs, o.lab) == nullptr) return usage_error("inspect", unknown_lab(labs, o.lab));
   const std::string binary = o.binary.empty() ? inspect::self_executable() : o.binary;
-  if (!std::ifstream(binary)) return usage_error("cannot read binary '" + binary + "'");
-  const auto labels = kernel_labels();
+  if (const std::string why = inspect::check_binary(binary); !why.empty()) {
+    return usage_error("inspect", (o.binary.empty() ? "" : "--binary: ") + why);
+  }
+  const auto labels = kernel_labels(labs.built);
   try {
     const auto report = inspect::inspect_binary(binary, labels, o.lab, o.arch, o.all_kernels);
     if (o.format == "json") {
@@ -218,7 +196,7 @@ int inspect_command(const inspect_options& o) {
       inspect::write_inspect_table(std::cout, report);
     }
   } catch (const std::invalid_argument& e) {
-    return usage_error(e.what());
+    return usage_error("inspect", e.what());
   } catch (const std::runtime_error& e) {
     std::cerr << "memlab inspect: " << e.what() << "\n";
     return exit_failed;
@@ -227,18 +205,18 @@ int inspect_command(const inspect_options& o) {
 }
 
 int device_command(const device_options& o) {
-  if (o.format != "table" && o.format != "json") return usage_error("unknown --format '" + o.format + "' (table, json)");
   device_info d;
   try {
     d = open_device(o.device);
     if (o.ceiling) {
       cuda_stream stream;
       l2_flusher flusher(d.l2_bytes);
-      d.measured_peak_gbps = measure_copy_ceiling_gbps(d, stream.get(), flusher, 0.5);
+      timer t(stream.get(), flusher, d.sm_count, d.sm_default_clock_khz);
+      d.measured_peak_gbps = measure_copy_ceiling_gbps(d, t, 0.5);
     }
   } catch (const no_device_error& e) {
     return no_device(e);
-  } catch (const cuda_error& e) {
+  } catch (const std::exception& e) {
     std::cerr << "memlab: " << e.what() << "\n";
     return exit_failed;
   }
@@ -251,8 +229,9 @@ int device_command(const device_options& o) {
   const auto gib = [](std::uint64_t b) { return fixed(static_cast<double>(b) / (1ull << 30), 1) + " GiB"; };
   std::cout << "device " << d.ordinal << ": " << d.name << "\n"
             << "  compute capability  " << d.cc_major << "." << d.cc_minor << "\n"
-            << "  SMs                 " << d.sm_count << "\n"
-            << "  L2                  " << fixed(static_cast<double>(d.l2_bytes) / (1 << 20), 1) << " MiB\n"
+            << "  SMs                 " << d.sm_count << ", default SM clock " << fixed(d.sm_default_clock_khz / 1e3, 0)
+            << " MHz\n"
+            << "  L2                  " << format_bytes(d.l2_bytes) << "\n"
             << "  memory              " << gib(d.global_mem_bytes) << ", " << d.bus_width_bits << "-bit bus, "
             << fixed(d.mem_clock_khz / 1e3, 0) << " MHz clock\n"
             << "  theoretical peak    " << fixed(d.peak_gbps, 1) << " GB/s (2 x clock x bus width / 8)\n";

@@ -1,34 +1,36 @@
-// The memlab subcommands. Each returns the process exit code (DESIGN.md):
-// 0 ok; 1 a verification failed (or a CUDA error stopped the run); 2 usage error; 3 no usable CUDA device.
+// The memlab command: its subcommands, built from the labs it is given (one flag per lab axis).
+// Knows no lab and no axis by name. Every command returns the process exit code:
 #pragma once
 
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "harness/plan.hpp"
 #include "harness/runner.hpp"
 
 namespace memlab::cli {
 
 inline constexpr int exit_ok = 0;
-inline constexpr int exit_failed = 1;
-inline constexpr int exit_usage = 2;
-inline constexpr int exit_no_device = 3;
+inline constexpr int exit_failed = 1;       // a verification failed, or an error (CUDA, a write) stopped the run
+inline constexpr int exit_usage = 2;        // bad input, found before any GPU work
+inline constexpr int exit_no_device = 3;    // no usable CUDA device
+inline constexpr int exit_nothing_run = 4;  // every case was skipped: nothing was measured
+inline constexpr int exit_interrupted = 130;  // SIGINT/SIGTERM: the results so far are written
 
 struct list_options {
   std::vector<std::string> labs;
   std::string format = "table";
 };
-int list_command(const list_options& o);
 
 struct run_options {
   run_request request;
   std::vector<std::string> dtype_names;
-  // Axis lists as typed (grammar of harness/sizes.hpp), parsed by run_command.
-  std::string src_offset, dst_offset, stride, ctas, tile, table_bytes;
-  std::string format = "table";  // stdout
+  std::map<std::string, std::string> axis_text;  // axis name -> values as typed (only those given)
+  std::string format = "table";   // stdout
   std::vector<std::string> outs;  // files; format from each one's extension
 };
-int run_command(run_options o);
 
 struct inspect_options {
   std::string lab;
@@ -37,14 +39,28 @@ struct inspect_options {
   bool all_kernels = false;
   std::string format = "table";
 };
-int inspect_command(const inspect_options& o);
 
 struct device_options {
   int device = 0;
   bool ceiling = true;
   std::string format = "table";
 };
+
+// The labs an executable carries.
+struct lab_set {
+  std::span<const lab* const> built;
+  std::span<const missing_lab> missing;
+};
+
+int list_command(const lab_set& labs, const list_options& o);
+// `runner` null: the GPU's.
+int run_command(const lab_set& labs, run_options o, case_runner* runner = nullptr);
+int inspect_command(const lab_set& labs, const inspect_options& o);
 int device_command(const device_options& o);
+
+// Parses argv (flags from the labs' axes) and runs the chosen subcommand: what `main` returns.
+// `runner` as in run_command.
+int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner = nullptr);
 
 // What still works without a GPU, printed with every exit-3 message.
 extern const char* const no_gpu_hint;

@@ -1,6 +1,6 @@
 #include "harness/buffer.hpp"
 
-#include "memlab/error.cuh"
+#include "harness/error.hpp"
 
 namespace memlab {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "memlab/error.cuh"
+#include "harness/error.hpp"
 
 namespace memlab {
 

@@ -8,8 +8,15 @@
 #include <stdexcept>
 
 #include "harness/dtype.hpp"
+#include "harness/lab.hpp"
 
 namespace memlab {
+
+// The kernels of a rung instantiated for every dtype, in dtype order (lab.hpp: kernels_of).
+template <class Rung>
+std::vector<kernel_ref> kernels_of_every_dtype() {
+  return kernels_of<Rung, std::uint8_t, __half, __nv_bfloat16, float, double>();
+}
 
 template <class F>
 decltype(auto) visit_dtype(dtype t, F&& f) {

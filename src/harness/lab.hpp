@@ -1,140 +1,228 @@
-// A lab is a family of kernel variants that solve one problem (a ladder, naive -> best).
-// The runner, the CLI and the tests drive every lab through this interface only.
+// A lab is a table: a family of kernel variants that solve one problem (a ladder, naive -> best),
+// declared as data at the end of the lab's main file (src/labs/<lab>/<lab>.cu), with the few
+// functions only the lab can know (its launch plan, its refusals, its CPU reference).
+//
+// The harness owns what every lab does alike: it turns the axes into a sweep and into CLI flags,
+// allocates the buffers a case plans, fills inputs with fresh random data and poisons outputs,
+// accounts device memory before allocating, checks outputs byte for byte (check.hpp), times, and
+// derives every rate and percentage from what the case declared. Nothing in src/harness/ or
+// src/cli/ names a lab, a variant or a lab's own axis.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
+#include <any>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
+#include "harness/buffer.hpp"
 #include "harness/dtype.hpp"
 #include "harness/result.hpp"
-#include "inspect/inspect.hpp"
 
 namespace memlab {
 
-struct variant_info {
-  std::string_view name;     // by technique: scalar, vec16, ldgsts16 ... never "fast" or "v2"
-  std::string_view teaches;  // one line: what this rung of the ladder adds
-  // Fragments that all occur in the demangled name of this variant's kernel(s): how `memlab
-  // inspect` finds its SASS. Empty when the variant launches no kernel of its own (cudaMemcpy).
-  std::vector<std::string_view> kernel_name_contains;
-  bool peer = false;         // a library it is compared with (cudaMemcpy, CUB, Thrust), not memlab's
+// ---- axes ------------------------------------------------------------------------------------------
+
+// How an axis's values are written (harness/sizes.hpp has the grammars).
+enum class axis_grammar {
+  counts,  // plain numbers: 4; 0,2,8; 0..15 (counts up by 1); 1..32:*2
+  bytes,   // byte counts: 4MiB, 2^20; ranges double by default: 8MiB..1GiB
+  shape,   // extents joined by 'x': 128x256, 64x64x64; a list of them
 };
 
-// One rung of a lab's ladder: the lab's own id for the variant (its enum) and what users see.
-template <class Id>
-struct variant_entry {
-  Id id;
-  variant_info info;
+// One swept dimension of a lab besides dtype and size. Declared by the lab; the runner sweeps the
+// product of its axes, the CLI turns each into --name (underscores become dashes), `memlab list`
+// shows them, and every result reports each value as a param of the same name.
+struct axis {
+  std::string_view name;      // snake_case, as results report it: "block_rows" (flag --block-rows)
+  std::string_view meaning;   // one line, for --help and `memlab list`
+  axis_grammar grammar = axis_grammar::counts;
+  std::string_view defaults;  // what runs when the user gives none, in the grammar above: "0", "1..32"
+  std::uint64_t min = 0;      // accepted range of every value (of every extent, for shapes)
+  std::uint64_t max = std::uint64_t{1} << 40;
+  // Shape axes: the param name of each extent, in order ("rows", "cols"); its count is the rank.
+  std::array<std::string_view, 3> extents{};
+
+  [[nodiscard]] std::size_t rank() const;  // 1 for counts and bytes
+  [[nodiscard]] std::string flag() const;  // "--src-offset"
 };
 
-// The variant_info column of a lab's ladder table, in ladder order: what lab::variants() returns.
-template <class Id, std::size_t N>
-std::array<variant_info, N> infos_of(const std::array<variant_entry<Id>, N>& entries) {
-  std::array<variant_info, N> out{};
-  for (std::size_t i = 0; i < N; ++i) out[i] = entries[i].info;
-  return out;
-}
+// One value of an axis: a number, or a shape of rank() extents.
+struct axis_value {
+  std::array<std::uint64_t, 3> v{};
+  std::size_t rank = 1;
+  [[nodiscard]] std::uint64_t operator[](std::size_t i) const { return v.at(i); }
+  friend bool operator==(const axis_value&, const axis_value&) = default;
+};
 
-// The id of the variant named `name` in a ladder table; nullopt when there is none.
-template <class Id, std::size_t N>
-std::optional<Id> id_by_name(const std::array<variant_entry<Id>, N>& entries, std::string_view name) {
-  for (const auto& e : entries)
-    if (e.info.name == name) return e.id;
-  return std::nullopt;
-}
+// Parses `text` in the axis's grammar and checks every value against [min, max]. Throws
+// std::invalid_argument naming the flag and the accepted grammar; an empty text is an error.
+std::vector<axis_value> parse_axis(const axis& a, std::string_view text);
+// "128x256" for a shape, "4" for a number.
+std::string to_string(const axis_value& v);
 
-// The axes a lab may sweep besides dtype and size. Each lab declares the ones it reads; the CLI
-// (--src-offset, --stride, ...) and the runner iterate over every combination.
-enum class axis { src_offset, dst_offset, stride, ctas, tile, table_bytes };
-std::string_view to_string(axis a);  // the CLI flag without dashes: "src-offset"
+// ---- a case ----------------------------------------------------------------------------------------
 
-// The parameters of one case. Offsets are in bytes and shift the pointers handed to the kernel away
-// from the allocation's (256-byte aligned) start. An axis a lab does not read keeps its default.
+// The parameters of one case: dtype, size, and one value of each of the lab's axes.
 struct case_params {
   dtype type = dtype::f32;
-  std::uint64_t n = 0;            // elements (of the problem's main 1D extent)
-  std::uint64_t src_offset = 0;   // bytes
-  std::uint64_t dst_offset = 0;   // bytes
-  std::uint64_t stride = 1;       // elements between the accesses of neighbouring threads
-  std::uint64_t ctas = 0;         // CTAs to launch; 0: as many as the problem has
-  std::uint64_t rows = 0;         // a 2D tile: rows x cols elements
-  std::uint64_t cols = 0;
-  std::uint64_t table_bytes = 0;  // the table a gather reads from
+  std::uint64_t n = 0;  // what the lab's sizes count (elements, lookups, ...)
+  std::vector<std::pair<std::string_view, axis_value>> axes;  // the lab's axes, in declared order
+
+  // The value of a number axis / of a shape axis; throws std::logic_error when the case has none.
+  [[nodiscard]] std::uint64_t operator[](const axis& a) const;
+  [[nodiscard]] const axis_value& shape(const axis& a) const;
+  // Sets (or adds) the value of axis `a`.
+  case_params& set(const axis& a, axis_value v);
+  case_params& set(const axis& a, std::uint64_t v) { return set(a, axis_value{{v, 0, 0}, 1}); }
 };
 
-// Values for each axis; an empty list means "the lab's default" (or the case_params default).
-struct axis_values {
-  std::vector<std::uint64_t> src_offset, dst_offset, stride, ctas, table_bytes;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> tile;  // rows x cols
-  [[nodiscard]] bool given(axis a) const;
+// A buffer a case needs. Inputs are filled with a fresh random stream at every reset (never zero,
+// harness/fill.hpp); outputs are poisoned and get guard_bytes more, poisoned too, so that a stray
+// store past the end is caught; scratch is the lab's own, filled by its setup.
+enum class buffer_role { input, output, scratch };
+struct buffer_spec {
+  std::string_view name;
+  std::uint64_t bytes = 0;
+  buffer_role role = buffer_role::input;
 };
 
-// One prepared case: buffers allocated, ready to fill, run, verify and time.
-class prepared_case {
- public:
-  virtual ~prepared_case() = default;
-  [[nodiscard]] virtual launch_policy policy() const = 0;
-  // The fewest bytes the job must move through device memory, reads + writes. Declared once.
-  [[nodiscard]] virtual std::uint64_t bytes() const = 0;
-  // Bytes the kernel touches (to flag a working set that fits in L2).
-  [[nodiscard]] virtual std::uint64_t working_set_bytes() const = 0;
-  // Fresh random, never-zero input (new seed each call) and a poisoned output. Synchronous.
-  virtual void reset() = 0;
-  // Bytes the memory system really moves, when the access pattern makes it differ from bytes()
-  // (e.g. 32-byte sectors touched by a strided warp); 0 when the same.
-  [[nodiscard]] virtual std::uint64_t hardware_bytes() const { return 0; }
-  // Enqueue one run of the variant on `stream`; checks the launch. Must not synchronize.
-  virtual void launch(cudaStream_t stream) = 0;
-  // Compare the output with the CPU reference. Empty string when equal, else what differs first.
-  // Synchronous.
-  [[nodiscard]] virtual std::string verify() = 0;
+// What a case will do, decided on the host before anything is allocated.
+struct case_plan {
+  launch_policy policy;
+  // The fewest bytes the job must move through the memory level of the lab's roof, reads +
+  // writes. Declared once; every GB/s and % is derived from it.
+  std::uint64_t bytes = 0;
+  // What the hardware really moves when the access pattern wastes some (sectors, halos); 0 = same.
+  std::uint64_t hardware_bytes = 0;
+  std::uint64_t flops = 0;
+  // Bytes the kernel touches: the case is flagged L2-resident when they fit in the L2.
+  std::uint64_t working_set = 0;
+  std::vector<buffer_spec> buffers;
+  // Device memory the lab's setup allocates for a while beyond the buffers (sort scratch, ...).
+  std::uint64_t transient_bytes = 0;
+
+  // Everything the case allocates: buffers, output guards, transient. What is checked against
+  // free device memory before the first allocation.
+  [[nodiscard]] std::uint64_t device_bytes() const;
 };
 
-class lab {
- public:
-  virtual ~lab() = default;
-  [[nodiscard]] virtual std::string_view name() const = 0;
-  [[nodiscard]] virtual std::string_view teaches() const = 0;
-  [[nodiscard]] virtual std::span<const variant_info> variants() const = 0;
-  [[nodiscard]] virtual std::span<const dtype> dtypes() const = 0;
-  [[nodiscard]] virtual dtype default_dtype() const = 0;
-  // What `memlab run` measures when --sizes is not given (grammar of harness/sizes.hpp).
-  [[nodiscard]] virtual std::string_view default_sizes() const = 0;
-  // What --sizes counts for this lab, for `memlab list` (e.g. "elements copied").
-  [[nodiscard]] virtual std::string_view size_meaning() const { return "elements"; }
-  // The axes this lab reads, and the values it runs when the user gives none.
-  [[nodiscard]] virtual std::span<const axis> axes() const { return {}; }
-  [[nodiscard]] virtual axis_values default_axes() const { return {}; }
-  // Why `variant` cannot run these params on this device; nullopt when it can.
-  [[nodiscard]] virtual std::optional<std::string> unsupported(std::string_view variant, const case_params& p,
-                                                               const device_info& dev) const = 0;
-  // The case's parameters as results report them (shared names: dtype, n, src_offset, ...).
-  [[nodiscard]] virtual std::vector<param> params(const case_params& p) const = 0;
-  // Device memory a case needs, to refuse sizes that do not fit before allocating.
-  [[nodiscard]] virtual std::uint64_t device_bytes(const case_params& p) const = 0;
-  // Allocates on the current device, sized for `dev`. Throws memlab::cuda_error on CUDA failures.
-  [[nodiscard]] virtual std::unique_ptr<prepared_case> prepare(std::string_view variant, const case_params& p,
-                                                              const device_info& dev) const = 0;
+struct lab;
+struct variant;
 
-  [[nodiscard]] const variant_info* find_variant(std::string_view v) const;
+// A prepared case as the lab's functions see it.
+struct case_ctx {
+  const lab* l = nullptr;
+  const variant* v = nullptr;
+  case_params p;
+  device_info dev;
+  case_plan plan;
+  std::vector<device_buffer> buffers;  // plan.buffers, allocated in order
+  std::vector<std::uint64_t> seeds;    // per buffer: the random stream an input holds now (0 otherwise)
+  std::any state;                      // whatever the lab's setup keeps for launch and verify
+
+  // Buffer i, `byte_offset` bytes in, as T*.
+  template <class T = std::byte>
+  [[nodiscard]] T* ptr(std::size_t i, std::uint64_t byte_offset = 0) const {
+    return reinterpret_cast<T*>(buffers.at(i).data() + byte_offset);
+  }
 };
 
-// Every lab built into this binary, in the order `memlab list` shows them.
-std::span<const lab* const> all_labs();
-const lab* find_lab(std::string_view name);
-// Labs this binary was built without, each with why: "tile: not built, CuTe headers not found ...".
-std::span<const std::string_view> missing_labs();
+// ---- variants --------------------------------------------------------------------------------------
 
-// How `memlab inspect` recognises each lab variant's kernels.
-std::vector<inspect::kernel_label> kernel_labels();
+// A kernel a variant launches, by symbol: the address of a __global__ function (what
+// `&kernel<T>` gives on the host), which `memlab inspect` maps to its SASS through the name the
+// CUDA runtime registers for it (harness/kernel_symbols.hpp). For a library's kernels that memlab
+// cannot name (CUB's), `instantiated_with`: every kernel whose name mentions that type, one of ours.
+struct kernel_ref {
+  const void* symbol = nullptr;
+  const std::type_info* instantiated_with = nullptr;
+
+  template <class Kernel>
+  static kernel_ref of(Kernel* k) {
+    return {reinterpret_cast<const void*>(k), nullptr};
+  }
+  template <class T>
+  static kernel_ref with_type() {
+    return {nullptr, &typeid(T)};
+  }
+};
+
+// For `Rung` with `template <class T> static auto kernel() { return &some_kernel<T>; }`: the
+// kernel of each of `Ts`, in order.
+template <class Rung, class... Ts>
+std::vector<kernel_ref> kernels_of() {
+  return {kernel_ref::of(Rung::template kernel<Ts>())...};
+}
+
+using launch_fn = void (*)(const case_ctx&, cudaStream_t);
+
+// One rung of a lab's ladder.
+struct variant {
+  std::string_view name;     // by technique: scalar, vec16, ldgsts16 ... never "fast" or "v2"
+  std::string_view teaches;  // one line: what this rung adds
+  launch_fn launch = nullptr;  // enqueues one run on the stream; checks the launch; never synchronizes
+  std::vector<kernel_ref> kernels;  // what it launches (empty: no kernel of its own, e.g. cudaMemcpy)
+  int alignment = 0;  // bytes of alignment its pointers need (0: any element-aligned pointer)
+  bool peer = false;  // a library it is compared with (cudaMemcpy, CUB, ...), not one of memlab's
+  int id = 0;         // the lab's own identifier for it (its enum), for the lab's functions
+
+  template <class Id>
+  [[nodiscard]] Id as() const {
+    return static_cast<Id>(id);
+  }
+};
+
+// ---- the lab ---------------------------------------------------------------------------------------
+
+struct lab {
+  std::string_view name;
+  std::string_view teaches;
+  std::vector<dtype> dtypes;
+  dtype default_dtype = dtype::f32;
+  std::string_view default_sizes;  // --sizes grammar (harness/sizes.hpp)
+  std::string_view size_meaning;   // what a size counts: "elements copied"
+  std::vector<axis> axes;
+  roof_kind roof = roof_kind::dram;
+  std::vector<variant> variants;
+
+  // Why `v` cannot run `p` on `dev` (shapes, alignment, device features); nullopt when it can.
+  // No GPU work: also called to plan a run and by host tests.
+  std::optional<std::string> (*unsupported)(const variant& v, const case_params& p, const device_info& dev) = nullptr;
+  // What a supported case moves, computes and allocates. No GPU work.
+  case_plan (*plan)(const variant& v, const case_params& p, const device_info& dev) = nullptr;
+  // Optional: runs once after the buffers are allocated (fills scratch, may refine the plan's bytes).
+  void (*setup)(case_ctx& c) = nullptr;
+  // Compares the outputs with the CPU reference after one launch on fresh inputs. "" when they
+  // agree, else what differs first. Synchronous.
+  std::string (*verify)(const case_ctx& c) = nullptr;
+
+  [[nodiscard]] const variant* find_variant(std::string_view name) const;
+  [[nodiscard]] const axis* find_axis(std::string_view name) const;
+  // A case of this lab: every axis at the first of its default values, then `values` over them
+  // (by axis name; an unknown name throws std::invalid_argument). For tests and tools.
+  [[nodiscard]] case_params make_case(dtype t, std::uint64_t n,
+                                      std::initializer_list<std::pair<std::string_view, axis_value>> values = {}) const;
+  // The params a result reports: dtype, n, then each axis (a shape as its extents), in order.
+  [[nodiscard]] std::vector<param> params(const case_params& p) const;
+};
+
+// A lab this binary was built without, and why.
+struct missing_lab {
+  std::string_view name;
+  std::string_view why;
+};
+
+// Allocates the buffers of `plan` on the current device (throws cuda_error; cudaErrorMemoryAllocation
+// when they do not fit) and runs the lab's setup. The inputs are not filled yet: call reset().
+case_ctx prepare_case(const lab& l, const variant& v, const case_params& p, const device_info& dev,
+                      const case_plan& plan);
+// Fresh random inputs (a new seed for each), poisoned outputs (guards included). Synchronous.
+void reset(case_ctx& c);
 
 }  // namespace memlab

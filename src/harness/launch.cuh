@@ -15,12 +15,12 @@ __device__ __forceinline__ std::uint64_t global_thread() {
   return std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
 }
 
-// The grid dimension for `ctas` CTAs; throws std::invalid_argument (naming `lab`) above 2^31 - 1.
-inline dim3 grid_of(std::uint64_t ctas, std::string_view lab) {
-  if (ctas > 0x7fffffffu) {
-    throw std::invalid_argument(std::string(lab) + ": a grid of " + std::to_string(ctas) + " CTAs exceeds 2^31 - 1");
+// The grid dimension for `blocks` CTAs; throws std::invalid_argument (naming `lab`) above 2^31 - 1.
+inline dim3 grid_of(std::uint64_t blocks, std::string_view lab) {
+  if (blocks > 0x7fffffffu) {
+    throw std::invalid_argument(std::string(lab) + ": a grid of " + std::to_string(blocks) + " CTAs exceeds 2^31 - 1");
   }
-  return dim3(static_cast<unsigned>(ctas));
+  return dim3(static_cast<unsigned>(blocks));
 }
 
 }  // namespace memlab

@@ -29,6 +29,16 @@ double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits) {
   return 2.0 * static_cast<double>(mem_clock_khz) * 1e3 * static_cast<double>(bus_width_bits) / 8.0 / 1e9;
 }
 
+std::string_view to_string(roof_kind k) {
+  switch (k) {
+    case roof_kind::dram: return "dram";
+    case roof_kind::l2: return "l2";
+    case roof_kind::smem: return "smem";
+    case roof_kind::fp32: return "fp32";
+  }
+  return "?";
+}
+
 std::string_view to_string(result_status s) {
   switch (s) {
     case result_status::ok: return "ok";
@@ -45,15 +55,39 @@ const param_value* result::find(std::string_view name) const {
   return nullptr;
 }
 
-void derive(result& r, const device_info& dev, std::uint64_t working_set_bytes) {
-  const auto rate_gbps = [](std::uint64_t bytes, double median_ms) {
-    return median_ms > 0 ? static_cast<double>(bytes) / (median_ms * 1e-3) / 1e9 : 0.0;
-  };
-  r.gbps = rate_gbps(r.bytes, r.cold.median_ms);
-  r.batch_gbps = rate_gbps(r.bytes, r.batch.median_ms);
-  r.hardware_gbps = rate_gbps(r.hardware_bytes, r.cold.median_ms);
+namespace {
+
+// Amount per second over `median_ms`, in units of 1e9 (GB/s, GFLOP/s); 0 without a median.
+double giga_per_s(std::uint64_t amount, double median_ms) {
+  return median_ms > 0 ? static_cast<double>(amount) / (median_ms * 1e-3) / 1e9 : 0.0;
+}
+
+// DESIGN.md, "Roofs". The shared-memory and FP32 roofs use the SM clock measured during the case.
+roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz) {
+  const double sms = dev.sm_count;
+  const double clock_hz = sm_clock_mhz * 1e6;
+  switch (k) {
+    case roof_kind::dram: return {"dram", dev.peak_gbps, "GB/s"};
+    case roof_kind::l2: return {"l2", dev.measured_l2_gbps, "GB/s"};
+    case roof_kind::smem: return {"smem", 32.0 * 4.0 * sms * clock_hz / 1e9, "GB/s"};
+    case roof_kind::fp32: return {"fp32", sms * 128.0 * 2.0 * clock_hz / 1e9, "GFLOP/s"};
+  }
+  return {};
+}
+
+}  // namespace
+
+void derive(result& r, roof_kind k, const device_info& dev, std::uint64_t working_set_bytes) {
+  r.gbps = giga_per_s(r.bytes, r.cold.median_ms);
+  r.batch_gbps = giga_per_s(r.bytes, r.batch.median_ms);
+  r.graph_gbps = giga_per_s(r.bytes, r.graph.median_ms);
+  r.gflops = giga_per_s(r.flops, r.cold.median_ms);
+  r.hardware_gbps = giga_per_s(r.hardware_bytes, r.cold.median_ms);
   r.pct_peak = dev.peak_gbps > 0 ? 100.0 * r.gbps / dev.peak_gbps : 0.0;
   r.pct_measured = dev.measured_peak_gbps > 0 ? 100.0 * r.gbps / dev.measured_peak_gbps : 0.0;
+  r.roof = roof_of(k, dev, r.sm_clock_mhz);
+  const double achieved = k == roof_kind::fp32 ? r.gflops : k == roof_kind::l2 ? r.batch_gbps : r.gbps;
+  r.pct_roof = r.roof.value > 0 ? 100.0 * achieved / r.roof.value : 0.0;
   r.l2_resident = dev.l2_bytes > 0 && working_set_bytes <= dev.l2_bytes;
 }
 

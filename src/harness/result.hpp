@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -24,7 +25,7 @@ std::string to_string(const launch_policy& p);
 
 using param_value = std::variant<std::int64_t, std::string>;
 struct param {
-  std::string name;  // shared names: dtype, n, src_offset, dst_offset, stride, ctas, rows, cols, ...
+  std::string name;  // dtype, n, then the lab's axes (names shared across labs: DESIGN.md)
   param_value value;
 };
 std::string to_string(const param_value& v);
@@ -34,15 +35,36 @@ struct device_info {
   std::string name;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
+  int max_threads_per_sm = 0;
+  int smem_per_block_optin = 0;   // bytes of shared memory a CTA may opt in to
   std::uint64_t l2_bytes = 0;
   std::uint64_t global_mem_bytes = 0;
   int mem_clock_khz = 0;
   int bus_width_bits = 0;
+  int sm_default_clock_khz = 0;   // the clock the device reports (cudaDevAttrClockRate); throttling is judged against it
+  int driver_version = 0;         // cudaDriverGetVersion: 13000 = 13.0
+  int runtime_version = 0;        // cudaRuntimeGetVersion
   double peak_gbps = 0;           // theoretical: 2 x memory clock x bus width / 8
   double measured_peak_gbps = 0;  // large cudaMemcpy D2D in the same run, read+write; 0 = not measured
+  double measured_l2_gbps = 0;    // an L2-resident cudaMemcpy D2D, back to back; 0 = not measured
 };
 // 2 x memory clock x bus width / 8, in GB/s (1e9 bytes/s).
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits);
+
+// The roof a lab is bound by (DESIGN.md, "Roofs"). Each result reports its value and % of it.
+enum class roof_kind {
+  dram,  // theoretical DRAM bandwidth, GB/s; against the cold (L2 flushed) median
+  l2,    // measured L2-resident copy, GB/s; against the batch median (the data stays in L2)
+  smem,  // 32 banks x 4 B x SMs x SM clock measured during the case, GB/s; cold median
+  fp32,  // SMs x 128 lanes x 2 (FMA) x SM clock measured during the case, GFLOP/s; cold median
+};
+std::string_view to_string(roof_kind k);
+
+struct roof {
+  std::string name;  // "dram", "l2", "smem", "fp32"
+  double value = 0;  // 0 when it could not be known (L2 not measured, no clock reading)
+  std::string unit;  // "GB/s" or "GFLOP/s"
+};
 
 enum class result_status { ok, skipped, failed };
 std::string_view to_string(result_status s);
@@ -51,18 +73,25 @@ struct result {
   std::string lab, variant;
   std::vector<param> params;
   launch_policy policy;
-  std::uint64_t bytes = 0;  // fewest bytes the job must move through device memory, reads + writes
+  std::uint64_t bytes = 0;  // fewest bytes the job must move through the roof's memory level, reads + writes
   std::uint64_t flops = 0;
   // Bytes the memory system really moved when the access pattern wastes some (32-byte sectors
   // touched); 0 when equal to `bytes`.
   std::uint64_t hardware_bytes = 0;
-  summary cold, batch;
+  summary cold, batch, graph;  // graph: samples == 0 when the variant could not be captured
+  std::string graph_note;      // why there is no graph figure
+  double sm_clock_mhz = 0;     // median SM clock over the cold samples kept (0: not read)
+  std::size_t throttled_samples = 0;  // cold samples dropped: SM clock under 75% of the default
   // Derived by derive(), never set by hand:
   double gbps = 0;          // bytes / cold median
   double batch_gbps = 0;    // bytes / batch median
-  double pct_peak = 0;      // gbps / theoretical peak x 100
-  double pct_measured = 0;  // gbps / measured ceiling x 100 (0 when the ceiling was not measured)
+  double graph_gbps = 0;    // bytes / graph median (0 without one)
+  double gflops = 0;        // flops / cold median
+  double pct_peak = 0;      // gbps / theoretical DRAM peak x 100
+  double pct_measured = 0;  // gbps / measured DRAM ceiling x 100 (0 when the ceiling was not measured)
   double hardware_gbps = 0; // hardware_bytes / cold median (0 when hardware_bytes is 0)
+  struct roof roof;         // the lab's roof for this case
+  double pct_roof = 0;      // the achieved rate the roof is measured by / roof value x 100
   bool l2_resident = false; // the working set fits in L2
   bool verified = false;    // compared with the CPU reference and found equal
   result_status status = result_status::ok;
@@ -71,16 +100,43 @@ struct result {
   [[nodiscard]] const param_value* find(std::string_view name) const;
 };
 
-// Fills the derived fields of r from its declared bytes, its timings and the device.
-void derive(result& r, const device_info& dev, std::uint64_t working_set_bytes);
+// Fills the derived fields of r from its declared bytes and flops, its timings, its SM clock and
+// the device.
+void derive(result& r, roof_kind k, const device_info& dev, std::uint64_t working_set_bytes);
+
+// How the timings of a run were taken (harness/timing.hpp), recorded with the results.
+struct timing_info {
+  double max_time_s = 0;             // per case, split between cold, batch and graph
+  double target_rel_spread = 0;      // sampling stops once (p75 - p25) / median is below this ...
+  std::size_t min_samples = 0;       // ... with at least this many samples
+  std::size_t max_samples = 0;
+  double throttle_threshold = 0;     // cold samples under this fraction of the default SM clock are dropped
+  std::uint64_t l2_flush_bytes = 0;  // bytes written to evict the L2 before each cold sample
+  double batch_target_ms = 0;        // GPU time one batch or graph sample aims at
+  int max_queued_launches = 0;       // launches queued behind the blocking kernel per batch sample
+  double blocking_timeout_s = 0;     // the blocking kernel releases itself after this (a hung launch)
+};
+
+// What a reader needs to interpret a lab's records: its roof and its params in declared order.
+struct lab_info {
+  std::string name, teaches, size_meaning;
+  roof_kind roof = roof_kind::dram;
+  std::vector<std::string> params;  // dtype, n, then each axis (shapes as their extents)
+};
 
 struct run_report {
   std::string memlab_version;
   std::string git_sha;
-  std::string created;       // ISO 8601 UTC
-  std::string command;       // the command line that made it
+  std::string created;             // ISO 8601 UTC
+  std::string command;             // the command line that made it, one string
+  std::vector<std::string> argv;   // the same, as the argument vector
+  std::vector<std::pair<std::string, std::string>> options;  // the run's options as given: flag, value
+  timing_info timing;
+  std::vector<lab_info> labs;  // the labs of the planned cases
   device_info device;
   std::vector<result> results;
+  std::size_t planned = 0;  // cases planned; results.size() < planned when the run stopped early
+  std::string ended;        // "complete", or why the run stopped ("interrupted by SIGINT", a CUDA error)
 };
 
 }  // namespace memlab

@@ -1,42 +1,56 @@
-// From a run request to results: plan the cases (no GPU needed, so usage errors come first),
-// then for each case allocate, fill, run once, verify against the CPU reference, and time.
+// Running planned cases: one at a time, each result handed to the sinks (files, stdout) as soon as
+// it exists, so that a run stopped by a signal, a CUDA error or an exception keeps everything it
+// measured. What runs a case is behind `case_runner`: the GPU's (gpu_runner.hpp), or a fake one in
+// host tests.
 #pragma once
 
 #include <iosfwd>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "harness/lab.hpp"
-#include "harness/sizes.hpp"
+#include "harness/plan.hpp"
 
 namespace memlab {
 
-struct run_request {
-  std::vector<std::string> labs;      // empty: every lab
-  std::vector<std::string> variants;  // empty: every variant of each lab
-  std::vector<dtype> dtypes;          // empty: each lab's default dtype
-  std::string sizes;                  // empty: each lab's default sizes
-  axis_values axes;                   // empty lists: each lab's defaults
-  int device = 0;
-  double max_time_s = 0.5;  // per case, split evenly between cold and batch
-  bool verify = true;
-  bool progress = true;     // one line per case on the progress stream
-  bool measure_ceiling = true;
-  std::string command;      // recorded in the report
+class case_runner {
+ public:
+  virtual ~case_runner() = default;
+  // Opens the device and measures what the roofs of `labs` need. Throws no_device_error.
+  virtual device_info open(const run_request& req, std::span<const lab* const> labs, std::ostream& progress) = 0;
+  // Verifies and times one case, or records why it was skipped or failed. Throws cuda_error (or
+  // another exception) when the run cannot go on.
+  virtual result run(const planned_case& c, const run_request& req) = 0;
+  // How this runner times, for the report's header.
+  [[nodiscard]] virtual timing_info timing(const run_request& req) const = 0;
 };
 
-struct planned_case {
-  const lab* l = nullptr;
-  const variant_info* v = nullptr;
-  case_params p;
-  std::string size_text;  // as the user wrote it: "2^24"
+// Receives the report after every case and once at the end. A sink that cannot write throws
+// write_error; the run stops, and what the sink wrote before stays intact.
+class results_sink {
+ public:
+  virtual ~results_sink() = default;
+  virtual void update(const run_report& r) = 0;
+  virtual void finish(const run_report& r) = 0;
 };
 
-// Throws std::invalid_argument (a usage error) for unknown labs, variants, dtypes or bad sizes.
-std::vector<planned_case> plan_cases(const run_request& req);
+class write_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
-// Runs every planned case on req.device. Throws no_device_error when there is no usable GPU.
-// A failed verification is recorded (status failed), not thrown.
-run_report run_cases(const run_request& req, const std::vector<planned_case>& cases, std::ostream& progress);
+// SIGINT and SIGTERM ask the run to stop after the current case (a second one ends the process at
+// once, exit 130); SIGPIPE is ignored, so a closed stdout cannot stop the files being written.
+void install_stop_handlers();
+// The signal that asked for a stop (0: none). request_stop() does what a signal does (for tests).
+int stop_signal();
+void request_stop(int sig);
+
+// Runs `cases` through `runner`, streaming to `sinks`. The report's `ended` says "complete" or why
+// it stopped: a stop request ("interrupted by SIGINT") returns normally; an exception from the
+// runner is rethrown after every sink has finished with what was measured before it.
+run_report run_cases(const run_request& req, const std::vector<planned_case>& cases, case_runner& runner,
+                     std::span<results_sink* const> sinks, std::ostream& progress);
 
 }  // namespace memlab

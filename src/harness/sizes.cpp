@@ -239,6 +239,41 @@ std::vector<std::uint64_t> parse_byte_counts(std::string_view text, std::string_
   return out;
 }
 
+std::vector<std::vector<std::uint64_t>> parse_shapes(std::string_view text, std::string_view what, std::size_t rank) {
+  std::vector<std::vector<std::uint64_t>> out;
+  const std::string accepted = "accepted: shapes of " + std::to_string(rank) + " extents joined by 'x' (N or 2^k each), as in " +
+                               (rank == 3 ? std::string("64x64x64") : std::string("128x256")) + "; shapes separated by commas";
+  try {
+    if (trim(text).empty()) fail(text, "the list is empty");
+    std::size_t pos = 0;
+    while (true) {
+      const auto comma = text.find(',', pos);
+      const std::string_view item =
+          trim(text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+      if (item.empty()) fail(text, "empty item (two commas in a row, or a comma at an end)");
+      std::vector<std::uint64_t> shape;
+      std::size_t start = 0;
+      while (true) {
+        const auto x = item.find('x', start);
+        const std::string_view extent = item.substr(start, x == std::string_view::npos ? std::string_view::npos : x - start);
+        if (extent.find("..") != std::string_view::npos) fail(item, "a shape takes single extents, not ranges");
+        const parsed_value v = parse_value(extent, item);
+        if (!v.suffix.empty()) fail(item, "an extent is a plain number");
+        shape.push_back(v.value);
+        if (x == std::string_view::npos) break;
+        start = x + 1;
+      }
+      if (shape.size() != rank) fail(item, "expected " + std::to_string(rank) + " extents, got " + std::to_string(shape.size()));
+      out.push_back(std::move(shape));
+      if (comma == std::string_view::npos) break;
+      pos = comma + 1;
+    }
+  } catch (const parse_failure& f) {
+    throw usage(std::string(what) + ": ", "shape", f, accepted);
+  }
+  return out;
+}
+
 std::uint64_t elements_of(const size_spec& s, std::size_t elem_size) {
   if (!s.bytes) return s.value;
   if (elem_size == 0) throw std::invalid_argument("elements_of: element size is 0");
@@ -248,26 +283,6 @@ std::uint64_t elements_of(const size_spec& s, std::size_t elem_size) {
                                 " bytes)");
   }
   return s.value / elem_size;
-}
-
-std::string format_count(std::uint64_t n) {
-  if (n >= (std::uint64_t{1} << 10) && std::has_single_bit(n)) return "2^" + std::to_string(std::countr_zero(n));
-  return std::to_string(n);
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes) / 1024.0;
-  std::size_t u = 0;
-  // 1023.995 rather than 1024 so a value just short of the next unit never prints as "1024.00".
-  while (v >= 1023.995 && u + 1 < std::size(units)) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
 }
 
 }  // namespace memlab

@@ -30,19 +30,19 @@ std::vector<size_spec> parse_sizes(std::string_view text);
 
 // Lists of plain numbers for the other axes (offsets, strides, CTAs), same grammar without
 // suffixes, where a range without a step counts up by one: "0..15", "1..32:*2", "0,2,4".
-// `what` (e.g. "--stride") prefixes error messages.
+// `what` (the flag, "--block-rows") prefixes error messages.
 std::vector<std::uint64_t> parse_counts(std::string_view text, std::string_view what);
 // Byte counts (e.g. table sizes): the --sizes grammar, where a bare number is bytes and ranges
 // double by default: "4MiB..256MiB".
 std::vector<std::uint64_t> parse_byte_counts(std::string_view text, std::string_view what);
 
+// Shapes of `rank` extents joined by 'x', comma-separated: "128x256,64x64". Each extent is a
+// plain number or 2^k; no units, no ranges.
+std::vector<std::vector<std::uint64_t>> parse_shapes(std::string_view text, std::string_view what, std::size_t rank);
+
 // Elements of `elem_size` bytes that `s` stands for. Throws std::invalid_argument when a byte
 // count is not a multiple of the element size.
 std::uint64_t elements_of(const size_spec& s, std::size_t elem_size);
 
-// "2^24" for exact powers of two >= 2^10, else the decimal number: for progress lines and tables.
-std::string format_count(std::uint64_t n);
-// Human byte units: "512 B", "4.00 KiB", "1.50 GiB".
-std::string format_bytes(std::uint64_t bytes);
 
 }  // namespace memlab

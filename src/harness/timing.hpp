@@ -1,37 +1,92 @@
-// Measuring like NVBench: CUDA events on a stream, warm-up kept out, repeat until the relative
-// spread is small or the time budget ends.
+// Measuring like NVBench (nvbench/detail/measure_cold.cu, measure_hot.cuh, blocking_kernel.cu,
+// gpu_frequency.cxx): CUDA events on one stream, warm-up kept out, repeated until the relative
+// spread is small or the time budget ends, the host's launch cost kept out of every figure.
 //
-// cold:  before every sample the L2 is flushed; events bracket one launch. What a kernel costs
-//        when its data comes from DRAM.
-// batch: events bracket `launches_per_sample` back-to-back launches; the sample is their mean.
-//        Launch gaps hide behind running kernels; L2-resident data stays resident. What a kernel
-//        costs in a steady stream of work.
+// cold   before every sample the L2 is flushed; then a blocking kernel holds the stream while the
+//        host enqueues a clock reading, the start event, ONE launch, the stop event and a second
+//        clock reading, and only then releases it. The GPU runs them back to back: the host's
+//        launch cost is not timed. The SM clock over the sample is (SM 0's clock64 ticks) over
+//        (globaltimer ns) between the two readings; a sample taken under `throttle_threshold` of
+//        the device's default clock is dropped and counted.
+// batch  `k` launches queued behind the blocking kernel, then released: time per launch with the
+//        L2 warm and no host gap between launches (k stays under what the launch queue holds
+//        without blocking the host, else the host would wait on a stream the GPU is told to hold).
+// graph  the same k launches captured once in a CUDA graph and launched as one: what the GPU
+//        alone costs per launch. A variant that cannot be captured has no graph figure, and says why.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "harness/buffer.hpp"
 #include "harness/stats.hpp"
 
 namespace memlab {
 
-using launch_fn = std::function<void(cudaStream_t)>;
+using enqueue_fn = std::function<void(cudaStream_t)>;
 
 struct measure_options {
-  double max_time_s = 0.25;           // wall-clock budget for one measurement (cold or batch)
+  double max_time_s = 0.25;           // wall-clock budget for one measurement (cold, batch or graph)
   double target_rel_spread = 0.005;   // stop once (p75 - p25) / median is below this ...
-  std::size_t min_samples = 10;       // ... and at least this many samples were taken
+  std::size_t min_samples = 10;       // ... and at least this many samples were kept
   std::size_t max_samples = 5000;
+  double throttle_threshold = 0.75;   // of the default SM clock
+  double batch_target_ms = 1.0;       // GPU time a batch or graph sample aims at
+  int max_queued_launches = 256;      // behind the blocking kernel, per batch sample
+  double blocking_timeout_s = 10.0;   // the blocking kernel gives up after this (then the run fails)
   // Taken even when the budget ends first, so every summary has a median.
   static constexpr std::size_t floor_samples = 3;
 };
 
-summary measure_cold(const launch_fn& launch, cudaStream_t stream, l2_flusher& flusher, const measure_options& opt);
+struct cold_summary {
+  summary time;
+  double sm_clock_mhz = 0;            // median over the samples kept
+  std::size_t throttled = 0;          // samples dropped for a low SM clock
+};
 
-// `estimate_ms` (e.g. the cold median) sizes the batch to about 1 ms of work.
-summary measure_batch(const launch_fn& launch, cudaStream_t stream, const measure_options& opt, double estimate_ms);
+// Holds the stream's blocking kernel flags, the clock readings and the events. One per stream.
+class timer {
+ public:
+  // `blocking` false: for profilers; only once() may be used then.
+  timer(cudaStream_t stream, l2_flusher& flusher, int sm_count, int default_clock_khz, bool blocking = true);
+  ~timer();
+  timer(const timer&) = delete;
+  timer& operator=(const timer&) = delete;
+
+  cold_summary cold(const enqueue_fn& launch, const measure_options& opt);
+  // One launch after an L2 flush, events around it, no blocking kernel (under a profiler, which
+  // serializes launches, the blocking kernel would wait for a release that cannot come).
+  summary once(const enqueue_fn& launch);
+  // `estimate_ms` (e.g. the cold median) sizes the batch to about opt.batch_target_ms of GPU time.
+  summary batch(const enqueue_fn& launch, const measure_options& opt, double estimate_ms);
+  // samples == 0 and `why_not` set when the launches cannot be captured in a graph.
+  summary graph(const enqueue_fn& launch, const measure_options& opt, double estimate_ms, std::string& why_not);
+
+ private:
+  struct host_words;  // pinned, device-mapped words the kernels and the host share
+  void block();
+  void release();
+  void read_clock(int slot);
+  // One sample with the stream held: the blocking kernel, [a clock reading], the start event,
+  // `enqueue()`, the stop event, [a clock reading], then release and wait. Milliseconds between
+  // the events. Releases the stream also when `enqueue` throws.
+  template <class Enqueue>
+  double held_sample(Enqueue&& enqueue, bool clocks);
+  void finish_sample();  // synchronizes; throws std::runtime_error when the blocking kernel timed out
+  int launches_for(double estimate_ms, const measure_options& opt, int cap) const;
+
+  cudaStream_t stream_;
+  l2_flusher& flusher_;
+  int sm_count_;
+  int default_clock_khz_;
+  host_words* words_ = nullptr;
+  void* words_device_ = nullptr;
+  double timeout_s_ = 10.0;
+  cuda_event start_, stop_;
+};
 
 }  // namespace memlab

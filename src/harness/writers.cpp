@@ -1,228 +1,116 @@
 #include "harness/writers.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <cstdarg>
-#include <cstdio>
-#include <limits>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <ostream>
-#include <stdexcept>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "harness/sizes.hpp"
+#include "harness/text.hpp"
 
 namespace memlab {
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-// ---- text helpers ----------------------------------------------------------------------------------
-
-std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string strf(const char* fmt, ...) {
-  char buf[256];
-  va_list args;
-  va_start(args, fmt);
-  const int n = std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return n < 0 ? std::string() : std::string(buf, std::min(static_cast<std::size_t>(n), sizeof buf - 1));
-}
-
-// Shortest text that reads back as the same double: CSV is for machines, so no rounding.
-std::string exact(double v) {
-  char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
-}
-
-// Terminal columns a UTF-8 string takes (one per code point; "µs" is two, not three bytes wide).
-std::size_t display_width(std::string_view s) {
-  return static_cast<std::size_t>(
-      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-// At most `max` code points, "..." marking a cut; newlines flattened so a row stays one line.
-std::string shorten(std::string_view s, std::size_t max) {
-  std::string flat(s);
-  std::replace(flat.begin(), flat.end(), '\n', ' ');
-  std::replace(flat.begin(), flat.end(), '\r', ' ');
-  if (display_width(flat) <= max) return flat;
-  std::size_t points = 0, i = 0;
-  for (; i < flat.size(); ++i) {
-    if ((static_cast<unsigned char>(flat[i]) & 0xC0) != 0x80 && points++ == max - 3) break;
-  }
-  return flat.substr(0, i) + "...";
-}
-
-// A duration for people: microseconds below 1 ms, seconds from 1000 ms.
-std::string human_ms(double ms) {
-  if (ms < 1.0) return strf("%.2f µs", ms * 1e3);
-  if (ms < 1000.0) return strf("%.3f ms", ms);
-  return strf("%.3f s", ms * 1e-3);
-}
-
 std::string cc_string(const device_info& d) { return std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor); }
 
+std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
 std::string device_text(const device_info& d) {
-  return d.name + " (device " + std::to_string(d.ordinal) + ", cc " + cc_string(d) + ", " +
-         std::to_string(d.sm_count) + " SMs, L2 " + format_bytes(d.l2_bytes) + ")";
+  return d.name + " (device " + std::to_string(d.ordinal) + ", cc " + cc_string(d) + ", " + std::to_string(d.sm_count) +
+         " SMs, L2 " + format_bytes(d.l2_bytes) + ")";
 }
 
 std::string ceiling_text(const device_info& d) {
-  return d.measured_peak_gbps > 0 ? strf("%.1f GB/s (cudaMemcpy D2D)", d.measured_peak_gbps) : "not measured";
+  return d.measured_peak_gbps > 0 ? fixed(d.measured_peak_gbps, 1) + " GB/s (cudaMemcpy D2D)" : "not measured";
 }
 
 std::string status_text(const result& r) {
   const char* tag = r.status == result_status::skipped ? "SKIP" : r.status == result_status::failed ? "FAIL" : "ok";
-  if (r.status == result_status::ok || r.note.empty()) return tag;
+  if (r.note.empty()) return tag;
   return std::string(tag) + ": " + shorten(r.note, 40);
 }
 
-// Param names in the order they are first seen across results: the columns the rows share.
-std::vector<std::string> param_names(const run_report& rep) {
-  std::vector<std::string> names;
-  for (const auto& r : rep.results) {
-    for (const auto& p : r.params) {
-      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
-    }
+const char* roof_label(roof_kind k) {
+  switch (k) {
+    case roof_kind::dram: return "DRAM";
+    case roof_kind::l2: return "L2";
+    case roof_kind::smem: return "shared memory";
+    case roof_kind::fp32: return "FP32";
   }
-  return names;
+  return "?";
 }
 
-// ---- the human columns: shared by the terminal table and Markdown ---------------------------------
-
-struct text_table {
-  std::vector<std::string> headers;
-  std::vector<bool> right;  // right-aligned (numbers)
-  std::vector<std::vector<std::string>> rows;
-};
-
-text_table human_table(const run_report& rep) {
-  text_table t;
-  const auto col = [&t](std::string name, bool right) {
-    t.headers.push_back(std::move(name));
-    t.right.push_back(right);
-  };
-  const auto names = param_names(rep);
-  col("lab", false);
-  col("variant", false);
-  for (const auto& n : names) {
-    // Numbers right, words left: a column is numeric when every value it holds is an integer.
-    bool numeric = true;
-    for (const auto& r : rep.results) {
-      const param_value* v = r.find(n);
-      if (v != nullptr && !std::holds_alternative<std::int64_t>(*v)) numeric = false;
-    }
-    col(n, numeric);
-  }
-  col("bytes", true);
-  col("policy", false);
-  for (const char* c : {"cold median", "cold min", "batch median", "GB/s", "%peak", "%ceiling"}) col(c, true);
-  // Only labs whose access pattern wastes bandwidth declare hardware bytes: show them when any does.
-  const bool hardware = std::any_of(rep.results.begin(), rep.results.end(),
-                                    [](const result& r) { return r.hardware_bytes > 0; });
-  if (hardware) col("HW GB/s", true);
-  col("L2", false);
-  col("status", false);
-
-  for (const auto& r : rep.results) {
-    std::vector<std::string> row{r.lab, r.variant};
-    for (const auto& n : names) {
-      const param_value* v = r.find(n);
-      if (v == nullptr) {
-        row.emplace_back();
-      } else if (const auto* i = std::get_if<std::int64_t>(v); i != nullptr && n == "n" && *i >= 0) {
-        row.push_back(format_count(static_cast<std::uint64_t>(*i)));
-      } else {
-        row.push_back(to_string(*v));
-      }
-    }
-    // A case that never ran (skipped, or failed before timing) has no timings: print "-", not 0.
-    const bool cold = r.cold.samples > 0, batch = r.batch.samples > 0;
-    row.push_back(format_bytes(r.bytes));
-    row.push_back(to_string(r.policy));
-    row.push_back(cold ? human_ms(r.cold.median_ms) : "-");
-    row.push_back(cold ? human_ms(r.cold.min_ms) : "-");
-    row.push_back(batch ? human_ms(r.batch.median_ms) : "-");
-    row.push_back(cold ? strf("%.1f", r.gbps) : "-");
-    row.push_back(cold && rep.device.peak_gbps > 0 ? strf("%.1f", r.pct_peak) : "-");
-    row.push_back(cold && rep.device.measured_peak_gbps > 0 ? strf("%.1f", r.pct_measured) : "-");
-    if (hardware) row.push_back(cold && r.hardware_bytes > 0 ? strf("%.1f", r.hardware_gbps) : "-");
-    row.push_back(r.l2_resident ? "yes" : "");
-    row.push_back(status_text(r));
-    t.rows.push_back(std::move(row));
-  }
-  return t;
+// The rate a roof is measured by, in the roof's unit.
+double achieved(const result& r, roof_kind k) {
+  return k == roof_kind::fp32 ? r.gflops : k == roof_kind::l2 ? r.batch_gbps : r.gbps;
 }
 
-void write_table(std::ostream& os, const run_report& rep) {
-  const auto& d = rep.device;
-  os << "device " << device_text(d) << " | theoretical peak " << strf("%.1f GB/s", d.peak_gbps)
-     << " | measured ceiling " << ceiling_text(d) << " | bytes = reads + writes\n";
-  if (rep.results.empty()) {
-    os << "(no results)\n";
-    return;
-  }
-  const text_table t = human_table(rep);
-  std::vector<std::size_t> width(t.headers.size());
-  for (std::size_t c = 0; c < width.size(); ++c) {
-    width[c] = display_width(t.headers[c]);
-    for (const auto& row : t.rows) width[c] = std::max(width[c], display_width(row[c]));
-  }
-  const auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string pad(width[c] - display_width(cells[c]), ' ');
-      if (c > 0) out += "  ";
-      out += t.right[c] ? pad + cells[c] : cells[c] + pad;
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();  // the last column is left-aligned
-    os << out << '\n';
-  };
-  line(t.headers);
-  std::vector<std::string> rule;
-  for (std::size_t w : width) rule.emplace_back(w, '-');
-  line(rule);
-  for (const auto& row : t.rows) line(row);
-}
-
-std::string md_cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
+std::vector<const result*> results_of(const run_report& rep, std::string_view lab) {
+  std::vector<const result*> out;
+  for (const auto& r : rep.results)
+    if (r.lab == lab) out.push_back(&r);
   return out;
 }
 
-void write_markdown(std::ostream& os, const run_report& rep) {
+// ---- terminal and Markdown: a table per lab -----------------------------------------------------------
+
+std::string header_text(const run_report& rep) {
+  const auto& d = rep.device;
+  return "device " + device_text(d) + " | theoretical peak " + fixed(d.peak_gbps, 1) + " GB/s | measured ceiling " +
+         ceiling_text(d) + " | bytes = reads + writes";
+}
+
+std::string lab_heading(const lab_info& l) {
+  return l.name + ": " + l.teaches + " (roof: " + roof_label(l.roof) + ")";
+}
+
+void write_tables(std::ostream& os, const run_report& rep) {
+  os << header_text(rep) << "\n";
+  if (rep.results.empty()) os << "(no results)\n";
+  for (const auto& l : rep.labs) {
+    const text_table t = lab_table(rep, l);
+    if (t.rows.empty()) continue;
+    os << "\n" << lab_heading(l) << "\n";
+    write_aligned(os, t);
+    if (const auto s = lab_summary(rep, l); !s.empty()) os << s << "\n";
+  }
+  if (rep.ended != "complete") os << "\nrun " << rep.ended << "\n";
+}
+
+void write_md(std::ostream& os, const run_report& rep) {
   const auto& d = rep.device;
   // A command holding a backtick needs a longer fence to stay one code span.
   const std::string fence = rep.command.find('`') == std::string::npos ? "`" : "``";
+  const std::string pad = fence.size() > 1 ? " " : "";
   os << "## memlab results\n\n"
-     << "- device: " << md_cell(device_text(d)) << "\n"
-     << "- theoretical peak: " << strf("%.1f GB/s", d.peak_gbps) << " (2 x memory clock x bus width / 8)\n"
+     << "- device: " << device_text(d) << ", driver " << version_string(d.driver_version) << ", runtime "
+     << version_string(d.runtime_version) << "\n"
+     << "- theoretical peak: " << fixed(d.peak_gbps, 1) << " GB/s (2 x memory clock x bus width / 8)\n"
      << "- measured ceiling: " << ceiling_text(d) << "\n"
-     << "- command: " << fence << (fence.size() > 1 ? " " : "") << rep.command << (fence.size() > 1 ? " " : "")
-     << fence << "\n"
+     << "- command: " << fence << pad << rep.command << pad << fence << "\n"
      << "- memlab " << rep.memlab_version << ", git " << rep.git_sha << ", created " << rep.created << "\n"
-     << "- bytes = reads + writes; GB/s and % from the cold (L2 flushed) median\n\n";
-  const text_table t = human_table(rep);
-  const auto line = [&os](const std::vector<std::string>& cells) {
-    os << '|';
-    for (const auto& c : cells) os << ' ' << md_cell(c) << " |";
-    os << '\n';
-  };
-  line(t.headers);
-  os << '|';
-  for (bool r : t.right) os << (r ? " ---: |" : " --- |");
-  os << '\n';
-  for (const auto& row : t.rows) line(row);
+     << "- bytes = reads + writes; GB/s and % from the cold (L2 flushed) median, host launch cost excluded\n"
+     << "- run: " << rep.ended << " (" << rep.results.size() << " of " << rep.planned << " cases)\n";
+  for (const auto& l : rep.labs) {
+    const text_table t = lab_table(rep, l);
+    if (t.rows.empty()) continue;
+    os << "\n### " << lab_heading(l) << "\n\n";
+    write_markdown(os, t);
+    if (const auto s = lab_summary(rep, l); !s.empty()) os << "\n" << s << "\n";
+  }
 }
 
-// ---- CSV (RFC 4180) --------------------------------------------------------------------------------
+// ---- CSV (RFC 4180): one record per case ---------------------------------------------------------------
 
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
@@ -234,6 +122,18 @@ std::string csv_field(std::string_view s) {
   return out + '"';
 }
 
+// Param names in the order they are first seen across the labs of the report.
+std::vector<std::string> param_names(const run_report& rep) {
+  std::vector<std::string> names;
+  for (const auto& l : rep.labs)
+    for (const auto& p : l.params)
+      if (std::find(names.begin(), names.end(), p) == names.end()) names.push_back(p);
+  for (const auto& r : rep.results)
+    for (const auto& p : r.params)
+      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  return names;
+}
+
 void write_csv(std::ostream& os, const run_report& rep) {
   const auto names = param_names(rep);
   const auto row = [&os](const std::vector<std::string>& fields) {
@@ -242,10 +142,12 @@ void write_csv(std::ostream& os, const run_report& rep) {
   };
   std::vector<std::string> header{"lab", "variant"};
   header.insert(header.end(), names.begin(), names.end());
-  for (const char* h : {"bytes", "flops", "policy", "cold_median_ms", "cold_min_ms", "cold_p25_ms", "cold_p75_ms",
-                        "cold_samples", "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples",
-                        "batch_rel_spread", "gbps", "batch_gbps", "pct_peak", "pct_measured", "l2_resident",
-                        "verified", "status", "note", "hardware_bytes", "hardware_gbps"}) {
+  for (const char* h :
+       {"bytes", "flops", "policy", "cold_median_ms", "cold_min_ms", "cold_p25_ms", "cold_p75_ms", "cold_samples",
+        "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples", "batch_rel_spread", "gbps", "batch_gbps",
+        "pct_peak", "pct_measured", "l2_resident", "verified", "status", "note", "hardware_bytes", "hardware_gbps",
+        "graph_median_ms", "graph_samples", "graph_gbps", "gflops", "roof", "roof_value", "roof_unit", "pct_roof",
+        "sm_clock_mhz", "throttled_samples"}) {
     header.emplace_back(h);
   }
   row(header);
@@ -262,22 +164,20 @@ void write_csv(std::ostream& os, const run_report& rep) {
           exact(r.cold.rel_spread), exact(r.batch.median_ms), exact(r.batch.min_ms), std::to_string(r.batch.samples),
           exact(r.batch.rel_spread), exact(r.gbps), exact(r.batch_gbps), exact(r.pct_peak), exact(r.pct_measured),
           flag(r.l2_resident), flag(r.verified), std::string(to_string(r.status)), r.note,
-          std::to_string(r.hardware_bytes), exact(r.hardware_gbps)}) {
+          std::to_string(r.hardware_bytes), exact(r.hardware_gbps), exact(r.graph.median_ms),
+          std::to_string(r.graph.samples), exact(r.graph_gbps), exact(r.gflops), r.roof.name, exact(r.roof.value),
+          r.roof.unit, exact(r.pct_roof), exact(r.sm_clock_mhz), std::to_string(r.throttled_samples)}) {
       f.push_back(std::move(s));
     }
     row(f);
   }
 }
 
-// ---- JSON: memlab.results/1 ------------------------------------------------------------------------
-// The DESIGN.md keys come first in each object; the extensions (device ordinal, global_mem_bytes,
-// measured_peak_gbps; top-level command; per result mean_ms, batch_gbps, pct_measured, status, note,
-// hardware_bytes, hardware_gbps)
-// follow. Readers treat the extensions as optional so files without them still load.
+// ---- JSON: memlab.results/1 --------------------------------------------------------------------------
+// The DESIGN.md keys first in each object, the extensions after; docs/results-schema.md lists them.
 
-template <class J>
-J summary_json(const summary& s) {
-  J j;
+ordered_json summary_json(const summary& s) {
+  ordered_json j;
   j["median_ms"] = s.median_ms;
   j["min_ms"] = s.min_ms;
   j["max_ms"] = s.max_ms;
@@ -289,16 +189,54 @@ J summary_json(const summary& s) {
   return j;
 }
 
-template <class J>
-J build_json(const run_report& rep) {
-  J j;
+ordered_json header_json(const run_report& rep) {
+  ordered_json j;
   j["schema"] = std::string(results_schema);
   j["memlab_version"] = rep.memlab_version;
   j["git_sha"] = rep.git_sha;
   j["created"] = rep.created;
   j["command"] = rep.command;
+  j["argv"] = rep.argv;
+  j["ended"] = rep.ended;
+  j["planned_cases"] = static_cast<std::uint64_t>(rep.planned);
+  ordered_json options = ordered_json::object();
+  for (const auto& [k, v] : rep.options) options[k] = v;
+  j["options"] = std::move(options);
+  j["units"] = {{"time", "ms"},
+                {"bytes", "bytes"},
+                {"bandwidth", "GB/s (1e9 bytes per second)"},
+                {"compute", "GFLOP/s (1e9 floating-point operations per second)"},
+                {"clock", "MHz"}};
+  j["byte_convention"] =
+      "bytes: the fewest bytes the job must move through the memory level of the lab's roof, reads plus writes (a "
+      "copy of N bytes moves 2N); hardware_bytes: what the access pattern really moves (32-byte sectors, halos), 0 "
+      "when the same";
+  const auto& t = rep.timing;
+  j["timing"] = {
+      {"cold",
+       "L2 flushed (a memset of l2_flush_bytes), then a blocking kernel holds the stream while the host enqueues a "
+       "clock reading, the start event, one launch, the stop event and a clock reading; then the stream is released. "
+       "Host launch cost is not timed. Samples whose SM clock is under throttle_threshold of the default clock are "
+       "dropped and counted (throttled_samples)."},
+      {"batch",
+       "launches queued behind the blocking kernel (at most max_queued_launches, about batch_target_ms of GPU time), "
+       "then released: GPU time per launch, L2 warm, no host gap between launches"},
+      {"graph", "the same launches captured once in a CUDA graph, launched as one behind the blocking kernel: GPU "
+                "time per launch; absent (samples 0, graph_note) when a variant cannot be captured"},
+      {"statistics", "median, min, max, p25, p75 (type 7), mean; rel_spread = (p75 - p25) / median"},
+      {"stopping", "sampling stops once rel_spread < target_rel_spread with at least min_samples, or when the case's "
+                   "budget ends (max_time_s per case: half cold, a quarter batch, a quarter graph)"},
+      {"max_time_s", t.max_time_s},
+      {"target_rel_spread", t.target_rel_spread},
+      {"min_samples", static_cast<std::uint64_t>(t.min_samples)},
+      {"max_samples", static_cast<std::uint64_t>(t.max_samples)},
+      {"throttle_threshold", t.throttle_threshold},
+      {"l2_flush_bytes", t.l2_flush_bytes},
+      {"batch_target_ms", t.batch_target_ms},
+      {"max_queued_launches", t.max_queued_launches},
+      {"blocking_timeout_s", t.blocking_timeout_s}};
   const auto& d = rep.device;
-  J dev;
+  ordered_json dev;
   dev["name"] = d.name;
   dev["cc"] = cc_string(d);
   dev["sm_count"] = d.sm_count;
@@ -309,227 +247,63 @@ J build_json(const run_report& rep) {
   dev["ordinal"] = d.ordinal;
   dev["global_mem_bytes"] = d.global_mem_bytes;
   dev["measured_peak_gbps"] = d.measured_peak_gbps;
+  dev["measured_l2_gbps"] = d.measured_l2_gbps;
+  dev["sm_default_clock_khz"] = d.sm_default_clock_khz;
+  dev["driver_version"] = version_string(d.driver_version);
+  dev["runtime_version"] = version_string(d.runtime_version);
   j["device"] = std::move(dev);
-  J results = J::array();
-  for (const auto& r : rep.results) {
-    J o;
-    o["lab"] = r.lab;
-    o["variant"] = r.variant;
-    J params = J::object();
-    for (const auto& p : r.params) {
-      if (const auto* i = std::get_if<std::int64_t>(&p.value)) {
-        params[p.name] = *i;
-      } else {
-        params[p.name] = std::get<std::string>(p.value);
-      }
-    }
-    o["params"] = std::move(params);
-    J pol;
-    pol["threads"] = r.policy.threads;
-    pol["items_per_thread"] = r.policy.items_per_thread;
-    pol["vec_bytes"] = r.policy.vec_bytes;
-    pol["stages"] = r.policy.stages;
-    pol["grid"] = r.policy.grid;
-    o["policy"] = std::move(pol);
-    o["bytes"] = r.bytes;
-    o["flops"] = r.flops;
-    o["cold"] = summary_json<J>(r.cold);
-    o["batch"] = summary_json<J>(r.batch);
-    o["gbps"] = r.gbps;
-    o["pct_peak"] = r.pct_peak;
-    o["l2_resident"] = r.l2_resident;
-    o["verified"] = r.verified;
-    o["batch_gbps"] = r.batch_gbps;
-    o["pct_measured"] = r.pct_measured;
-    o["status"] = std::string(to_string(r.status));
-    o["note"] = r.note;
-    o["hardware_bytes"] = r.hardware_bytes;
-    o["hardware_gbps"] = r.hardware_gbps;
-    results.push_back(std::move(o));
+  ordered_json labs = ordered_json::object();
+  for (const auto& l : rep.labs) {
+    labs[l.name] = {{"teaches", l.teaches},
+                    {"size_meaning", l.size_meaning},
+                    {"roof", std::string(to_string(l.roof))},
+                    {"params", l.params}};
   }
-  j["results"] = std::move(results);
+  j["labs"] = std::move(labs);
   return j;
 }
 
-[[noreturn]] void bad(const std::string& path, std::string_view what) {
-  throw std::invalid_argument("invalid " + std::string(results_schema) + " JSON: " + (path.empty() ? "(root)" : path) +
-                              ": " + std::string(what));
-}
-
-// A JSON value and where it sits ("results[3].cold.median_ms"), to name it in errors.
-template <class J>
-class reader {
- public:
-  reader(const J& j, std::string path) : j_(j), path_(std::move(path)) {}
-
-  const J& json() const { return j_; }
-  const std::string& path() const { return path_; }
-
-  [[nodiscard]] bool has(const char* key) const { return object().json().contains(key); }
-  reader at(const char* key) const {
-    const J& obj = object().json();
-    const auto it = obj.find(key);
-    if (it == obj.end()) bad(join(key), "missing");
-    return reader(*it, join(key));
-  }
-  reader object() const {
-    if (!j_.is_object()) bad(path_, "expected an object");
-    return *this;
-  }
-  reader array() const {
-    if (!j_.is_array()) bad(path_, "expected an array");
-    return *this;
-  }
-  double number() const {
-    if (!j_.is_number()) bad(path_, "expected a number");
-    return j_.template get<double>();
-  }
-  std::uint64_t u64() const {
-    if (j_.is_number_unsigned()) return j_.template get<std::uint64_t>();
-    if (!j_.is_number_integer() || j_.template get<std::int64_t>() < 0) bad(path_, "expected a non-negative integer");
-    return static_cast<std::uint64_t>(j_.template get<std::int64_t>());
-  }
-  std::int64_t i64() const {
-    if (!j_.is_number_integer()) bad(path_, "expected an integer");
-    if (j_.is_number_unsigned() &&
-        j_.template get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      bad(path_, "integer out of range");
+ordered_json result_json(const result& r) {
+  ordered_json o;
+  o["lab"] = r.lab;
+  o["variant"] = r.variant;
+  ordered_json params = ordered_json::object();
+  for (const auto& p : r.params) {
+    if (const auto* i = std::get_if<std::int64_t>(&p.value)) {
+      params[p.name] = *i;
+    } else {
+      params[p.name] = std::get<std::string>(p.value);
     }
-    return j_.template get<std::int64_t>();
   }
-  int i32() const {
-    const std::int64_t v = i64();
-    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) bad(path_, "integer out of range");
-    return static_cast<int>(v);
-  }
-  bool boolean() const {
-    if (!j_.is_boolean()) bad(path_, "expected true or false");
-    return j_.template get<bool>();
-  }
-  std::string string() const {
-    if (!j_.is_string()) bad(path_, "expected a string");
-    return j_.template get<std::string>();
-  }
-
- private:
-  std::string join(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-  const J& j_;
-  std::string path_;
-};
-
-template <class J>
-summary read_summary(const reader<J>& s) {
-  summary out;
-  out.median_ms = s.at("median_ms").number();
-  out.min_ms = s.at("min_ms").number();
-  out.max_ms = s.at("max_ms").number();
-  out.p25_ms = s.at("p25_ms").number();
-  out.p75_ms = s.at("p75_ms").number();
-  out.samples = static_cast<std::size_t>(s.at("samples").u64());
-  out.rel_spread = s.at("rel_spread").number();
-  if (s.has("mean_ms")) out.mean_ms = s.at("mean_ms").number();
-  return out;
-}
-
-template <class J>
-void read_cc(const reader<J>& cc, device_info& d) {
-  const std::string s = cc.string();
-  int major = 0, minor = 0;
-  const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, major);
-  bool ok = ec == std::errc() && p != s.data() && p < end && *p == '.';
-  if (ok) {
-    const char* q = p + 1;
-    auto [p2, ec2] = std::from_chars(q, end, minor);
-    ok = ec2 == std::errc() && p2 != q && p2 == end;
-  }
-  if (!ok) bad(cc.path(), "expected a compute capability such as \"9.0\"");
-  d.cc_major = major;
-  d.cc_minor = minor;
-}
-
-template <class J>
-run_report read_report(const J& root_json) {
-  const reader<J> root(root_json, "");
-  root.object();
-  run_report rep;
-  const std::string schema = root.at("schema").string();
-  if (schema != results_schema) {
-    bad("schema", "expected \"" + std::string(results_schema) + "\", got \"" + schema + "\"");
-  }
-  rep.memlab_version = root.at("memlab_version").string();
-  rep.git_sha = root.at("git_sha").string();
-  rep.created = root.at("created").string();
-  if (root.has("command")) rep.command = root.at("command").string();
-
-  const reader<J> dj = root.at("device").object();
-  device_info& d = rep.device;
-  d.name = dj.at("name").string();
-  read_cc(dj.at("cc"), d);
-  d.sm_count = dj.at("sm_count").i32();
-  d.l2_bytes = dj.at("l2_bytes").u64();
-  d.mem_clock_khz = dj.at("mem_clock_khz").i32();
-  d.bus_width_bits = dj.at("bus_width_bits").i32();
-  d.peak_gbps = dj.at("peak_gbps").number();
-  if (dj.has("ordinal")) d.ordinal = dj.at("ordinal").i32();
-  if (dj.has("global_mem_bytes")) d.global_mem_bytes = dj.at("global_mem_bytes").u64();
-  if (dj.has("measured_peak_gbps")) d.measured_peak_gbps = dj.at("measured_peak_gbps").number();
-
-  const reader<J> rs = root.at("results").array();
-  for (std::size_t i = 0; i < rs.json().size(); ++i) {
-    const reader<J> rj(rs.json()[i], "results[" + std::to_string(i) + "]");
-    rj.object();
-    result r;
-    r.lab = rj.at("lab").string();
-    r.variant = rj.at("variant").string();
-    const reader<J> ps = rj.at("params").object();
-    for (auto it = ps.json().begin(); it != ps.json().end(); ++it) {
-      const reader<J> pv(*it, ps.path() + "." + it.key());
-      if (it->is_string()) {
-        r.params.push_back({it.key(), pv.string()});
-      } else if (it->is_number_integer()) {
-        r.params.push_back({it.key(), pv.i64()});
-      } else {
-        bad(pv.path(), "expected an integer or a string");
-      }
-    }
-    const reader<J> pol = rj.at("policy").object();
-    r.policy.threads = pol.at("threads").i32();
-    r.policy.items_per_thread = pol.at("items_per_thread").i32();
-    r.policy.vec_bytes = pol.at("vec_bytes").i32();
-    r.policy.stages = pol.at("stages").i32();
-    r.policy.grid = pol.at("grid").u64();
-    r.bytes = rj.at("bytes").u64();
-    r.flops = rj.at("flops").u64();
-    r.cold = read_summary(rj.at("cold").object());
-    r.batch = read_summary(rj.at("batch").object());
-    r.gbps = rj.at("gbps").number();
-    r.pct_peak = rj.at("pct_peak").number();
-    r.l2_resident = rj.at("l2_resident").boolean();
-    r.verified = rj.at("verified").boolean();
-    if (rj.has("batch_gbps")) r.batch_gbps = rj.at("batch_gbps").number();
-    if (rj.has("pct_measured")) r.pct_measured = rj.at("pct_measured").number();
-    if (rj.has("status")) {
-      const reader<J> st = rj.at("status");
-      const std::string s = st.string();
-      if (s == "ok") {
-        r.status = result_status::ok;
-      } else if (s == "skipped") {
-        r.status = result_status::skipped;
-      } else if (s == "failed") {
-        r.status = result_status::failed;
-      } else {
-        bad(st.path(), "expected \"ok\", \"skipped\" or \"failed\", got \"" + s + "\"");
-      }
-    }
-    if (rj.has("note")) r.note = rj.at("note").string();
-    if (rj.has("hardware_bytes")) r.hardware_bytes = rj.at("hardware_bytes").u64();
-    if (rj.has("hardware_gbps")) r.hardware_gbps = rj.at("hardware_gbps").number();
-    rep.results.push_back(std::move(r));
-  }
-  return rep;
+  o["params"] = std::move(params);
+  o["policy"] = {{"threads", r.policy.threads},
+                 {"items_per_thread", r.policy.items_per_thread},
+                 {"vec_bytes", r.policy.vec_bytes},
+                 {"stages", r.policy.stages},
+                 {"grid", r.policy.grid}};
+  o["bytes"] = r.bytes;
+  o["flops"] = r.flops;
+  o["cold"] = summary_json(r.cold);
+  o["batch"] = summary_json(r.batch);
+  o["gbps"] = r.gbps;
+  o["pct_peak"] = r.pct_peak;
+  o["l2_resident"] = r.l2_resident;
+  o["verified"] = r.verified;
+  o["batch_gbps"] = r.batch_gbps;
+  o["pct_measured"] = r.pct_measured;
+  o["status"] = std::string(to_string(r.status));
+  o["note"] = r.note;
+  o["hardware_bytes"] = r.hardware_bytes;
+  o["hardware_gbps"] = r.hardware_gbps;
+  o["graph"] = summary_json(r.graph);
+  o["graph_gbps"] = r.graph_gbps;
+  o["graph_note"] = r.graph_note;
+  o["gflops"] = r.gflops;
+  o["roof"] = {{"name", r.roof.name}, {"value", r.roof.value}, {"unit", r.roof.unit}};
+  o["pct_roof"] = r.pct_roof;
+  o["sm_clock_mhz"] = r.sm_clock_mhz;
+  o["throttled_samples"] = static_cast<std::uint64_t>(r.throttled_samples);
+  return o;
 }
 
 std::string lower(std::string_view s) {
@@ -539,6 +313,218 @@ std::string lower(std::string_view s) {
 }
 
 }  // namespace
+
+// ---- per lab --------------------------------------------------------------------------------------------
+
+text_table lab_table(const run_report& rep, const lab_info& l) {
+  const auto rows = results_of(rep, l.name);
+  text_table t;
+  std::vector<std::string> names = l.params;
+  for (const result* r : rows)
+    for (const auto& p : r->params)
+      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  t.column("variant", false);
+  for (const auto& n : names) {
+    bool numeric = true;  // numbers right, words left
+    for (const result* r : rows) {
+      const param_value* v = r->find(n);
+      if (v != nullptr && !std::holds_alternative<std::int64_t>(*v)) numeric = false;
+    }
+    t.column(n, numeric);
+  }
+  const bool flops = l.roof == roof_kind::fp32 ||
+                     std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->flops > 0; });
+  const bool hardware = std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->hardware_bytes > 0; });
+  const bool dram = l.roof == roof_kind::dram;
+  t.column("bytes", true);
+  t.column("policy", false);
+  for (const char* c : {"cold", "batch", "graph"}) t.column(c, true);
+  t.column(l.roof == roof_kind::l2 ? "batch GB/s" : "GB/s", true);
+  if (flops) t.column("GFLOP/s", true);
+  t.column(std::string("%") + (l.roof == roof_kind::smem ? "smem" : l.roof == roof_kind::fp32 ? "fp32" : roof_label(l.roof)), true);
+  if (dram) t.column("%ceiling", true);
+  if (hardware) t.column("HW GB/s", true);
+  t.column("L2", false);
+  t.column("status", false);
+  for (const result* r : rows) {
+    std::vector<std::string> row{r->variant};
+    for (const auto& n : names) {
+      const param_value* v = r->find(n);
+      if (v == nullptr) {
+        row.emplace_back();
+      } else if (const auto* i = std::get_if<std::int64_t>(v); i != nullptr && n == "n" && *i >= 0) {
+        row.push_back(format_count(static_cast<std::uint64_t>(*i)));
+      } else {
+        row.push_back(to_string(*v));
+      }
+    }
+    // A case that never ran (skipped, or failed before timing) has no timings: "-", not 0.
+    const bool cold = r->cold.samples > 0;
+    const auto ms = [](const summary& s) { return s.samples > 0 ? human_ms(s.median_ms) : std::string("-"); };
+    row.push_back(format_bytes(r->bytes));
+    row.push_back(to_string(r->policy));
+    row.push_back(ms(r->cold));
+    row.push_back(ms(r->batch));
+    row.push_back(ms(r->graph));
+    row.push_back(cold ? fixed(l.roof == roof_kind::l2 ? r->batch_gbps : r->gbps, 1) : "-");
+    if (flops) row.push_back(cold ? fixed(r->gflops, 1) : "-");
+    row.push_back(cold && r->roof.value > 0 ? fixed(r->pct_roof, 1) : "-");
+    if (dram) row.push_back(cold && rep.device.measured_peak_gbps > 0 ? fixed(r->pct_measured, 1) : "-");
+    if (hardware) row.push_back(cold && r->hardware_bytes > 0 ? fixed(r->hardware_gbps, 1) : "-");
+    row.push_back(r->l2_resident ? "yes" : "");
+    row.push_back(status_text(*r));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string lab_summary(const run_report& rep, const lab_info& l) {
+  const auto rows = results_of(rep, l.name);
+  const result* best = nullptr;
+  for (const result* r : rows) {
+    if (r->status != result_status::ok || r->cold.samples == 0) continue;
+    if (best == nullptr || achieved(*r, l.roof) > achieved(*best, l.roof)) best = r;
+  }
+  if (best == nullptr) return {};
+  // The worst rung measured at the best one's point (same params): what the ladder climbs.
+  const result* worst = best;
+  for (const result* r : rows) {
+    if (r->status != result_status::ok || r->cold.samples == 0 || r->params.size() != best->params.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < r->params.size() && same; ++i)
+      same = r->params[i].name == best->params[i].name && r->params[i].value == best->params[i].value;
+    if (same && achieved(*r, l.roof) < achieved(*worst, l.roof)) worst = r;
+  }
+  std::string point;
+  for (const auto& p : best->params)
+    point += (point.empty() ? "" : " ") + p.name + "=" +
+             (p.name == "n" && std::holds_alternative<std::int64_t>(p.value)
+                  ? format_count(static_cast<std::uint64_t>(std::get<std::int64_t>(p.value)))
+                  : to_string(p.value));
+  const std::string unit = l.roof == roof_kind::fp32 ? " GFLOP/s" : " GB/s";
+  std::string s = l.name + ": best " + best->variant + " at " + point + ": " + fixed(achieved(*best, l.roof), 1) + unit +
+                  ", " + fixed(best->pct_roof, 1) + "% of " + roof_label(l.roof);
+  if (worst != best && achieved(*worst, l.roof) > 0) {
+    s += "; worst there " + worst->variant + ": " + fixed(achieved(*worst, l.roof), 1) + unit + " (" +
+         fixed(achieved(*best, l.roof) / achieved(*worst, l.roof), 2) + "x)";
+  }
+  return s;
+}
+
+ordered_json to_json(const run_report& rep) {
+  ordered_json j = header_json(rep);
+  ordered_json results = ordered_json::array();
+  for (const auto& r : rep.results) results.push_back(result_json(r));
+  j["results"] = std::move(results);
+  return j;
+}
+
+std::string render(const run_report& rep, output_format f) {
+  std::ostringstream os;
+  switch (f) {
+    case output_format::table: write_tables(os, rep); break;
+    case output_format::csv: write_csv(os, rep); break;
+    case output_format::markdown: write_md(os, rep); break;
+    case output_format::json:
+      // Invalid UTF-8 in a name or note is replaced, not fatal.
+      os << to_json(rep).dump(2, ' ', false, ordered_json::error_handler_t::replace) << '\n';
+      break;
+  }
+  return os.str();
+}
+
+// ---- files and stdout -------------------------------------------------------------------------------------
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  const auto fail = [&](const std::string& what) -> void {
+    throw write_error("could not write " + path + ": " + what + " (" + std::strerror(errno) + ")");
+  };
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) fail("cannot create a temporary file in " + dir.string());
+  struct remover {
+    std::string p;
+    bool armed = true;
+    ~remover() {
+      if (armed) ::unlink(p.c_str());
+    }
+  } cleanup{tmpl};
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      fail("write failed");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync failed");
+  }
+  // mkstemp makes the file 0600; results are for reading: 0644 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0644 & ~mask) != 0) {
+    ::close(fd);
+    fail("fchmod failed");
+  }
+  if (::close(fd) != 0) fail("close failed");
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) fail("rename failed");
+  cleanup.armed = false;
+}
+
+void stdout_sink::print_labs_before(const run_report& r, std::size_t end) {
+  // Shows the labs whose results lie in [printed_, end): each lab's table once its cases are done.
+  if (printed_ >= end) return;
+  if (!header_) {
+    os_ << header_text(r) << "\n";
+    header_ = true;
+  }
+  while (printed_ < end) {
+    const std::string& name = r.results[printed_].lab;
+    const auto info = std::find_if(r.labs.begin(), r.labs.end(), [&](const lab_info& l) { return l.name == name; });
+    std::size_t next = printed_;
+    while (next < end && r.results[next].lab == name) ++next;
+    if (info != r.labs.end()) {
+      run_report part;  // this lab's rows only (a lab planned twice prints each block as it ends)
+      part.device = r.device;
+      part.results.assign(r.results.begin() + static_cast<std::ptrdiff_t>(printed_),
+                          r.results.begin() + static_cast<std::ptrdiff_t>(next));
+      os_ << "\n" << lab_heading(*info) << "\n";
+      write_aligned(os_, lab_table(part, *info));
+      if (const auto s = lab_summary(part, *info); !s.empty()) os_ << s << "\n";
+    }
+    printed_ = next;
+  }
+  os_.flush();
+}
+
+void stdout_sink::update(const run_report& r) {
+  if (f_ != output_format::table || r.results.empty()) return;
+  // The last result's lab may still be running: print only the labs finished before it.
+  std::size_t end = r.results.size();
+  const std::string& current = r.results.back().lab;
+  while (end > printed_ && r.results[end - 1].lab == current) --end;
+  print_labs_before(r, end);
+}
+
+void stdout_sink::finish(const run_report& r) {
+  if (f_ == output_format::table) {
+    print_labs_before(r, r.results.size());
+    if (!header_) os_ << header_text(r) << "\n(no results)\n";
+    if (r.ended != "complete") os_ << "\nrun " << r.ended << "\n";
+  } else {
+    os_ << render(r, f_);
+  }
+  os_.flush();
+  os_.clear();  // a closed stdout must not fail what comes after
+}
+
+// ---- formats ------------------------------------------------------------------------------------------------
 
 std::optional<output_format> parse_format(std::string_view name) {
   if (name == "table") return output_format::table;
@@ -570,21 +556,5 @@ std::string_view to_string(output_format f) {
   }
   return "?";
 }
-
-void write_report(std::ostream& os, const run_report& report, output_format f) {
-  switch (f) {
-    case output_format::table: write_table(os, report); return;
-    case output_format::csv: write_csv(os, report); return;
-    case output_format::markdown: write_markdown(os, report); return;
-    case output_format::json:
-      // Ordered so the file reads in schema order; invalid UTF-8 in a name or note is replaced, not fatal.
-      os << build_json<ordered_json>(report).dump(2, ' ', false, ordered_json::error_handler_t::replace) << '\n';
-      return;
-  }
-}
-
-nlohmann::json to_json(const run_report& report) { return build_json<nlohmann::json>(report); }
-
-run_report report_from_json(const nlohmann::json& j) { return read_report(j); }
 
 }  // namespace memlab

@@ -11,10 +11,12 @@
 
 namespace memlab::inspect {
 
-// How a lab variant's kernels are recognised: every fragment occurs in the demangled name.
+// How a lab variant's kernels are recognised: by their mangled names (exact), or, for a library's
+// kernels memlab cannot name, by a type of ours that occurs in the demangled name.
 struct kernel_label {
   std::string lab, variant;
-  std::vector<std::string> name_contains;
+  std::vector<std::string> mangled;
+  std::vector<std::string> instantiated_with;
 };
 
 struct labeled_kernel {
@@ -25,9 +27,8 @@ struct labeled_kernel {
 
 struct inspect_report {
   std::string binary;
-  std::string tool;   // "cuobjdump -sass" or "embedded PTX"
-  std::string note;   // e.g. why the PTX fallback was taken
-  std::vector<std::string> archs;  // every arch found in the binary
+  std::string tool;   // the cuobjdump that read it
+  std::vector<std::string> archs;  // every SASS arch found in the binary
   std::vector<labeled_kernel> kernels;
 };
 
@@ -36,16 +37,20 @@ struct inspect_report {
 std::string dtype_from_name(std::string_view demangled);
 
 // $MEMLAB_CUOBJDUMP, then cuobjdump on PATH, then the one found at configure time, then
-// $CUDA_HOME/bin; "" when none is executable.
+// $CUDA_HOME/bin; "" when none is executable (MEMLAB_CUOBJDUMP=none: as if none were installed).
 std::string find_cuobjdump();
 // Path of the running executable (/proc/self/exe).
 std::string self_executable();
 
-// Reads the binary's code for `arch` ("" = the newest SASS arch present), keeps kernels that match a
+// Reads the binary's SASS for `arch` ("" = the newest arch present), keeps kernels that match a
 // label (and `lab` when non-empty; all_kernels keeps unmatched ones too, with empty lab/variant).
-// Throws std::runtime_error with a clear message when the binary cannot be read.
+// Throws std::invalid_argument for a bad input (not a readable file, not an executable with CUDA
+// code, an arch it lacks) and std::runtime_error when the tools fail (no cuobjdump, no nvdisasm).
 inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
                               std::string_view lab, std::string_view arch, bool all_kernels);
+
+// Is `binary` a regular, readable ELF file? "" when it is, else why not.
+std::string check_binary(const std::string& binary);
 
 void write_inspect_table(std::ostream& os, const inspect_report& r);
 void write_inspect_json(std::ostream& os, const inspect_report& r);

@@ -1,5 +1,5 @@
-// Reading the machine code of kernels: cuobjdump -sass text (or PTX as a fallback), split per
-// kernel, with every global/shared/local memory instruction classified by space, direction and width.
+// Reading the machine code of kernels: cuobjdump -sass text, split per kernel, with every
+// global/shared/local memory instruction classified by space, direction and width.
 // Pure host code: no GPU, no CUDA runtime.
 #pragma once
 
@@ -22,27 +22,27 @@ struct mem_op {
   int width_bits;       // 8, 16, 32, 64, 128, 256; 0 when the width is not encoded (UBLKCP, UTMALDG)
 };
 
-// Classifies one opcode token ("LDG.E.U16", "STS.128", "LDGSTS.E.BYPASS.128", "ld.global.v4.u32",
-// ...). nullopt for instructions that do not access memory.
+// Classifies one opcode token ("LDG.E.U16", "STS.128", "LDGSTS.E.BYPASS.128", ...). nullopt for
+// instructions that do not access memory.
 std::optional<mem_op> classify_sass(std::string_view opcode);
-std::optional<mem_op> classify_ptx(std::string_view opcode);
 
 struct kernel_code {
-  std::string arch;      // "sm_90" for SASS, "compute_100" for PTX
+  std::string arch;      // "sm_90"
   std::string mangled;   // symbol as in the binary
   std::string name;      // demangled
   std::vector<std::string> opcodes;  // every instruction, in order, predicate and operands stripped
 };
 
 std::vector<kernel_code> parse_sass(std::string_view cuobjdump_sass_text);
-std::vector<kernel_code> parse_ptx(std::string_view ptx_text);
 std::string demangle(const std::string& mangled);
+// A type's name as C++ spells it, from typeid(T).name(): "memlab::labs::copy::identity_op".
+std::string demangle_type(const char* type_name);
 
 struct histogram_entry {
   mem_op op;
   int count = 0;
 };
 // Memory instructions of one kernel, counted per distinct opcode, in order of first appearance.
-std::vector<histogram_entry> memory_histogram(const kernel_code& k, bool is_ptx = false);
+std::vector<histogram_entry> memory_histogram(const kernel_code& k);
 
 }  // namespace memlab::inspect

@@ -1,78 +1,106 @@
-// The memlab command from the outside: exit codes and messages, as a user meets them.
-// No GPU is needed: the no-device path is forced with CUDA_VISIBLE_DEVICES="".
+// The memlab command from the outside: exit codes and messages, as a user meets them. No GPU is
+// needed: the no-device path is forced with CUDA_VISIBLE_DEVICES="".
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
+#include <unistd.h>
 
-#include <array>
-#include <cstdio>
+#include <filesystem>
 #include <string>
+#include <vector>
+
+#include "cli_run.hpp"
 
 namespace {
 
-struct outcome {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
+using memlab::test::lines_of;
+using memlab::test::memlab;
+using memlab::test::no_gpu;
 
-outcome memlab(const std::string& args, const std::string& env = "") {
-  const std::string cmd = env + " '" MEMLAB_BINARY "' " + args + " 2>&1";
-  outcome o;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return o;
-  std::array<char, 4096> buf{};
-  std::size_t got = 0;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) o.output.append(buf.data(), got);
-  const int status = pclose(p);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+std::string temp(const std::string& name) {
+  const auto dot = name.rfind('.');
+  return (std::filesystem::temp_directory_path() /
+          (name.substr(0, dot) + "_" + std::to_string(::getpid()) + name.substr(dot)))
+      .string();
 }
 
-const std::string no_gpu = "CUDA_VISIBLE_DEVICES=";
-
-TEST(cli, help_explains_subcommands_and_exit_codes) {
+TEST(cli, help_explains_subcommands_exit_codes_and_lists) {
   const auto o = memlab("--help");
   EXPECT_EQ(o.code, 0);
-  for (const char* s : {"list", "run", "inspect", "device", "Exit codes", "reads + writes"})
+  for (const char* s : {"list", "run", "inspect", "device", "Exit codes", "reads + writes", "130 interrupted",
+                        "4 nothing measured", "one value per"})
     EXPECT_NE(o.output.find(s), std::string::npos) << s;
   const auto r = memlab("run --help");
   EXPECT_EQ(r.code, 0);
-  for (const char* s : {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out"})
+  for (const char* s : {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out",
+                        "--src-offset", "--stride", "--table-bytes", "--tile", "--ctas", "axis of copy, stride, tile"})
     EXPECT_NE(r.output.find(s), std::string::npos) << s;
 }
 
 TEST(cli, no_subcommand_is_a_usage_error) { EXPECT_EQ(memlab("").code, 2); }
 
-TEST(cli, bad_values_are_usage_errors_with_a_clear_message_even_without_a_gpu) {
-  const std::array<std::pair<const char*, const char*>, 12> cases{{
-      {"run --sizes 2^61 --dtype f64", "too large"},
-      {"run --device -1", "device ordinal"},
+// Every bad input of issue "Measure like NVBench": exit 2, one line, naming the flag, before any GPU
+// work (the machine here has none: a run that got that far would exit 3).
+TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
+  std::filesystem::create_directories(temp("memlab_dir.json"));
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"run --max-time nan", "--max-time: takes seconds"},
+      {"run --max-time inf", "--max-time: takes seconds"},
+      {"run --max-time 0", "--max-time: takes seconds"},
+      {"run --max-time -1", "--max-time: takes seconds"},
+      {"run --src-offset 0..999 --dst-offset 0..999", "more than 20000 cases"},
+      {"run --src-offset 0..9999", "--src-offset: 4097 is outside 0..4096"},
+      {"run --dtype u8 --sizes 2^62 --src-offset 2^62 --dst-offset 2^62", "--src-offset"},
+      {"run --out " + temp("memlab_dir.json"), "is a folder"},
       {"run --out /nonexistent-dir/r.json", "cannot open for writing"},
-      {"run --dtype f17", "unknown dtype 'f17'"},
+      {"run --out results.xyz", "--out: results.xyz: the extension gives the format"},
+      {"run --sizes ''", "--sizes: an empty value"},
+      {"run --stride ''", "--stride: an empty value"},
+      {"run copy --sizes 2^61 --dtype f64", "--sizes: 2^61 is too large"},
+      {"run --sizes 2^x", "--sizes: invalid size \"2^x\""},
+      {"run --sizes 10..1", "--sizes: invalid size \"10..1\""},
+      {"run --sizes 6B --dtype f32", "--sizes"},
+      {"run --device -1", "--device: takes a device ordinal"},
+      {"run --dtype f17", "--dtype: f17 not in"},
+      {"run copy --dtype f16 --variant fastest", "--variant: unknown variant 'fastest'"},
+      {"run gather --dtype f16", "--dtype: lab gather does not support f16"},
+      {"run copy --stride 2", "--stride is not an axis of lab copy"},
       {"run nosuchlab", "unknown lab 'nosuchlab'"},
-      {"run --variant fastest", "unknown variant 'fastest'"},
-      {"run --sizes 2^x", "2^x"},
-      {"run --sizes 10..1", "10..1"},
-      {"run --max-time -1", "max-time"},
-      {"run --format yaml", "yaml"},
-      {"run --out results.xyz", "results.xyz"},
-      {"run --frobnicate", "frobnicate"},
-  }};
+      {"run --format yaml", "--format: yaml not in"},
+      {"run --frobnicate", "--frobnicate"},
+      {"run --tile 12", "--tile: invalid shape \"12\""},
+      {"inspect --binary /tmp", "--binary: '/tmp' is not a file"},
+      {"inspect --binary /etc/passwd", "--binary: '/etc/passwd' is not an executable"},
+      {"inspect --binary /nonexistent/memlab", "/nonexistent/memlab"},
+      {"inspect nosuchlab", "unknown lab 'nosuchlab'"},
+      {"list nosuchlab", "unknown lab 'nosuchlab'"},
+  };
   for (const auto& [args, needle] : cases) {
     const auto o = memlab(args, no_gpu);
     EXPECT_EQ(o.code, 2) << args << "\n" << o.output;
     EXPECT_NE(o.output.find(needle), std::string::npos) << args << "\n" << o.output;
+    EXPECT_EQ(lines_of(o.output), 1u) << args << "\n" << o.output;
   }
+  std::filesystem::remove_all(temp("memlab_dir.json"));
+}
+
+// A list option takes one value per flag: the lab after it is a lab (without a GPU: exit 3, not a
+// usage error about an unknown variant, dtype or file).
+TEST(cli, list_options_do_not_swallow_the_lab) {
+  const std::string out = temp("memlab_swallow.json");
+  for (const std::string& args : {"run --out " + out + " copy --sizes 1K", std::string("run --dtype f32 copy --sizes 1K"),
+                                 std::string("run --variant vec16 copy --sizes 1K")}) {
+    const auto o = memlab(args, no_gpu);
+    EXPECT_EQ(o.code, 3) << args << "\n" << o.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(out)) << "no file from a run that measured nothing";
 }
 
 TEST(cli, a_rejected_run_leaves_no_out_file_behind) {
-  const std::string path = ::testing::TempDir() + "memlab_cli_out_probe.json";
-  std::remove(path.c_str());
+  const std::string path = temp("memlab_cli_out_probe.json");
+  std::filesystem::remove(path);
   EXPECT_EQ(memlab("run --sizes 2^x --out " + path, no_gpu).code, 2);
   EXPECT_EQ(memlab("run --sizes 1K --out " + path, no_gpu).code, 3);
-  FILE* f = std::fopen(path.c_str(), "r");
-  EXPECT_EQ(f, nullptr) << path << " was created";
-  if (f != nullptr) std::fclose(f);
+  EXPECT_FALSE(std::filesystem::exists(path)) << path << " was created";
 }
 
 TEST(cli, no_gpu_exits_3_and_says_what_still_works) {
@@ -84,19 +112,15 @@ TEST(cli, no_gpu_exits_3_and_says_what_still_works) {
   }
 }
 
-TEST(cli, list_shows_every_copy_variant_without_a_gpu) {
+TEST(cli, list_shows_every_lab_its_axes_and_roof_without_a_gpu) {
   const auto o = memlab("list", no_gpu);
   EXPECT_EQ(o.code, 0);
-  for (const char* v : {"scalar", "vec8", "vec16", "vec16_unroll", "memcpy", "cub", "thrust"})
-    EXPECT_NE(o.output.find(v), std::string::npos) << v;
-  EXPECT_EQ(memlab("list nosuchlab").code, 2);
-}
-
-TEST(cli, inspect_rejects_unknown_labs_and_unreadable_binaries) {
-  EXPECT_EQ(memlab("inspect nosuchlab").code, 2);
-  const auto o = memlab("inspect --binary /nonexistent/memlab");
-  EXPECT_EQ(o.code, 2);
-  EXPECT_NE(o.output.find("/nonexistent/memlab"), std::string::npos) << o.output;
+  for (const char* s : {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy", "cub", "thrust", "strided_rw",
+                        "random", "sorted", "roof: dram", "--src-offset:", "--table-bytes:"})
+    EXPECT_NE(o.output.find(s), std::string::npos) << s;
+  const auto j = memlab("list copy --format json", no_gpu);
+  EXPECT_EQ(j.code, 0);
+  EXPECT_NE(j.output.find("\"flag\": \"--src-offset\""), std::string::npos) << j.output;
 }
 
 }  // namespace

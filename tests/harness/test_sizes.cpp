@@ -8,6 +8,7 @@
 
 #include "harness/dtype.hpp"
 #include "harness/sizes.hpp"
+#include "harness/text.hpp"
 
 namespace {
 
@@ -266,6 +267,27 @@ TEST(Dtype, NamesSizesAndList) {
   EXPECT_EQ(memlab::size_of(dtype::f32), 4u);
   EXPECT_EQ(memlab::size_of(dtype::f64), 8u);
   EXPECT_EQ(memlab::to_string(dtype::f16), "f16");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ParseShapes, ExtentsJoinedByXInLists) {
+  const auto s = memlab::parse_shapes("128x256, 64x64", "--tile", 2);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], (std::vector<std::uint64_t>{128, 256}));
+  EXPECT_EQ(s[1], (std::vector<std::uint64_t>{64, 64}));
+  EXPECT_EQ(memlab::parse_shapes("2^10x2x3", "--shape", 3)[0], (std::vector<std::uint64_t>{1024, 2, 3}));
+  for (const char* bad : {"", "128", "128x", "x128", "128x256x4", "1..4x8", "128x-1", "64KiBx2", "128x256,"}) {
+    SCOPED_TRACE(bad);
+    try {
+      (void)memlab::parse_shapes(bad, "--tile", 2);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--tile: ", 0), 0u) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -1,16 +1,27 @@
-// Result records and writers: derive() arithmetic, JSON round trip and validation, and what the
-// table, CSV and Markdown writers put on the page.
+// Result records and writers: derive() with roofs, the per-lab terminal tables and summaries, CSV,
+// Markdown, the self-describing JSON (validated against docs/results.schema.json), and the atomic
+// file writes that never leave a part of a file behind.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <csignal>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/result.hpp"
 #include "harness/writers.hpp"
+#include "schema_check.hpp"
 
 namespace {
 
@@ -30,6 +41,9 @@ device_info h100() {
   d.global_mem_bytes = 85520809984ull;
   d.mem_clock_khz = 2619000;
   d.bus_width_bits = 5120;
+  d.sm_default_clock_khz = 1980000;
+  d.driver_version = 13000;
+  d.runtime_version = 13000;
   d.peak_gbps = theoretical_peak_gbps(d.mem_clock_khz, d.bus_width_bits);
   d.measured_peak_gbps = 2987.5;
   return d;
@@ -48,16 +62,31 @@ summary timings(double median, double scale) {
   return s;
 }
 
-constexpr const char* skip_note = "needs sm_100, device is \"sm_90\"";
+lab_info copy_info() { return {"copy", "copies", "elements copied", roof_kind::dram, {"dtype", "n", "src_offset"}}; }
+lab_info smem_info() { return {"smem", "banks", "requests", roof_kind::smem, {"dtype", "n", "stride"}}; }
 
-// Three results: a memlab kernel, a library peer that fits in L2, and a skipped variant.
+// A copy lab with a kernel, a peer that fits in L2 and a skipped variant; a shared-memory lab.
 run_report sample_report() {
   run_report rep;
   rep.memlab_version = "0.1.0";
   rep.git_sha = "0123456789ab";
   rep.created = "2025-01-02T03:04:05Z";
   rep.command = "memlab run copy --sizes 2^16,2^24 --out r.json";
+  rep.argv = {"memlab", "run", "copy", "--sizes", "2^16,2^24", "--out", "r.json"};
+  rep.options = {{"--sizes", "2^16,2^24"}, {"--out", "r.json"}};
+  rep.timing.max_time_s = 0.5;
+  rep.timing.target_rel_spread = 0.005;
+  rep.timing.min_samples = 10;
+  rep.timing.max_samples = 5000;
+  rep.timing.throttle_threshold = 0.75;
+  rep.timing.l2_flush_bytes = 100 * MiB;
+  rep.timing.batch_target_ms = 1;
+  rep.timing.max_queued_launches = 256;
+  rep.timing.blocking_timeout_s = 10;
+  rep.labs = {copy_info(), smem_info()};
   rep.device = h100();
+  rep.planned = 4;
+  rep.ended = "complete";
 
   result a;
   a.lab = "copy";
@@ -67,464 +96,360 @@ run_report sample_report() {
   a.bytes = 2 * 4 * (std::uint64_t{1} << 24);
   a.cold = timings(0.0452, 1);
   a.batch = timings(0.0431, 10);
+  a.graph = timings(0.0430, 10);
   a.verified = true;
-  derive(a, rep.device, a.bytes);
+  a.sm_clock_mhz = 1980;
+  derive(a, roof_kind::dram, rep.device, a.bytes);
+
+  result s = a;
+  s.variant = "scalar";
+  s.cold = timings(0.0904, 1);
+  derive(s, roof_kind::dram, rep.device, s.bytes);
 
   result b;
   b.lab = "copy";
   b.variant = "memcpy";
-  b.params = {{"dtype", std::string("f32")}, {"n", std::int64_t{1} << 16}};
+  b.params = {{"dtype", std::string("f32")}, {"n", std::int64_t{1} << 16}, {"src_offset", std::int64_t{0}}};
   b.bytes = 2 * 4 * (std::uint64_t{1} << 16);
-  b.flops = 7;
   b.cold = timings(0.0031, 2);
   b.batch = timings(0.0009, 50);
+  b.graph_note = "cannot be captured in a CUDA graph: test";
   b.verified = true;
-  derive(b, rep.device, b.bytes);
+  derive(b, roof_kind::dram, rep.device, b.bytes);
 
   result c;
   c.lab = "copy";
   c.variant = "vec32";
-  c.params = {{"dtype", std::string("f32")}, {"n", std::int64_t{1} << 24}, {"src_offset", std::int64_t{-4}}};
-  c.policy = {256, 2, 32, 0, 0};
-  c.bytes = a.bytes;
+  c.params = a.params;
   c.status = result_status::skipped;
-  c.note = skip_note;
-  derive(c, rep.device, c.bytes);
+  c.note = "needs sm_100, device is \"sm_90\"";
+  c.roof.name = "dram";
 
-  rep.results = {a, b, c};
+  result m;
+  m.lab = "smem";
+  m.variant = "load_stride";
+  m.params = {{"dtype", std::string("f32")}, {"n", std::int64_t{1} << 20}, {"stride", std::int64_t{2}}};
+  m.bytes = 1ull << 30;
+  m.cold = timings(0.1, 1);
+  m.batch = timings(0.1, 1);
+  m.sm_clock_mhz = 1755;
+  m.verified = true;
+  derive(m, roof_kind::smem, rep.device, 0);
+
+  rep.results = {a, s, b, c, m};
   return rep;
 }
 
-void expect_same(const summary& x, const summary& y, const std::string& where) {
-  SCOPED_TRACE(where);
-  EXPECT_EQ(x.min_ms, y.min_ms);
-  EXPECT_EQ(x.max_ms, y.max_ms);
-  EXPECT_EQ(x.median_ms, y.median_ms);
-  EXPECT_EQ(x.mean_ms, y.mean_ms);
-  EXPECT_EQ(x.p25_ms, y.p25_ms);
-  EXPECT_EQ(x.p75_ms, y.p75_ms);
-  EXPECT_EQ(x.samples, y.samples);
-  EXPECT_EQ(x.rel_spread, y.rel_spread);
+std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
 }
 
-void expect_same(const run_report& x, const run_report& y) {
-  EXPECT_EQ(x.memlab_version, y.memlab_version);
-  EXPECT_EQ(x.git_sha, y.git_sha);
-  EXPECT_EQ(x.created, y.created);
-  EXPECT_EQ(x.command, y.command);
-  const auto &d = x.device, &e = y.device;
-  EXPECT_EQ(d.ordinal, e.ordinal);
-  EXPECT_EQ(d.name, e.name);
-  EXPECT_EQ(d.cc_major, e.cc_major);
-  EXPECT_EQ(d.cc_minor, e.cc_minor);
-  EXPECT_EQ(d.sm_count, e.sm_count);
-  EXPECT_EQ(d.l2_bytes, e.l2_bytes);
-  EXPECT_EQ(d.global_mem_bytes, e.global_mem_bytes);
-  EXPECT_EQ(d.mem_clock_khz, e.mem_clock_khz);
-  EXPECT_EQ(d.bus_width_bits, e.bus_width_bits);
-  EXPECT_EQ(d.peak_gbps, e.peak_gbps);
-  EXPECT_EQ(d.measured_peak_gbps, e.measured_peak_gbps);
-  ASSERT_EQ(x.results.size(), y.results.size());
-  for (std::size_t i = 0; i < x.results.size(); ++i) {
-    SCOPED_TRACE("results[" + std::to_string(i) + "]");
-    const result &r = x.results[i], &s = y.results[i];
-    EXPECT_EQ(r.lab, s.lab);
-    EXPECT_EQ(r.variant, s.variant);
-    ASSERT_EQ(r.params.size(), s.params.size());
-    for (std::size_t k = 0; k < r.params.size(); ++k) {
-      EXPECT_EQ(r.params[k].name, s.params[k].name);
-      EXPECT_EQ(r.params[k].value, s.params[k].value);
-    }
-    EXPECT_EQ(r.policy.threads, s.policy.threads);
-    EXPECT_EQ(r.policy.items_per_thread, s.policy.items_per_thread);
-    EXPECT_EQ(r.policy.vec_bytes, s.policy.vec_bytes);
-    EXPECT_EQ(r.policy.stages, s.policy.stages);
-    EXPECT_EQ(r.policy.grid, s.policy.grid);
-    EXPECT_EQ(r.bytes, s.bytes);
-    EXPECT_EQ(r.flops, s.flops);
-    expect_same(r.cold, s.cold, "cold");
-    expect_same(r.batch, s.batch, "batch");
-    EXPECT_EQ(r.gbps, s.gbps);
-    EXPECT_EQ(r.batch_gbps, s.batch_gbps);
-    EXPECT_EQ(r.pct_peak, s.pct_peak);
-    EXPECT_EQ(r.pct_measured, s.pct_measured);
-    EXPECT_EQ(r.l2_resident, s.l2_resident);
-    EXPECT_EQ(r.verified, s.verified);
-    EXPECT_EQ(r.status, s.status);
-    EXPECT_EQ(r.note, s.note);
-  }
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
 }
 
-std::string render(const run_report& rep, output_format f) {
-  std::ostringstream os;
-  write_report(os, rep, f);
-  return os.str();
-}
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream is(s);
-  for (std::string line; std::getline(is, line);) out.push_back(line);
-  return out;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-// ---- result records ---------------------------------------------------------------------------------
+// ---- results and derive ---------------------------------------------------------------------------------
 
 TEST(Result, TheoreticalPeak) {
-  // H100 SXM HBM3: 2 x 2619 MHz x 5120 bit / 8 = 3352.32 GB/s.
+  // H100 SXM: 2619 MHz HBM3 on a 5120-bit bus.
   EXPECT_NEAR(theoretical_peak_gbps(2619000, 5120), 3352.32, 1e-9);
   EXPECT_EQ(theoretical_peak_gbps(0, 5120), 0.0);
 }
 
-TEST(Result, DeriveArithmetic) {
-  device_info dev;
-  dev.peak_gbps = 4000;
-  dev.measured_peak_gbps = 2500;
-  dev.l2_bytes = 50 * MiB;
+TEST(Result, DeriveDramRoofFromTheColdMedian) {
+  device_info d = h100();
+  d.peak_gbps = 4000;
+  d.measured_peak_gbps = 2500;
   result r;
-  r.bytes = 1'000'000'000;
-  r.cold.median_ms = 0.5;   // 1e9 B in 0.5 ms = 2000 GB/s
-  r.batch.median_ms = 0.4;  // 2500 GB/s
-  derive(r, dev, 50 * MiB);
+  r.bytes = 2000000;
+  r.cold.median_ms = 0.001;  // 2 MB in 1 us: 2000 GB/s
+  r.batch.median_ms = 0.0008;
+  r.graph.median_ms = 0.0005;
+  derive(r, roof_kind::dram, d, d.l2_bytes);
   EXPECT_DOUBLE_EQ(r.gbps, 2000);
   EXPECT_DOUBLE_EQ(r.batch_gbps, 2500);
+  EXPECT_DOUBLE_EQ(r.graph_gbps, 4000);
   EXPECT_DOUBLE_EQ(r.pct_peak, 50);
   EXPECT_DOUBLE_EQ(r.pct_measured, 80);
+  EXPECT_EQ(r.roof.name, "dram");
+  EXPECT_EQ(r.roof.unit, "GB/s");
+  EXPECT_DOUBLE_EQ(r.roof.value, 4000);
+  EXPECT_DOUBLE_EQ(r.pct_roof, 50);
   EXPECT_TRUE(r.l2_resident);  // exactly L2-sized still fits
-
-  derive(r, dev, 50 * MiB + 1);
+  derive(r, roof_kind::dram, d, d.l2_bytes + 1);
   EXPECT_FALSE(r.l2_resident);
+}
 
-  // No timings, no peaks, no L2 size: every derived number is 0, none is inf or NaN.
+TEST(Result, SharedMemoryAndFp32RoofsUseTheMeasuredSmClock) {
+  const device_info d = h100();  // 132 SMs
+  result r;
+  r.bytes = 1000000000;
+  r.flops = 2000000000;
+  r.cold.median_ms = 1;
+  r.sm_clock_mhz = 1500;
+  derive(r, roof_kind::smem, d, 0);
+  EXPECT_DOUBLE_EQ(r.roof.value, 32.0 * 4 * 132 * 1.5e9 / 1e9);  // 25344 GB/s at 1500 MHz
+  EXPECT_EQ(r.roof.unit, "GB/s");
+  EXPECT_DOUBLE_EQ(r.pct_roof, 100.0 * 1000 / r.roof.value);
+  derive(r, roof_kind::fp32, d, 0);
+  EXPECT_DOUBLE_EQ(r.roof.value, 132.0 * 128 * 2 * 1.5e9 / 1e9);  // 50688 GFLOP/s
+  EXPECT_EQ(r.roof.unit, "GFLOP/s");
+  EXPECT_DOUBLE_EQ(r.gflops, 2000);
+  EXPECT_DOUBLE_EQ(r.pct_roof, 100.0 * 2000 / r.roof.value);
+  r.sm_clock_mhz = 0;  // no clock reading: no roof, no percentage (never a guess)
+  derive(r, roof_kind::smem, d, 0);
+  EXPECT_EQ(r.roof.value, 0.0);
+  EXPECT_EQ(r.pct_roof, 0.0);
+}
+
+TEST(Result, L2RoofIsMeasuredAndJudgesTheBatchMedian) {
+  device_info d = h100();
+  d.measured_l2_gbps = 8000;
+  result r;
+  r.bytes = 4000000;
+  r.cold.median_ms = 0.004;   // 1000 GB/s cold (L2 flushed: not what an L2 roof is about)
+  r.batch.median_ms = 0.001;  // 4000 GB/s back to back
+  derive(r, roof_kind::l2, d, 0);
+  EXPECT_EQ(r.roof.name, "l2");
+  EXPECT_DOUBLE_EQ(r.pct_roof, 50);
+}
+
+TEST(Result, NothingTimedDerivesZeros) {
   result z;
-  z.bytes = 1000;
-  derive(z, device_info{}, 0);
+  derive(z, roof_kind::dram, device_info{}, 1);
   EXPECT_EQ(z.gbps, 0.0);
   EXPECT_EQ(z.batch_gbps, 0.0);
+  EXPECT_EQ(z.graph_gbps, 0.0);
   EXPECT_EQ(z.pct_peak, 0.0);
   EXPECT_EQ(z.pct_measured, 0.0);
+  EXPECT_EQ(z.pct_roof, 0.0);
   EXPECT_FALSE(z.l2_resident);
 }
 
-TEST(Result, PolicyText) {
+TEST(Result, PolicyParamsAndStatusText) {
   EXPECT_EQ(to_string(launch_policy{256, 4, 16, 0, 528}), "t256 i4 v16 g528");
   EXPECT_EQ(to_string(launch_policy{128, 0, 16, 4, 132}), "t128 v16 s4 g132");
-  EXPECT_EQ(to_string(launch_policy{0, 0, 0, 0, 1}), "g1");
   EXPECT_EQ(to_string(launch_policy{}), "-");
-}
-
-TEST(Result, ParamsAndStatus) {
   result r;
   r.params = {{"dtype", std::string("bf16")}, {"n", std::int64_t{4096}}};
-  ASSERT_NE(r.find("n"), nullptr);
   EXPECT_EQ(std::get<std::int64_t>(*r.find("n")), 4096);
-  EXPECT_EQ(to_string(*r.find("dtype")), "bf16");
-  EXPECT_EQ(to_string(param_value{std::int64_t{-3}}), "-3");
   EXPECT_EQ(r.find("stride"), nullptr);
-  EXPECT_EQ(to_string(result_status::ok), "ok");
   EXPECT_EQ(to_string(result_status::skipped), "skipped");
-  EXPECT_EQ(to_string(result_status::failed), "failed");
+  EXPECT_EQ(to_string(roof_kind::smem), "smem");
 }
 
-TEST(Result, SampleReportIsDerived) {
-  const auto rep = sample_report();
-  const result& a = rep.results[0];
-  // 128 MiB in 45.2 us.
-  EXPECT_NEAR(a.gbps, 134217728.0 / 45.2e-6 / 1e9, 1e-9);
-  EXPECT_NEAR(a.pct_peak, 100 * a.gbps / 3352.32, 1e-9);
-  EXPECT_FALSE(a.l2_resident);
-  EXPECT_TRUE(rep.results[1].l2_resident);
-  EXPECT_EQ(rep.results[2].gbps, 0.0);
+// ---- per-lab tables and summaries ------------------------------------------------------------------------
+
+TEST(Writers, EachLabHasItsOwnTableWithOnlyItsColumns) {
+  const run_report rep = sample_report();
+  const text_table copy = lab_table(rep, copy_info());
+  ASSERT_EQ(copy.rows.size(), 4u);
+  const auto has = [](const text_table& t, std::string_view h) {
+    return std::find(t.headers.begin(), t.headers.end(), h) != t.headers.end();
+  };
+  EXPECT_TRUE(has(copy, "src_offset"));
+  EXPECT_FALSE(has(copy, "stride")) << "another lab's axis";
+  EXPECT_TRUE(has(copy, "%DRAM"));
+  EXPECT_TRUE(has(copy, "%ceiling"));
+  EXPECT_TRUE(has(copy, "graph"));
+  EXPECT_FALSE(has(copy, "HW GB/s")) << "no copy result declares hardware bytes";
+  EXPECT_FALSE(has(copy, "GFLOP/s"));
+  const text_table smem = lab_table(rep, smem_info());
+  ASSERT_EQ(smem.rows.size(), 1u);
+  EXPECT_TRUE(has(smem, "stride"));
+  EXPECT_FALSE(has(smem, "src_offset"));
+  EXPECT_TRUE(has(smem, "%smem"));
+  EXPECT_FALSE(has(smem, "%ceiling")) << "the DRAM ceiling means nothing to a shared-memory lab";
+
+  const std::string text = render(rep, output_format::table);
+  EXPECT_NE(text.find("copy: copies (roof: DRAM)"), std::string::npos) << text;
+  EXPECT_NE(text.find("smem: banks (roof: shared memory)"), std::string::npos) << text;
+  EXPECT_NE(text.find("SKIP: needs sm_100"), std::string::npos) << text;
+  EXPECT_NE(text.find("2^24"), std::string::npos);
+  EXPECT_EQ(text.find("run "), std::string::npos) << "a complete run says nothing more";
 }
 
-// ---- formats ----------------------------------------------------------------------------------------
+TEST(Writers, SummaryNamesTheBestRungItsRoofAndTheWorstAtTheSamePoint) {
+  const run_report rep = sample_report();
+  const std::string s = lab_summary(rep, copy_info());
+  // vec16 at 2^24 (2969 GB/s) is the best; scalar at the same point took twice as long.
+  EXPECT_NE(s.find("best vec16 at dtype=f32 n=2^24 src_offset=0"), std::string::npos) << s;
+  EXPECT_NE(s.find("% of DRAM"), std::string::npos) << s;
+  EXPECT_NE(s.find("worst there scalar"), std::string::npos) << s;
+  EXPECT_NE(s.find("(2.00x)"), std::string::npos) << s;
+  run_report none = rep;
+  for (auto& r : none.results) r.status = result_status::skipped;
+  EXPECT_EQ(lab_summary(none, copy_info()), "");
+}
 
-TEST(Writers, FormatNames) {
-  EXPECT_EQ(parse_format("table"), output_format::table);
-  EXPECT_EQ(parse_format("csv"), output_format::csv);
-  EXPECT_EQ(parse_format("json"), output_format::json);
+TEST(Writers, AStoppedRunSaysSo) {
+  run_report rep = sample_report();
+  rep.ended = "interrupted by SIGINT after 5 of 9 cases";
+  EXPECT_NE(render(rep, output_format::table).find("run interrupted by SIGINT after 5 of 9 cases"), std::string::npos);
+  EXPECT_NE(render(rep, output_format::markdown).find("interrupted by SIGINT"), std::string::npos);
+}
+
+TEST(Writers, StdoutShowsEachLabOnceItsCasesAreDone) {
+  run_report rep = sample_report();
+  std::ostringstream out;
+  stdout_sink sink(out, output_format::table);
+  const auto all = rep.results;
+  rep.results.assign(all.begin(), all.begin() + 2);  // two copy cases: the lab is still running
+  sink.update(rep);
+  EXPECT_EQ(out.str(), "");
+  rep.results = all;  // the smem case arrived: copy is done
+  sink.update(rep);
+  EXPECT_NE(out.str().find("copy: copies"), std::string::npos);
+  EXPECT_EQ(out.str().find("smem: banks"), std::string::npos);
+  sink.finish(rep);
+  EXPECT_NE(out.str().find("smem: banks"), std::string::npos);
+  EXPECT_EQ(out.str().find("copy: copies"), out.str().rfind("copy: copies")) << "each lab once";
+}
+
+// ---- CSV, Markdown, JSON -------------------------------------------------------------------------------
+
+TEST(Writers, CsvHasOneRecordPerCaseWithEveryParamColumn) {
+  const std::string csv = render(sample_report(), output_format::csv);
+  std::istringstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("lab,variant,dtype,n,src_offset,stride,bytes,flops,policy,", 0), 0u) << header;
+  for (const char* col : {"graph_median_ms", "roof", "pct_roof", "sm_clock_mhz", "throttled_samples"})
+    EXPECT_NE(header.find(col), std::string::npos) << col;
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) ++rows;
+  EXPECT_EQ(rows, 5);
+  EXPECT_NE(csv.find("\"needs sm_100, device is \"\"sm_90\"\"\""), std::string::npos) << "RFC 4180 quoting";
+}
+
+TEST(Writers, MarkdownHasTheRunHeaderAndATablePerLab) {
+  const std::string md = render(sample_report(), output_format::markdown);
+  EXPECT_NE(md.find("- command: `memlab run copy --sizes 2^16,2^24 --out r.json`"), std::string::npos) << md;
+  EXPECT_NE(md.find("driver 13.0, runtime 13.0"), std::string::npos) << md;
+  EXPECT_NE(md.find("### copy:"), std::string::npos);
+  EXPECT_NE(md.find("### smem:"), std::string::npos);
+  EXPECT_NE(md.find("| variant |"), std::string::npos);
+}
+
+TEST(Writers, JsonHeaderDescribesItself) {
+  const json j = json::parse(render(sample_report(), output_format::json));
+  EXPECT_EQ(j["schema"], "memlab.results/1");
+  EXPECT_EQ(j["argv"].size(), 7u);
+  EXPECT_EQ(j["argv"][2], "copy");
+  EXPECT_EQ(j["ended"], "complete");
+  EXPECT_EQ(j["planned_cases"], 4);
+  EXPECT_EQ(j["options"]["--sizes"], "2^16,2^24");
+  EXPECT_EQ(j["units"]["bandwidth"], "GB/s (1e9 bytes per second)");
+  EXPECT_NE(j["byte_convention"].get<std::string>().find("reads plus writes"), std::string::npos);
+  EXPECT_NE(j["timing"]["cold"].get<std::string>().find("blocking kernel"), std::string::npos);
+  EXPECT_EQ(j["timing"]["throttle_threshold"], 0.75);
+  EXPECT_EQ(j["device"]["driver_version"], "13.0");
+  EXPECT_EQ(j["device"]["sm_default_clock_khz"], 1980000);
+  EXPECT_EQ(j["labs"]["copy"]["roof"], "dram");
+  EXPECT_EQ(j["labs"]["copy"]["params"], json({"dtype", "n", "src_offset"}));
+  const json& r = j["results"][0];
+  EXPECT_EQ(r["roof"]["name"], "dram");
+  EXPECT_EQ(r["graph"]["samples"], 200);
+  EXPECT_EQ(j["results"][2]["graph_note"], "cannot be captured in a CUDA graph: test");
+  EXPECT_EQ(j["results"][4]["roof"]["name"], "smem");
+}
+
+TEST(Writers, JsonKeepsTheLabsParamOrder) {
+  // Written in declared order (an ordered object), and the header lists that order for readers
+  // whose JSON objects have none.
+  const std::string text = render(sample_report(), output_format::json);
+  const auto dtype = text.find("\"dtype\": \"f32\""), n = text.find("\"n\": 16777216"), off = text.find("\"src_offset\": 0");
+  ASSERT_NE(dtype, std::string::npos);
+  EXPECT_LT(dtype, n);
+  EXPECT_LT(n, off);
+}
+
+TEST(Writers, JsonValidatesAgainstTheSchema) {
+  const auto path = temp_path("memlab_schema_probe") += ".json";
+  run_report no_results = sample_report();
+  no_results.results.clear();
+  for (const run_report& rep : {sample_report(), no_results}) {
+    write_file_atomically(path.string(), render(rep, output_format::json));
+    test::expect_valid_results(path.string());
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Writers, FormatNamesAndExtensions) {
   EXPECT_EQ(parse_format("md"), output_format::markdown);
-  EXPECT_EQ(parse_format("markdown"), output_format::markdown);
-  EXPECT_EQ(parse_format("xml"), std::nullopt);
-  EXPECT_EQ(format_from_path("out/r.csv"), output_format::csv);
-  EXPECT_EQ(format_from_path("r.json"), output_format::json);
-  EXPECT_EQ(format_from_path("docs/copy.md"), output_format::markdown);
+  EXPECT_EQ(parse_format("yaml"), std::nullopt);
+  EXPECT_EQ(format_from_path("a/b/r.JSON"), output_format::json);
   EXPECT_EQ(format_from_path("r.txt"), output_format::table);
-  EXPECT_EQ(format_from_path("r.yaml"), std::nullopt);
   EXPECT_EQ(format_from_path("results"), std::nullopt);
-  EXPECT_EQ(format_from_path("dir.csv/results"), std::nullopt);
-  for (auto f : {output_format::table, output_format::csv, output_format::json, output_format::markdown}) {
-    EXPECT_EQ(parse_format(to_string(f)), f);
-  }
+  EXPECT_EQ(format_from_path("dir.json/r"), std::nullopt);
 }
 
-// ---- JSON ---------------------------------------------------------------------------------------------
+// ---- files ---------------------------------------------------------------------------------------------
 
-TEST(Json, HasTheDesignSchema) {
-  const json j = to_json(sample_report());
-  EXPECT_EQ(j.at("schema"), "memlab.results/1");
-  for (const char* k : {"memlab_version", "git_sha", "created", "command", "device", "results"}) {
-    EXPECT_TRUE(j.contains(k)) << k;
-  }
-  const json& d = j.at("device");
-  EXPECT_EQ(d.at("cc"), "9.0");
-  EXPECT_EQ(d.at("sm_count"), 132);
-  EXPECT_EQ(d.at("l2_bytes"), 50 * MiB);
-  EXPECT_EQ(d.at("mem_clock_khz"), 2619000);
-  EXPECT_EQ(d.at("bus_width_bits"), 5120);
-  const json& r = j.at("results").at(0);
-  EXPECT_EQ(r.at("params").at("n"), std::int64_t{1} << 24);
-  EXPECT_TRUE(r.at("params").at("n").is_number_integer());
-  EXPECT_TRUE(r.at("params").at("dtype").is_string());
-  EXPECT_EQ(r.at("policy").at("threads"), 256);
-  EXPECT_EQ(r.at("policy").at("grid"), 528);
-  for (const char* k : {"median_ms", "min_ms", "max_ms", "p25_ms", "p75_ms", "samples", "rel_spread", "mean_ms"}) {
-    EXPECT_TRUE(r.at("cold").contains(k)) << k;
-    EXPECT_TRUE(r.at("batch").contains(k)) << k;
-  }
-  for (const char* k : {"lab", "variant", "bytes", "flops", "gbps", "pct_peak", "l2_resident", "verified",
-                        "batch_gbps", "pct_measured", "status", "note"}) {
-    EXPECT_TRUE(r.contains(k)) << k;
-  }
-  EXPECT_EQ(j.at("results").at(2).at("status"), "skipped");
+TEST(Files, AnAtomicWriteReplacesTheFileWhole) {
+  const auto path = temp_path("memlab_atomic.txt");
+  write_file_atomically(path.string(), "first\n");
+  EXPECT_EQ(read_file(path), "first\n");
+  write_file_atomically(path.string(), "second\n");
+  EXPECT_EQ(read_file(path), "second\n");
+  // No temporary left beside it.
+  int siblings = 0;
+  for (const auto& e : std::filesystem::directory_iterator(path.parent_path()))
+    siblings += e.path().filename().string().find(path.filename().string()) != std::string::npos;
+  EXPECT_EQ(siblings, 1);
+  struct stat st{};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & S_IRGRP, 0u) << "results are readable by others, not 0600";
+  std::filesystem::remove(path);
 }
 
-TEST(Json, RoundTrip) {
-  // Params are in name order here: nlohmann::json objects sort their keys, so a round trip through
-  // it returns params sorted by name (the file written by write_report keeps them as given).
-  const run_report rep = sample_report();
-  const run_report back = report_from_json(json::parse(to_json(rep).dump()));
-  expect_same(rep, back);
-}
-
-TEST(Json, RoundTripThroughWrittenFile) {
-  const run_report rep = sample_report();
-  const std::string text = render(rep, output_format::json);
-  expect_same(rep, report_from_json(json::parse(text)));
-  // The file itself keeps schema order: "schema" first, params as given.
-  const auto o = nlohmann::ordered_json::parse(text);
-  EXPECT_EQ(o.begin().key(), "schema");
-  run_report unsorted = rep;
-  unsorted.results[0].params = {{"n", std::int64_t{8}}, {"dtype", std::string("u8")}};
-  const auto p = nlohmann::ordered_json::parse(render(unsorted, output_format::json))["results"][0]["params"];
-  EXPECT_EQ(p.begin().key(), "n");
-}
-
-TEST(Json, ExtensionsAreOptional) {
-  // A file with only the DESIGN.md keys still loads; extensions take their defaults.
-  json j = to_json(sample_report());
-  j.erase("command");
-  for (const char* k : {"ordinal", "global_mem_bytes", "measured_peak_gbps"}) j["device"].erase(k);
-  for (auto& r : j["results"]) {
-    for (const char* k : {"batch_gbps", "pct_measured", "status", "note"}) r.erase(k);
-    r["cold"].erase("mean_ms");
-    r["batch"].erase("mean_ms");
-  }
-  const run_report rep = report_from_json(j);
-  EXPECT_EQ(rep.command, "");
-  EXPECT_EQ(rep.device.measured_peak_gbps, 0.0);
-  EXPECT_EQ(rep.results[2].status, result_status::ok);
-  EXPECT_EQ(rep.results[0].cold.mean_ms, 0.0);
-  EXPECT_EQ(rep.results[0].variant, "vec16");
-}
-
-// Applies `edit` to a valid document and expects report_from_json to name `path` and `what`.
-template <class Edit>
-void expect_rejected(Edit edit, const std::string& path, const std::string& what) {
-  json j = to_json(sample_report());
-  edit(j);
+TEST(Files, AFailedWriteIsAnErrorAndKeepsThePreviousFile) {
+  const auto dir = temp_path("memlab_write_fail_dir");
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "r.json";
+  write_file_atomically(path.string(), "good\n");
+  // Out of space (as root too): a file-size limit makes write() fail with EFBIG, as a full disk
+  // fails with ENOSPC. The message names the file; the previous content survives; no temp is left.
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small{1u << 20, old.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   try {
-    (void)report_from_json(j);
-    ADD_FAILURE() << "accepted a document broken at " << path;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_TRUE(contains(e.what(), path + ": " + what)) << "expected \"" << path << ": " << what << "\" in: " << e.what();
+    write_file_atomically(path.string(), std::string(4u << 20, 'x'));
+    ADD_FAILURE() << "a write past the limit did not fail";
+  } catch (const write_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
   }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(read_file(path), "good\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}), 1);
+  // A folder where the file should go cannot be replaced.
+  std::filesystem::create_directories(dir / "taken.json");
+  EXPECT_THROW(write_file_atomically((dir / "taken.json").string(), "x"), write_error);
+  std::filesystem::remove_all(dir);
 }
 
-TEST(Json, SchemaViolationsNameThePath) {
-  expect_rejected([](json& j) { j["schema"] = "memlab.results/2"; }, "schema", "expected \"memlab.results/1\"");
-  expect_rejected([](json& j) { j.erase("schema"); }, "schema", "missing");
-  expect_rejected([](json& j) { j = json::array(); }, "(root)", "expected an object");
-  expect_rejected([](json& j) { j["git_sha"] = 12; }, "git_sha", "expected a string");
-  expect_rejected([](json& j) { j.erase("device"); }, "device", "missing");
-  expect_rejected([](json& j) { j["device"]["cc"] = 9.0; }, "device.cc", "expected a string");
-  expect_rejected([](json& j) { j["device"]["cc"] = "sm_90"; }, "device.cc", "expected a compute capability");
-  expect_rejected([](json& j) { j["device"]["sm_count"] = "132"; }, "device.sm_count", "expected an integer");
-  expect_rejected([](json& j) { j["device"]["l2_bytes"] = -1; }, "device.l2_bytes", "expected a non-negative integer");
-  expect_rejected([](json& j) { j["results"] = json::object(); }, "results", "expected an array");
-  expect_rejected([](json& j) { j["results"][1] = 5; }, "results[1]", "expected an object");
-  expect_rejected([](json& j) { j["results"][1]["cold"]["median_ms"] = "fast"; }, "results[1].cold.median_ms",
-                  "expected a number");
-  expect_rejected([](json& j) { j["results"][2]["batch"].erase("samples"); }, "results[2].batch.samples", "missing");
-  expect_rejected([](json& j) { j["results"][0]["batch"]["samples"] = 2.5; }, "results[0].batch.samples",
-                  "expected a non-negative integer");
-  expect_rejected([](json& j) { j["results"][0]["params"]["n"] = 1.5; }, "results[0].params.n",
-                  "expected an integer or a string");
-  expect_rejected([](json& j) { j["results"][0]["params"] = json::array(); }, "results[0].params", "expected an object");
-  expect_rejected([](json& j) { j["results"][0]["policy"].erase("vec_bytes"); }, "results[0].policy.vec_bytes",
-                  "missing");
-  expect_rejected([](json& j) { j["results"][0]["verified"] = 1; }, "results[0].verified", "expected true or false");
-  expect_rejected([](json& j) { j["results"][0]["bytes"] = -8; }, "results[0].bytes", "expected a non-negative integer");
-  expect_rejected([](json& j) { j["results"][2]["status"] = "maybe"; }, "results[2].status", "expected \"ok\"");
-  expect_rejected([](json& j) { j["results"][2]["note"] = nullptr; }, "results[2].note", "expected a string");
-}
-
-// ---- table ----------------------------------------------------------------------------------------------
-
-TEST(Table, HeaderColumnsAndValues) {
-  const run_report rep = sample_report();
-  const std::string out = render(rep, output_format::table);
-  const auto lines = lines_of(out);
-  ASSERT_EQ(lines.size(), 1u + 2u + 3u);  // device line, column headers, rule, one row per result
-  EXPECT_TRUE(contains(lines[0], "NVIDIA H100 80GB HBM3"));
-  EXPECT_TRUE(contains(lines[0], "3352.3 GB/s"));
-  EXPECT_TRUE(contains(lines[0], "2987.5 GB/s"));
-  EXPECT_TRUE(contains(lines[0], "bytes = reads + writes"));
-  for (const char* h : {"lab", "variant", "dtype", "n", "src_offset", "bytes", "policy", "cold median", "cold min",
-                        "batch median", "GB/s", "%peak", "%ceiling", "L2", "status"}) {
-    EXPECT_TRUE(contains(lines[1], h)) << h;
-  }
-  // Params appear in first-seen order, before bytes.
-  EXPECT_LT(lines[1].find("dtype"), lines[1].find(" n "));
-  EXPECT_LT(lines[1].find("src_offset"), lines[1].find("bytes"));
-  const std::string& a = lines[3];
-  EXPECT_TRUE(contains(a, "vec16"));
-  EXPECT_TRUE(contains(a, "2^24"));
-  EXPECT_TRUE(contains(a, "128.00 MiB"));
-  EXPECT_TRUE(contains(a, "t256 i4 v16 g528"));
-  EXPECT_TRUE(contains(a, "45.20 µs"));
-  EXPECT_TRUE(contains(a, "43.84 µs"));  // cold min = 0.97 x median
-  char gbps[32];
-  std::snprintf(gbps, sizeof gbps, "%.1f", rep.results[0].gbps);
-  EXPECT_TRUE(contains(a, gbps)) << gbps;
-  EXPECT_TRUE(contains(a, " ok"));
-  EXPECT_TRUE(contains(lines[4], "2^16"));
-  EXPECT_TRUE(contains(lines[4], "yes"));  // 512 KiB fits in L2
-  EXPECT_TRUE(contains(lines[5], "SKIP: needs sm_100"));
-  // Columns line up: "variant" starts at the same place in every row.
-  const auto col = lines[1].find("variant");
-  EXPECT_EQ(lines[3].find("vec16"), col);
-  EXPECT_EQ(lines[4].find("memcpy"), col);
-  EXPECT_EQ(lines[5].find("vec32"), col);
-}
-
-TEST(Table, LongNotesAreShortened) {
+TEST(Files, FileSinkRewritesAfterEveryCase) {
+  const auto path = temp_path("memlab_sink.json");
+  file_sink sink(path.string(), output_format::json);
   run_report rep = sample_report();
-  rep.results[2].note = std::string(200, 'x');
-  const auto lines = lines_of(render(rep, output_format::table));
-  EXPECT_TRUE(contains(lines[5], "SKIP: " + std::string(37, 'x') + "..."));
-  EXPECT_FALSE(contains(lines[5], std::string(38, 'x')));
-}
-
-TEST(Table, NoResults) {
-  run_report rep = sample_report();
-  rep.results.clear();
-  rep.device.measured_peak_gbps = 0;
-  const std::string out = render(rep, output_format::table);
-  EXPECT_TRUE(contains(out, "not measured"));
-  EXPECT_TRUE(contains(out, "(no results)"));
-}
-
-// ---- CSV ----------------------------------------------------------------------------------------------
-
-// Splits one CSV record by RFC 4180 rules.
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-TEST(Csv, HeaderValuesAndQuoting) {
-  const run_report rep = sample_report();
-  const auto lines = lines_of(render(rep, output_format::csv));
-  ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[0],
-            "lab,variant,dtype,n,src_offset,bytes,flops,policy,cold_median_ms,cold_min_ms,cold_p25_ms,cold_p75_ms,"
-            "cold_samples,cold_rel_spread,batch_median_ms,batch_min_ms,batch_samples,batch_rel_spread,gbps,"
-            "batch_gbps,pct_peak,pct_measured,l2_resident,verified,status,note,hardware_bytes,hardware_gbps");
-  const auto header = csv_fields(lines[0]);
-  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(csv_fields(lines[i]).size(), header.size()) << lines[i];
-
-  const auto field = [&header](const std::vector<std::string>& row, const std::string& name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    return it == header.end() ? std::string("<no column>") : row[static_cast<std::size_t>(it - header.begin())];
-  };
-  const auto a = csv_fields(lines[1]);
-  EXPECT_EQ(field(a, "variant"), "vec16");
-  EXPECT_EQ(field(a, "n"), "16777216");  // raw numbers for machines
-  EXPECT_EQ(field(a, "bytes"), "134217728");
-  EXPECT_EQ(field(a, "policy"), "t256 i4 v16 g528");
-  EXPECT_EQ(std::stod(field(a, "cold_median_ms")), 0.0452);  // exact, not rounded
-  EXPECT_EQ(std::stod(field(a, "gbps")), rep.results[0].gbps);
-  EXPECT_EQ(field(a, "cold_samples"), "20");
-  EXPECT_EQ(field(a, "verified"), "true");
-  EXPECT_EQ(field(a, "status"), "ok");
-  const auto b = csv_fields(lines[2]);
-  EXPECT_EQ(field(b, "src_offset"), "");  // memcpy has no such param
-  EXPECT_EQ(field(b, "flops"), "7");
-  EXPECT_EQ(field(b, "l2_resident"), "true");
-  const auto c = csv_fields(lines[3]);
-  EXPECT_EQ(field(c, "status"), "skipped");
-  EXPECT_EQ(field(c, "src_offset"), "-4");
-  EXPECT_EQ(field(c, "note"), skip_note);
-  // The note holds a comma and quotes: quoted, inner quotes doubled.
-  EXPECT_TRUE(contains(lines[3], ",\"needs sm_100, device is \"\"sm_90\"\"\""));
-}
-
-// ---- Markdown -------------------------------------------------------------------------------------------
-
-TEST(Markdown, PreambleAndTable) {
-  run_report rep = sample_report();
-  rep.results[2].note = "a|b";
-  const std::string out = render(rep, output_format::markdown);
-  EXPECT_TRUE(contains(out, "NVIDIA H100 80GB HBM3"));
-  EXPECT_TRUE(contains(out, "3352.3 GB/s"));
-  EXPECT_TRUE(contains(out, "2987.5 GB/s"));
-  EXPECT_TRUE(contains(out, "`memlab run copy --sizes 2^16,2^24 --out r.json`"));
-  EXPECT_TRUE(contains(out, "0.1.0"));
-  EXPECT_TRUE(contains(out, "0123456789ab"));
-  EXPECT_TRUE(contains(out, "bytes = reads + writes"));
-  EXPECT_TRUE(contains(out, "| lab | variant | dtype | n | src_offset | bytes | policy |"));
-  EXPECT_TRUE(contains(out, "| --- | --- | --- | ---: | ---: | ---: | --- |"));  // words left, numbers right
-  EXPECT_TRUE(contains(out, "| copy | vec16 | f32 | 2^24 | 0 | 128.00 MiB | t256 i4 v16 g528 |"));
-  EXPECT_TRUE(contains(out, "SKIP: a\\|b"));  // a pipe in a cell must not split it
-  // Every table row has as many cells as the header.
-  const auto lines = lines_of(out);
-  const auto pipes = [](const std::string& s) {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) n += s[i] == '|' && (i == 0 || s[i - 1] != '\\');
-    return n;
-  };
-  std::size_t rows = 0, header_pipes = 0;
-  for (const auto& l : lines) {
-    if (l.empty() || l[0] != '|') continue;
-    if (rows++ == 0) header_pipes = pipes(l);
-    EXPECT_EQ(pipes(l), header_pipes) << l;
-  }
-  EXPECT_EQ(rows, 2u + 3u);
+  rep.ended = "running";
+  const auto all = rep.results;
+  rep.results.resize(1);
+  sink.update(rep);
+  EXPECT_EQ(json::parse(read_file(path))["results"].size(), 1u);
+  rep.results = all;
+  rep.ended = "complete";
+  sink.finish(rep);
+  const json j = json::parse(read_file(path));
+  EXPECT_EQ(j["results"].size(), all.size());
+  EXPECT_EQ(j["ended"], "complete");
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -1,47 +1,26 @@
-// The SASS proof's shared fixture: the memlab binary read once per SASS architecture (all labs at
+// The SASS proof's shared state: the memlab binary read once per SASS architecture (all labs at
 // once), and helpers to ask a kernel's histogram what widths it uses. Each lab's SASS test file
-// includes this; all of them link into one memlab_sass_tests process.
+// includes this; all of them link into one memlab_sass_tests process, whose main()
+// (test_sass_binary.cpp) reads the binary before any test runs:
+//   - cuobjdump missing and not under CI: the process prints why and exits 77 (ctest: skipped);
+//   - anything else that keeps the proof from being read (cuobjdump missing under CI, a tool or
+//     parser failure, no kernels): the process fails.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
-#include <stdexcept>
 #include <string>
 
-#include "harness/lab.hpp"
+#include "cli/labels.hpp"
+#include "harness/registry.hpp"
 #include "inspect/inspect.hpp"
 
 namespace memlab::inspect {
 
-// Without cuobjdump (or the nvdisasm it runs) the proof cannot be read: skip locally and say why,
-// but fail under CI, where tools/setup.sh must have installed both.
 struct sass_proof : ::testing::Test {
-  static void SetUpTestSuite() {
-    if (!reports.empty() || !missing.empty()) return;  // read already, for another lab's suite
-    if (find_cuobjdump().empty()) {
-      missing = "cuobjdump not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)";
-      return;
-    }
-    try {
-      // One read per architecture, every lab at once, shared by every test of every lab.
-      const auto first = inspect_binary(MEMLAB_BINARY, kernel_labels(), "", "", false);
-      for (const auto& arch : first.archs) {
-        if (arch.rfind("sm_", 0) != 0) continue;
-        reports.emplace(arch, inspect_binary(MEMLAB_BINARY, kernel_labels(), "", arch, false));
-      }
-    } catch (const std::runtime_error& e) {
-      missing = e.what();
-    }
-  }
-  void SetUp() override {
-    if (missing.empty()) return;
-    if (std::getenv("CI") != nullptr) FAIL() << "CI must read the SASS: " << missing;
-    GTEST_SKIP() << missing;
-  }
+  // arch ("sm_90") -> every labelled kernel of every lab.
   static inline std::map<std::string, inspect_report> reports;
-  static inline std::string missing;
 };
 
 // The first kernel of `lab`'s `variant` for `dtype` ("" matches a kernel whose name carries none).

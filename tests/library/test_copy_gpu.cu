@@ -18,7 +18,7 @@
 #include "harness/device.hpp"
 #include "harness/fill.hpp"
 #include "memlab/copy.cuh"
-#include "memlab/error.cuh"
+#include "harness/error.hpp"
 
 namespace memlab {
 namespace {
@@ -162,12 +162,12 @@ TEST_F(copy_fixture, large_realigned_copy_crossing_many_ctas) {
 TEST_F(copy_fixture, two_and_four_vectors_per_thread_every_offset_pair) {
   copy_bench bench(std::size_t{1} << 22, 16);
   int cases = 0;
-  for (const auto& [dev, per_thread] : {std::pair{copy_device{1, 1024}, 2}, std::pair{copy_device{1, 512}, 4}}) {
+  for (const auto& [facts, per_thread] : {std::pair{copy_device{1, 1024}, 2}, std::pair{copy_device{1, 512}, 4}}) {
     for (std::size_t so = 0; so < 16; ++so) {
       for (std::size_t doff = 0; doff < 16; ++doff) {
         for (std::size_t bytes : {std::size_t{70001}, std::size_t{100000}, (std::size_t{1} << 22) - 3}) {
           const std::string diff = bench.run(bytes, so, doff, [&](std::byte* d, const std::byte* s, std::size_t n) {
-            const copy_plan p = plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s), n, dev);
+            const copy_plan p = plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s), n, facts);
             EXPECT_EQ(p.vectors_per_thread, per_thread);
             return memlab::launch_copy(p, d, s);
           });

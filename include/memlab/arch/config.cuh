@@ -10,15 +10,13 @@
 
 // cp.async (LDGSTS), 4/8/16 B, sm_80+ (PTX ISA 7.0).
 #define MEMLAB_HAS_CP_ASYNC (MEMLAB_ARCH >= 800)
-// cp.async.bulk and tensor maps (TMA), sm_90+ (PTX ISA 8.0).
-#define MEMLAB_HAS_TMA (MEMLAB_ARCH >= 900)
 // 32-byte global loads and stores (LDG.E.ENL2.256), sm_100+ (PTX ISA 8.8).
 #define MEMLAB_HAS_LDST256 (MEMLAB_ARCH >= 1000)
 
-namespace memlab::arch {
-// Widest single global access, in bytes, on the device code is compiled for.
-inline constexpr int max_vector_bytes = MEMLAB_HAS_LDST256 ? 32 : 16;
-}  // namespace memlab::arch
+// A kernel defined in a header, marked as CUB marks its own (CCCL_DETAIL_KERNEL_ATTRIBUTES): hidden
+// visibility, so that two shared libraries built with memlab each keep their own kernel rather than
+// one binding to the other's. Header kernels are templates (one definition per program, as CUB's).
+#define MEMLAB_KERNEL __global__ __attribute__((visibility("hidden")))
 
 // Functions usable from host and device code; plain inline functions when a host compiler reads them.
 #if defined(__CUDACC__)

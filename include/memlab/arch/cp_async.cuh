@@ -1,6 +1,6 @@
 // memlab/arch/cp_async.cuh: cp.async (LDGSTS), global -> shared without a register round trip.
 // PTX ISA 7.0, sm_80+ (MEMLAB_HAS_CP_ASYNC). Built on CUDA's __pipeline_* primitives, which emit
-// cp.async.cg for 16 bytes (SASS LDGSTS.E.BYPASS.128: L1 bypassed) and cp.async.ca for 4 and 8.
+// cp.async.cg for 16 bytes (SASS LDGSTS.E.BYPASS.128: L1 bypassed).
 // Both pointers must be aligned to the copy size; dst in shared, src in global memory.
 #pragma once
 
@@ -16,17 +16,6 @@ namespace memlab::arch {
 template <int Bytes>
 __device__ __forceinline__ void cp_async_cg(void* __restrict__ dst_shared, const void* __restrict__ src_global) {
   static_assert(Bytes == 16, "cp.async.cg copies exactly 16 bytes");
-#if MEMLAB_HAS_CP_ASYNC
-  __pipeline_memcpy_async(dst_shared, src_global, Bytes);
-#else
-  static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
-#endif
-}
-
-// cp.async.ca.shared.global [dst], [src], Bytes: allocates in L1 as well; 4, 8 or 16 bytes.
-template <int Bytes>
-__device__ __forceinline__ void cp_async_ca(void* __restrict__ dst_shared, const void* __restrict__ src_global) {
-  static_assert(Bytes == 4 || Bytes == 8, "cp.async.ca copies 4 or 8 bytes here (16 goes through cp_async_cg)");
 #if MEMLAB_HAS_CP_ASYNC
   __pipeline_memcpy_async(dst_shared, src_global, Bytes);
 #else

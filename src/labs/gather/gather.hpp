@@ -1,5 +1,5 @@
-// The gather lab's host-side view: out[i] = table[idx[i]] for i < n, with the same multiset of
-// indices in random or in ascending order. Kernels and index generation live in kernels.cu.
+// The gather lab's host-side model: out[i] = table[idx[i]] for i < n, with the same multiset of
+// indices in random or in ascending order. The lab (kernels, reference, table): gather.cu.
 //
 // Assumptions: idx is u32 (a table of at most 2^32 elements), the table and out start at their
 // 256-byte aligned allocations. The indices of a case are fixed when it is prepared (the same
@@ -7,18 +7,12 @@
 // random data at every reset.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string_view>
 
-#include "harness/dtype.hpp"
-#include "harness/lab.hpp"
-#include "harness/result.hpp"
-#include "memlab/arch/config.cuh"
 #include "harness/fill.hpp"
+#include "harness/lab.hpp"
+#include "memlab/arch/config.cuh"
 
 namespace memlab::labs::gather {
 
@@ -35,8 +29,6 @@ inline constexpr std::uint64_t max_table_elements = std::uint64_t{1} << 32;  // 
 // verify() holds idx and out on the host.
 inline constexpr std::uint64_t max_lookups = std::uint64_t{1} << 31;
 
-std::optional<variant_id> variant_by_name(std::string_view name);
-
 // Index i of the random order, uniform over [0, table_elements): the high half of a 32 x 32-bit
 // product maps a random u32 onto the table without a division. Host and device agree.
 MEMLAB_HOST_DEVICE inline std::uint32_t random_index(std::uint64_t seed, std::uint64_t i,
@@ -50,27 +42,6 @@ std::uint64_t index_seed(std::uint64_t n, std::uint64_t table_elements);
 
 launch_policy plan(std::uint64_t n, std::size_t elem_size);
 
-// What the indices of a case touch, counted on the device when it is prepared.
-struct index_stats {
-  std::uint64_t distinct_elements = 0;  // distinct idx values: the table elements a gather must read
-  std::uint64_t warp_sectors = 0;       // per warp access of 32 consecutive lookups, distinct 32-byte
-                                        // table sectors, summed
-};
-
-// Fills idx[0, n) with the random order of `seed` over `table_elements` (asynchronous).
-void generate_random(std::uint32_t* idx, std::uint64_t n, std::uint64_t seed, std::uint64_t table_elements,
-                     cudaStream_t s);
-// sorted[0, n) = random[0, n) in ascending order (cub::DeviceMergeSort). Synchronous.
-void sort_indices(std::uint32_t* sorted, const std::uint32_t* random, std::uint64_t n,
-                  std::uint64_t table_elements);
-// Distinct elements from the sorted order; warp sectors of `order` (random or sorted). Synchronous.
-index_stats count_touched(const std::uint32_t* sorted, const std::uint32_t* order, std::uint64_t n,
-                          std::size_t elem_size);
-
-// Enqueues out[i] = table[idx[i]] for n lookups of type t. Checks the launch; never synchronizes.
-void launch_kernel(variant_id v, dtype t, void* out, const void* table, const std::uint32_t* idx, std::uint64_t n,
-                   const launch_policy& p, cudaStream_t s);
-
-const lab& gather_lab();
+const lab& table();
 
 }  // namespace memlab::labs::gather

@@ -1,19 +1,14 @@
-// The stride lab's host-side view of its variants: access patterns, launch policies, the exact count
-// of 32-byte sectors each pattern touches, and the launcher. Kernels live in kernels.cu.
+// The stride lab's host-side model (model.cpp): access patterns, launch policies and the exact count
+// of 32-byte sectors each pattern touches. The lab itself (kernels, reference, table): stride.cu.
 //
 // Assumptions: a copy of n useful elements. Thread-element e (0 <= e < n) reads source element
 // e x (source stride) and writes destination element e x (destination stride); the source starts
 // `src_offset` bytes past its 256-byte aligned allocation, the destination at its allocation.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string_view>
 
-#include "harness/dtype.hpp"
 #include "harness/lab.hpp"
 #include "harness/result.hpp"
 #include "memlab/arch/config.cuh"
@@ -33,8 +28,6 @@ inline constexpr int bytes_per_thread = 16;
 inline constexpr std::uint64_t sector_bytes = 32;
 // Threads whose accesses one warp instruction carries.
 inline constexpr std::uint64_t warp_size = 32;
-
-std::optional<variant_id> variant_by_name(std::string_view name);
 
 // Elements between the accesses of neighbouring thread-elements, in the source and the destination.
 struct access_strides {
@@ -70,11 +63,6 @@ struct sector_count {
 sector_count sectors_touched(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
                              std::uint64_t src_offset);
 
-// Enqueues variant v on n elements of type t. `src` and `dst` point at the first elements (the
-// source already shifted by its offset). Checks the launch; never synchronizes.
-void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t n, std::uint64_t stride,
-                   const launch_policy& p, cudaStream_t s);
-
-const lab& stride_lab();
+const lab& table();
 
 }  // namespace memlab::labs::stride

@@ -19,15 +19,12 @@ endif()
 if(_memlab_cute_dir AND EXISTS "${_memlab_cute_dir}/cute/tensor.hpp")
   message(STATUS "memlab: tile lab built, CuTe headers: ${_memlab_cute_dir}")
   set(MEMLAB_TILE_BUILT ON)
-  target_sources(memlab_gpu PRIVATE
-    ${CMAKE_CURRENT_LIST_DIR}/tile_lab.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/kernels.cu)
-  target_compile_definitions(memlab_gpu PUBLIC MEMLAB_LAB_TILE)
-  # SYSTEM: CuTe's own warnings stay out of -Werror=all-warnings. Only kernels.cu includes CuTe.
-  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/kernels.cu PROPERTIES
+  target_sources(memlab_labs PRIVATE ${CMAKE_CURRENT_LIST_DIR}/tile.cu ${CMAKE_CURRENT_LIST_DIR}/model.cpp)
+  # SYSTEM: CuTe's own warnings stay out of -Werror=all-warnings. Only tile.cu includes CuTe.
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/tile.cu PROPERTIES
     COMPILE_OPTIONS "-isystem;${_memlab_cute_dir}")
 else()
-  message(STATUS "memlab: tile lab not built: CuTe headers not found "
-                 "(pip install nvidia-cutlass, or set MEMLAB_CUTE_INCLUDE_DIR, then re-run cmake)")
+  set(MEMLAB_LAB_tile_MISSING "CuTe headers not found (pip install nvidia-cutlass, then re-run cmake)")
+  message(STATUS "memlab: tile lab not built: ${MEMLAB_LAB_tile_MISSING}")
   set(MEMLAB_TILE_BUILT OFF)
 endif()

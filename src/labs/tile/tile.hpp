@@ -1,8 +1,6 @@
-// The tile lab's host-side view of its variants: tile rules, launch policies and the launcher.
-// Kernels live in kernels.cu (CuTe's copies, then memlab's tile movers).
+// The tile lab's host-side model (model.cpp): tile rules, alignment contracts and launch policies.
+// The lab itself (kernels, reference, table): tile.cu.
 #pragma once
-
-#include <cuda_runtime_api.h>
 
 #include <array>
 #include <cstdint>
@@ -11,9 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "harness/dtype.hpp"
 #include "harness/lab.hpp"
-#include "harness/result.hpp"
 
 namespace memlab::labs::tile {
 
@@ -45,8 +41,8 @@ inline constexpr int thr_cols = 32;
 // Tile shapes the *_static variants are compiled for (a static layout needs its shape at compile time).
 inline constexpr std::array<std::pair<int, int>, 3> static_tiles{{{128, 256}, {128, 128}, {64, 64}}};
 
-std::optional<variant_id> variant_by_name(std::string_view name);
 bool is_static(variant_id v);
+std::string tile_text(std::uint64_t rows, std::uint64_t cols);  // "128x256"
 
 // Alignment in bytes the variant assumes of the global source (0: any element-aligned pointer).
 // It is the copy's contract, whatever the compiler made of it: AutoVectorizingCopyWithAssumedAlignment
@@ -60,14 +56,6 @@ std::optional<std::string> tile_rule(variant_id v, std::size_t elem_size, std::u
 // The launch of `ctas` CTAs (already resolved: >= 1), each moving one tile.
 launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t rows, std::uint64_t cols, std::uint64_t ctas);
 
-// Lets the variant's kernel use `smem_bytes` of dynamic shared memory (above 48 KiB needs opt-in).
-void configure_kernel(variant_id v, dtype t, std::uint64_t rows, std::uint64_t cols);
-
-// Enqueues `grid` CTAs; CTA b moves tile b of src (column-major, rows x cols, tiles back to back)
-// into shared memory with the variant's copy, then writes it to tile b of dst. Checks the launch.
-void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t rows, std::uint64_t cols,
-                   std::uint64_t grid, cudaStream_t s);
-
-const lab& tile_lab();
+const lab& table();
 
 }  // namespace memlab::labs::tile

@@ -9,6 +9,7 @@
 #include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
+#include "lab_helpers.hpp"
 #include "labs/copy/copy.hpp"
 
 namespace memlab {
@@ -17,33 +18,38 @@ namespace {
 const std::vector<std::uint64_t> edge_sizes{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100000,
                                             (1u << 24) + 7};
 
+// A copy case: n elements of `type`, the source `so` and the destination `doff` bytes off.
+case_params copy_case(dtype type, std::uint64_t n, std::uint64_t so, std::uint64_t doff) {
+  return labs::copy::table().make_case(
+      type, n, {{"src_offset", axis_value{{so, 0, 0}, 1}}, {"dst_offset", axis_value{{doff, 0, 0}, 1}}});
+}
+
 struct copy_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
 TEST_P(copy_gpu, edge_sizes_and_alignments) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::copy::copy_lab();
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::copy::table();
+  const variant& v = test::variant_of(l, name);
   const std::uint64_t es = size_of(type);
   // Aligned; each pointer one element off; both one element off; both 16 bytes off (aligned again).
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> offsets{{0, 0}, {es, 0}, {0, es}, {es, es}, {16, 16}};
   int ran = 0;
   for (const auto& [so, doff] : offsets) {
     for (const std::uint64_t n : edge_sizes) {
-      const case_params p{type, n, so, doff};
+      const case_params p = copy_case(type, n, so, doff);
       SCOPED_TRACE("n=" + std::to_string(n) + " src+" + std::to_string(so) + " dst+" + std::to_string(doff));
-      if (const auto why_not = l.unsupported(variant, p, dev)) {
+      if (const auto why_not = l.unsupported(v, p, dev)) {
         // Only the vector variants may refuse, and only for pointers off their vector width.
-        const int align = labs::copy::required_alignment(*labs::copy::variant_by_name(variant));
-        EXPECT_GT(align, 0) << variant << " refused an element-aligned case: " << *why_not;
-        EXPECT_TRUE(so % static_cast<std::uint64_t>(align) != 0 || doff % static_cast<std::uint64_t>(align) != 0)
-            << *why_not;
+        const int align = v.alignment;
+        EXPECT_GT(align, 0) << name << " refused an element-aligned case: " << *why_not;
+        if (align > 0) {
+          EXPECT_TRUE(so % static_cast<std::uint64_t>(align) != 0 || doff % static_cast<std::uint64_t>(align) != 0)
+              << *why_not;
+        }
         continue;
       }
-      auto c = l.prepare(variant, p, dev);
-      c->reset();
-      c->launch(nullptr);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const std::string diff = c->verify();
-      ASSERT_EQ(diff, "");
+      auto c = test::prepare(l, name, p, dev);
+      ASSERT_EQ(test::run_and_verify(c), "");
       ++ran;
     }
   }
@@ -53,29 +59,24 @@ TEST_P(copy_gpu, edge_sizes_and_alignments) {
 // One prepared case, reset and run twice: each run verifies against its own fresh input
 // (that each reset draws a new seed is asserted by fill_seed.next_seed_never_repeats).
 TEST_P(copy_gpu, verifies_again_after_each_reset) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::copy::copy_lab();
-  auto c = l.prepare(variant, case_params{type, 4097, 0, 0}, dev);
-  for (int round = 0; round < 2; ++round) {
-    c->reset();
-    c->launch(nullptr);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    ASSERT_EQ(c->verify(), "");
-  }
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::copy::table();
+  auto c = test::prepare(l, name, copy_case(type, 4097, 0, 0), dev);
+  for (int round = 0; round < 2; ++round) ASSERT_EQ(test::run_and_verify(c), "") << "round " << round;
 }
 
 // Poison without a launch: the checker must see the unwritten output (the check is not vacuous).
 TEST_P(copy_gpu, checker_catches_an_unwritten_output) {
-  const auto& [variant, type] = GetParam();
-  auto c = labs::copy::copy_lab().prepare(variant, case_params{type, 129, 0, 0}, dev);
-  c->reset();
-  const std::string diff = c->verify();
+  const auto& [name, type] = GetParam();
+  auto c = test::prepare(labs::copy::table(), name, copy_case(type, 129, 0, 0), dev);
+  reset(c);
+  const std::string diff = c.l->verify(c);
   EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> out;
-  for (const auto& v : labs::copy::copy_lab().variants()) out.emplace_back(v.name);
+  for (const auto& v : labs::copy::table().variants) out.emplace_back(v.name);
   return out;
 }
 

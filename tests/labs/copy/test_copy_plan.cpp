@@ -2,11 +2,30 @@
 // come before any GPU is touched).
 #include <gtest/gtest.h>
 
-#include "harness/runner.hpp"
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/plan.hpp"
+#include "harness/registry.hpp"
+#include "lab_helpers.hpp"
 #include "labs/copy/copy.hpp"
 
 namespace memlab::labs::copy {
 namespace {
+
+// A copy case: n elements of `type`, the source `so` and the destination `doff` bytes off.
+case_params copy_case(dtype type, std::uint64_t n, std::uint64_t so, std::uint64_t doff) {
+  return table().make_case(type, n, {{"src_offset", axis_value{{so, 0, 0}, 1}}, {"dst_offset", axis_value{{doff, 0, 0}, 1}}});
+}
+
+// The value of the number axis `name` in a planned case.
+std::uint64_t value(const case_params& p, std::string_view name) {
+  for (const auto& [axis_name, v] : p.axes)
+    if (axis_name == name) return v[0];
+  throw std::logic_error("the case has no axis " + std::string(name));
+}
 
 TEST(copy_plan, scalar_and_vector_grids_cover_every_element_and_the_tail) {
   for (std::uint64_t n : {1ull, 15ull, 16ull, 17ull, 4097ull, (1ull << 31)}) {
@@ -40,33 +59,43 @@ TEST(copy_plan, peers_have_no_policy_of_ours) {
   for (auto v : {variant_id::memcpy, variant_id::cub, variant_id::thrust}) EXPECT_EQ(to_string(plan(v, 4, 1024, 132)), "-");
 }
 
-TEST(copy_lab_registry, ladder_then_peers_with_kernel_names) {
-  const lab& l = copy_lab();
-  EXPECT_EQ(l.name(), "copy");
+TEST(copy_lab_registry, ladder_then_peers_with_their_kernels) {
+  const lab& l = table();
+  EXPECT_EQ(l.name, "copy");
   std::vector<std::string_view> names;
-  for (const auto& v : l.variants()) names.push_back(v.name);
+  for (const auto& v : l.variants) names.push_back(v.name);
   EXPECT_EQ(names, (std::vector<std::string_view>{"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy", "cub", "thrust"}));
-  for (const auto& v : l.variants()) {
+  for (const auto& v : l.variants) {
     EXPECT_FALSE(v.teaches.empty()) << v.name;
+    EXPECT_EQ(l.find_variant(v.name), &v) << v.name;
+    // Every kernel a variant names is one `memlab inspect` can find: by symbol, or (a library's) by type.
+    for (const auto& k : v.kernels) EXPECT_TRUE(k.symbol != nullptr || k.instantiated_with != nullptr) << v.name;
     if (!v.peer) {
-      EXPECT_FALSE(v.kernel_name_contains.empty()) << v.name;
+      // memlab's own rungs launch kernels of their own, named by symbol.
+      EXPECT_FALSE(v.kernels.empty()) << v.name;
+      for (const auto& k : v.kernels) EXPECT_NE(k.symbol, nullptr) << v.name;
     }
   }
-  EXPECT_EQ(find_lab("copy"), &l);
-  EXPECT_EQ(find_lab("nope"), nullptr);
+  EXPECT_EQ(test::find_lab("copy"), &l);
+  EXPECT_EQ(test::find_lab("nope"), nullptr);
 }
 
 TEST(copy_lab_registry, vector_variants_refuse_misaligned_pointers_and_say_why) {
-  const lab& l = copy_lab();
+  const lab& l = table();
   const device_info dev;
-  EXPECT_FALSE(l.unsupported("vec16", case_params{dtype::f16, 100, 0, 0}, dev));
-  EXPECT_FALSE(l.unsupported("scalar", case_params{dtype::f16, 100, 2, 6}, dev));
-  const auto why = l.unsupported("vec16", case_params{dtype::f16, 100, 2, 0}, dev);
+  EXPECT_FALSE(test::refusal(l, "vec16", copy_case(dtype::f16, 100, 0, 0), dev));
+  EXPECT_FALSE(test::refusal(l, "scalar", copy_case(dtype::f16, 100, 2, 6), dev));
+  const auto why = test::refusal(l, "vec16", copy_case(dtype::f16, 100, 2, 0), dev);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("16-byte aligned"), std::string::npos) << *why;
-  EXPECT_TRUE(l.unsupported("vec8", case_params{dtype::f32, 100, 0, 4}, dev));
+  EXPECT_TRUE(test::refusal(l, "vec8", copy_case(dtype::f32, 100, 0, 4), dev));
   // An offset that is not a whole element is refused by every variant.
-  EXPECT_TRUE(l.unsupported("scalar", case_params{dtype::f32, 100, 2, 0}, dev));
+  EXPECT_TRUE(test::refusal(l, "scalar", copy_case(dtype::f32, 100, 2, 0), dev));
+  // The alignment each variant declares (what the GPU tests hold the refusals to).
+  EXPECT_EQ(test::variant_of(l, "vec8").alignment, 8);
+  EXPECT_EQ(test::variant_of(l, "vec16").alignment, 16);
+  EXPECT_EQ(test::variant_of(l, "vec16_unroll").alignment, 16);
+  for (std::string_view any : {"scalar", "auto", "memcpy", "cub", "thrust"}) EXPECT_EQ(test::variant_of(l, any).alignment, 0) << any;
 }
 
 TEST(run_planning, expands_labs_variants_dtypes_and_sizes) {
@@ -75,7 +104,7 @@ TEST(run_planning, expands_labs_variants_dtypes_and_sizes) {
   r.variants = {"vec16", "memcpy"};
   r.dtypes = {dtype::f16, dtype::f32};
   r.sizes = "2^10..2^12,64KiB";
-  const auto cases = plan_cases(r);
+  const auto cases = plan_cases(r, all_labs());
   ASSERT_EQ(cases.size(), 2u * 4u * 2u);  // dtypes x sizes x variants
   EXPECT_EQ(cases.front().p.n, 1024u);
   EXPECT_EQ(cases.back().p.n, 65536u / 4);  // 64 KiB of f32
@@ -87,25 +116,24 @@ TEST(run_planning, offsets_are_axes_swept_for_every_variant) {
   r.variants = {"vec16", "scalar"};
   r.dtypes = {dtype::f16};
   r.sizes = "1K";
-  r.axes.src_offset = {0, 2};
-  r.axes.dst_offset = {0, 4, 6};
-  const auto cases = plan_cases(r);
+  r.axes = {{"src_offset", "0,2"}, {"dst_offset", "0,4,6"}};
+  const auto cases = plan_cases(r, all_labs());
   ASSERT_EQ(cases.size(), 2u * 3u * 2u);  // src offsets x dst offsets x variants
   // Variants of one point are adjacent (in ladder order), so one run compares them side by side.
   EXPECT_EQ(cases[0].v->name, "scalar");
   EXPECT_EQ(cases[1].v->name, "vec16");
-  EXPECT_EQ(cases[0].p.src_offset, cases[1].p.src_offset);
-  EXPECT_EQ(cases[0].p.dst_offset, cases[1].p.dst_offset);
-  EXPECT_EQ(cases.back().p.src_offset, 2u);
-  EXPECT_EQ(cases.back().p.dst_offset, 6u);
+  EXPECT_EQ(value(cases[0].p, "src_offset"), value(cases[1].p, "src_offset"));
+  EXPECT_EQ(value(cases[0].p, "dst_offset"), value(cases[1].p, "dst_offset"));
+  EXPECT_EQ(value(cases.back().p, "src_offset"), 2u);
+  EXPECT_EQ(value(cases.back().p, "dst_offset"), 6u);
 }
 
 TEST(run_planning, an_axis_no_chosen_lab_reads_is_a_usage_error) {
   run_request r;
   r.labs = {"copy"};
-  r.axes.stride = {2};
+  r.axes = {{"stride", "2"}};
   try {
-    (void)plan_cases(r);
+    (void)plan_cases(r, all_labs());
     ADD_FAILURE() << "--stride accepted for the copy lab";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--stride is not an axis of lab copy"), std::string::npos) << e.what();
@@ -118,13 +146,13 @@ TEST(run_planning, repeated_names_run_once) {
   r.variants = {"vec16", "vec16"};
   r.dtypes = {dtype::f16, dtype::f16};
   r.sizes = "1K";
-  EXPECT_EQ(plan_cases(r).size(), 1u);
+  EXPECT_EQ(plan_cases(r, all_labs()).size(), 1u);
 }
 
 TEST(run_planning, rejects_unknown_names_with_the_choices) {
   auto expect_usage_error = [](run_request r, std::string_view needle) {
     try {
-      (void)plan_cases(r);
+      (void)plan_cases(r, all_labs());
       ADD_FAILURE() << "no error for " << needle;
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
@@ -133,9 +161,11 @@ TEST(run_planning, rejects_unknown_names_with_the_choices) {
   run_request bad_lab;
   bad_lab.labs = {"cpoy"};
   expect_usage_error(bad_lab, "unknown lab 'cpoy'");
+  expect_usage_error(bad_lab, "(labs: ");
   run_request bad_variant;
   bad_variant.variants = {"fastest"};
-  expect_usage_error(bad_variant, "unknown variant 'fastest'");
+  expect_usage_error(bad_variant, "--variant: unknown variant 'fastest'");
+  expect_usage_error(bad_variant, "(variants: ");
   run_request bad_size;
   bad_size.sizes = "2^x";
   expect_usage_error(bad_size, "2^x");

@@ -10,6 +10,7 @@
 #include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
+#include "lab_helpers.hpp"
 #include "labs/gather/gather.hpp"
 
 namespace memlab {
@@ -19,58 +20,47 @@ using test::edge_sizes;
 
 struct gather_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
+// A gather case: n lookups of `t` from a table of `table_bytes` bytes.
 case_params gather_case(dtype t, std::uint64_t n, std::uint64_t table_bytes) {
-  case_params p;
-  p.type = t;
-  p.n = n;
-  p.table_bytes = table_bytes;
-  return p;
+  return labs::gather::table().make_case(t, n, {{"table_bytes", axis_value{{table_bytes, 0, 0}, 1}}});
 }
 
 TEST_P(gather_gpu, edge_sizes_and_tables) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::gather::gather_lab();
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::gather::table();
   const std::uint64_t es = size_of(type);
   // One element, one sector and a bit, not a power of two, 1 MiB, past the L2 of any GPU.
   for (const std::uint64_t table : {es, 5 * es, 4100 * es, std::uint64_t{1} << 20, std::uint64_t{192} << 20}) {
     for (const std::uint64_t n : edge_sizes) {
       const auto p = gather_case(type, n, table);
       SCOPED_TRACE("n=" + std::to_string(n) + " table=" + std::to_string(table) + " B");
-      ASSERT_FALSE(l.unsupported(variant, p, dev));
-      auto c = l.prepare(variant, p, dev);
-      c->reset();
-      c->launch(nullptr);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      ASSERT_EQ(c->verify(), "");
+      ASSERT_FALSE(test::refusal(l, name, p, dev));
+      auto c = test::prepare(l, name, p, dev);
+      ASSERT_EQ(test::run_and_verify(c), "");
     }
   }
 }
 
 TEST_P(gather_gpu, verifies_again_after_each_reset) {
-  const auto& [variant, type] = GetParam();
-  auto c = labs::gather::gather_lab().prepare(variant, gather_case(type, 4097, 1u << 16), dev);
-  for (int round = 0; round < 2; ++round) {
-    c->reset();
-    c->launch(nullptr);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    ASSERT_EQ(c->verify(), "");
-  }
+  const auto& [name, type] = GetParam();
+  auto c = test::prepare(labs::gather::table(), name, gather_case(type, 4097, 1u << 16), dev);
+  for (int round = 0; round < 2; ++round) ASSERT_EQ(test::run_and_verify(c), "") << "round " << round;
 }
 
 TEST_P(gather_gpu, checker_catches_an_unwritten_output) {
-  const auto& [variant, type] = GetParam();
-  auto c = labs::gather::gather_lab().prepare(variant, gather_case(type, 129, 1u << 12), dev);
-  c->reset();
-  const std::string diff = c->verify();
+  const auto& [name, type] = GetParam();
+  auto c = test::prepare(labs::gather::table(), name, gather_case(type, 129, 1u << 12), dev);
+  reset(c);
+  const std::string diff = c.l->verify(c);
   EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
 }
 
 // Declared bytes: distinct indices x elem + idx + out, the same for both orders; the per-warp
 // sector count is the host's, and the sorted order's is never above the random one's.
 TEST_P(gather_gpu, declared_bytes_count_each_distinct_index_once) {
-  const auto& [variant, type] = GetParam();
-  if (variant != "random") GTEST_SKIP() << "compares both orders once, from the random parameter";
-  const lab& l = labs::gather::gather_lab();
+  const auto& [name, type] = GetParam();
+  if (name != "random") GTEST_SKIP() << "compares both orders once, from the random parameter";
+  const lab& l = labs::gather::table();
   const std::uint64_t es = size_of(type);
   for (const std::uint64_t elements : {1ull, 1000ull, 100000ull}) {
     const std::uint64_t n = 100000;
@@ -87,19 +77,20 @@ TEST_P(gather_gpu, declared_bytes_count_each_distinct_index_once) {
       }
       warp_sectors += s.size();
     }
-    const auto random = l.prepare("random", p, dev);
-    const auto sorted = l.prepare("sorted", p, dev);
+    // The lab's setup draws and sorts the indices and counts what they touch when the case is prepared.
+    const auto random = test::prepare(l, "random", p, dev);
+    const auto sorted = test::prepare(l, "sorted", p, dev);
     const std::uint64_t rest = n * 4 + n * es;
-    EXPECT_EQ(random->bytes(), distinct.size() * es + rest) << elements;
-    EXPECT_EQ(sorted->bytes(), random->bytes()) << elements;
-    EXPECT_EQ(random->hardware_bytes(), warp_sectors * 32 + rest) << elements;
-    EXPECT_LE(sorted->hardware_bytes(), random->hardware_bytes()) << elements;
+    EXPECT_EQ(random.plan.bytes, distinct.size() * es + rest) << elements;
+    EXPECT_EQ(sorted.plan.bytes, random.plan.bytes) << elements;
+    EXPECT_EQ(random.plan.hardware_bytes, warp_sectors * 32 + rest) << elements;
+    EXPECT_LE(sorted.plan.hardware_bytes, random.plan.hardware_bytes) << elements;
   }
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> out;
-  for (const auto& v : labs::gather::gather_lab().variants()) out.emplace_back(v.name);
+  for (const auto& v : labs::gather::table().variants) out.emplace_back(v.name);
   return out;
 }
 

@@ -1,12 +1,20 @@
 // Host-only checks of the gather lab: the random index draw, planning, and the refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
+#include "lab_helpers.hpp"
 #include "labs/gather/gather.hpp"
 
 namespace memlab::labs::gather {
 namespace {
+
+// A gather case: n lookups of `type` from a table of `table_bytes` bytes.
+case_params gather_case(dtype type, std::uint64_t n, std::uint64_t table_bytes) {
+  return table().make_case(type, n, {{"table_bytes", axis_value{{table_bytes, 0, 0}, 1}}});
+}
 
 TEST(gather_index, draws_stay_inside_the_table_and_cover_it) {
   const std::uint64_t seed = index_seed(4096, 100);
@@ -37,34 +45,27 @@ TEST(gather_plan, grid_covers_every_lookup) {
 }
 
 TEST(gather_lab_registry, variants_axes_and_refusals) {
-  const lab& l = gather_lab();
-  EXPECT_EQ(find_lab("gather"), &l);
-  ASSERT_EQ(l.variants().size(), 2u);
-  EXPECT_EQ(l.variants()[0].name, "random");
-  EXPECT_EQ(l.variants()[1].name, "sorted");
-  ASSERT_EQ(l.axes().size(), 1u);
-  EXPECT_EQ(l.axes()[0], axis::table_bytes);
-  const auto def = l.default_axes().table_bytes;
-  EXPECT_NE(std::find(def.begin(), def.end(), 200ull << 20), def.end()) << "4 x the H100's 50 MiB L2";
+  const lab& l = table();
+  EXPECT_EQ(test::find_lab("gather"), &l);
+  ASSERT_EQ(l.variants.size(), 2u);
+  EXPECT_EQ(l.variants[0].name, "random");
+  EXPECT_EQ(l.variants[1].name, "sorted");
+  ASSERT_EQ(l.axes.size(), 1u);
+  EXPECT_EQ(l.axes[0].name, "table_bytes");
+  const auto def = parse_axis(l.axes[0], l.axes[0].defaults);
+  EXPECT_NE(std::find(def.begin(), def.end(), axis_value{{200ull << 20, 0, 0}, 1}), def.end()) << "4 x the H100's 50 MiB L2";
   const device_info dev;
-  case_params p;
-  p.type = dtype::f32;
-  p.n = 100;
-  p.table_bytes = 4;  // one element
-  EXPECT_FALSE(l.unsupported("random", p, dev));
-  p.table_bytes = 6;
-  ASSERT_TRUE(l.unsupported("sorted", p, dev));
-  EXPECT_NE(l.unsupported("sorted", p, dev)->find("whole number"), std::string::npos);
-  p.table_bytes = 0;
-  EXPECT_TRUE(l.unsupported("random", p, dev));
-  p.table_bytes = (std::uint64_t{1} << 32) * 4;  // 2^32 f32: the largest u32 can index
-  EXPECT_FALSE(l.unsupported("random", p, dev));
-  p.table_bytes += 4;
-  ASSERT_TRUE(l.unsupported("random", p, dev));
-  EXPECT_NE(l.unsupported("random", p, dev)->find("u32"), std::string::npos);
-  p.table_bytes = 64;
-  p.type = dtype::f16;
-  EXPECT_TRUE(l.unsupported("random", p, dev));
+  EXPECT_FALSE(test::refusal(l, "random", gather_case(dtype::f32, 100, 4), dev));  // one element
+  const auto ragged = gather_case(dtype::f32, 100, 6);
+  ASSERT_TRUE(test::refusal(l, "sorted", ragged, dev));
+  EXPECT_NE(test::refusal(l, "sorted", ragged, dev)->find("whole number"), std::string::npos);
+  EXPECT_TRUE(test::refusal(l, "random", gather_case(dtype::f32, 100, 0), dev));
+  const std::uint64_t largest = (std::uint64_t{1} << 32) * 4;  // 2^32 f32: the largest u32 can index
+  EXPECT_FALSE(test::refusal(l, "random", gather_case(dtype::f32, 100, largest), dev));
+  const auto too_large = gather_case(dtype::f32, 100, largest + 4);
+  ASSERT_TRUE(test::refusal(l, "random", too_large, dev));
+  EXPECT_NE(test::refusal(l, "random", too_large, dev)->find("u32"), std::string::npos);
+  EXPECT_TRUE(test::refusal(l, "random", gather_case(dtype::f16, 100, 64), dev));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
+#include "lab_helpers.hpp"
 #include "labs/stride/stride.hpp"
 
 namespace memlab {
@@ -18,19 +19,23 @@ using test::edge_sizes;
 
 struct stride_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string, dtype>>> {};
 
-void run_and_verify(const lab& l, const std::string& variant, const case_params& p, const device_info& dev) {
-  auto c = l.prepare(variant, p, dev);
-  c->reset();
-  c->launch(nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_EQ(c->verify(), "");
+// A stride case: n elements of `type`, neighbouring threads `stride` elements apart, the source
+// `so` bytes off.
+case_params stride_case(dtype type, std::uint64_t n, std::uint64_t stride, std::uint64_t so) {
+  return labs::stride::table().make_case(
+      type, n, {{"stride", axis_value{{stride, 0, 0}, 1}}, {"src_offset", axis_value{{so, 0, 0}, 1}}});
+}
+
+void run_and_verify(const lab& l, const std::string& variant_name, const case_params& p, const device_info& dev) {
+  auto c = test::prepare(l, variant_name, p, dev);
+  ASSERT_EQ(test::run_and_verify(c), "");
 }
 
 TEST_P(stride_gpu, edge_sizes_strides_and_offsets) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::stride::stride_lab();
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::stride::table();
   const std::uint64_t es = size_of(type);
-  const bool vec = variant == "vec16";
+  const bool vec = name == "vec16";
   // vec16: every element offset inside two 16-byte vectors; the strided variants: a few.
   std::vector<std::uint64_t> offsets;
   if (vec) {
@@ -43,10 +48,11 @@ TEST_P(stride_gpu, edge_sizes_strides_and_offsets) {
   for (const auto stride : strides) {
     for (const auto so : offsets) {
       for (const std::uint64_t n : edge_sizes) {
-        case_params p{type, n, so, 0, stride};
+        const case_params p = stride_case(type, n, stride, so);
         SCOPED_TRACE("n=" + std::to_string(n) + " stride=" + std::to_string(stride) + " src+" + std::to_string(so));
-        ASSERT_FALSE(l.unsupported(variant, p, dev)) << *l.unsupported(variant, p, dev);
-        run_and_verify(l, variant, p, dev);
+        const auto why_not = test::refusal(l, name, p, dev);
+        ASSERT_FALSE(why_not) << *why_not;
+        run_and_verify(l, name, p, dev);
         ++ran;
       }
     }
@@ -57,38 +63,38 @@ TEST_P(stride_gpu, edge_sizes_strides_and_offsets) {
 // A size past one CTA's tile and a grid of many CTAs, strided, to exercise the unchecked full tiles
 // next to the partial one.
 TEST_P(stride_gpu, a_large_copy_with_a_ragged_end) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::stride::stride_lab();
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::stride::table();
   const std::uint64_t es = size_of(type);
-  const std::uint64_t stride = variant == "vec16" ? 1 : 5;
-  run_and_verify(l, variant, case_params{type, (1u << 22) + 7, 3 * es, 0, stride}, dev);
+  const std::uint64_t stride = name == "vec16" ? 1 : 5;
+  run_and_verify(l, name, stride_case(type, (1u << 22) + 7, stride, 3 * es), dev);
 }
 
 TEST_P(stride_gpu, refuses_offsets_inside_an_element_and_vec16_strides) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::stride::stride_lab();
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::stride::table();
   if (size_of(type) > 1) {
-    const auto refusal = l.unsupported(variant, case_params{type, 100, 1, 0, 1}, dev);
-    ASSERT_TRUE(refusal);
-    EXPECT_NE(refusal->find("multiple"), std::string::npos) << *refusal;
+    const auto why = test::refusal(l, name, stride_case(type, 100, 1, 1), dev);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("multiple"), std::string::npos) << *why;
   }
-  if (variant == "vec16") {
-    EXPECT_TRUE(l.unsupported(variant, case_params{type, 100, 0, 0, 2}, dev));
+  if (name == "vec16") {
+    EXPECT_TRUE(test::refusal(l, name, stride_case(type, 100, 2, 0), dev));
   }
 }
 
 // Poison without a launch: the checker must see the unwritten output (the check is not vacuous).
 TEST_P(stride_gpu, checker_catches_an_unwritten_output) {
-  const auto& [variant, type] = GetParam();
-  auto c = labs::stride::stride_lab().prepare(variant, case_params{type, 129, 0, 0, 1}, dev);
-  c->reset();
-  const std::string diff = c->verify();
+  const auto& [name, type] = GetParam();
+  auto c = test::prepare(labs::stride::table(), name, stride_case(type, 129, 1, 0), dev);
+  reset(c);
+  const std::string diff = c.l->verify(c);
   EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> out;
-  for (const auto& v : labs::stride::stride_lab().variants()) out.emplace_back(v.name);
+  for (const auto& v : labs::stride::table().variants) out.emplace_back(v.name);
   return out;
 }
 

@@ -3,11 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
 
+#include "harness/fill.hpp"
+#include "lab_helpers.hpp"
 #include "labs/stride/stride.hpp"
 
 namespace memlab::labs::stride {
 namespace {
+
+// A stride case: n elements of `type`, neighbouring threads `stride` elements apart, the source
+// `so` bytes off.
+case_params stride_case(dtype type, std::uint64_t n, std::uint64_t stride, std::uint64_t so) {
+  return table().make_case(type, n, {{"stride", axis_value{{stride, 0, 0}, 1}}, {"src_offset", axis_value{{so, 0, 0}, 1}}});
+}
 
 // Brute force: every byte each warp access touches, as the kernels issue them, into a set of
 // sectors per warp access; summed.
@@ -130,28 +141,45 @@ TEST(stride_plan, vec16_main_vectors_never_read_past_the_source) {
 }
 
 TEST(stride_lab_registry, variants_axes_and_refusals) {
-  const lab& l = stride_lab();
-  EXPECT_EQ(find_lab("stride"), &l);
+  const lab& l = table();
+  EXPECT_EQ(test::find_lab("stride"), &l);
   std::vector<std::string_view> names;
-  for (const auto& v : l.variants()) {
+  for (const auto& v : l.variants) {
     names.push_back(v.name);
-    EXPECT_FALSE(v.kernel_name_contains.empty()) << v.name;
+    EXPECT_FALSE(v.kernels.empty()) << v.name;
+    for (const auto& k : v.kernels) EXPECT_NE(k.symbol, nullptr) << v.name;
   }
   EXPECT_EQ(names, (std::vector<std::string_view>{"strided", "strided_write", "strided_rw", "vec16"}));
   const device_info dev;
-  EXPECT_FALSE(l.unsupported("strided", {dtype::f32, 100, 8, 0, 32}, dev));
-  EXPECT_FALSE(l.unsupported("vec16", {dtype::f32, 100, 4, 0, 1}, dev));
-  const auto odd = l.unsupported("vec16", {dtype::f32, 100, 2, 0, 1}, dev);  // 2 bytes into an f32
+  EXPECT_FALSE(test::refusal(l, "strided", stride_case(dtype::f32, 100, 32, 8), dev));
+  EXPECT_FALSE(test::refusal(l, "vec16", stride_case(dtype::f32, 100, 1, 4), dev));
+  const auto odd = test::refusal(l, "vec16", stride_case(dtype::f32, 100, 1, 2), dev);  // 2 bytes into an f32
   ASSERT_TRUE(odd);
   EXPECT_NE(odd->find("multiple of the 4-byte"), std::string::npos) << *odd;
-  const auto strided16 = l.unsupported("vec16", {dtype::f32, 100, 0, 0, 2}, dev);
+  const auto strided16 = test::refusal(l, "vec16", stride_case(dtype::f32, 100, 2, 0), dev);
   ASSERT_TRUE(strided16);
   EXPECT_NE(strided16->find("stride 1"), std::string::npos) << *strided16;
-  EXPECT_TRUE(l.unsupported("strided", {dtype::f32, 100, 0, 0, 0}, dev));
-  EXPECT_TRUE(l.unsupported("strided", {dtype::f32, std::uint64_t{1} << 40, 0, 0, std::uint64_t{1} << 30}, dev));
-  EXPECT_TRUE(l.unsupported("nope", {}, dev));
-  // Useful bytes are 2 x n x elem whatever the stride; the footprint grows with it.
-  EXPECT_GT(l.device_bytes({dtype::f32, 1000, 0, 0, 32}), 32 * 4 * 999u);
+  EXPECT_TRUE(test::refusal(l, "strided", stride_case(dtype::f32, 100, 0, 0), dev));
+  EXPECT_TRUE(test::refusal(l, "strided", stride_case(dtype::f32, std::uint64_t{1} << 40, std::uint64_t{1} << 30, 0), dev));
+  // An unknown variant has nothing to run: the lab does not know it, and asking for it is an error.
+  EXPECT_EQ(l.find_variant("nope"), nullptr);
+  EXPECT_THROW((void)test::refusal(l, "nope", stride_case(dtype::f32, 100, 1, 0), dev), std::invalid_argument);
+  // Useful bytes are 2 x n x elem whatever the stride; the footprint grows with it: each variant
+  // allocates the span of its own scattered side(s), + the output's guard.
+  const std::uint64_t n = 1000, es = 4, dense = n * es, span = extent(n, 32) * es;
+  const std::vector<std::pair<std::string_view, std::uint64_t>> footprints{
+      {"strided", span + dense}, {"strided_write", dense + span}, {"strided_rw", span + span}};
+  for (const auto& [name, allocated] : footprints) {
+    const auto p = stride_case(dtype::f32, n, 32, 0);
+    ASSERT_FALSE(test::refusal(l, name, p, dev)) << name;
+    const case_plan planned = test::plan_of(l, name, p, dev);
+    EXPECT_EQ(planned.bytes, 2 * n * es) << name;
+    EXPECT_GT(planned.device_bytes(), 32 * 4 * 999u) << name;
+    EXPECT_EQ(planned.device_bytes(), allocated + guard_bytes) << name;
+  }
+  // vec16 is dense: its footprint is the payload on both sides.
+  const auto dense_case = stride_case(dtype::f32, n, 1, 0);
+  EXPECT_EQ(test::plan_of(l, "vec16", dense_case, dev).device_bytes(), 2 * dense + guard_bytes);
 }
 
 }  // namespace

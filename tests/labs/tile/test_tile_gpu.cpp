@@ -11,6 +11,7 @@
 #include "gpu_fixture.hpp"
 #include "harness/device.hpp"
 #include "harness/lab.hpp"
+#include "lab_helpers.hpp"
 #include "labs/tile/tile.hpp"
 #include "tile_case.hpp"
 
@@ -21,23 +22,22 @@ struct tile_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::string
 
 using test::tile_case;
 
-void run_and_verify(const lab& l, const std::string& variant, const case_params& p) {
-  auto c = l.prepare(variant, p, tile_gpu::dev);
-  c->reset();
-  c->launch(nullptr);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_EQ(c->verify(), "");
+void run_and_verify(const lab& l, const std::string& variant_name, const case_params& p) {
+  auto c = test::prepare(l, variant_name, p, tile_gpu::dev);
+  ASSERT_EQ(test::run_and_verify(c), "");
 }
 
 // Tiles: the tutorial's, the 64 KiB default, a small static one, and one no static variant is
 // compiled for (the static variants must refuse it, the others run it). A matrix of 5 tiles:
 // the full grid (5 CTAs), one CTA, and 3 of the 5.
 TEST_P(tile_gpu, shapes_grids_and_offsets) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::tile::tile_lab();
-  const auto v = *labs::tile::variant_by_name(variant);
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::tile::table();
+  const variant& info = test::variant_of(l, name);
+  const auto v = info.as<labs::tile::variant_id>();
   const std::uint64_t es = size_of(type);
   const int align = labs::tile::required_alignment(v);
+  ASSERT_EQ(info.alignment, align);
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles{{128, 256}, {128, 128}, {64, 64}, {64, 160}};
   int ran = 0, expected = 0;
   for (const auto& [rows, cols] : tiles) {
@@ -50,11 +50,11 @@ TEST_P(tile_gpu, shapes_grids_and_offsets) {
         const bool static_shape = labs::tile::is_static(v) && rows == 64 && cols == 160;
         const bool misaligned = align > 0 && so % static_cast<std::uint64_t>(align) != 0;
         if (!static_shape && !misaligned) ++expected;
-        if (const auto why_not = l.unsupported(variant, p, dev)) {
+        if (const auto why_not = l.unsupported(info, p, dev)) {
           EXPECT_TRUE(static_shape || misaligned) << *why_not;
           continue;
         }
-        run_and_verify(l, variant, p);
+        run_and_verify(l, name, p);
         if (HasFatalFailure()) return;
         ++ran;
       }
@@ -67,62 +67,59 @@ TEST_P(tile_gpu, shapes_grids_and_offsets) {
 
 // A grid over a matrix several times the L2 (64 MiB of f32, 128 MiB moved): every CTA's own tile.
 TEST_P(tile_gpu, full_grid_over_a_matrix_larger_than_l2) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::tile::tile_lab();
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::tile::table();
   case_params p = tile_case(type, 128, 128, 0, 0, 0);
   p.n = (std::uint64_t{64} << 20) / size_of(type);
-  ASSERT_FALSE(l.unsupported(variant, p, dev));
-  run_and_verify(l, variant, p);
+  ASSERT_FALSE(test::refusal(l, name, p, dev));
+  run_and_verify(l, name, p);
 }
 
 // One prepared case, reset and run twice: each run verifies against its own fresh input.
 TEST_P(tile_gpu, verifies_again_after_each_reset) {
-  const auto& [variant, type] = GetParam();
-  auto c = labs::tile::tile_lab().prepare(variant, tile_case(type, 64, 64, 2, 0, 0), dev);
-  for (int round = 0; round < 2; ++round) {
-    c->reset();
-    c->launch(nullptr);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    ASSERT_EQ(c->verify(), "");
-  }
+  const auto& [name, type] = GetParam();
+  auto c = test::prepare(labs::tile::table(), name, tile_case(type, 64, 64, 2, 0, 0), dev);
+  for (int round = 0; round < 2; ++round) ASSERT_EQ(test::run_and_verify(c), "") << "round " << round;
 }
 
 // Poison without a launch: the checker must see the unwritten output (the check is not vacuous).
 TEST_P(tile_gpu, checker_catches_an_unwritten_output) {
-  const auto& [variant, type] = GetParam();
-  auto c = labs::tile::tile_lab().prepare(variant, tile_case(type, 64, 64, 2, 0, 0), dev);
-  c->reset();
-  const std::string diff = c->verify();
+  const auto& [name, type] = GetParam();
+  auto c = test::prepare(labs::tile::table(), name, tile_case(type, 64, 64, 2, 0, 0), dev);
+  reset(c);
+  const std::string diff = c.l->verify(c);
   EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
 }
 
-// Edge shapes: refused with the reason by unsupported(), and prepare() throws rather than run them.
+// Edge shapes: refused with the reason by the lab, and preparing one throws rather than run it.
 TEST_P(tile_gpu, a_tile_not_a_multiple_of_the_thread_layout_is_rejected) {
-  const auto& [variant, type] = GetParam();
-  const lab& l = labs::tile::tile_lab();
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::tile::table();
   for (const auto& [rows, cols] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{{100, 256}, {128, 100}, {4, 32}}) {
     const auto p = tile_case(type, rows, cols, 2, 0, 0);
-    const auto why = l.unsupported(variant, p, dev);
+    const auto why = test::refusal(l, name, p, dev);
     ASSERT_TRUE(why) << rows << "x" << cols;
     EXPECT_NE(why->find("thread layout"), std::string::npos) << *why;
-    EXPECT_THROW((void)l.prepare(variant, p, dev), std::invalid_argument);
+    EXPECT_THROW((void)test::prepare(l, name, p, dev), std::invalid_argument);
   }
 }
 
 // A tile larger than the device's opt-in shared memory (227 KiB on sm_90) is refused, not launched.
 TEST_P(tile_gpu, a_tile_larger_than_shared_memory_is_refused) {
-  const auto& [variant, type] = GetParam();
-  const auto v = *labs::tile::variant_by_name(variant);
-  if (labs::tile::is_static(v)) GTEST_SKIP() << "static variants refuse the shape first";
+  const auto& [name, type] = GetParam();
+  const lab& l = labs::tile::table();
+  if (labs::tile::is_static(test::variant_of(l, name).as<labs::tile::variant_id>())) {
+    GTEST_SKIP() << "static variants refuse the shape first";
+  }
   const auto p = tile_case(type, 512, 256, 1, 0, 0);  // 512 KiB f32, 256 KiB f16
-  const auto why = labs::tile::tile_lab().unsupported(variant, p, dev);
+  const auto why = test::refusal(l, name, p, dev);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("shared memory"), std::string::npos) << *why;
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> out;
-  for (const auto& v : labs::tile::tile_lab().variants()) out.emplace_back(v.name);
+  for (const auto& v : labs::tile::table().variants) out.emplace_back(v.name);
   return out;
 }
 

@@ -2,7 +2,16 @@
 // reason, never run), alignment contracts, launch planning and run planning.
 #include <gtest/gtest.h>
 
-#include "harness/runner.hpp"
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/fill.hpp"
+#include "harness/plan.hpp"
+#include "harness/registry.hpp"
+#include "lab_helpers.hpp"
 #include "labs/tile/tile.hpp"
 #include "tile_case.hpp"
 
@@ -15,31 +24,47 @@ bool mentions(const std::optional<std::string>& why, std::string_view needle) {
   return why && why->find(needle) != std::string::npos;
 }
 
-TEST(tile_lab_registry, ladder_in_order_with_kernel_names) {
-  const lab& l = tile_lab();
-  EXPECT_EQ(l.name(), "tile");
+// The value of axis `name` (a number, or a shape's extents) in a planned case.
+const axis_value& value(const case_params& p, std::string_view name) {
+  for (const auto& [axis_name, v] : p.axes)
+    if (axis_name == name) return v;
+  throw std::logic_error("the case has no axis " + std::string(name));
+}
+
+TEST(tile_lab_registry, ladder_in_order_with_its_kernels) {
+  const lab& l = table();
+  EXPECT_EQ(l.name, "tile");
   std::vector<std::string_view> names;
-  for (const auto& v : l.variants()) names.push_back(v.name);
+  for (const auto& v : l.variants) names.push_back(v.name);
   EXPECT_EQ(names, (std::vector<std::string_view>{
                        "cute_universal", "cute_autovec64", "cute_autovec128", "cute_default", "cute_universal_static",
                        "cute_autovec128_static", "cute_default_static", "cute_tiled_universal", "cute_tiled_default",
                        "cute_tiled_default_static", "cute_tiled_autovec128", "cute_tiled128", "ldg_sts16", "ldgsts16"}));
-  for (const auto& v : l.variants()) {
+  ASSERT_EQ(l.variants.size(), variant_count);
+  std::set<const void*> symbols;
+  std::size_t kernels = 0;
+  for (std::size_t i = 0; i < l.variants.size(); ++i) {
+    const auto& v = l.variants[i];
     EXPECT_FALSE(v.teaches.empty()) << v.name;
-    ASSERT_EQ(v.kernel_name_contains.size(), 1u) << v.name;
     EXPECT_FALSE(v.peer) << v.name;
-    EXPECT_EQ(variant_by_name(v.name).has_value(), true) << v.name;
+    EXPECT_EQ(l.find_variant(v.name), &v) << v.name;
+    // The table's ids are the ladder's enum, in order.
+    EXPECT_EQ(v.as<variant_id>(), static_cast<variant_id>(i)) << v.name;
+    // One kernel per dtype (f32, f16), and per compiled shape of a static layout; each by symbol.
+    const std::size_t per_dtype = is_static(v.as<variant_id>()) ? static_tiles.size() : 1u;
+    EXPECT_EQ(v.kernels.size(), 2 * per_dtype) << v.name;
+    for (const auto& k : v.kernels) {
+      EXPECT_NE(k.symbol, nullptr) << v.name;
+      symbols.insert(k.symbol);
+      ++kernels;
+    }
   }
-  // No kernel fragment matches another variant's kernel (cute_default vs cute_default_static).
-  for (const auto& a : l.variants())
-    for (const auto& b : l.variants())
-      if (a.name != b.name) {
-        const std::string kernel_b = "tile_kernel<memlab::labs::tile::" + std::string(b.name) + (is_static(*variant_by_name(b.name)) ? "<128, 256>, float>" : ", float>");
-        EXPECT_EQ(kernel_b.find(a.kernel_name_contains[0]), std::string::npos) << a.name << " matches " << b.name;
-      }
-  EXPECT_EQ(find_lab("tile"), &l);
-  const auto axes = l.axes();
-  EXPECT_EQ(std::vector<axis>(axes.begin(), axes.end()), (std::vector<axis>{axis::tile, axis::ctas, axis::src_offset}));
+  // No kernel belongs to two variants (cute_default vs cute_default_static), nor twice to one.
+  EXPECT_EQ(symbols.size(), kernels);
+  EXPECT_EQ(test::find_lab("tile"), &l);
+  std::vector<std::string_view> axes;
+  for (const auto& a : l.axes) axes.push_back(a.name);
+  EXPECT_EQ(axes, (std::vector<std::string_view>{"tile", "ctas", "src_offset"}));
 }
 
 TEST(tile_rules, a_tile_not_a_multiple_of_the_thread_layout_is_refused_with_the_reason) {
@@ -77,37 +102,51 @@ TEST(tile_rules, static_layouts_run_only_the_shapes_they_were_compiled_for) {
 }
 
 TEST(tile_lab_unsupported, sizes_must_be_whole_tiles_and_ctas_at_most_the_tiles) {
-  const lab& l = tile_lab();
+  const lab& l = table();
   const device_info dev;
-  EXPECT_FALSE(l.unsupported("ldgsts16", tile_case(dtype::f32, 128, 256, 3), dev));
+  EXPECT_FALSE(test::refusal(l, "ldgsts16", tile_case(dtype::f32, 128, 256, 3), dev));
   case_params ragged = tile_case(dtype::f32, 128, 256, 3);
   ragged.n += 1;
-  EXPECT_TRUE(mentions(l.unsupported("ldgsts16", ragged, dev), "not a whole number of 128x256 tiles"));
+  EXPECT_TRUE(mentions(test::refusal(l, "ldgsts16", ragged, dev), "not a whole number of 128x256 tiles"));
   case_params none = tile_case(dtype::f32, 128, 256, 0);
-  EXPECT_TRUE(mentions(l.unsupported("cute_universal", none, dev), "smaller than one 128x256 tile"));
-  EXPECT_FALSE(l.unsupported("ldgsts16", tile_case(dtype::f32, 128, 256, 3, 3), dev));
-  EXPECT_TRUE(mentions(l.unsupported("ldgsts16", tile_case(dtype::f32, 128, 256, 3, 4), dev), "exceeds the 3 tiles"));
-  EXPECT_TRUE(mentions(l.unsupported("nope", tile_case(dtype::f32, 128, 256, 1), dev), "unknown variant"));
-  EXPECT_TRUE(mentions(l.unsupported("cute_universal", tile_case(dtype::f64, 128, 256, 1), dev), "f32 and f16"));
+  EXPECT_TRUE(mentions(test::refusal(l, "cute_universal", none, dev), "smaller than one 128x256 tile"));
+  EXPECT_FALSE(test::refusal(l, "ldgsts16", tile_case(dtype::f32, 128, 256, 3, 3), dev));
+  EXPECT_TRUE(mentions(test::refusal(l, "ldgsts16", tile_case(dtype::f32, 128, 256, 3, 4), dev), "exceeds the 3 tiles"));
+  // An unknown variant: the lab has none by that name, and asking for it is an error naming it.
+  EXPECT_EQ(l.find_variant("nope"), nullptr);
+  try {
+    (void)test::refusal(l, "nope", tile_case(dtype::f32, 128, 256, 1), dev);
+    ADD_FAILURE() << "an unknown variant was planned";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no variant nope"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(mentions(test::refusal(l, "cute_universal", tile_case(dtype::f64, 128, 256, 1), dev), "f32 and f16"));
+  // Shared memory is checked against the device's opt-in limit (227 KiB on sm_90); a device_info
+  // without one (0, on the host) checks none.
+  device_info small = dev;
+  small.smem_per_block_optin = 64 * 1024;
+  EXPECT_FALSE(test::refusal(l, "ldgsts16", tile_case(dtype::f32, 128, 128, 1), small));  // exactly 64 KiB
+  EXPECT_TRUE(mentions(test::refusal(l, "ldgsts16", tile_case(dtype::f32, 128, 256, 1), small), "shared memory"));
+  EXPECT_FALSE(test::refusal(l, "ldgsts16", tile_case(dtype::f32, 128, 256, 1), dev));
 }
 
 TEST(tile_lab_unsupported, variants_that_assume_alignment_refuse_a_misaligned_source) {
-  const lab& l = tile_lab();
+  const lab& l = table();
   const device_info dev;
-  for (const auto& info : l.variants()) {
-    const auto v = *variant_by_name(info.name);
-    const int align = required_alignment(v);
+  for (const auto& info : l.variants) {
+    const int align = required_alignment(info.as<variant_id>());
+    EXPECT_EQ(info.alignment, align) << info.name << ": the table declares the model's contract";
     const auto p4 = tile_case(dtype::f32, 128, 128, 2, 0, 4);
     const auto p8 = tile_case(dtype::f32, 128, 128, 2, 0, 8);
     const auto p16 = tile_case(dtype::f32, 128, 128, 2, 0, 16);
-    EXPECT_FALSE(l.unsupported(info.name, p16, dev)) << info.name;
-    EXPECT_EQ(l.unsupported(info.name, p4, dev).has_value(), align > 4) << info.name;
-    EXPECT_EQ(l.unsupported(info.name, p8, dev).has_value(), align > 8) << info.name;
+    EXPECT_FALSE(l.unsupported(info, p16, dev)) << info.name;
+    EXPECT_EQ(l.unsupported(info, p4, dev).has_value(), align > 4) << info.name;
+    EXPECT_EQ(l.unsupported(info, p8, dev).has_value(), align > 8) << info.name;
     if (align > 4) {
-      EXPECT_TRUE(mentions(l.unsupported(info.name, p4, dev), "-byte aligned source")) << info.name;
+      EXPECT_TRUE(mentions(l.unsupported(info, p4, dev), "-byte aligned source")) << info.name;
     }
     // An offset that is not a whole element is refused by every variant.
-    EXPECT_TRUE(mentions(l.unsupported(info.name, tile_case(dtype::f32, 128, 128, 2, 0, 2), dev), "not a whole")) << info.name;
+    EXPECT_TRUE(mentions(l.unsupported(info, tile_case(dtype::f32, 128, 128, 2, 0, 2), dev), "not a whole")) << info.name;
   }
   // The contracts: the tutorial's copies run anywhere; what assumes alignment says so.
   EXPECT_EQ(required_alignment(variant_id::cute_universal), 0);
@@ -121,13 +160,28 @@ TEST(tile_lab_unsupported, variants_that_assume_alignment_refuse_a_misaligned_so
 }
 
 TEST(tile_lab_bytes, read_plus_write_of_the_tiles_moved) {
-  const lab& l = tile_lab();
+  const lab& l = table();
+  const device_info dev;
   // Full grid: every tile; --ctas c: c tiles. Allocation: both copies of what is moved, the
-  // source offset, the output guard.
+  // source offset, the output guard. The same for every variant that runs the case.
   const auto full = tile_case(dtype::f32, 128, 256, 8);
   const auto one = tile_case(dtype::f32, 128, 256, 8, 1, 4);
-  EXPECT_EQ(l.device_bytes(full), 2u * 8u * 128u * 256u * 4u + 256u);
-  EXPECT_EQ(l.device_bytes(one), 4u + 2u * 128u * 256u * 4u + 256u);
+  static_assert(guard_bytes == 256);
+  int planned_one = 0;
+  for (const auto& v : l.variants) {
+    ASSERT_FALSE(l.unsupported(v, full, dev)) << v.name;
+    const case_plan f = l.plan(v, full, dev);
+    EXPECT_EQ(f.device_bytes(), 2u * 8u * 128u * 256u * 4u + 256u) << v.name;
+    EXPECT_EQ(f.bytes, 2u * 8u * 128u * 256u * 4u) << v.name;
+    EXPECT_EQ(f.policy.grid, 8u) << v.name;
+    if (l.unsupported(v, one, dev)) continue;  // assumes an 8- or 16-byte aligned source
+    const case_plan o = l.plan(v, one, dev);
+    EXPECT_EQ(o.device_bytes(), 4u + 2u * 128u * 256u * 4u + 256u) << v.name;
+    EXPECT_EQ(o.bytes, 2u * 128u * 256u * 4u) << v.name;
+    EXPECT_EQ(o.policy.grid, 1u) << v.name;
+    ++planned_one;
+  }
+  EXPECT_GE(planned_one, 1);
 }
 
 TEST(tile_plan, policy_reports_the_compiled_access_width_and_the_grid) {
@@ -147,14 +201,14 @@ TEST(tile_plan, policy_reports_the_compiled_access_width_and_the_grid) {
 TEST(tile_run_planning, defaults_sweep_two_tiles_and_both_grids) {
   run_request r;
   r.labs = {"tile"};
-  const auto cases = plan_cases(r);
+  const auto cases = plan_cases(r, all_labs());
   ASSERT_EQ(cases.size(), variant_count * 2u * 2u);  // variants x tiles x ctas
-  EXPECT_EQ(cases.front().p.rows, 128u);
-  EXPECT_EQ(cases.front().p.cols, 256u);
-  EXPECT_EQ(cases.front().p.ctas, 0u);
+  EXPECT_EQ(value(cases.front().p, "tile")[0], 128u);  // rows
+  EXPECT_EQ(value(cases.front().p, "tile")[1], 256u);  // cols
+  EXPECT_EQ(value(cases.front().p, "ctas")[0], 0u);
   EXPECT_EQ(cases.front().p.n, 1u << 28);
-  EXPECT_EQ(cases.back().p.cols, 128u);
-  EXPECT_EQ(cases.back().p.ctas, 1u);
+  EXPECT_EQ(value(cases.back().p, "tile")[1], 128u);
+  EXPECT_EQ(value(cases.back().p, "ctas")[0], 1u);
 }
 
 TEST(tile_run_planning, user_tiles_ctas_and_offsets_replace_the_defaults) {
@@ -163,16 +217,14 @@ TEST(tile_run_planning, user_tiles_ctas_and_offsets_replace_the_defaults) {
   r.variants = {"ldgsts16"};
   r.dtypes = {dtype::f16};
   r.sizes = "2^20";
-  r.axes.tile = {{64, 64}};
-  r.axes.ctas = {1};
-  r.axes.src_offset = {0, 2};
-  const auto cases = plan_cases(r);
+  r.axes = {{"tile", "64x64"}, {"ctas", "1"}, {"src_offset", "0,2"}};
+  const auto cases = plan_cases(r, all_labs());
   ASSERT_EQ(cases.size(), 2u);
   for (const auto& c : cases) {
-    EXPECT_EQ(c.p.rows, 64u);
-    EXPECT_EQ(c.p.ctas, 1u);
+    EXPECT_EQ(value(c.p, "tile")[0], 64u);
+    EXPECT_EQ(value(c.p, "ctas")[0], 1u);
   }
-  EXPECT_EQ(cases.back().p.src_offset, 2u);
+  EXPECT_EQ(value(cases.back().p, "src_offset")[0], 2u);
 }
 
 }  // namespace

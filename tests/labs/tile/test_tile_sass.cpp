@@ -54,10 +54,10 @@ void expect_common_write_back(const labeled_kernel& k) {
 TEST_F(sass_proof, tile_every_variant_and_dtype_is_found_on_every_arch) {
   const std::size_t statics = labs::tile::static_tiles.size();
   for (const auto& [arch, r] : reports) {
-    for (const auto& info : labs::tile::tile_lab().variants()) {
+    for (const auto& info : labs::tile::table().variants) {
       for (const auto& [dt, bits] : dtypes) {
         const auto ks = kernels_of(r, info.name, dt);
-        const bool is_static = labs::tile::is_static(*labs::tile::variant_by_name(info.name));
+        const bool is_static = labs::tile::is_static(info.as<labs::tile::variant_id>());
         EXPECT_EQ(ks.size(), is_static ? statics : 1u) << arch << " " << info.name << " " << dt;
       }
     }
@@ -77,7 +77,9 @@ TEST_F(sass_proof, tile_global_to_shared_widths_per_variant) {
           expect_common_write_back(*k);
         }
         // The policy each result row prints says the same width.
-        const auto v = *labs::tile::variant_by_name(e.variant);
+        const memlab::variant* info = labs::tile::table().find_variant(e.variant);
+        ASSERT_NE(info, nullptr) << e.variant;
+        const auto v = info->as<labs::tile::variant_id>();
         EXPECT_EQ(labs::tile::plan(v, static_cast<std::size_t>(bits / 8), 128, 128, 1).vec_bytes * 8, want) << e.variant;
       }
     }

@@ -1,5 +1,14 @@
-// The tile ladder, in reading order. Every CTA does the same three steps, and only the first
-// differs between variants:
+// The tile lab: CuTe's copy atoms global -> shared, next to memlab's tile movers. Each CTA moves one
+// tile of a column-major matrix (a stack of rows x cols tiles) into shared memory with the variant's
+// copy, then writes it back with one fixed write-back: the output is the input, verified exactly.
+//
+// Assumes: f32 or f16; tile shapes multiples of the (8, 32) thread layout that fit in shared memory;
+// the *_static variants only for the shapes they are compiled for; the source shifted by
+// --src-offset bytes (variants that assume alignment refuse offsets below it). The host-side model
+// (tile rules, alignment, policies) is in model.cpp.
+//
+// The ladder, in reading order. Every CTA does the same three steps, and only the first differs
+// between variants:
 //   1. global -> shared: the variant's copy of one rows x cols tile (column-major, ld = rows);
 //   2. __syncthreads();
 //   3. shared -> global: one fixed write-back for every variant (memlab::tile::store_lds_stg16,
@@ -23,8 +32,10 @@
 //     cute_tiled_autovec128      AutoVectorizingCopyWithAssumedAlignment<128>
 //     cute_tiled128              a UniversalCopy<uint128_t> atom: 128 bits by construction
 // memlab's movers (include/memlab/tile.cuh), on the tile as one contiguous byte range:
-//   ldg_sts16               16-byte LDG + STS, batches of 8 chunks (ptxas keeps <= 4 in flight)
-//   ldgsts16                cp.async.cg 16 B (LDGSTS.E.BYPASS.128), every chunk in flight at once
+//   ldg_sts16               load_via_registers16: 16-byte LDG + STS, batches of 8 chunks (ptxas keeps
+//                           <= 4 in flight)
+//   ldgsts16                load_cp_async16: cp.async.cg 16 B (LDGSTS.E.BYPASS.128), every chunk in
+//                           flight at once
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -33,13 +44,23 @@
 
 #include <cute/tensor.hpp>
 
-#include "harness/dispatch.cuh"
+#include "harness/check.hpp"
+#include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/tile/tile.hpp"
-#include "memlab/error.cuh"
 #include "memlab/tile.cuh"
 
 namespace memlab::labs::tile {
+
+// ---- the CPU reference ----------------------------------------------------------------------------
+
+// The output matrix is the input matrix, byte for byte: output byte j is byte src_offset + j of the
+// input's random stream.
+std::uint8_t reference_byte(std::uint64_t seed, std::uint64_t src_offset, std::uint64_t j) {
+  return random_byte(seed, src_offset + j);
+}
+
+// ---- the kernels ------------------------------------------------------------------------------------
 
 using thread_layout = cute::Layout<cute::Shape<cute::Int<thr_rows>, cute::Int<thr_cols>>>;  // (8, 32) -> tid
 
@@ -196,13 +217,13 @@ struct cute_tiled128 {
 struct ldg_sts16 {
   template <class T>
   static __device__ void load(const T* g, T* s, int rows, int cols) {
-    memlab::tile::load_ldg_sts16(s, g, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
+    memlab::tile::load_via_registers16(s, g, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
   }
 };
 struct ldgsts16 {
   template <class T>
   static __device__ void load(const T* g, T* s, int rows, int cols) {
-    memlab::tile::load_ldgsts16(s, g, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
+    memlab::tile::load_cp_async16(s, g, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
   }
 };
 
@@ -220,7 +241,21 @@ __global__ void __launch_bounds__(threads_per_cta) tile_kernel(T* __restrict__ d
   memlab::tile::store_lds_stg16(dst + first, smem, tile_elems * sizeof(T));
 }
 
+// ---- launchers, refusals, plans -------------------------------------------------------------------------
+
 namespace {
+
+enum buffer_index { src_buffer, dst_buffer };
+
+const axis tile_axis{"tile", "tile shape ROWSxCOLS in elements, each a multiple of the (8, 32) thread layout",
+                     axis_grammar::shape, "128x256,128x128", 1, 1u << 16, {"rows", "cols"}};
+const axis ctas_axis{"ctas", "CTAs to launch, each moving its own tile; 0 = one per tile of the whole matrix",
+                     axis_grammar::counts, "0,1", 0, 0x7fffffffu};
+const axis src_offset_axis{"src_offset", "bytes added to the source pointer (misalignment); a whole element",
+                           axis_grammar::counts, "0", 0, 4096};
+
+std::uint64_t rows_of(const case_params& p) { return p.shape(tile_axis)[0]; }
+std::uint64_t cols_of(const case_params& p) { return p.shape(tile_axis)[1]; }
 
 // The kernel's address, for cudaFuncSetAttribute and cudaLaunchKernel (its parameters are
 // (T*, const T*, int, int) whatever T is).
@@ -236,7 +271,7 @@ kernel_fn static_kernel(std::uint64_t rows, std::uint64_t cols) {
   if (rows == 128 && cols == 256) return kernel_of<Static<128, 256>, T>();
   if (rows == 128 && cols == 128) return kernel_of<Static<128, 128>, T>();
   if (rows == 64 && cols == 64) return kernel_of<Static<64, 64>, T>();
-  throw std::invalid_argument("tile: no static instantiation for " + std::to_string(rows) + "x" + std::to_string(cols));
+  throw std::invalid_argument("tile: no static instantiation for " + tile_text(rows, cols));
 }
 
 kernel_fn kernel_for(variant_id v, dtype t, std::uint64_t rows, std::uint64_t cols) {
@@ -267,29 +302,168 @@ kernel_fn kernel_for(variant_id v, dtype t, std::uint64_t rows, std::uint64_t co
   }
 }
 
-}  // namespace
+// Every kernel of variant v: each dtype, and each compiled shape of a static variant.
+std::vector<kernel_ref> kernels_of_variant(variant_id v) {
+  std::vector<kernel_ref> out;
+  for (dtype t : {dtype::f32, dtype::f16}) {
+    if (is_static(v)) {
+      for (const auto& [r, c] : static_tiles)
+        out.push_back({kernel_for(v, t, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(c)), nullptr});
+    } else {
+      out.push_back({kernel_for(v, t, 128, 128), nullptr});
+    }
+  }
+  return out;
+}
+
+// CTAs the case launches: 0 means one per tile of the whole matrix.
+std::uint64_t grid_of_case(const case_params& p) {
+  const std::uint64_t tile_elems = rows_of(p) * cols_of(p);
+  return p[ctas_axis] != 0 ? p[ctas_axis] : (tile_elems == 0 ? 0 : p.n / tile_elems);
+}
+std::uint64_t payload_bytes(const case_params& p) {
+  return grid_of_case(p) * rows_of(p) * cols_of(p) * size_of(p.type);
+}
+
+void launch_tile(const case_ctx& c, cudaStream_t s) {
+  const std::uint64_t grid = c.plan.policy.grid, rows = rows_of(c.p), cols = cols_of(c.p);
+  if (grid == 0) return;
+  const std::size_t smem = rows * cols * size_of(c.p.type);
+  void* dst = c.ptr(dst_buffer);
+  const void* src = c.ptr(src_buffer, c.p[src_offset_axis]);
+  int r = static_cast<int>(rows), cl = static_cast<int>(cols);
+  void* args[] = {&dst, &src, &r, &cl};
+  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(c.v->as<variant_id>(), c.p.type, rows, cols), grid_of(grid, "tile"),
+                                     dim3(threads_per_cta), args, smem, s));
+}
+
+// The device-independent rules.
+std::optional<std::string> case_rule(const variant& v, const case_params& p) {
+  const auto id = v.as<variant_id>();
+  const std::size_t es = size_of(p.type);
+  const std::uint64_t rows = rows_of(p), cols = cols_of(p), ctas = p[ctas_axis], offset = p[src_offset_axis];
+  if (p.type != dtype::f32 && p.type != dtype::f16) return "tile is built for f32 and f16 only";
+  if (auto why = tile_rule(id, es, rows, cols)) return why;
+  const std::uint64_t tile_elems = rows * cols;
+  if (p.n < tile_elems) {
+    return "n = " + std::to_string(p.n) + " is smaller than one " + tile_text(rows, cols) + " tile (" +
+           std::to_string(tile_elems) + " elements): the matrix is a stack of tiles";
+  }
+  if (p.n % tile_elems != 0) {
+    return "n = " + std::to_string(p.n) + " is not a whole number of " + tile_text(rows, cols) + " tiles (" +
+           std::to_string(tile_elems) + " elements each): the matrix is a stack of tiles";
+  }
+  const std::uint64_t tiles = p.n / tile_elems;
+  if (ctas > tiles) {
+    return "--ctas " + std::to_string(ctas) + " exceeds the " + std::to_string(tiles) +
+           " tiles of the matrix (each CTA moves its own tile)";
+  }
+  if (offset % es != 0) {
+    return "src offset +" + std::to_string(offset) + " B is not a whole " + std::to_string(es) + "-byte " +
+           std::string(to_string(p.type)) + " element";
+  }
+  const auto align = static_cast<std::uint64_t>(v.alignment);
+  if (align > 0 && offset % align != 0) {
+    return std::string(v.name) + " assumes a " + std::to_string(align) + "-byte aligned source (src +" +
+           std::to_string(offset) + " B)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
+  if (auto why = case_rule(v, p)) return why;
+  const std::uint64_t tile_bytes = rows_of(p) * cols_of(p) * size_of(p.type);
+  if (dev.smem_per_block_optin > 0 && tile_bytes > static_cast<std::uint64_t>(dev.smem_per_block_optin)) {
+    return "a " + tile_text(rows_of(p), cols_of(p)) + " " + std::string(to_string(p.type)) + " tile needs " +
+           std::to_string(tile_bytes) + " B of shared memory; this device allows " +
+           std::to_string(dev.smem_per_block_optin) + " B per CTA";
+  }
+  return std::nullopt;
+}
+
+case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
+  const std::uint64_t payload = payload_bytes(p);
+  case_plan out;
+  out.policy = plan(v.as<variant_id>(), size_of(p.type), rows_of(p), cols_of(p), grid_of_case(p));
+  out.bytes = 2 * payload;  // each tile read once, written once
+  out.working_set = 2 * payload;
+  out.buffers = {{"src", p[src_offset_axis] + payload, buffer_role::input},
+                 {"dst", payload, buffer_role::output}};
+  return out;
+}
 
 // Lets the kernel use the device's whole opt-in shared memory, not just this case's tile: the
 // dynamic variants share one kernel across tile shapes, and a smaller case prepared later must not
 // shrink the limit under a larger one that is still alive.
-void configure_kernel(variant_id v, dtype t, std::uint64_t rows, std::uint64_t cols) {
-  int device = 0, optin = 0;
-  MEMLAB_CUDA_CHECK(cudaGetDevice(&device));
-  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const std::uint64_t bytes = rows * cols * size_of(t);
-  const int limit = std::max(optin, static_cast<int>(bytes));  // unsupported() refused tiles over optin
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(v, t, rows, cols), cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+void setup(case_ctx& c) {
+  const std::uint64_t bytes = rows_of(c.p) * cols_of(c.p) * size_of(c.p.type);
+  const int limit = std::max(c.dev.smem_per_block_optin, static_cast<int>(bytes));  // refusal() capped bytes
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(c.v->as<variant_id>(), c.p.type, rows_of(c.p), cols_of(c.p)),
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
 }
 
-void launch_kernel(variant_id v, dtype t, void* dst, const void* src, std::uint64_t rows, std::uint64_t cols,
-                   std::uint64_t grid, cudaStream_t s) {
-  if (grid == 0) return;
-  const dim3 grid_dim = grid_of(grid, "tile");
-  const std::size_t smem = rows * cols * size_of(t);
-  int r = static_cast<int>(rows), c = static_cast<int>(cols);
-  void* args[] = {&dst, &src, &r, &c};
-  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(v, t, rows, cols), grid_dim,
-                                     dim3(threads_per_cta), args, smem, s));
+std::string verify(const case_ctx& c) {
+  const std::uint64_t seed = c.seeds[src_buffer], offset = c.p[src_offset_axis];
+  return check_bytes(c.buffers[dst_buffer], 0, payload_bytes(c.p), size_of(c.p.type),
+                     [&](std::uint64_t j) { return reference_byte(seed, offset, j); });
+}
+
+variant rung(variant_id id, std::string_view name, std::string_view teaches) {
+  return {name, teaches, launch_tile, kernels_of_variant(id), required_alignment(id), false, int(id)};
+}
+
+}  // namespace
+
+// ---- the lab's table ------------------------------------------------------------------------------------
+
+const lab& table() {
+  static const lab tile_lab{
+      .name = "tile",
+      .teaches = "CuTe copy atoms global -> shared: which partition, policy, layout and alignment give 128-bit "
+                 "accesses; next to memlab's LDG+STS and cp.async tile movers",
+      .dtypes = {dtype::f32, dtype::f16},
+      .default_dtype = dtype::f32,
+      .default_sizes = "2^28",  // 1 GiB of f32: ~20 x the H100's 50 MB L2
+      .size_meaning = "elements of the matrix (a column-major stack of tiles: tile rows x tiles * tile cols)",
+      // The tutorial's 128x256 tile (128 KiB of f32: one CTA per SM) and 128x128 (64 KiB: three per
+      // SM); the full grid and the tutorial's single CTA.
+      .axes = {tile_axis, ctas_axis, src_offset_axis},
+      .roof = roof_kind::dram,
+      .variants =
+          {
+              rung(variant_id::cute_universal, "cute_universal",
+                   "the tutorial: local_partition (8, 32) on dynamic layouts, UniversalCopy<T>, one element per copy"),
+              rung(variant_id::cute_autovec64, "cute_autovec64",
+                   "the tutorial's partition, AutoVectorizingCopyWithAssumedAlignment<64>"),
+              rung(variant_id::cute_autovec128, "cute_autovec128",
+                   "the tutorial's partition, AutoVectorizingCopyWithAssumedAlignment<128>"),
+              rung(variant_id::cute_default, "cute_default", "the tutorial's partition, copy(src, dst): CuTe's default policy"),
+              rung(variant_id::cute_universal_static, "cute_universal_static",
+                   "cute_universal on static layouts (compile-time tile shape)"),
+              rung(variant_id::cute_autovec128_static, "cute_autovec128_static", "cute_autovec128 on static layouts"),
+              rung(variant_id::cute_default_static, "cute_default_static",
+                   "cute_default on static layouts (copy() then assumes 128-bit alignment)"),
+              rung(variant_id::cute_tiled_universal, "cute_tiled_universal",
+                   "contiguous partition: make_tiled_copy, (8, 32) threads x (16 B, 1) values, UniversalCopy<T> atom"),
+              rung(variant_id::cute_tiled_default, "cute_tiled_default", "contiguous partition, copy(src, dst) on dynamic layouts"),
+              rung(variant_id::cute_tiled_default_static, "cute_tiled_default_static",
+                   "contiguous partition, copy(src, dst) on static layouts"),
+              rung(variant_id::cute_tiled_autovec128, "cute_tiled_autovec128",
+                   "contiguous partition, AutoVectorizingCopyWithAssumedAlignment<128>"),
+              rung(variant_id::cute_tiled128, "cute_tiled128",
+                   "contiguous partition, a UniversalCopy<uint128_t> atom: 128 bits by construction"),
+              rung(variant_id::ldg_sts16, "ldg_sts16",
+                   "memlab::tile::load_via_registers16: the tile as one byte range, 16-byte LDG + STS, batches of 8 "
+                   "per thread (ptxas keeps <= 4 in flight)"),
+              rung(variant_id::ldgsts16, "ldgsts16",
+                   "memlab::tile::load_cp_async16: cp.async.cg 16 B (L1 bypass), every chunk in flight, commit + wait"),
+          },
+      .unsupported = refusal,
+      .plan = plan_case,
+      .setup = setup,
+      .verify = verify,
+  };
+  return tile_lab;
 }
 
 }  // namespace memlab::labs::tile

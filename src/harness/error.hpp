@@ -1,10 +1,10 @@
-// memlab/error.cuh: the one family of CUDA error macros.
+// The one family of CUDA error macros (the harness's; the library returns cudaError_t instead).
 //
 // MEMLAB_CUDA_CHECK(expr)          throws memlab::cuda_error with file, line and the expression.
 // MEMLAB_CUDA_CHECK_NOEXCEPT(expr) prints the same to stderr and goes on: for destructors.
 // MEMLAB_CUDA_CHECK_LAUNCH()       checks the last error right after a kernel launch.
 //
-// Library entry points that must not throw (memlab::copy) return cudaError_t instead.
+// Library entry points (include/memlab/) never throw: they return cudaError_t.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,0 +1,57 @@
+#include "harness/kernel_symbols.hpp"
+
+#include <vector_types.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+namespace memlab {
+namespace {
+
+struct registry {
+  std::mutex m;
+  std::map<const void*, std::string> by_stub;
+  std::vector<std::string> order;
+};
+
+registry& the_registry() {
+  static registry r;  // constructed on first use: registrations run during static initialisation
+  return r;
+}
+
+}  // namespace
+
+std::string kernel_symbol(const void* host_stub) {
+  auto& r = the_registry();
+  std::lock_guard lock(r.m);
+  const auto it = r.by_stub.find(host_stub);
+  return it == r.by_stub.end() ? std::string() : it->second;
+}
+
+std::vector<std::string> registered_kernels() {
+  auto& r = the_registry();
+  std::lock_guard lock(r.m);
+  return r.order;
+}
+
+}  // namespace memlab
+
+// The CUDA runtime's registration entry (crt/host_runtime.h), wrapped by the linker.
+extern "C" void __real___cudaRegisterFunction(void** handle, const char* host_fun, char* device_fun,
+                                              const char* device_name, int thread_limit, uint3* tid, uint3* bid,
+                                              dim3* block_dim, dim3* grid_dim, int* warp_size);
+
+extern "C" void __wrap___cudaRegisterFunction(void** handle, const char* host_fun, char* device_fun,
+                                              const char* device_name, int thread_limit, uint3* tid, uint3* bid,
+                                              dim3* block_dim, dim3* grid_dim, int* warp_size) {
+  if (host_fun != nullptr && device_fun != nullptr) {
+    auto& r = memlab::the_registry();
+    std::lock_guard lock(r.m);
+    const std::string name(device_fun);
+    r.by_stub[static_cast<const void*>(host_fun)] = name;
+    if (std::find(r.order.begin(), r.order.end(), name) == r.order.end()) r.order.push_back(name);
+  }
+  __real___cudaRegisterFunction(handle, host_fun, device_fun, device_name, thread_limit, tid, bid, block_dim, grid_dim,
+                                warp_size);
+}

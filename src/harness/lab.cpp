@@ -1,0 +1,131 @@
+// The lab table's host-side helpers: axis grammar and ranges, case parameters, plans.
+#include "harness/lab.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "harness/fill.hpp"
+#include "harness/sizes.hpp"
+
+namespace memlab {
+
+std::size_t axis::rank() const {
+  if (grammar != axis_grammar::shape) return 1;
+  std::size_t r = 0;
+  while (r < extents.size() && !extents[r].empty()) ++r;
+  return r;
+}
+
+std::string axis::flag() const {
+  std::string f = "--" + std::string(name);
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+std::vector<axis_value> parse_axis(const axis& a, std::string_view text) {
+  const std::string flag = a.flag();
+  std::vector<axis_value> out;
+  switch (a.grammar) {
+    case axis_grammar::counts:
+      for (auto v : parse_counts(text, flag)) out.push_back({{v, 0, 0}, 1});
+      break;
+    case axis_grammar::bytes:
+      for (auto v : parse_byte_counts(text, flag)) out.push_back({{v, 0, 0}, 1});
+      break;
+    case axis_grammar::shape:
+      for (const auto& s : parse_shapes(text, flag, a.rank())) {
+        axis_value v;
+        v.rank = s.size();
+        std::copy(s.begin(), s.end(), v.v.begin());
+        out.push_back(v);
+      }
+      break;
+  }
+  for (const auto& v : out) {
+    for (std::size_t i = 0; i < v.rank; ++i) {
+      if (v[i] < a.min || v[i] > a.max) {
+        const std::string what = a.grammar == axis_grammar::shape ? "extent " + std::to_string(v[i]) + " of " + to_string(v)
+                                                                  : std::to_string(v[i]);
+        throw std::invalid_argument(flag + ": " + what + " is outside " + std::to_string(a.min) + ".." +
+                                    std::to_string(a.max) + " (" + std::string(a.meaning) + ")");
+      }
+    }
+  }
+  return out;
+}
+
+std::string to_string(const axis_value& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.rank; ++i) s += (i ? "x" : "") + std::to_string(v[i]);
+  return s;
+}
+
+// ---- case_params ------------------------------------------------------------------------------------
+
+const axis_value& case_params::shape(const axis& a) const {
+  for (const auto& [name, value] : axes)
+    if (name == a.name) return value;
+  throw std::logic_error("case has no value for axis " + std::string(a.name));
+}
+
+std::uint64_t case_params::operator[](const axis& a) const { return shape(a)[0]; }
+
+case_params& case_params::set(const axis& a, axis_value v) {
+  for (auto& [name, value] : axes) {
+    if (name == a.name) {
+      value = v;
+      return *this;
+    }
+  }
+  axes.emplace_back(a.name, v);
+  return *this;
+}
+
+std::uint64_t case_plan::device_bytes() const {
+  std::uint64_t total = transient_bytes;
+  for (const auto& b : buffers) total += b.bytes + (b.role == buffer_role::output ? guard_bytes : 0);
+  return total;
+}
+
+// ---- lab ----------------------------------------------------------------------------------------------
+
+const variant* lab::find_variant(std::string_view v) const {
+  for (const auto& x : variants)
+    if (x.name == v) return &x;
+  return nullptr;
+}
+
+const axis* lab::find_axis(std::string_view a) const {
+  for (const auto& x : axes)
+    if (x.name == a) return &x;
+  return nullptr;
+}
+
+case_params lab::make_case(dtype t, std::uint64_t n,
+                           std::initializer_list<std::pair<std::string_view, axis_value>> values) const {
+  case_params p;
+  p.type = t;
+  p.n = n;
+  for (const auto& a : axes) p.set(a, parse_axis(a, a.defaults).front());
+  for (const auto& [axis_name, value] : values) {
+    const axis* a = find_axis(axis_name);
+    if (a == nullptr) throw std::invalid_argument("lab " + std::string(name) + " has no axis " + std::string(axis_name));
+    p.set(*a, value);
+  }
+  return p;
+}
+
+std::vector<param> lab::params(const case_params& p) const {
+  std::vector<param> out{{"dtype", std::string(to_string(p.type))}, {"n", static_cast<std::int64_t>(p.n)}};
+  for (const auto& a : axes) {
+    const axis_value& v = p.shape(a);
+    if (a.grammar == axis_grammar::shape) {
+      for (std::size_t i = 0; i < a.rank(); ++i) out.push_back({std::string(a.extents[i]), static_cast<std::int64_t>(v[i])});
+    } else {
+      out.push_back({std::string(a.name), static_cast<std::int64_t>(v[0])});
+    }
+  }
+  return out;
+}
+
+}  // namespace memlab

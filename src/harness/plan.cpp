@@ -1,0 +1,173 @@
+#include "harness/plan.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "harness/sizes.hpp"
+#include "harness/text.hpp"
+
+namespace memlab {
+namespace {
+
+// Keeps the first of each repeated name: `run copy copy` or `--dtype f16,f16` runs each case once.
+template <class T>
+std::vector<T> unique_in_order(const std::vector<T>& in) {
+  std::vector<T> out;
+  for (const auto& x : in)
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  return out;
+}
+
+std::string flag_of(std::string_view axis_name) {
+  std::string f = "--" + std::string(axis_name);
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+// Each axis of `l`: the user's values where given, else the lab's defaults.
+std::vector<std::vector<axis_value>> axis_values_of(const lab& l, const run_request& req) {
+  std::vector<std::vector<axis_value>> out;
+  for (const auto& a : l.axes) {
+    const auto given = std::find_if(req.axes.begin(), req.axes.end(), [&](const auto& kv) { return kv.first == a.name; });
+    out.push_back(parse_axis(a, given != req.axes.end() ? std::string_view(given->second) : a.defaults));
+  }
+  return out;
+}
+
+}  // namespace
+
+lab_info info_of(const lab& l) {
+  lab_info info{std::string(l.name), std::string(l.teaches), std::string(l.size_meaning), l.roof, {}};
+  for (const auto& p : l.params(l.make_case(l.default_dtype, 0))) info.params.push_back(p.name);
+  return info;
+}
+
+std::vector<planned_case> plan_cases(const run_request& request, std::span<const lab* const> labs,
+                                     std::span<const missing_lab> missing) {
+  run_request req = request;
+  req.labs = unique_in_order(req.labs);
+  req.variants = unique_in_order(req.variants);
+  req.dtypes = unique_in_order(req.dtypes);
+  std::vector<const lab*> chosen;
+  if (req.labs.empty()) {
+    chosen.assign(labs.begin(), labs.end());
+  } else {
+    for (const auto& name : req.labs) {
+      const auto it = std::find_if(labs.begin(), labs.end(), [&](const lab* l) { return l->name == name; });
+      if (it == labs.end()) {
+        for (const auto& m : missing)
+          if (m.name == name) throw std::invalid_argument("lab " + name + " is not built: " + std::string(m.why));
+        std::vector<std::string_view> names;
+        for (const lab* x : labs) names.push_back(x->name);
+        throw std::invalid_argument("unknown lab '" + name + "' (labs: " + join(names) + ")");
+      }
+      chosen.push_back(*it);
+    }
+  }
+  // A variant named with --variant must exist in at least one chosen lab.
+  for (const auto& v : req.variants) {
+    const bool known = std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_variant(v) != nullptr; });
+    if (!known) {
+      std::vector<std::string_view> names;
+      for (const lab* l : chosen)
+        for (const auto& x : l->variants) names.push_back(x.name);
+      throw std::invalid_argument("--variant: unknown variant '" + v + "' (variants: " + join(names) + ")");
+    }
+  }
+  // An axis given on the command line must be read by at least one chosen lab.
+  for (const auto& [name, text] : req.axes) {
+    const bool read = std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_axis(name) != nullptr; });
+    if (!read) {
+      std::vector<std::string_view> names;
+      for (const lab* l : chosen) names.push_back(l->name);
+      throw std::invalid_argument(flag_of(name) + " is not an axis of lab " + join(names) +
+                                  " (`memlab list` shows each lab's axes)");
+    }
+  }
+  std::vector<size_spec> user_sizes;
+  try {
+    if (!req.sizes.empty()) user_sizes = parse_sizes(req.sizes);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--sizes: " + std::string(e.what()));
+  }
+
+  // Count before building: a sweep of a million cases is refused before it takes any memory.
+  struct lab_plan {
+    const lab* l;
+    std::vector<dtype> types;
+    std::vector<size_spec> sizes;
+    std::vector<std::vector<axis_value>> axes;
+    std::vector<const variant*> variants;
+  };
+  std::vector<lab_plan> plans;
+  std::uint64_t count = 0;
+  for (const lab* l : chosen) {
+    lab_plan lp{l, req.dtypes.empty() ? std::vector<dtype>{l->default_dtype} : req.dtypes, {}, {}, {}};
+    for (dtype t : lp.types) {
+      if (std::find(l->dtypes.begin(), l->dtypes.end(), t) == l->dtypes.end()) {
+        std::vector<std::string_view> names;
+        for (dtype x : l->dtypes) names.push_back(to_string(x));
+        throw std::invalid_argument("--dtype: lab " + std::string(l->name) + " does not support " +
+                                    std::string(to_string(t)) + " (it supports " + join(names) + ")");
+      }
+    }
+    lp.sizes = user_sizes.empty() ? parse_sizes(l->default_sizes) : user_sizes;
+    for (const auto& sz : lp.sizes) {
+      for (dtype t : lp.types) {
+        try {
+          (void)elements_of(sz, size_of(t));
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument("--sizes: " + std::string(e.what()));
+        }
+      }
+    }
+    lp.axes = axis_values_of(*l, req);
+    for (const auto& v : l->variants)
+      if (req.variants.empty() || std::find(req.variants.begin(), req.variants.end(), v.name) != req.variants.end())
+        lp.variants.push_back(&v);
+    std::uint64_t n = lp.types.size() * lp.sizes.size() * lp.variants.size();
+    for (const auto& values : lp.axes) n = n * values.size();
+    count += n;
+    if (count > max_cases) {
+      throw std::invalid_argument("the sweep has more than " + std::to_string(max_cases) +
+                                  " cases (dtypes x sizes x each axis x variants); narrow --sizes, an axis or --variant");
+    }
+    plans.push_back(std::move(lp));
+  }
+
+  std::vector<planned_case> out;
+  out.reserve(count);
+  for (const auto& lp : plans) {
+    const lab& l = *lp.l;
+    for (dtype t : lp.types) {
+      for (const auto& s : lp.sizes) {
+        const std::uint64_t n = elements_of(s, size_of(t));
+        // Byte counts (reads + writes, offsets, guards) must stay far from 64-bit overflow.
+        if (n > (std::uint64_t{1} << 62) / size_of(t)) {
+          throw std::invalid_argument("--sizes: " + s.text + " is too large: " + std::string(to_string(t)) +
+                                      " elements beyond 2^62 bytes");
+        }
+        // The product of the axes, the first declared outermost: an odometer over their indices.
+        std::vector<std::size_t> at(l.axes.size(), 0);
+        for (bool more = true; more;) {
+          case_params p;
+          p.type = t;
+          p.n = n;
+          for (std::size_t k = 0; k < l.axes.size(); ++k) p.set(l.axes[k], lp.axes[k][at[k]]);
+          for (const variant* v : lp.variants) out.push_back({&l, v, p, s.text});
+          more = false;
+          for (std::size_t k = l.axes.size(); k-- > 0;) {
+            if (++at[k] < lp.axes[k].size()) {
+              more = true;
+              break;
+            }
+            at[k] = 0;
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace memlab

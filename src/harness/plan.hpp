@@ -1,0 +1,54 @@
+// From a run request to the list of cases, on the host: every usage error (unknown lab, variant,
+// dtype; a bad size or axis value; a sweep too large) is found here, before any GPU work.
+#pragma once
+
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/lab.hpp"
+
+namespace memlab {
+
+struct run_request {
+  std::vector<std::string> labs;      // empty: every lab
+  std::vector<std::string> variants;  // empty: every variant of each lab
+  std::vector<dtype> dtypes;          // empty: each lab's default dtype
+  std::string sizes;                  // empty: each lab's default sizes
+  // Axis values as typed, by axis name ("block_rows" -> "0..15"); an axis not given takes each
+  // lab's defaults.
+  std::vector<std::pair<std::string, std::string>> axes;
+  int device = 0;
+  double max_time_s = 0.5;  // per case, split between cold, batch and graph timing
+  bool verify = true;
+  bool progress = true;     // one line per case on the progress stream
+  bool measure_ceiling = true;
+  // For profilers (ncu, nsys), which serialize launches: each case verified, then launched once
+  // more, timed without the blocking kernel; no batch or graph figure.
+  bool profile = false;
+  std::string command;             // recorded in the report
+  std::vector<std::string> argv;   // the same, as an argument vector
+  std::vector<std::pair<std::string, std::string>> options;  // recorded in the report: flag, value
+};
+
+struct planned_case {
+  const lab* l = nullptr;
+  const variant* v = nullptr;
+  case_params p;
+  std::string size_text;  // as the user wrote it: "2^24"
+};
+
+// More cases than this in one run is a usage error: narrow the sweep.
+inline constexpr std::size_t max_cases = 20000;
+
+// The cases of `req` over `labs` (missing ones named in errors), labs in the order asked, then
+// dtypes, sizes, the product of the axes (first declared outermost) and the variants innermost.
+// Throws std::invalid_argument (a usage error) with a one-line message.
+std::vector<planned_case> plan_cases(const run_request& req, std::span<const lab* const> labs,
+                                     std::span<const missing_lab> missing = {});
+
+// What a results file says about a lab: its roof and its params in declared order.
+lab_info info_of(const lab& l);
+
+}  // namespace memlab

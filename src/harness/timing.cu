@@ -1,0 +1,236 @@
+#include "harness/timing.hpp"
+
+#include <cuda/ptx>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "harness/error.hpp"
+
+namespace memlab {
+
+// Shared by host and device through pinned, mapped memory.
+struct timer::host_words {
+  volatile int release = 0;    // the host sets it: the blocking kernel returns
+  volatile int timed_out = 0;  // the blocking kernel gave up waiting
+  unsigned long long clock[2][2] = {};  // [reading][globaltimer ns, SM 0 clock64]
+};
+
+namespace {
+
+// Spins until the host releases the stream, or gives up after `timeout_ns` (a launch that
+// synchronizes, or more launches than the queue holds, would otherwise hang the run).
+__global__ void block_stream_kernel(const volatile int* release, volatile int* timed_out, std::uint64_t timeout_ns) {
+  const std::uint64_t t0 = cuda::ptx::get_sreg_globaltimer();
+  while (*release == 0) {
+    if (cuda::ptx::get_sreg_globaltimer() - t0 > timeout_ns) {
+      *timed_out = 1;
+      __threadfence_system();
+      return;
+    }
+  }
+}
+
+// One CTA per SM; the one that lands on SM 0 records the global timer and SM 0's clock. Two
+// readings give SM 0's clock rate over what ran between them.
+__global__ void read_clock_kernel(unsigned long long* out) {
+  if (cuda::ptx::get_sreg_smid() != 0) return;
+  out[0] = cuda::ptx::get_sreg_globaltimer();
+  out[1] = cuda::ptx::get_sreg_clock64();
+}
+
+// Releases the blocking kernel when a sample ends, also by an exception: a stream left held
+// would stall every later command until the kernel's timeout.
+template <class Release>
+struct release_on_exit {
+  Release release;
+  ~release_on_exit() { release(); }
+};
+template <class Release>
+release_on_exit(Release) -> release_on_exit<Release>;
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+
+// Repeats `sample()` (milliseconds; negative = dropped) until the spread is small or the budget ends.
+template <class Sample>
+summary sample_until_stable(Sample&& sample, const measure_options& opt) {
+  std::vector<double> ms;
+  const auto t0 = clock_type::now();
+  for (std::size_t taken = 0;; ++taken) {
+    const double v = sample();
+    if (v >= 0) ms.push_back(v);
+    const std::size_t n = ms.size();
+    // Summaries sort: re-check every few samples, not after each.
+    if (v >= 0 && n >= opt.min_samples && n % 5 == 0 && summarize(ms).rel_spread < opt.target_rel_spread) break;
+    if (taken + 1 >= opt.max_samples) break;
+    if (n >= measure_options::floor_samples && seconds_since(t0) > opt.max_time_s) break;
+    // Every sample dropped for far longer than the budget: stop rather than loop forever.
+    if (seconds_since(t0) > 4 * opt.max_time_s + 1) break;
+  }
+  return summarize(std::move(ms));
+}
+
+}  // namespace
+
+timer::timer(cudaStream_t stream, l2_flusher& flusher, int sm_count, int default_clock_khz, bool blocking)
+    : stream_(stream), flusher_(flusher), sm_count_(std::max(sm_count, 1)), default_clock_khz_(default_clock_khz) {
+  void* p = nullptr;
+  MEMLAB_CUDA_CHECK(cudaHostAlloc(&p, sizeof(host_words), cudaHostAllocMapped));
+  words_ = new (p) host_words();
+  MEMLAB_CUDA_CHECK(cudaHostGetDevicePointer(&words_device_, p, 0));
+  if (!blocking) return;
+  // Load the two kernels now, not inside the first timed sample.
+  block();
+  release();
+  read_clock(0);
+  finish_sample();
+}
+
+timer::~timer() {
+  if (words_ != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(words_));
+}
+
+void timer::block() {
+  words_->release = 0;
+  words_->timed_out = 0;
+  auto* d = static_cast<host_words*>(words_device_);
+  block_stream_kernel<<<1, 1, 0, stream_>>>(&d->release, &d->timed_out,
+                                             static_cast<std::uint64_t>(timeout_s_ * 1e9));
+  MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+void timer::release() { words_->release = 1; }
+
+void timer::read_clock(int slot) {
+  auto* d = static_cast<host_words*>(words_device_);
+  read_clock_kernel<<<static_cast<unsigned>(sm_count_), 1, 0, stream_>>>(d->clock[slot]);
+  MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+void timer::finish_sample() {
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (words_->timed_out != 0) {
+    throw std::runtime_error("the blocking kernel timed out after " + std::to_string(timeout_s_) +
+                             " s: a launch synchronized the device, or more launches were queued than the GPU accepts "
+                             "while the stream is held; the sample cannot be trusted");
+  }
+}
+
+template <class Enqueue>
+double timer::held_sample(Enqueue&& enqueue, bool clocks) {
+  block();
+  release_on_exit held{[this] { release(); }};
+  if (clocks) read_clock(0);
+  start_.record(stream_);
+  enqueue();
+  stop_.record(stream_);
+  if (clocks) read_clock(1);
+  release();
+  finish_sample();
+  return static_cast<double>(elapsed_ms(start_, stop_));
+}
+
+int timer::launches_for(double estimate_ms, const measure_options& opt, int cap) const {
+  if (!(estimate_ms > 0)) return std::min(cap, 100);
+  return static_cast<int>(std::clamp(std::ceil(opt.batch_target_ms / estimate_ms), 1.0, static_cast<double>(cap)));
+}
+
+cold_summary timer::cold(const enqueue_fn& launch, const measure_options& opt) {
+  timeout_s_ = opt.blocking_timeout_s;
+  launch(stream_);  // warm-up: module load, first touch, libraries' tuning queries
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  cold_summary out;
+  std::vector<double> clocks;
+  const double floor_khz = opt.throttle_threshold * default_clock_khz_;
+  out.time = sample_until_stable(
+      [&] {
+        flusher_.flush(stream_);
+        MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        const double ms = held_sample([&] { launch(stream_); }, true);
+        const auto& c = words_->clock;
+        const double ns = static_cast<double>(c[1][0] - c[0][0]);
+        const double khz = ns > 0 ? static_cast<double>(c[1][1] - c[0][1]) / ns * 1e6 : 0;
+        // A reading of 0 means no CTA landed on SM 0 (never seen): keep the sample, unjudged.
+        if (khz > 0 && default_clock_khz_ > 0 && khz < floor_khz) {
+          ++out.throttled;
+          return -1.0;
+        }
+        if (khz > 0) clocks.push_back(khz / 1e3);
+        return ms;
+      },
+      opt);
+  if (!clocks.empty()) {
+    std::sort(clocks.begin(), clocks.end());
+    out.sm_clock_mhz = quantile_sorted(clocks, 0.5);
+  }
+  return out;
+}
+
+summary timer::once(const enqueue_fn& launch) {
+  flusher_.flush(stream_);
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  start_.record(stream_);
+  launch(stream_);
+  stop_.record(stream_);
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return summarize({static_cast<double>(elapsed_ms(start_, stop_))});
+}
+
+summary timer::batch(const enqueue_fn& launch, const measure_options& opt, double estimate_ms) {
+  timeout_s_ = opt.blocking_timeout_s;
+  const int k = launches_for(estimate_ms, opt, opt.max_queued_launches);
+  for (int i = 0; i < k; ++i) launch(stream_);  // warm-up batch: warms the L2 and the launch path
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return sample_until_stable(
+      [&] {
+        return held_sample([&] { for (int i = 0; i < k; ++i) launch(stream_); }, false) / k;
+      },
+      opt);
+}
+
+summary timer::graph(const enqueue_fn& launch, const measure_options& opt, double estimate_ms, std::string& why_not) {
+  timeout_s_ = opt.blocking_timeout_s;
+  const int k = launches_for(estimate_ms, opt, 2000);
+  // Capture on this thread only; anything the launches do that a capture forbids fails the
+  // capture (and is reported), never the run.
+  cudaGraph_t graph = nullptr;
+  MEMLAB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  std::string failure;
+  try {
+    for (int i = 0; i < k; ++i) launch(stream_);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+  if (failure.empty() && end != cudaSuccess) failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(end);
+  (void)cudaGetLastError();  // a failed capture leaves its error behind: not the next launch's
+  if (!failure.empty()) {
+    if (graph != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(graph));
+    why_not = "cannot be captured in a CUDA graph: " + failure;
+    return {};
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+  MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(graph));
+  if (inst != cudaSuccess) {
+    (void)cudaGetLastError();
+    why_not = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(inst);
+    return {};
+  }
+  struct exec_guard {
+    cudaGraphExec_t e;
+    ~exec_guard() { MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(e)); }
+  } guard{exec};
+  MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // warm-up
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return sample_until_stable(
+      [&] { return held_sample([&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_)); }, false) / k; },
+      opt);
+}
+
+}  // namespace memlab

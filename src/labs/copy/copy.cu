@@ -1,0 +1,340 @@
+// The copy lab: a 1D copy of n elements, from one element per thread to several 16-byte vectors in
+// flight, memlab::copy at any alignment, and the libraries a user would otherwise call.
+//
+// Assumes: src and dst are separate cudaMalloc allocations (256-byte aligned) and the offsets
+// (--src-offset, --dst-offset, bytes) move the pointers the copy sees away from that alignment; an
+// offset must be a whole element. vec8, vec16 and vec16_unroll need both pointers aligned to their
+// vector and refuse other offsets; scalar, auto and the peers take any element-aligned pointer.
+//
+// Reading order: the CPU reference, the ladder's kernels (each adds one thing), memlab::copy's
+// kernels (include/memlab/copy.cuh), the peers, then plans, refusals and launchers, and the lab's
+// table at the end.
+#include <cub/device/device_transform.cuh>
+#include <thrust/copy.h>
+#include <thrust/execution_policy.h>
+#include <thrust/system/cuda/execution_policy.h>
+
+#include <cstdint>
+
+#include "harness/check.hpp"
+#include "harness/dispatch.cuh"
+#include "harness/error.hpp"
+#include "harness/launch.cuh"
+#include "labs/copy/copy.hpp"
+#include "memlab/copy.cuh"
+#include "memlab/vector.cuh"
+
+namespace memlab::labs::copy {
+
+// ---- the CPU reference ----------------------------------------------------------------------------
+
+// A copy's output byte j is input byte src_offset + j: the input allocation holds the random
+// stream `seed` from its first byte, and the copy starts src_offset bytes in.
+std::uint8_t reference_byte(std::uint64_t seed, std::uint64_t src_offset, std::uint64_t j) {
+  return random_byte(seed, src_offset + j);
+}
+
+// ---- the ladder -----------------------------------------------------------------------------------
+//   scalar        one element per thread: a 1- or 2-byte type issues 1- or 2-byte accesses, and a
+//                 warp moves only 32-64 bytes per instruction.
+//   vec8          one 8-byte vector per thread (LDG.E.64 / STG.E.64).
+//   vec16         one 16-byte vector per thread (LDG.E.128 / STG.E.128), the widest access before
+//                 sm_100: a warp moves 512 bytes per instruction.
+//   vec16_unroll  several 16-byte vectors in flight per thread, grid-stride, the grid sized by bytes
+//                 in flight per SM instead of by the problem size.
+// vec8, vec16 and vec16_unroll copy any n: the ragged tail (< one vector) goes element by element.
+
+namespace {
+
+// Copies elements [from, n) one at a time. Kept rolled so the SASS shows exactly one narrow load
+// and store for the tail, apart from the vector path.
+template <class T>
+__device__ __forceinline__ void copy_tail(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t from,
+                                          std::uint64_t n) {
+#pragma unroll 1
+  for (std::uint64_t i = from; i < n; ++i) dst[i] = src[i];
+}
+
+// One vector of VecBytes per thread; the thread just past the last vector copies the tail.
+template <class T, int VecBytes>
+__device__ __forceinline__ void copy_one_vector(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
+  using vec = vector_t<VecBytes>;
+  constexpr std::uint64_t per_vec = VecBytes / sizeof(T);  // elements per vector
+  const std::uint64_t vectors = n / per_vec;
+  const std::uint64_t i = global_thread();
+  if (i < vectors) {
+    reinterpret_cast<vec*>(dst)[i] = reinterpret_cast<const vec*>(src)[i];
+  } else if (i == vectors) {
+    copy_tail(dst, src, vectors * per_vec, n);
+  }
+}
+
+}  // namespace
+
+template <class T>
+__global__ void scalar_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
+  const std::uint64_t i = global_thread();
+  if (i < n) dst[i] = src[i];
+}
+
+template <class T>
+__global__ void vec8_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
+  copy_one_vector<T, 8>(dst, src, n);
+}
+
+template <class T>
+__global__ void vec16_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
+  copy_one_vector<T, 16>(dst, src, n);
+}
+
+// Each iteration a CTA moves one tile of threads x Unroll vectors: thread t loads vectors t,
+// t + threads, ... (each load instruction stays coalesced across the warp) and issues all Unroll
+// loads before its first store, so Unroll x 16 bytes per thread are in flight. Full tiles carry no
+// bounds checks: with a predicate on each load, ptxas hoisted the first store above the later
+// loads (seen in sm_90 SASS), and the thread then waited on one load at a time. The grid strides
+// over tiles; the one partial tile and the sub-vector tail are handled after the loop.
+template <class T, int Unroll>
+__global__ void __launch_bounds__(threads_per_cta) vec16_unroll_kernel(T* __restrict__ dst, const T* __restrict__ src,
+                                                                       std::uint64_t n) {
+  using vec = vector_t<16>;
+  constexpr std::uint64_t per_vec = 16 / sizeof(T);
+  const std::uint64_t vectors = n / per_vec;
+  const auto* s = reinterpret_cast<const vec*>(src);
+  auto* d = reinterpret_cast<vec*>(dst);
+  const std::uint64_t tile = std::uint64_t{blockDim.x} * Unroll;
+  const std::uint64_t full_tiles = vectors / tile;
+  for (std::uint64_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+    const std::uint64_t base = t * tile + threadIdx.x;
+    vec r[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) r[u] = s[base + static_cast<std::uint64_t>(u) * blockDim.x];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) d[base + static_cast<std::uint64_t>(u) * blockDim.x] = r[u];
+  }
+  // The partial tile goes to the CTA whose turn it would be next.
+  if (blockIdx.x == full_tiles % gridDim.x) {
+#pragma unroll 1
+    for (std::uint64_t i = full_tiles * tile + threadIdx.x; i < vectors; i += blockDim.x) d[i] = s[i];
+  }
+  if (global_thread() == 0) copy_tail(dst, src, vectors * per_vec, n);
+}
+
+// ---- the peers --------------------------------------------------------------------------------------
+//   memcpy  cudaMemcpyAsync, device to device (the copy engine or the driver's own kernel)
+//   cub     cub::DeviceTransform::Transform with an identity functor
+//   thrust  thrust::copy on raw device pointers; CCCL 3.0 forwards trivially copyable, contiguous
+//           data to cudaMemcpyAsync (thrust/system/cuda/detail/internal/copy_device_to_device.h)
+
+// Its type names CUB's kernels instantiated for this lab: `memlab inspect` finds them by it.
+struct identity_op {
+  template <class T>
+  __device__ T operator()(T x) const {
+    return x;
+  }
+};
+
+// ---- plans, refusals and launchers --------------------------------------------------------------------
+
+namespace {
+
+enum buffer_index { src_buffer, dst_buffer };
+
+const axis src_offset_axis{"src_offset", "bytes added to the source pointer (misalignment); a whole element",
+                           axis_grammar::counts, "0", 0, 4096};
+const axis dst_offset_axis{"dst_offset", "bytes added to the destination pointer; a whole element",
+                           axis_grammar::counts, "0", 0, 4096};
+
+const auto* source(const case_ctx& c) { return c.ptr(src_buffer, c.p[src_offset_axis]); }
+auto* destination(const case_ctx& c) { return c.ptr(dst_buffer, c.p[dst_offset_axis]); }
+
+// A rung: its kernel for each element type (the kernel named once, by symbol, for launch and
+// for `memlab inspect`).
+struct scalar_rung {
+  template <class T>
+  static auto kernel() { return &scalar_kernel<T>; }
+};
+struct vec8_rung {
+  template <class T>
+  static auto kernel() { return &vec8_kernel<T>; }
+};
+struct vec16_rung {
+  template <class T>
+  static auto kernel() { return &vec16_kernel<T>; }
+};
+struct vec16_unroll_rung {
+  template <class T>
+  static auto kernel() { return &vec16_unroll_kernel<T, unroll_vectors>; }
+};
+
+// The rung's kernel for the case's dtype on the planned grid: kernel(dst, src, n).
+template <class Rung>
+void launch_rung(const case_ctx& c, cudaStream_t s) {
+  const launch_policy& p = c.plan.policy;
+  if (c.p.n == 0 || p.grid == 0) return;
+  visit_dtype(c.p.type, [&](auto tag) {
+    using T = decltype(tag);
+    Rung::template kernel<T>()<<<grid_of(p.grid, "copy"), static_cast<unsigned>(p.threads), 0, s>>>(
+        reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n);
+  });
+  MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+void launch_auto(const case_ctx& c, cudaStream_t s) {
+  visit_dtype(c.p.type, [&](auto tag) {
+    using T = decltype(tag);
+    MEMLAB_CUDA_CHECK(memlab::copy(reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n, s));
+  });
+}
+
+// memlab::copy's kernels (include/memlab/copy.cuh): every body width and word offset it may launch.
+std::vector<kernel_ref> auto_kernels() {
+  using namespace memlab::detail;
+  std::vector<kernel_ref> k{kernel_ref::of(&copy_bytes_kernel<copy_tuning::threads>)};
+  const auto add = [&](auto u) {
+    constexpr int U = decltype(u)::value;
+    k.push_back(kernel_ref::of(&copy_aligned16_kernel<U>));
+    k.push_back(kernel_ref::of(&copy_realign16_kernel<0, U>));
+    k.push_back(kernel_ref::of(&copy_realign16_kernel<1, U>));
+    k.push_back(kernel_ref::of(&copy_realign16_kernel<2, U>));
+    k.push_back(kernel_ref::of(&copy_realign16_kernel<3, U>));
+  };
+  add(std::integral_constant<int, 1>{});
+  add(std::integral_constant<int, 2>{});
+  add(std::integral_constant<int, 4>{});
+  return k;
+}
+
+void launch_memcpy(const case_ctx& c, cudaStream_t s) {
+  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(destination(c), source(c), c.p.n * size_of(c.p.type), cudaMemcpyDeviceToDevice, s));
+}
+
+void launch_cub(const case_ctx& c, cudaStream_t s) {
+  visit_dtype(c.p.type, [&](auto tag) {
+    using T = decltype(tag);
+    MEMLAB_CUDA_CHECK(cub::DeviceTransform::Transform(reinterpret_cast<const T*>(source(c)),
+                                                      reinterpret_cast<T*>(destination(c)), c.p.n, identity_op{}, s));
+  });
+  MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+void launch_thrust(const case_ctx& c, cudaStream_t s) {
+  visit_dtype(c.p.type, [&](auto tag) {
+    using T = decltype(tag);
+    const auto* sp = reinterpret_cast<const T*>(source(c));
+    thrust::copy(thrust::cuda::par_nosync.on(s), sp, sp + c.p.n, reinterpret_cast<T*>(destination(c)));  // throws
+  });
+  MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& /*dev*/) {
+  const std::uint64_t es = size_of(p.type), so = p[src_offset_axis], dso = p[dst_offset_axis];
+  const std::string where = " (src +" + std::to_string(so) + " B, dst +" + std::to_string(dso) + " B)";
+  if (so % es != 0 || dso % es != 0) {
+    return "offsets must be multiples of the " + std::to_string(es) + "-byte " + std::string(to_string(p.type)) +
+           " element" + where;
+  }
+  const auto align = static_cast<std::uint64_t>(v.alignment);
+  if (align > 0 && (so % align != 0 || dso % align != 0)) {
+    return std::string(v.name) + " needs src and dst " + std::to_string(align) + "-byte aligned" + where;
+  }
+  return std::nullopt;
+}
+
+case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
+  const std::uint64_t es = size_of(p.type), payload = p.n * es;
+  case_plan out;
+  if (v.as<variant_id>() == variant_id::library) {
+    // memlab::copy plans from the real addresses; cudaMalloc's are 256-byte aligned, so an
+    // allocation at any multiple of 256 plus the offsets gives the same plan.
+    constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
+    const copy_plan cp = plan_copy(base + p[dst_offset_axis], 2 * base + p[src_offset_axis], payload,
+                                   copy_device{dev.sm_count, dev.max_threads_per_sm});
+    out.policy = {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
+  } else {
+    out.policy = plan(v.as<variant_id>(), es, p.n, dev.sm_count);
+  }
+  out.bytes = 2 * payload;  // read n, write n
+  out.working_set = 2 * payload;
+  // The source to its exact end, so compute-sanitizer flags any read past it.
+  out.buffers = {{"src", p[src_offset_axis] + payload, buffer_role::input},
+                 {"dst", p[dst_offset_axis] + payload, buffer_role::output}};
+  return out;
+}
+
+std::string verify(const case_ctx& c) {
+  const std::uint64_t seed = c.seeds[src_buffer], so = c.p[src_offset_axis];
+  return check_bytes(c.buffers[dst_buffer], c.p[dst_offset_axis], c.p.n * size_of(c.p.type), size_of(c.p.type),
+                     [&](std::uint64_t j) { return reference_byte(seed, so, j); });
+}
+
+}  // namespace
+
+launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_count) {
+  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
+  const std::uint64_t bytes = n * elem_size;
+  switch (v) {
+    case variant_id::scalar:
+      return {threads_per_cta, 1, static_cast<int>(elem_size), 0, ceil_div(n, threads_per_cta)};
+    case variant_id::vec8:
+    case variant_id::vec16: {
+      const std::uint64_t vb = v == variant_id::vec8 ? 8 : 16;
+      const std::uint64_t vectors = bytes / vb;
+      const std::uint64_t tail_thread = vectors * vb != bytes ? 1 : 0;  // the thread that copies the tail
+      return {threads_per_cta, 1, static_cast<int>(vb), 0, ceil_div(vectors + tail_thread, threads_per_cta)};
+    }
+    case variant_id::vec16_unroll: {
+      const std::uint64_t vectors = bytes / 16;
+      const std::uint64_t cta_bytes = std::uint64_t{threads_per_cta} * unroll_vectors * 16;  // in flight per CTA
+      const std::uint64_t resident = std::max<std::uint64_t>(1, bytes_in_flight_per_sm / cta_bytes) *
+                                     static_cast<std::uint64_t>(std::max(sm_count, 1));
+      std::uint64_t grid = std::min(ceil_div(vectors, std::uint64_t{threads_per_cta} * unroll_vectors), resident);
+      if (grid == 0 && n > 0) grid = 1;  // a tail and no whole vector
+      return {threads_per_cta, unroll_vectors, 16, 0, grid};
+    }
+    default:
+      return {};  // memlab::copy and the peers choose their own launch configuration
+  }
+}
+
+// ---- the lab's table ------------------------------------------------------------------------------------
+
+const lab& table() {
+  static const lab copy_lab{
+      .name = "copy",
+      .teaches = "scalar vs vectorized global copies: access width, bytes in flight, any alignment, and the library peers",
+      .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
+      .default_dtype = dtype::f32,
+      .default_sizes = "2^16..2^28:*4",
+      .size_meaning = "elements copied",
+      .axes = {src_offset_axis, dst_offset_axis},
+      .roof = roof_kind::dram,
+      .variants =
+          {
+              {"scalar", "one element per thread: 1- and 2-byte types waste most of each memory instruction",
+               launch_rung<scalar_rung>, kernels_of_every_dtype<scalar_rung>(), 0, false, int(variant_id::scalar)},
+              {"vec8", "one 8-byte vector per thread (64-bit loads and stores)", launch_rung<vec8_rung>,
+               kernels_of_every_dtype<vec8_rung>(), 8, false, int(variant_id::vec8)},
+              {"vec16", "one 16-byte vector per thread (128-bit loads and stores), tail element-wise",
+               launch_rung<vec16_rung>, kernels_of_every_dtype<vec16_rung>(), 16, false, int(variant_id::vec16)},
+              {"vec16_unroll", "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
+               launch_rung<vec16_unroll_rung>, kernels_of_every_dtype<vec16_unroll_rung>(), 16, false,
+               int(variant_id::vec16_unroll)},
+              {"auto",
+               "memlab::copy: 16-byte loads and stores at any alignment (byte-wise head and tail, funnel-shift "
+               "realignment when src and dst are misaligned to each other), one short-lived grid",
+               launch_auto, auto_kernels(), 0, false, int(variant_id::library)},
+              {"memcpy", "cudaMemcpyAsync device to device", launch_memcpy, {}, 0, true, int(variant_id::memcpy)},
+              {"cub", "cub::DeviceTransform::Transform with an identity functor", launch_cub,
+               {kernel_ref::with_type<identity_op>()}, 0, true, int(variant_id::cub)},
+              {"thrust", "thrust::copy on raw device pointers (CCCL forwards it to cudaMemcpyAsync)", launch_thrust, {},
+               0, true, int(variant_id::thrust)},
+          },
+      .unsupported = refusal,
+      .plan = plan_case,
+      .setup = nullptr,
+      .verify = verify,
+  };
+  return copy_lab;
+}
+
+}  // namespace memlab::labs::copy

@@ -1,0 +1,74 @@
+// The smallest possible lab, registered exactly as real labs are (memlab_lab_registry in
+// tests/CMakeLists.txt, LABS example): proof that a lab, and an axis of its own, need no line in
+// src/harness or src/cli. out[i] = in[i] + increment (u8, wrapping), the increment an axis.
+#include <cstdint>
+
+#include "harness/check.hpp"
+#include "harness/error.hpp"
+#include "harness/launch.cuh"
+#include "harness/lab.hpp"
+
+namespace memlab::labs::example {
+
+// The CPU reference: output byte i is input byte i plus the increment, modulo 256.
+std::uint8_t reference_byte(std::uint64_t seed, std::uint64_t increment, std::uint64_t i) {
+  return static_cast<std::uint8_t>(random_byte(seed, i) + increment);
+}
+
+__global__ void add_kernel(std::uint8_t* out, const std::uint8_t* in, std::uint64_t n, unsigned increment) {
+  const std::uint64_t i = global_thread();
+  if (i < n) out[i] = static_cast<std::uint8_t>(in[i] + increment);
+}
+
+namespace {
+
+const axis increment_axis{"increment", "what is added to every byte", axis_grammar::counts, "1", 0, 255};
+
+void launch_add(const case_ctx& c, cudaStream_t s) {
+  if (c.p.n == 0) return;
+  add_kernel<<<grid_of(c.plan.policy.grid, "example"), 256, 0, s>>>(c.ptr<std::uint8_t>(1), c.ptr<const std::uint8_t>(0),
+                                                                   c.p.n, static_cast<unsigned>(c.p[increment_axis]));
+  MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+std::optional<std::string> refusal(const variant&, const case_params& p, const device_info&) {
+  if (p.n > (std::uint64_t{1} << 34)) return std::string("at most 2^34 bytes");
+  return std::nullopt;
+}
+
+case_plan plan_case(const variant&, const case_params& p, const device_info&) {
+  case_plan out;
+  out.policy = {256, 1, 1, 0, (p.n + 255) / 256};
+  out.bytes = 2 * p.n;
+  out.working_set = 2 * p.n;
+  out.buffers = {{"in", p.n, buffer_role::input}, {"out", p.n, buffer_role::output}};
+  return out;
+}
+
+std::string verify(const case_ctx& c) {
+  const std::uint64_t seed = c.seeds[0], inc = c.p[increment_axis];
+  return check_bytes(c.buffers[1], 0, c.p.n, 1, [&](std::uint64_t i) { return reference_byte(seed, inc, i); });
+}
+
+}  // namespace
+
+const lab& table() {
+  static const lab example_lab{
+      .name = "example",
+      .teaches = "the smallest lab: one kernel, one axis of its own",
+      .dtypes = {dtype::u8},
+      .default_dtype = dtype::u8,
+      .default_sizes = "4096",
+      .size_meaning = "bytes",
+      .axes = {increment_axis},
+      .roof = roof_kind::dram,
+      .variants = {{"add", "one byte per thread", launch_add, {kernel_ref::of(&add_kernel)}, 0, false, 0}},
+      .unsupported = refusal,
+      .plan = plan_case,
+      .setup = nullptr,
+      .verify = verify,
+  };
+  return example_lab;
+}
+
+}  // namespace memlab::labs::example

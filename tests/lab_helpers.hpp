@@ -1,0 +1,53 @@
+// Driving one lab case by hand, the way the runner does: for the labs' host and GPU tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "harness/error.hpp"
+#include "harness/lab.hpp"
+#include "harness/registry.hpp"
+
+namespace memlab::test {
+
+inline const variant& variant_of(const lab& l, std::string_view name) {
+  const variant* v = l.find_variant(name);
+  if (v == nullptr) throw std::invalid_argument("lab " + std::string(l.name) + " has no variant " + std::string(name));
+  return *v;
+}
+
+// The lab's refusal of `variant` for `p` on `dev` (nullopt: it runs).
+inline std::optional<std::string> refusal(const lab& l, std::string_view variant, const case_params& p,
+                                          const device_info& dev = {}) {
+  return l.unsupported(variant_of(l, variant), p, dev);
+}
+
+inline case_plan plan_of(const lab& l, std::string_view variant, const case_params& p, const device_info& dev = {}) {
+  return l.plan(variant_of(l, variant), p, dev);
+}
+
+// Plans and allocates a case (refusing what the lab refuses: std::invalid_argument).
+inline case_ctx prepare(const lab& l, std::string_view variant, const case_params& p, const device_info& dev) {
+  const memlab::variant& v = variant_of(l, variant);
+  if (auto why = l.unsupported(v, p, dev)) throw std::invalid_argument(std::string(l.name) + ": " + *why);
+  return prepare_case(l, v, p, dev, l.plan(v, p, dev));
+}
+
+// One run on fresh input into a poisoned output, then the lab's check against its CPU reference.
+inline std::string run_and_verify(case_ctx& c) {
+  reset(c);
+  c.v->launch(c, nullptr);
+  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  return c.l->verify(c);
+}
+
+inline const lab* find_lab(std::string_view name) {
+  for (const lab* l : all_labs())
+    if (l->name == name) return l;
+  return nullptr;
+}
+
+}  // namespace memlab::test

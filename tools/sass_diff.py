@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Compares the SASS of two binaries (or two saved `cuobjdump -sass` listings) kernel by kernel.
+
+  tools/sass_diff.py OLD NEW [--arch sm_90] [--rename OLD_NAME=NEW_NAME ...]
+
+Kernels are matched by mangled name, with the hash that nvcc puts in anonymous-namespace names
+(it changes when a file moves) normalised away. Prints the kernels only one side has, the kernels
+whose instructions differ, and the number of SASS lines compared; exits 1 on any difference.
+"""
+import argparse
+import re
+import subprocess
+import sys
+
+# Names that change with the build, not the code: nvcc's anonymous namespaces carry the file and a
+# hash of it; CUB's versioned namespace carries the list of targeted archs. Each is one mangled
+# <length><identifier>, replaced by a placeholder.
+VOLATILE = re.compile(r"(\d+)(?=_GLOBAL__N_|CUB_\d)")
+
+
+def normalise(name):
+    out, i = [], 0
+    for m in VOLATILE.finditer(name):
+        if m.start() < i:
+            continue
+        length = int(m.group(1))
+        out.append(name[i:m.start()])
+        out.append("_ANON_" if name.startswith("_GLOBAL", m.end()) else "_CUB_")
+        i = m.end() + length
+    out.append(name[i:])
+    return "".join(out)
+
+
+def listing(path, arch, cuobjdump):
+    if path.endswith(".txt"):
+        return open(path).read()
+    return subprocess.run([cuobjdump, "-sass", "-arch", arch, path], check=True, capture_output=True, text=True).stdout
+
+
+def kernels(text):
+    out, name, body = {}, None, []
+    for line in text.splitlines():
+        m = re.match(r"\s*Function : (\S+)", line)
+        if m:
+            if name:
+                out[name] = body
+            name, body = normalise(m.group(1)), []
+            continue
+        if name and re.match(r"\s*/\*[0-9a-f]{4,}\*/", line):
+            body.append(re.sub(r"\s+", " ", line.split("*/", 1)[1].split("/*")[0].strip()))
+    if name:
+        out[name] = body
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--cuobjdump", default="cuobjdump")
+    ap.add_argument("--rename", action="append", default=[], help="OLD=NEW: a kernel renamed on purpose")
+    a = ap.parse_args()
+    old, new = kernels(listing(a.old, a.arch, a.cuobjdump)), kernels(listing(a.new, a.arch, a.cuobjdump))
+    for r in a.rename:
+        o, n = r.split("=", 1)
+        o, n = normalise(o), normalise(n)
+        if o in old:
+            old[n] = old.pop(o)
+    only_old, only_new = sorted(set(old) - set(new)), sorted(set(new) - set(old))
+    changed = [k for k in sorted(set(old) & set(new)) if old[k] != new[k]]
+    lines = sum(len(old[k]) for k in set(old) & set(new))
+    for k in only_old:
+        print("only in old:", k)
+    for k in only_new:
+        print("only in new:", k)
+    for k in changed:
+        print("changed:", k)
+    print(f"{len(set(old) & set(new))} kernels in both, {lines} SASS lines compared; "
+          f"{len(changed)} changed, {len(only_old)} only in old, {len(only_new)} only in new")
+    return 1 if (only_old or only_new or changed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
