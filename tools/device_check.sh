@@ -21,6 +21,9 @@ step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the ex
 }
 run() { "$bin/memlab" run --quiet "$@"; }
 
+# The test binaries were built in /work/main: their data and schema paths point there.
+[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,temperature.gpu \
   --format=csv | tee "$out/nvidia-smi.txt"
 "$bin/memlab" device | tee "$out/device.txt"
@@ -34,14 +37,16 @@ for s in "${steps[@]}"; do
       step labs_tests "$bin/memlab_labs_tests" --gtest_brief=1 ;;
     sanitizer)
       san() { compute-sanitizer --tool "$1" --error-exitcode 9 "${@:2}"; }
+      # --profile: each case verified, then one more launch, no blocking kernel (a tool that
+      # serializes launches would hold it until its timeout).
       step memcheck_copy san memcheck "$bin/memlab" run copy --dtype u8,f16 --sizes 1,4097,100000 --src-offset 0,1,2,15 \
-        --dst-offset 0,6 --max-time 0.01 --quiet
+        --dst-offset 0,6 --profile --quiet
       step memcheck_labs san memcheck "$bin/memlab" run stride gather tile --sizes 2^16 --table-bytes 1MiB \
-        --tile 64x64 --ctas 0 --max-time 0.01 --quiet
+        --tile 64x64 --ctas 0 --profile --quiet
       step memcheck_tests san memcheck "$bin/memlab_gpu_tests" --gtest_brief=1 \
-        --gtest_filter='*edge_sizes*f16*:*edge_sizes*u8*:timing_gpu.*:library*'
-      step racecheck_tile san racecheck "$bin/memlab" run tile --sizes 2^16 --tile 64x64 --ctas 0 --max-time 0.01 --quiet
-      step synccheck_tile san synccheck "$bin/memlab" run tile --sizes 2^16 --tile 64x64 --ctas 0 --max-time 0.01 --quiet ;;
+        --gtest_filter='*edge_sizes*f16*:*edge_sizes*u8*:copy_fixture.*'
+      step racecheck_tile san racecheck "$bin/memlab" run tile --sizes 2^16 --tile 64x64 --ctas 0 --profile --quiet
+      step synccheck_tile san synccheck "$bin/memlab" run tile --sizes 2^16 --tile 64x64 --ctas 0 --profile --quiet ;;
     spot)  # the committed numbers of the four labs, within noise
       step spot_copy run copy --dtype f16 --variant vec16,auto,memcpy,cub --sizes 2^20,2^28,2^31 --src-offset 0,2 \
         --max-time 0.5 --out "$out/spot_copy.json"
@@ -54,7 +59,7 @@ for s in "${steps[@]}"; do
       step copy_f16_a run copy --dtype f16 --sizes 2^12..2^31 --out "$out/copy_f16_a.json"
       step copy_f16_b run copy --dtype f16 --sizes 2^12..2^31 --out "$out/copy_f16_b.json" ;;
     interrupt)  # SIGINT after 8 s: a valid file with every case finished, exit 130
-      timeout -s INT 8 "$bin/memlab" run copy --sizes 2^12..2^31 --out "$out/interrupted.json" > "$out/interrupt.log" 2>&1
+      timeout --preserve-status -s INT 8 "$bin/memlab" run copy --sizes 2^12..2^31 --out "$out/interrupted.json" > "$out/interrupt.log" 2>&1
       rc=$?; summary+=("interrupt rc=$rc (expect 130)"); echo "== interrupt rc=$rc"; tail -3 "$out/interrupt.log" ;;
     ncu)  # memlab's GB/s against ncu's DRAM bytes over its kernel time, auto at 2^28 f16
       step ncu_memlab run copy --variant auto --dtype f16 --sizes 2^28 --max-time 1 --out "$out/ncu_memlab.json"

@@ -16,9 +16,24 @@ namespace memlab {
 namespace {
 
 std::atomic<int> g_stop_signal{0};
+std::atomic<long long> g_first_signal_ns{0};
 
+long long monotonic_ns() {  // async-signal-safe
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+}
+
+// The first signal asks for a stop after the current case. A second one at least half a second
+// later (a user pressing Ctrl-C again) ends the process at once; one that arrives with the first
+// (`timeout` signals the child and then its whole process group) is the same request.
 extern "C" void on_stop_signal(int sig) {
-  if (g_stop_signal.exchange(sig) != 0) _exit(130);  // asked twice: stop now
+  const long long now = monotonic_ns();
+  if (g_stop_signal.exchange(sig) == 0) {
+    g_first_signal_ns.store(now);
+    return;
+  }
+  if (now - g_first_signal_ns.load() > 500000000LL) _exit(130);
 }
 
 std::string utc_now_iso8601() {
@@ -58,6 +73,7 @@ std::string rate_text(const result& r) {
 void install_stop_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
+  sa.sa_flags = SA_RESTART;  // a system call inside the CUDA runtime resumes instead of failing
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
@@ -65,7 +81,10 @@ void install_stop_handlers() {
 }
 
 int stop_signal() { return g_stop_signal.load(); }
-void request_stop(int sig) { g_stop_signal.store(sig); }
+void request_stop(int sig) {
+  g_stop_signal.store(sig);
+  g_first_signal_ns.store(sig == 0 ? 0 : monotonic_ns());
+}
 
 run_report run_cases(const run_request& req, const std::vector<planned_case>& cases, case_runner& runner,
                      std::span<results_sink* const> sinks, std::ostream& progress) {

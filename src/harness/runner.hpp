@@ -40,8 +40,9 @@ class write_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// SIGINT and SIGTERM ask the run to stop after the current case (a second one ends the process at
-// once, exit 130); SIGPIPE is ignored, so a closed stdout cannot stop the files being written.
+// SIGINT and SIGTERM ask the run to stop after the current case (a second one, half a second or
+// more later, ends the process at once, exit 130); SIGPIPE is ignored, so a closed stdout cannot
+// stop the files being written.
 void install_stop_handlers();
 // The signal that asked for a stop (0: none). request_stop() does what a signal does (for tests).
 int stop_signal();
