@@ -16,6 +16,8 @@
 // vector still comes from 16-byte loads: the two aligned source vectors it straddles are loaded and
 // the 16 bytes it needs are funnel-shifted out of them in registers (SHF), so a source 2 bytes off
 // costs an extra load that L1/L2 serves, not four times the memory instructions.
+// On sm_100 and newer, where src and dst share their misalignment modulo 32, the body moves 32-byte
+// vectors instead (LDG.E.ENL2.256 / STG.E.ENL2.256); sm_80 and sm_90 keep the 16-byte body.
 // The grid is one short-lived CTA per 256 (realigning: 248) x vectors_per_thread body vectors (never persistent:
 // on H100 a persistent grid-stride copy trails it by ~6%); vectors_per_thread is what keeps
 // ~32 KiB of loads in flight per SM: 1 on GPUs with 2048 threads per SM (copy_plan.hpp).
@@ -30,9 +32,11 @@
 
 #include "memlab/arch/config.cuh"
 #include "memlab/arch/ld_global.cuh"
+#include "memlab/arch/ld_st256.cuh"
 #include "memlab/arch/shfl.cuh"
 #include "memlab/copy_plan.hpp"
 #include "memlab/realign.cuh"
+#include "memlab/vector.cuh"
 
 namespace memlab {
 namespace detail {
@@ -49,6 +53,7 @@ struct copy_args {
 // byte is loaded before the thread's body loads and stored after its body stores: done in one go
 // instead, its load-to-store latency (a DRAM round trip) came before the body's, and a small
 // misaligned copy took one round trip longer (~0.4 us at 8 KiB, H200).
+template <int VecBytes = 16>
 struct copy_edge {
   std::size_t at = 0;
   bool active = false;
@@ -56,7 +61,7 @@ struct copy_edge {
 
   __device__ __forceinline__ void load(const copy_args& a) {
     const unsigned t = threadIdx.x;
-    const std::size_t tail_begin = a.head + 16 * a.vectors;
+    const std::size_t tail_begin = a.head + VecBytes * a.vectors;
     if (blockIdx.x != 0) return;
     if (t < a.head) {
       at = t;
@@ -77,7 +82,7 @@ struct copy_edge {
 // and issues its U loads before its first store (U x 16 B in flight per thread).
 template <int U>
 MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel(copy_args a) {
-  copy_edge edge;
+  copy_edge<16> edge;
   edge.load(a);
   const auto* s = reinterpret_cast<const uint4*>(a.src + a.head);
   auto* d = reinterpret_cast<uint4*>(a.dst + a.head);
@@ -109,7 +114,7 @@ MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel
 // reads each vector twice, and ptxas narrows the second load to the words used (LDG.E.64 + LDG.E).
 template <int Words, int U>
 MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel(copy_args a) {
-  copy_edge edge;
+  copy_edge<16> edge;
   edge.load(a);
   const auto* s = reinterpret_cast<const uint4*>(a.src + a.head - a.shift);
   auto* d = reinterpret_cast<uint4*>(a.dst + a.head);
@@ -146,6 +151,37 @@ MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_realign16_kernel
   edge.store(a);
 }
 
+// Body, src and dst equally aligned modulo 32, on sm_100 and newer: the aligned16 kernel with
+// 32-byte vectors (LDG.E.ENL2.256 / STG.E.ENL2.256), half the memory instructions for the same bytes.
+// plan_copy takes this path only where the device has them; built for an older arch it traps.
+template <int U>
+MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_aligned32_kernel(copy_args a) {
+#if MEMLAB_HAS_LDST256
+  copy_edge<32> edge;
+  edge.load(a);
+  const auto* s = reinterpret_cast<const vector_t<32>*>(a.src + a.head);
+  auto* d = reinterpret_cast<vector_t<32>*>(a.dst + a.head);
+  const std::size_t base = std::size_t{blockIdx.x} * copy_tuning::threads * U + threadIdx.x;
+  if (base + (U - 1) * copy_tuning::threads < a.vectors) {
+    vector_t<32> r[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) r[u] = arch::ld_global_256(s + base + u * copy_tuning::threads);
+#pragma unroll
+    for (int u = 0; u < U; ++u) arch::st_global_256(d + base + u * copy_tuning::threads, r[u]);
+  } else {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::size_t i = base + u * copy_tuning::threads;
+      if (i < a.vectors) arch::st_global_256(d + i, arch::ld_global_256(s + i));
+    }
+  }
+  edge.store(a);
+#else
+  (void)a;
+  __trap();
+#endif
+}
+
 // A copy too small for a 16-byte body (< 63 bytes): one byte per thread, Threads per CTA.
 template <int Threads>
 MEMLAB_KERNEL void __launch_bounds__(Threads) copy_bytes_kernel(copy_args a) {
@@ -157,12 +193,13 @@ MEMLAB_KERNEL void __launch_bounds__(Threads) copy_bytes_kernel(copy_args a) {
 // for two attribute queries each time. Racing first calls store the same values.
 inline cudaError_t copy_device_of(int device, copy_device& out) {
   constexpr int cached_devices = 64;
-  static std::atomic<int> sms[cached_devices] = {}, threads[cached_devices] = {};
+  static std::atomic<int> sms[cached_devices] = {}, threads[cached_devices] = {}, majors[cached_devices] = {};
   const bool cacheable = device >= 0 && device < cached_devices;
   if (cacheable) {
     out.sm_count = sms[device].load(std::memory_order_relaxed);
     out.max_threads_per_sm = threads[device].load(std::memory_order_relaxed);
-    if (out.sm_count > 0 && out.max_threads_per_sm > 0) return cudaSuccess;
+    out.cc_major = majors[device].load(std::memory_order_relaxed);
+    if (out.sm_count > 0 && out.max_threads_per_sm > 0 && out.cc_major > 0) return cudaSuccess;
   }
   if (const cudaError_t e = cudaDeviceGetAttribute(&out.sm_count, cudaDevAttrMultiProcessorCount, device);
       e != cudaSuccess) {
@@ -173,9 +210,14 @@ inline cudaError_t copy_device_of(int device, copy_device& out) {
       e != cudaSuccess) {
     return e;
   }
+  if (const cudaError_t e = cudaDeviceGetAttribute(&out.cc_major, cudaDevAttrComputeCapabilityMajor, device);
+      e != cudaSuccess) {
+    return e;
+  }
   if (cacheable) {
     sms[device].store(out.sm_count, std::memory_order_relaxed);
     threads[device].store(out.max_threads_per_sm, std::memory_order_relaxed);
+    majors[device].store(out.cc_major, std::memory_order_relaxed);
   }
   return cudaSuccess;
 }
@@ -191,6 +233,7 @@ inline cudaError_t launch_one(Kernel* kernel, const copy_plan& p, copy_args a, c
 
 template <int U>
 inline cudaError_t launch_copy_body(const copy_plan& p, const copy_args& a, cudaStream_t stream) {
+  if (p.path == copy_path::aligned32) return launch_one(&copy_aligned32_kernel<U>, p, a, stream);
   if (p.path == copy_path::aligned16) return launch_one(&copy_aligned16_kernel<U>, p, a, stream);
   switch (p.shift / 4) {
     case 0: return launch_one(&copy_realign16_kernel<0, U>, p, a, stream);
@@ -205,6 +248,12 @@ inline cudaError_t launch_copy_body(const copy_plan& p, const copy_args& a, cuda
 inline bool plan_fits(const copy_plan& p, std::uintptr_t d, std::uintptr_t s) {
   if (p.grid == 0 || p.grid > 0x7fffffffu || p.threads != copy_tuning::threads) return false;
   if (p.path == copy_path::bytes) return p.vectors == 0 && p.tail == 0 && p.grid * 256 >= p.head;
+  if (p.path == copy_path::aligned32) {
+    const std::size_t per_cta = static_cast<std::size_t>(p.threads) *
+                                static_cast<std::size_t>(p.vectors_per_thread > 0 ? p.vectors_per_thread : 0);
+    return p.vec_bytes == 32 && p.shift == 0 && (d + p.head) % 32 == 0 && (s - d) % 32 == 0 && p.head < 32 &&
+           p.tail < 32 && p.grid * per_cta >= p.vectors;
+  }
   const auto shift = static_cast<std::size_t>(p.shift);
   const std::size_t per_warp = p.path == copy_path::realign16 ? 31 : 32;
   const std::size_t per_cta = static_cast<std::size_t>(p.threads / 32) * per_warp *
@@ -231,6 +280,7 @@ inline cudaError_t launch_copy(const copy_plan& p, void* dst, const void* src, c
     case copy_path::bytes: return detail::launch_one(&detail::copy_bytes_kernel<copy_tuning::threads>, p, a, stream);
     case copy_path::aligned16:
     case copy_path::realign16:
+    case copy_path::aligned32:
       switch (p.vectors_per_thread) {
         case 1: return detail::launch_copy_body<1>(p, a, stream);
         case 2: return detail::launch_copy_body<2>(p, a, stream);

@@ -7,7 +7,10 @@
 //   dst:  | head (bytes) | body: `vectors` x 16 B, dst 16-byte aligned | tail (bytes) |
 //
 // The head runs up to the first 16-byte boundary of dst, so every body store is a 16-byte store.
-// Then `shift` = (src - dst) mod 16 says where the source of each body vector sits:
+// On a device with 32-byte global accesses (sm_100 and newer, copy_device::cc_major >= 10) where
+// src and dst share their misalignment modulo 32, the body is 32-byte loads and stores instead
+// (path aligned32): the head runs to dst's first 32-byte boundary. Otherwise
+// `shift` = (src - dst) mod 16 says where the source of each body vector sits:
 //   shift == 0   src and dst share their misalignment: the body is plain 16-byte loads and stores.
 //   shift != 0   each body vector spans two aligned 16-byte source vectors; each lane loads one
 //                (16-byte loads, still), borrows the next lane's words with a shuffle and
@@ -28,6 +31,7 @@ enum class copy_path : int {
   bytes,      // too small for a 16-byte body: one byte per thread
   aligned16,  // 16-byte loads and stores
   realign16,  // 16-byte loads, funnel shift in registers, 16-byte stores
+  aligned32,  // 32-byte loads and stores (sm_100 and newer)
 };
 
 constexpr const char* to_string(copy_path p) {
@@ -36,6 +40,7 @@ constexpr const char* to_string(copy_path p) {
     case copy_path::bytes: return "bytes";
     case copy_path::aligned16: return "aligned16";
     case copy_path::realign16: return "realign16";
+    case copy_path::aligned32: return "aligned32";
   }
   return "?";
 }
@@ -43,7 +48,7 @@ constexpr const char* to_string(copy_path p) {
 struct copy_plan {
   copy_path path = copy_path::none;
   std::size_t head = 0;     // bytes copied one by one before the body
-  std::size_t vectors = 0;  // 16-byte vectors in the body
+  std::size_t vectors = 0;  // vec_bytes-byte vectors in the body
   std::size_t tail = 0;     // bytes copied one by one after the body
   int shift = 0;            // (src - dst) mod 16: where each body vector's bytes start in the source
   // Launch policy, printed with every result.
@@ -57,6 +62,7 @@ struct copy_plan {
 struct copy_device {
   int sm_count = 1;
   int max_threads_per_sm = 2048;  // sm_80, sm_90, sm_100: 2048; sm_86, sm_89: 1536; sm_75: 1024
+  int cc_major = 0;               // 10 and up: 32-byte global loads and stores (sm_100)
 };
 
 namespace copy_tuning {
@@ -72,11 +78,11 @@ inline constexpr int max_vectors_per_thread = 4;
 // 1 where 2048 threads x 16 B = 32 KiB already do (H100, H200: measured there, one vector per thread
 // beat two by ~3% at 2^24..2^31 f16, docs/notes/copy.md section 2); more on GPUs with fewer threads
 // per SM. Only for copies of at least one full wave; a smaller copy is all in flight at once anyway.
-constexpr int copy_vectors_per_thread(std::size_t vectors, const copy_device& dev) {
+constexpr int copy_vectors_per_thread(std::size_t vectors, const copy_device& dev, std::size_t vec_bytes = 16) {
   const auto threads_per_sm = static_cast<std::size_t>(dev.max_threads_per_sm > 0 ? dev.max_threads_per_sm : 2048);
   const auto sms = static_cast<std::size_t>(dev.sm_count > 0 ? dev.sm_count : 1);
   if (vectors < sms * threads_per_sm) return 1;
-  const std::size_t per_sm_at_one = threads_per_sm * 16;
+  const std::size_t per_sm_at_one = threads_per_sm * vec_bytes;
   std::size_t u = (copy_tuning::bytes_in_flight_per_sm + per_sm_at_one - 1) / per_sm_at_one;
   if (u > static_cast<std::size_t>(copy_tuning::max_vectors_per_thread)) u = copy_tuning::max_vectors_per_thread;
   return u <= 1 ? 1 : u <= 2 ? 2 : 4;  // the kernel is instantiated for 1, 2 and 4
@@ -97,6 +103,21 @@ constexpr copy_plan plan_copy(std::uintptr_t dst, std::uintptr_t src, std::size_
     p.grid = (bytes + static_cast<std::size_t>(p.threads) - 1) / static_cast<std::size_t>(p.threads);
     return p;
   };
+  // 32-byte body: head up to dst's first 32-byte boundary, every body access 32-byte aligned.
+  if (dev.cc_major >= 10 && (src - dst) % 32 == 0) {
+    const std::size_t head32 = (32 - dst % 32) % 32;
+    if (head32 < bytes && (bytes - head32) / 32 > 0) {
+      p.path = copy_path::aligned32;
+      p.head = head32;
+      p.vectors = (bytes - head32) / 32;
+      p.tail = bytes - head32 - 32 * p.vectors;
+      p.vec_bytes = 32;
+      p.vectors_per_thread = copy_vectors_per_thread(p.vectors, dev, 32);
+      const std::size_t per_cta = static_cast<std::size_t>(p.threads) * static_cast<std::size_t>(p.vectors_per_thread);
+      p.grid = (p.vectors + per_cta - 1) / per_cta;
+      return p;
+    }
+  }
   std::size_t head = (16 - dst % 16) % 16;                  // up to dst's first 16-byte boundary
   const int shift = static_cast<int>((src - dst) % 16);     // unsigned wrap-around is the modulus
   if (shift != 0 && head < static_cast<std::size_t>(shift)) head += 16;  // first source vector >= src

@@ -60,7 +60,7 @@ TEST_F(sass_proof, every_kernel_of_every_variant_is_found_on_every_arch) {
 
 TEST_F(sass_proof, every_copy_variant_and_dtype_is_found_on_every_arch) {
   for (const auto& [arch, r] : reports) {
-    for (const char* v : {"scalar", "vec8", "vec16", "vec16_unroll", "cub"}) {
+    for (const char* v : {"scalar", "vec8", "vec16", "vec16_unroll", "vec32", "cub"}) {
       for (const auto& [dt, bits] : dtypes) {
         EXPECT_NE(find(r, "copy", v, dt), nullptr) << arch << " " << v << " " << dt;
       }
@@ -148,6 +148,50 @@ TEST_F(sass_proof, auto_body_is_128_bit_also_when_realigning) {
     }
     EXPECT_GE(aligned, 1) << arch;
     EXPECT_GE(realign, 4) << arch << ": one realigning kernel per word offset 0..3";
+  }
+}
+
+// 32-byte accesses (issue "32-byte global accesses on Blackwell"): on sm_100 the copy lab's vec32 and
+// memlab::copy's 32-byte body are LDG.E.ENL2.256 / STG.E.ENL2.256 (as cuobjdump prints them), the
+// only narrower accesses their element- or byte-wise edges; built for sm_80 and sm_90 they hold no
+// global access at all (they trap: vec32 is refused there, plan_copy never picks the 32-byte body).
+TEST_F(sass_proof, vec32_and_the_32_byte_copy_body_are_256_bit_on_sm_100) {
+  if (!reports.contains("sm_100")) GTEST_SKIP() << "this build carries no sm_100 code (" MEMLAB_CUDA_ARCHS ")";
+  const auto& r = reports.at("sm_100");
+  for (const auto& [dt, bits] : dtypes) {
+    SCOPED_TRACE("sm_100 vec32 " + std::string(dt));
+    const auto* k = find(r, "copy", "vec32", dt);
+    ASSERT_NE(k, nullptr);
+    expect_vector_path(*k, 256, bits, 1);
+    bool mnemonic = false;
+    for (const auto& h : k->histogram) mnemonic = mnemonic || h.op.op == "LDG.E.ENL2.256";
+    EXPECT_TRUE(mnemonic) << "the 256-bit load as cuobjdump 13 prints it";
+  }
+  int wide = 0;
+  for (const auto& k : r.kernels) {
+    if (k.lab != "copy" || k.code.name.find("copy_aligned32_kernel") == std::string::npos) continue;
+    SCOPED_TRACE(k.code.name);
+    ++wide;
+    for (mem_dir dir : {mem_dir::load, mem_dir::store}) {
+      const auto w = global_widths(k, dir);
+      ASSERT_TRUE(w.contains(256)) << to_string(dir);
+      for (const auto& [b, count] : w) EXPECT_TRUE(b == 256 || b == 8) << b << "-bit " << to_string(dir);
+    }
+    EXPECT_EQ(count_space(k, mem_space::local), 0);
+  }
+  EXPECT_EQ(wide, 3) << "one 32-byte body kernel per vectors-per-thread (1, 2, 4)";
+}
+
+TEST_F(sass_proof, before_sm_100_the_32_byte_kernels_hold_no_global_access) {
+  for (const auto& [arch, r] : reports) {
+    if (arch == "sm_100") continue;
+    for (const auto& k : r.kernels) {
+      const bool vec32 = k.lab == "copy" && k.variant == "vec32";
+      const bool body32 = k.code.name.find("copy_aligned32_kernel") != std::string::npos;
+      if (!vec32 && !body32) continue;
+      SCOPED_TRACE(arch + " " + k.code.name);
+      EXPECT_EQ(count_space(k, mem_space::global), 0);
+    }
   }
 }
 

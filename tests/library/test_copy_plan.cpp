@@ -1,6 +1,7 @@
 // memlab::plan_copy, the host half of memlab::copy: for every pair of misalignments and many sizes,
-// the plan covers every byte exactly once, keeps every body access 16-byte aligned and inside the
-// caller's buffers, and sizes the grid to the body. Pure host code: no GPU, no CUDA runtime.
+// the plan covers every byte exactly once, keeps every body access aligned to its width (16 bytes;
+// 32 on sm_100 where both pointers allow) and inside the caller's buffers, and sizes the grid to
+// the body. Pure host code: no GPU, no CUDA runtime.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,20 +12,30 @@
 namespace memlab {
 namespace {
 
-constexpr copy_device h100{132, 2048};
+constexpr copy_device h100{132, 2048, 9};
+constexpr copy_device b200{148, 2048, 10};
 
 // Checks one plan against the contract in copy_plan.hpp; returns the first broken rule.
 std::string check(std::uintptr_t dst, std::uintptr_t src, std::size_t bytes, const copy_plan& p) {
   if (bytes == 0) return p.path == copy_path::none && p.grid == 0 ? "" : "an empty copy launches nothing";
-  if (p.head + 16 * p.vectors + p.tail != bytes) return "head + body + tail != bytes";
+  const auto vb = static_cast<std::size_t>(p.vec_bytes);
+  if (p.path != copy_path::bytes && p.head + vb * p.vectors + p.tail != bytes) return "head + body + tail != bytes";
   if (p.grid == 0 || p.threads != 256) return "no launch";
   if (p.path == copy_path::bytes) {
     if (p.vectors != 0 || p.tail != 0 || p.head != bytes) return "a bytes plan is all head";
     return p.grid == (bytes + 255) / 256 ? "" : "bytes grid";
   }
-  if (p.vec_bytes != 16) return "body width";
-  if ((dst + p.head) % 16 != 0) return "body stores not 16-byte aligned";
   if (p.head >= 32 || p.tail >= 32) return "head or tail of 32 bytes or more";
+  if (p.path == copy_path::aligned32) {
+    if (vb != 32) return "aligned32 body width";
+    if ((dst + p.head) % 32 != 0 || (src + p.head) % 32 != 0) return "32-byte body not 32-byte aligned";
+    if (p.shift != 0) return "aligned32 shift";
+    const std::size_t per_cta = 256 * std::size_t(p.vectors_per_thread);
+    if (p.grid * per_cta < p.vectors || (p.grid - 1) * per_cta >= p.vectors) return "grid does not fit the body";
+    return "";
+  }
+  if (vb != 16) return "body width";
+  if ((dst + p.head) % 16 != 0) return "body stores not 16-byte aligned";
   const auto shift = static_cast<std::size_t>(p.shift);
   if (shift != (src - dst) % 16) return "shift";
   if (p.path == copy_path::aligned16) {
@@ -114,6 +125,53 @@ TEST(copy_plan, vectors_per_thread_keep_32_kib_in_flight_per_sm_on_large_copies)
   EXPECT_EQ(plan_copy(0x10000, 0x90000, 40 * 1024 * 16 - 16, copy_device{40, 1024}).vectors_per_thread, 1);
   for (const copy_device dev : {copy_device{84, 1536}, copy_device{40, 512}}) {
     EXPECT_EQ(check(0x10000, 0x90002, big, plan_copy(0x10000, 0x90002, big, dev)), "");
+  }
+}
+
+// sm_100 and newer: a 32-byte body wherever src and dst share their misalignment modulo 32; the
+// 16-byte paths everywhere else, exactly as before. Every 32 x 32 misalignment pair, many sizes.
+TEST(copy_plan, sm_100_takes_32_byte_accesses_where_both_pointers_allow) {
+  const std::uintptr_t base = 0x7f0000000000;
+  int wide = 0, narrow = 0;
+  for (std::uintptr_t d = 0; d < 32; ++d) {
+    for (std::uintptr_t s = 0; s < 32; ++s) {
+      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{32}, std::size_t{63},
+                            std::size_t{64}, std::size_t{95}, std::size_t{100}, std::size_t{4097},
+                            (std::size_t{1} << 24) + 7}) {
+        const std::uintptr_t dst = base + d, src = base + (1 << 20) + s;
+        const copy_plan p = plan_copy(dst, src, n, b200);
+        ASSERT_EQ(check(dst, src, n, p), "") << "dst+" << d << " src+" << s << " bytes " << n;
+        if (p.path == copy_path::aligned32) {
+          ++wide;
+          EXPECT_EQ((s - d) % 32, 0u);
+        } else if (p.path == copy_path::aligned16 || p.path == copy_path::realign16) {
+          ++narrow;
+          // Anything but the 32-byte body is the plan an sm_90 device gets.
+          const copy_plan h = plan_copy(dst, src, n, h100);
+          EXPECT_EQ(p.path, h.path);
+          EXPECT_EQ(p.head, h.head);
+          EXPECT_EQ(p.vectors, h.vectors);
+        }
+      }
+    }
+  }
+  EXPECT_GT(wide, 0);
+  EXPECT_GT(narrow, 0);
+  const copy_plan p = plan_copy(base, base + (1 << 20), std::size_t{1} << 30, b200);
+  EXPECT_EQ(p.path, copy_path::aligned32);
+  EXPECT_EQ(p.vec_bytes, 32);
+  EXPECT_EQ(p.vectors, (std::size_t{1} << 30) / 32);
+  EXPECT_EQ(p.vectors_per_thread, 1) << "2048 threads x 32 B: 64 KiB in flight per SM already";
+  EXPECT_EQ(to_string(p.path), std::string("aligned32"));
+}
+
+TEST(copy_plan, sm_80_and_sm_90_never_take_the_32_byte_body) {
+  for (const int major : {0, 8, 9}) {
+    for (std::uintptr_t m = 0; m < 32; m += 4) {
+      const copy_plan p = plan_copy(0x10000 + m, 0x90000 + m, std::size_t{1} << 20, copy_device{132, 2048, major});
+      EXPECT_NE(p.path, copy_path::aligned32) << major;
+      EXPECT_EQ(p.vec_bytes, 16) << major;
+    }
   }
 }
 

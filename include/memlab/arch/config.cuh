@@ -10,7 +10,7 @@
 
 // cp.async (LDGSTS), 4/8/16 B, sm_80+ (PTX ISA 7.0).
 #define MEMLAB_HAS_CP_ASYNC (MEMLAB_ARCH >= 800)
-// 32-byte global loads and stores (LDG.E.ENL2.256), sm_100+ (PTX ISA 8.8).
+// 32-byte global loads and stores (LDG.E.ENL2.256), sm_100+ (PTX ISA 8.8): arch/ld_st256.cuh.
 #define MEMLAB_HAS_LDST256 (MEMLAB_ARCH >= 1000)
 
 // A kernel defined in a header, marked as CUB marks its own (CCCL_DETAIL_KERNEL_ATTRIBUTES): hidden

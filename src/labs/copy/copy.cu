@@ -21,6 +21,7 @@
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/copy/copy.hpp"
+#include "memlab/arch/ld_st256.cuh"
 #include "memlab/copy.cuh"
 #include "memlab/vector.cuh"
 
@@ -42,7 +43,9 @@ std::uint8_t reference_byte(std::uint64_t seed, std::uint64_t src_offset, std::u
 //                 sm_100: a warp moves 512 bytes per instruction.
 //   vec16_unroll  several 16-byte vectors in flight per thread, grid-stride, the grid sized by bytes
 //                 in flight per SM instead of by the problem size.
-// vec8, vec16 and vec16_unroll copy any n: the ragged tail (< one vector) goes element by element.
+//   vec32         one 32-byte vector per thread (LDG.E.ENL2.256 / STG.E.ENL2.256): sm_100 and newer
+//                 only; refused, with the reason, on older devices.
+// The vector rungs copy any n: the ragged tail (< one vector) goes element by element.
 
 namespace {
 
@@ -119,6 +122,26 @@ __global__ void __launch_bounds__(threads_per_cta) vec16_unroll_kernel(T* __rest
   if (global_thread() == 0) copy_tail(dst, src, vectors * per_vec, n);
 }
 
+// One 32-byte vector per thread, through arch/ld_st256.cuh. Built for an arch without 256-bit
+// accesses the kernel only traps: the lab refuses it there before any launch.
+template <class T>
+__global__ void vec32_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
+#if MEMLAB_HAS_LDST256
+  constexpr std::uint64_t per_vec = 32 / sizeof(T);
+  const std::uint64_t vectors = n / per_vec;
+  const std::uint64_t i = global_thread();
+  if (i < vectors) {
+    arch::st_global_256(reinterpret_cast<vector_t<32>*>(dst) + i,
+                        arch::ld_global_256(reinterpret_cast<const vector_t<32>*>(src) + i));
+  } else if (i == vectors) {
+    copy_tail(dst, src, vectors * per_vec, n);
+  }
+#else
+  (void)dst, (void)src, (void)n;
+  __trap();
+#endif
+}
+
 // ---- the peers --------------------------------------------------------------------------------------
 //   memcpy  cudaMemcpyAsync, device to device (the copy engine or the driver's own kernel)
 //   cub     cub::DeviceTransform::Transform with an identity functor
@@ -165,6 +188,10 @@ struct vec16_unroll_rung {
   template <class T>
   static auto kernel() { return &vec16_unroll_kernel<T, unroll_vectors>; }
 };
+struct vec32_rung {
+  template <class T>
+  static auto kernel() { return &vec32_kernel<T>; }
+};
 
 // The rung's kernel for the case's dtype on the planned grid: kernel(dst, src, n).
 template <class Rung>
@@ -193,6 +220,7 @@ std::vector<kernel_ref> auto_kernels() {
   const auto add = [&](auto u) {
     constexpr int U = decltype(u)::value;
     k.push_back(kernel_ref::of(&copy_aligned16_kernel<U>));
+    k.push_back(kernel_ref::of(&copy_aligned32_kernel<U>));
     k.push_back(kernel_ref::of(&copy_realign16_kernel<0, U>));
     k.push_back(kernel_ref::of(&copy_realign16_kernel<1, U>));
     k.push_back(kernel_ref::of(&copy_realign16_kernel<2, U>));
@@ -226,7 +254,11 @@ void launch_thrust(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
-std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& /*dev*/) {
+std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
+  if (v.as<variant_id>() == variant_id::vec32 && dev.cc_major < 10) {
+    return "vec32 needs 32-byte global loads and stores (LDG.E.ENL2.256), sm_100 or newer; this device is sm_" +
+           std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
+  }
   const std::uint64_t es = size_of(p.type), so = p[src_offset_axis], dso = p[dst_offset_axis];
   const std::string where = " (src +" + std::to_string(so) + " B, dst +" + std::to_string(dso) + " B)";
   if (so % es != 0 || dso % es != 0) {
@@ -248,7 +280,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
     // allocation at any multiple of 256 plus the offsets gives the same plan.
     constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
     const copy_plan cp = plan_copy(base + p[dst_offset_axis], 2 * base + p[src_offset_axis], payload,
-                                   copy_device{dev.sm_count, dev.max_threads_per_sm});
+                                   copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
     out.policy = {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
   } else {
     out.policy = plan(v.as<variant_id>(), es, p.n, dev.sm_count);
@@ -276,8 +308,9 @@ launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_
     case variant_id::scalar:
       return {threads_per_cta, 1, static_cast<int>(elem_size), 0, ceil_div(n, threads_per_cta)};
     case variant_id::vec8:
-    case variant_id::vec16: {
-      const std::uint64_t vb = v == variant_id::vec8 ? 8 : 16;
+    case variant_id::vec16:
+    case variant_id::vec32: {
+      const std::uint64_t vb = v == variant_id::vec8 ? 8 : v == variant_id::vec16 ? 16 : 32;
       const std::uint64_t vectors = bytes / vb;
       const std::uint64_t tail_thread = vectors * vb != bytes ? 1 : 0;  // the thread that copies the tail
       return {threads_per_cta, 1, static_cast<int>(vb), 0, ceil_div(vectors + tail_thread, threads_per_cta)};
@@ -319,6 +352,9 @@ const lab& table() {
               {"vec16_unroll", "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
                launch_rung<vec16_unroll_rung>, kernels_of_every_dtype<vec16_unroll_rung>(), 16, false,
                int(variant_id::vec16_unroll)},
+              {"vec32",
+               "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
+               launch_rung<vec32_rung>, kernels_of_every_dtype<vec32_rung>(), 32, false, int(variant_id::vec32)},
               {"auto",
                "memlab::copy: 16-byte loads and stores at any alignment (byte-wise head and tail, funnel-shift "
                "realignment when src and dst are misaligned to each other), one short-lived grid",

@@ -10,7 +10,7 @@
 namespace memlab::labs::copy {
 
 // `library` is memlab::copy (include/memlab/copy.cuh); its variant name is "auto".
-enum class variant_id { scalar, vec8, vec16, vec16_unroll, library, memcpy, cub, thrust };
+enum class variant_id { scalar, vec8, vec16, vec16_unroll, vec32, library, memcpy, cub, thrust };
 
 inline constexpr int threads_per_cta = 256;
 // vec16_unroll keeps this many 16-byte vectors in flight per thread before its first store.

@@ -33,7 +33,7 @@ TEST(copy_plan, scalar_and_vector_grids_cover_every_element_and_the_tail) {
       const auto s = plan(variant_id::scalar, es, n, 132);
       EXPECT_GE(s.grid * static_cast<std::uint64_t>(s.threads), n);
       EXPECT_LT((s.grid - 1) * static_cast<std::uint64_t>(s.threads), n);
-      for (auto v : {variant_id::vec8, variant_id::vec16}) {
+      for (auto v : {variant_id::vec8, variant_id::vec16, variant_id::vec32}) {
         const auto p = plan(v, es, n, 132);
         const auto vb = static_cast<std::uint64_t>(p.vec_bytes);
         const std::uint64_t threads_needed = (n * es) / vb + ((n * es) % vb != 0 ? 1 : 0);
@@ -64,7 +64,8 @@ TEST(copy_lab_registry, ladder_then_peers_with_their_kernels) {
   EXPECT_EQ(l.name, "copy");
   std::vector<std::string_view> names;
   for (const auto& v : l.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy", "cub", "thrust"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"scalar", "vec8", "vec16", "vec16_unroll", "vec32", "auto", "memcpy",
+                                                  "cub", "thrust"}));
   for (const auto& v : l.variants) {
     EXPECT_FALSE(v.teaches.empty()) << v.name;
     EXPECT_EQ(l.find_variant(v.name), &v) << v.name;
@@ -95,7 +96,33 @@ TEST(copy_lab_registry, vector_variants_refuse_misaligned_pointers_and_say_why) 
   EXPECT_EQ(test::variant_of(l, "vec8").alignment, 8);
   EXPECT_EQ(test::variant_of(l, "vec16").alignment, 16);
   EXPECT_EQ(test::variant_of(l, "vec16_unroll").alignment, 16);
+  EXPECT_EQ(test::variant_of(l, "vec32").alignment, 32);
   for (std::string_view any : {"scalar", "auto", "memcpy", "cub", "thrust"}) EXPECT_EQ(test::variant_of(l, any).alignment, 0) << any;
+}
+
+// vec32 runs only where the device has 32-byte global accesses (sm_100 and newer), and says why
+// elsewhere; where it runs, it needs both pointers 32-byte aligned.
+TEST(copy_lab_registry, vec32_needs_sm_100_and_32_byte_alignment) {
+  const lab& l = table();
+  device_info h100;
+  h100.cc_major = 9;
+  device_info b200;
+  b200.cc_major = 10;
+  const auto why = test::refusal(l, "vec32", copy_case(dtype::f32, 1000, 0, 0), h100);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("sm_100 or newer"), std::string::npos) << *why;
+  EXPECT_NE(why->find("this device is sm_90"), std::string::npos) << *why;
+  EXPECT_FALSE(test::refusal(l, "vec32", copy_case(dtype::f32, 1000, 0, 0), b200));
+  EXPECT_FALSE(test::refusal(l, "vec32", copy_case(dtype::f32, 1000, 32, 64), b200));
+  const auto off16 = test::refusal(l, "vec32", copy_case(dtype::f32, 1000, 16, 0), b200);
+  ASSERT_TRUE(off16);
+  EXPECT_NE(off16->find("32-byte aligned"), std::string::npos) << *off16;
+  const auto p = plan(variant_id::vec32, 2, 1000, 148);  // 2000 B: 62 vectors and a 16-byte tail
+  EXPECT_EQ(p.vec_bytes, 32);
+  EXPECT_EQ(p.grid, 1u);
+  // memlab::copy (auto) plans its 32-byte body from the device's compute capability.
+  EXPECT_EQ(test::plan_of(l, "auto", copy_case(dtype::f32, 1 << 20, 0, 0), b200).policy.vec_bytes, 32);
+  EXPECT_EQ(test::plan_of(l, "auto", copy_case(dtype::f32, 1 << 20, 0, 0), h100).policy.vec_bytes, 16);
 }
 
 TEST(run_planning, expands_labs_variants_dtypes_and_sizes) {
