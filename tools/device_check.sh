@@ -4,12 +4,12 @@
 # refactor issues. Each step logs into ./device-out (WORK overrides) and the script goes on after a
 # failed step; the summary at the end lists every step's exit status. With $OUT set (the device
 # tool), everything is packed into $OUT/device-out.tgz.
-#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [defaults]
+#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [defaults]
 # (no argument: all of them, in that order).
 set -uo pipefail
 out=${WORK:-device-out}; mkdir -p "$out"
 bin=${BIN:-build/bin}
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer spot timing interrupt ncu defaults)
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer spot timing interrupt ncu vec32 defaults)
 summary=()
 step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the exit status
   local name=$1; shift
@@ -66,6 +66,9 @@ for s in "${steps[@]}"; do
       step ncu ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
         --kernel-name regex:copy_aligned16_kernel --launch-count 3 --csv \
         "$bin/memlab" run copy --variant auto --dtype f16 --sizes 2^28 --profile --quiet ;;
+    vec32)  # issue 14: vec32 skipped with its reason on a pre-sm_100 device; auto as before
+      step vec32_auto run copy --dtype f16 --variant vec32,auto,cub --sizes 2^20,2^28,2^31 --src-offset 0,2 \
+        --max-time 0.5 --out "$out/vec32_auto.json" ;;
     defaults)  # what `make run` does
       step defaults "$bin/memlab" run --out "$out/defaults.json" ;;
   esac
