@@ -1,6 +1,7 @@
 // memlab/arch/cp_async.cuh: cp.async (LDGSTS), global -> shared without a register round trip.
-// PTX ISA 7.0, sm_80+ (MEMLAB_HAS_CP_ASYNC). Built on CUDA's __pipeline_* primitives, which emit
-// cp.async.cg for 16 bytes (SASS LDGSTS.E.BYPASS.128: L1 bypassed).
+// PTX ISA 7.0, sm_80+ (MEMLAB_HAS_CP_ASYNC). .cg and the group operations through CUDA's
+// __pipeline_* primitives; .ca in PTX, since those primitives pick .cg for 16 bytes and CCCL's
+// cuda::ptx has no non-bulk cp.async.
 // Both pointers must be aligned to the copy size; dst in shared, src in global memory.
 #pragma once
 
@@ -18,6 +19,20 @@ __device__ __forceinline__ void cp_async_cg(void* __restrict__ dst_shared, const
   static_assert(Bytes == 16, "cp.async.cg copies exactly 16 bytes");
 #if MEMLAB_HAS_CP_ASYNC
   __pipeline_memcpy_async(dst_shared, src_global, Bytes);
+#else
+  static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
+#endif
+}
+
+// cp.async.ca.shared.global [dst], [src], Bytes: allocates in L1 as well; 4, 8 or 16 bytes
+// (SASS LDGSTS.E, .E.64, .E.128).
+template <int Bytes>
+__device__ __forceinline__ void cp_async_ca(void* __restrict__ dst_shared, const void* __restrict__ src_global) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async.ca copies 4, 8 or 16 bytes");
+#if MEMLAB_HAS_CP_ASYNC
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst_shared))),
+               "l"(src_global), "n"(Bytes)
+               : "memory");
 #else
   static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
 #endif
