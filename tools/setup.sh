@@ -6,6 +6,9 @@
 #   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
 #   CuTe's headers (for the tile lab): PyPI's nvidia-cutlass (pip; cmake finds cutlass_library).
 #   jsonschema (the tests validate results files against docs/results.schema.json): PyPI.
+#   memlab's Python tools (tools/python: memlab-peers, memlab-plot, memlab-compare) with their test
+#   packages (numpy, matplotlib, tqdm, pytest): pip. PyTorch and Triton are not installed here:
+#   memlab-peers needs them on the GPU machine.
 set -euo pipefail
 
 have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/local/include/$1" ]; }
@@ -53,6 +56,7 @@ tool_found cuobjdump || wheels+=(nvidia-cuda-cuobjdump)
 tool_found nvdisasm || wheels+=(nvidia-cuda-nvdisasm)
 python3 -c "import cutlass_library" 2>/dev/null || wheels+=(nvidia-cutlass)
 python3 -c "import jsonschema" 2>/dev/null || wheels+=(jsonschema)
+python3 -c "import memlab_tools, numpy, matplotlib, tqdm, pytest" 2>/dev/null || wheels+=("$(cd "$(dirname "$0")" && pwd)/python[test]")
 if [ ${#wheels[@]} -gt 0 ]; then
   if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
     echo "setup: installing ${wheels[*]} (pip)"

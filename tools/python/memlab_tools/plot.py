@@ -1,0 +1,279 @@
+"""memlab-plot RESULTS.json... -o DIR: pictures of memlab runs and peers, merged.
+
+  size_<lab>_<dtype>[_<params>].png   GB/s against size (log x), one line per variant and peer
+                                      (peers dashed), the DRAM theoretical peak and the measured
+                                      ceiling as horizontal lines
+  sweep_<lab>_<axis>_<...>.png        GB/s against one axis of a lab at a fixed size (stride,
+                                      offsets, table bytes, ...), with the hardware GB/s the lab's
+                                      model declares (dashed) where it declares one
+  roofline.png                        results that declare flops under the DRAM, L2, shared-memory
+                                      and FP32 roofs; beside it, each lab's best rung and best peer
+                                      in GB/s under the bandwidth roofs
+  times_<lab>_<dtype>.md              time per size per implementation (the reference study's table)
+  index.md                            every picture with one sentence
+
+Every number comes from the files: GB/s from the declared bytes over the cold median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections import defaultdict
+
+from .results import Record, ResultsError, rate, records
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+SIZE = "n"
+
+
+def _label(rec: Record, fixed: dict) -> str:
+    extra = [f"{k}={v}" for k, v in rec.params.items() if k not in fixed and k not in ("dtype", SIZE)]
+    return rec.variant + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")
+
+
+def _device_line(rec: Record) -> str:
+    d = rec.run.get("device", {})
+    return f"{d.get('name', '?')}, cc {d.get('cc', '?')}"
+
+
+def _roof_lines(ax, device: dict):
+    if device.get("peak_gbps"):
+        ax.axhline(device["peak_gbps"], color="black", lw=1, ls="-", label=f"DRAM theoretical {device['peak_gbps']:.0f} GB/s")
+    if device.get("measured_peak_gbps"):
+        ax.axhline(device["measured_peak_gbps"], color="gray", lw=1, ls="--",
+                   label=f"measured ceiling {device['measured_peak_gbps']:.0f} GB/s (cudaMemcpy)")
+
+
+def size_plots(recs: list[Record], out: str) -> list[dict]:
+    """One figure per (lab, dtype, other params shared by all its memlab rows)."""
+    made = []
+    by_lab = defaultdict(list)
+    for r in recs:
+        if r.ok and SIZE in r.params:
+            by_lab[(r.lab, r.params.get("dtype", ""))].append(r)
+    for (lab, dtype), rows in sorted(by_lab.items()):
+        sizes = {r.params[SIZE] for r in rows}
+        if len(sizes) < 3:
+            continue
+        # Group by the params other than dtype and n that are not varied by the sweep: one figure per
+        # combination of them among memlab's own rows (peers with extra params join every figure).
+        own = [r for r in rows if not r.data.get("peer")]
+        keys = sorted({k for r in rows for k in r.params if k not in ("dtype", SIZE)})
+        combos = sorted({tuple((k, r.params.get(k)) for k in keys) for r in own}) or [()]
+        for combo in combos:
+            fixed = dict(combo)
+            fig, ax = plt.subplots(figsize=(9, 5.5))
+            series = defaultdict(list)
+            for r in rows:
+                if all(r.params.get(k, v) == v for k, v in fixed.items() if k in r.params):
+                    series[_label(r, fixed)].append((r.params[SIZE], rate(r.data), r.data.get("peer", False)))
+            for name, pts in sorted(series.items()):
+                pts.sort()
+                peer = pts[0][2] or name in {"memcpy", "cub", "thrust"}
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.5,
+                        ls="--" if peer else "-", label=name + (" [peer]" if peer else ""))
+            _roof_lines(ax, rows[0].run.get("device", {}))
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel(f"size n ({rows[0].run.get('labs', {}).get(lab, {}).get('size_meaning', 'elements')}, {dtype})")
+            ax.set_ylabel("GB/s (bytes read + written / cold median)")
+            title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
+            ax.set_title(f"{lab} {dtype}{' (' + title_fixed + ')' if title_fixed else ''} on {_device_line(rows[0])}\n"
+                         "bytes = reads + writes; L2 flushed before every sample", fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8, loc="best")
+            name = f"size_{lab}_{dtype}" + (f"_{_slug(title_fixed)}" if title_fixed else "") + ".png"
+            fig.tight_layout()
+            fig.savefig(os.path.join(out, name), dpi=110)
+            plt.close(fig)
+            made.append({"file": name, "kind": "size", "lab": lab, "series": sorted(series),
+                         "sentence": f"{lab} ({dtype}{', ' + title_fixed if title_fixed else ''}): bandwidth against "
+                                     f"size for {len(series)} variants and peers, under the DRAM peak and the "
+                                     "measured cudaMemcpy ceiling."})
+    return made
+
+
+def sweep_plots(recs: list[Record], out: str) -> list[dict]:
+    """A lab's non-size axis swept at one size: GB/s (and hardware GB/s) against it."""
+    made = []
+    rows_by_lab = defaultdict(list)
+    for r in recs:
+        if r.ok and not r.data.get("peer"):
+            rows_by_lab[r.lab].append(r)
+    for lab, rows in sorted(rows_by_lab.items()):
+        axes = sorted({k for r in rows for k, v in r.params.items() if k not in ("dtype", SIZE) and isinstance(v, int)})
+        for axis in axes:
+            groups = defaultdict(list)
+            for r in rows:
+                rest = tuple(sorted((k, v) for k, v in r.params.items() if k != axis))
+                groups[rest].append(r)
+            # A figure per (size, dtype, other axes fixed) where the axis takes 3+ values.
+            by_fig = defaultdict(lambda: defaultdict(list))
+            for rest, rs in groups.items():
+                fixed = dict(rest)
+                fig_key = tuple((k, v) for k, v in rest)
+                for r in rs:
+                    by_fig[tuple((k, v) for k, v in fig_key if k != "variant")][r.variant].append(r)
+            for fig_key, series in by_fig.items():
+                values = {r.params[axis] for rs in series.values() for r in rs}
+                if len(values) < 3:
+                    continue
+                fixed = dict(fig_key)
+                fig, ax = plt.subplots(figsize=(9, 5.5))
+                for variant, rs in sorted(series.items()):
+                    rs.sort(key=lambda r: r.params[axis])
+                    xs = [r.params[axis] for r in rs]
+                    line = ax.plot(xs, [rate(r.data) for r in rs], marker="o", ms=3, label=f"{variant}: useful GB/s")[0]
+                    hw = [r.data.get("hardware_gbps", 0) for r in rs]
+                    if any(hw):
+                        ax.plot(xs, hw, marker="x", ms=3, ls="--", color=line.get_color(),
+                                label=f"{variant}: hardware GB/s (the lab's model)")
+                _roof_lines(ax, rows[0].run.get("device", {}))
+                ax.set_xlabel(axis)
+                ax.set_ylabel("GB/s (cold median)")
+                title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
+                ax.set_title(f"{lab}: {axis} swept ({title_fixed}) on {_device_line(rows[0])}\n"
+                             "useful bytes = reads + writes; hardware bytes from the lab's model", fontsize=10)
+                ax.grid(True, alpha=0.3)
+                ax.legend(fontsize=8, loc="best")
+                name = _slug(f"sweep_{lab}_{axis}_{title_fixed}") + ".png"
+                fig.tight_layout()
+                fig.savefig(os.path.join(out, name), dpi=110)
+                plt.close(fig)
+                made.append({"file": name, "kind": "sweep", "lab": lab, "series": sorted(series),
+                             "sentence": f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed}: useful "
+                                         "and (where modelled) hardware bandwidth per variant."})
+    return made
+
+
+def roofline(recs: list[Record], out: str) -> list[dict]:
+    ok = [r for r in recs if r.ok]
+    if not ok:
+        return []
+    device = ok[0].run.get("device", {})
+    sms = device.get("sm_count", 0)
+    clock_ghz = device.get("sm_default_clock_khz", 0) / 1e6
+    fp32 = max([r.data["roof"]["value"] for r in ok if r.data.get("roof", {}).get("name") == "fp32"] or
+               [sms * 128 * 2 * clock_ghz])
+    smem = sms * 32 * 4 * clock_ghz
+    dram = device.get("peak_gbps", 0)
+    l2 = device.get("measured_l2_gbps", 0)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6), gridspec_kw={"width_ratios": [3, 2]})
+    flops = [r for r in ok if r.data.get("flops", 0) > 0 and r.data["bytes"] > 0]
+    xs = [0.01, 1000]
+    import numpy as np
+
+    ai = np.logspace(-2, 3, 200)
+    for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
+                            (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
+        if bw and fp32:
+            left.plot(ai, np.minimum(bw * ai, fp32), ls=style, color="gray", lw=1, label=f"{name} {bw:.0f} GB/s")
+    if fp32:
+        left.axhline(fp32, color="black", lw=1, label=f"FP32 {fp32:.0f} GFLOP/s")
+    for r in flops:
+        intensity = r.data["flops"] / r.data["bytes"]
+        left.scatter([intensity], [r.data["flops"] / (r.data["cold"]["median_ms"] * 1e-3) / 1e9],
+                     marker="s" if r.data.get("peer") else "o",
+                     label=f"{r.lab} {r.variant} " + " ".join(f"{k}={v}" for k, v in r.params.items() if k != "dtype"))
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlim(*xs)
+    left.set_xlabel("arithmetic intensity (FLOP per declared DRAM byte)")
+    left.set_ylabel("GFLOP/s (cold median)")
+    left.set_title("results that declare flops, under the roofs", fontsize=10)
+    left.grid(True, which="both", alpha=0.3)
+    left.legend(fontsize=6, loc="lower right")
+    # Bandwidth: each lab's best rung and best peer under the bandwidth roofs.
+    best = {}
+    for r in ok:
+        if r.data.get("flops", 0) > 0:
+            continue
+        kind = "peer" if r.data.get("peer") or r.variant in ("memcpy", "cub", "thrust") else "rung"
+        k = (r.lab, kind)
+        if k not in best or rate(r.data) > rate(best[k].data):
+            best[k] = r
+    labels = [f"{lab}\n{kind}: {r.variant}" for (lab, kind), r in sorted(best.items())]
+    right.bar(range(len(labels)), [rate(r.data) for _, r in sorted(best.items())], color="tab:blue")
+    for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
+                            (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
+        if bw:
+            right.axhline(bw, ls=style, color="gray", lw=1, label=f"{name} {bw:.0f} GB/s")
+    right.set_xticks(range(len(labels)))
+    right.set_xticklabels(labels, fontsize=7, rotation=45, ha="right")
+    right.set_yscale("log")
+    right.set_ylabel("GB/s (best case of each)")
+    right.set_title("bytes-only results: best rung and best peer per lab", fontsize=10)
+    right.legend(fontsize=7)
+    fig.suptitle(f"roofline on {_device_line(ok[0])}; bytes = the fewest the job must move, reads + writes", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "roofline.png"), dpi=110)
+    plt.close(fig)
+    return [{"file": "roofline.png", "kind": "roofline", "lab": "*",
+             "series": [f"{r.lab}/{r.variant}" for r in flops] + [f"{lab}/{r.variant}" for (lab, _), r in best.items()],
+             "sentence": f"{len(flops)} results with flops placed by arithmetic intensity under the DRAM, L2, shared-"
+                         f"memory and FP32 roofs; {len(best)} labs' best rungs and peers in GB/s beside them."}]
+
+
+def time_tables(recs: list[Record], out: str) -> list[dict]:
+    """Time per size per implementation (cold median, ms): the reference study's table."""
+    made = []
+    groups = defaultdict(dict)
+    for r in recs:
+        if r.ok and SIZE in r.params and all(v == 0 for k, v in r.params.items() if k.endswith("_offset")):
+            fixed = {k: v for k, v in r.params.items() if k.endswith("_offset")}
+            groups[(r.lab, r.params.get("dtype", ""))][(r.params[SIZE], _label(r, fixed))] = r.data["cold"]["median_ms"]
+    for (lab, dtype), cells in sorted(groups.items()):
+        sizes = sorted({n for n, _ in cells})
+        impls = sorted({v for _, v in cells}, key=lambda v: (v.startswith(("torch", "triton")), v))
+        if len(sizes) < 3:
+            continue
+        lines = [f"Time per copy, cold median (ms), {dtype}: memlab's variants and the peers, in one table as "
+                 f"the reference study's.", "",
+                 "| N | " + " | ".join(impls) + " |", "| ---: |" + " ---: |" * len(impls)]
+        for n in sizes:
+            lines.append(f"| {n} | " + " | ".join(f"{cells[(n, v)]:.6f}" if (n, v) in cells else "-" for v in impls) + " |")
+        name = f"times_{lab}_{dtype}.md"
+        with open(os.path.join(out, name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        made.append({"file": name, "kind": "table", "lab": lab, "series": impls,
+                     "sentence": f"{lab} {dtype}: time per size per implementation, cold median (ms)."})
+    return made
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="memlab-plot",
+                                 description="Plots of memlab results files (memlab's and memlab-peers'), merged: "
+                                             "bandwidth against size, sweeps against their models, a roofline.")
+    ap.add_argument("results", nargs="+", help="memlab.results/1 files")
+    ap.add_argument("-o", "--out", required=True, help="folder for the PNGs, tables and index.md")
+    args = ap.parse_args(argv)
+    try:
+        recs = records(args.results)
+    except ResultsError as e:
+        print(f"memlab-plot: {e}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    made = size_plots(recs, args.out) + sweep_plots(recs, args.out) + roofline(recs, args.out) + time_tables(recs, args.out)
+    with open(os.path.join(args.out, "index.md"), "w") as f:
+        f.write("# memlab plots\n\nFrom: " + ", ".join(f"`{os.path.basename(p)}`" for p in args.results) + "\n\n")
+        for m in made:
+            if m["file"].endswith(".png"):
+                f.write(f"## {m['file']}\n\n{m['sentence']}\n\n![{m['file']}]({m['file']})\n\n")
+            else:
+                f.write(f"## {m['file']}\n\n{m['sentence']} [{m['file']}]({m['file']})\n\n")
+    print(f"memlab-plot: {len(made)} files in {args.out} (index.md lists them)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

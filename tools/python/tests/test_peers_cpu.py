@@ -1,0 +1,86 @@
+"""memlab-peers without a GPU: planning and usage errors, the gather lab's index draw reproduced
+exactly, the derived fields as memlab derives them, and a results document that validates. The
+GPU paths run on the H100 (docs/results/h100/README.md); here they are skipped with the reason."""
+import json
+
+import numpy as np
+import pytest
+
+from memlab_tools import peers
+
+from conftest import SCHEMA
+
+
+def _plan(argv):
+    return peers.plan(peers.parser().parse_args(argv))
+
+
+def test_plans_the_product_of_sizes_offsets_blocks_and_peers():
+    cases = _plan(["copy", "--dtype", "f16", "--sizes", "2^12..2^14", "--src-offset", "0,2", "--triton-block", "1024,4096"])
+    # 3 sizes x 2 offsets x (copy_ + clone + 2 Triton blocks)
+    assert len(cases) == 3 * 2 * 4
+    assert {c[1].get("block") for c in cases if c[0].variant == "triton_copy"} == {1024, 4096}
+    assert cases[0][1] == {"dtype": "f16", "n": 4096, "src_offset": 0, "dst_offset": 0}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["copy", "--sizes", "2^x"], "--sizes"),
+    (["copy", "--variant", "fastest"], "unknown peer 'fastest'"),
+    (["copy", "--dtype", "f17"], "--dtype"),
+    (["transpose", "--shape", "12"], "--shape"),
+    (["matmul", "--shape", "4x4"], "--shape"),
+    (["copy", "--src-offset", "1KiB"], "--src-offset"),
+])
+def test_usage_errors_before_any_gpu_work(argv, needle, capsys):
+    assert peers.main(argv) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_max_time_and_out_are_checked(capsys):
+    assert peers.main(["copy", "--max-time", "nan"]) == 2
+    assert peers.main(["copy", "--out", "r.csv"]) == 2
+
+
+def test_gather_indices_are_the_labs_draw():
+    # Values from the lab's random_index/index_seed (src/labs/gather/gather.hpp), computed by the C++
+    # code for n = 2^20, a table of 1000 elements: idx[0..4] and idx[2^20 - 1].
+    idx = peers.gather_indices(1 << 20, 1000)
+    assert idx.dtype == np.uint32 and idx.size == 1 << 20
+    assert int(idx.max()) < 1000
+    assert list(idx[:5]) == EXPECTED_FIRST and int(idx[-1]) == EXPECTED_LAST
+
+
+# Printed by a program linked against the built lab (random_index(index_seed(2^20, 1000), i, 1000)).
+EXPECTED_FIRST = [490, 777, 960, 199, 542]
+EXPECTED_LAST = 373
+
+
+def test_derived_fields_match_memlabs_derive():
+    rec = {"lab": "copy", "bytes": 2_000_000, "flops": 0, "cold": {"median_ms": 0.001, "samples": 10},
+           "batch": {"median_ms": 0.0008, "samples": 10}, "graph": {"median_ms": 0.0005, "samples": 10}}
+    peers.derive(rec, {"peak_gbps": 4000.0, "measured_peak_gbps": 2500.0, "l2_bytes": 1 << 20, "sm_count": 132})
+    assert rec["gbps"] == pytest.approx(2000) and rec["batch_gbps"] == pytest.approx(2500)
+    assert rec["graph_gbps"] == pytest.approx(4000) and rec["pct_peak"] == pytest.approx(50)
+    assert rec["pct_measured"] == pytest.approx(80) and rec["roof"]["name"] == "dram"
+
+
+def test_a_peer_record_validates_against_the_schema():
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tools/setup.sh installs it)")
+    summary = {"median_ms": 0.01, "min_ms": 0.01, "max_ms": 0.01, "p25_ms": 0.01, "p75_ms": 0.01, "samples": 3,
+               "rel_spread": 0.0, "mean_ms": 0.01}
+    rec = peers._record(peers.PEERS[0], {"dtype": "f16", "n": 4096, "src_offset": 0, "dst_offset": 0}, None, "torch 2.11")
+    rec.update(cold=summary, batch=summary, graph=summary, graph_note="", verified=True, status="ok", note="",
+               bytes=16384)
+    peers.derive(rec, {"peak_gbps": 3352.3, "measured_peak_gbps": 3020.0, "l2_bytes": 50 << 20, "sm_count": 132})
+    doc = {"schema": "memlab.results/1", "memlab_version": "memlab-tools 0.1.0", "git_sha": "x", "created": "x",
+           "device": {"name": "H100", "cc": "9.0", "sm_count": 132, "l2_bytes": 52428800, "mem_clock_khz": 2619000,
+                      "bus_width_bits": 5120, "peak_gbps": 3352.3}, "results": [rec]}
+    with open(SCHEMA) as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(doc)
+
+
+def test_gpu_paths_need_torch_and_a_gpu():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed here: the GPU paths run on the H100")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU here: the GPU paths run on the H100")
+    assert peers.main(["copy", "--sizes", "4096", "--max-time", "0.05", "--quiet"]) == 0

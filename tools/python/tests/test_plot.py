@@ -1,0 +1,58 @@
+"""memlab-plot on committed H100 results: the files exist, are not empty, and hold the series."""
+import os
+
+import pytest
+
+from memlab_tools import plot
+from memlab_tools.results import records
+
+from conftest import FIXTURES
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    out = tmp_path_factory.mktemp("plots")
+    files = [os.path.join(FIXTURES, "timing", "copy_f16_run_a.json"), os.path.join(FIXTURES, "stride_f32.json"),
+             os.path.join(FIXTURES, "gather_f32.json")]
+    assert plot.main(files + ["-o", str(out)]) == 0
+    recs = records(files)
+    return out, {m["file"]: m for m in plot.size_plots(recs, str(out)) + plot.sweep_plots(recs, str(out)) +
+                 plot.roofline(recs, str(out)) + plot.time_tables(recs, str(out))}
+
+
+def test_every_listed_file_exists_and_is_not_empty(made):
+    out, manifest = made
+    assert len(manifest) >= 5
+    for name in manifest:
+        assert os.path.getsize(os.path.join(out, name)) > 1000, name
+    index = (out / "index.md").read_text()
+    for name in manifest:
+        assert f"]({name})" in index
+
+
+def test_the_copy_plot_has_every_variant_and_peer(made):
+    _, manifest = made
+    size = [m for m in manifest.values() if m["kind"] == "size" and m["lab"] == "copy"]
+    assert len(size) == 1
+    assert {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy", "cub", "thrust"} <= set(size[0]["series"])
+
+
+def test_the_stride_sweep_shows_the_three_strided_variants(made):
+    _, manifest = made
+    sweeps = [m for m in manifest.values() if m["kind"] == "sweep" and m["lab"] == "stride"]
+    assert sweeps and {"strided", "strided_write", "strided_rw"} <= set(sweeps[0]["series"])
+
+
+def test_the_time_table_has_the_reference_studys_shape(made):
+    out, _ = made
+    lines = (out / "times_copy_f16.md").read_text().splitlines()
+    header = next(l for l in lines if l.startswith("| N |"))
+    assert "vec16" in header and "memcpy" in header
+    rows = [l for l in lines if l.startswith("| 4096 |") or l.startswith("| 2147483648 |")]
+    assert len(rows) == 2
+
+
+def test_refuses_a_file_that_is_not_results(tmp_path, capsys):
+    bad = tmp_path / "x.json"
+    bad.write_text("[1]")
+    assert plot.main([str(bad), "-o", str(tmp_path / "o")]) == 2
