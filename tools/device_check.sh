@@ -4,12 +4,12 @@
 # refactor issues. Each step logs into ./device-out (WORK overrides) and the script goes on after a
 # failed step; the summary at the end lists every step's exit status. With $OUT set (the device
 # tool), everything is packed into $OUT/device-out.tgz.
-#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [defaults]
+#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [defaults]
 # (no argument: all of them, in that order).
 set -uo pipefail
 out=${WORK:-device-out}; mkdir -p "$out"
 bin=${BIN:-build/bin}
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer spot timing interrupt ncu vec32 defaults)
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer spot timing interrupt ncu vec32 peers defaults)
 summary=()
 step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the exit status
   local name=$1; shift
@@ -69,6 +69,19 @@ for s in "${steps[@]}"; do
     vec32)  # issue 14: vec32 skipped with its reason on a pre-sm_100 device; auto as before
       step vec32_auto run copy --dtype f16 --variant vec32,auto,cub --sizes 2^20,2^28,2^31 --src-offset 0,2 \
         --max-time 0.5 --out "$out/vec32_auto.json" ;;
+    peers)  # issue 13: memlab's copy and gather labs and their PyTorch/Triton peers, on one machine
+      peers() { PYTHONPATH=tools/python PYTHONUNBUFFERED=1 python3 -m memlab_tools.peers "$@"; }
+      step pytest_gpu env PYTHONPATH=tools/python python3 -m pytest -q tools/python/tests
+      step peers_smoke peers copy --dtype f16 --sizes 2^12,2^20 --src-offset 0,2 --out "$out/peers_smoke.json"
+      step copy_f16 run copy --dtype f16 --sizes 2^12..2^31 --out "$out/copy_f16.json"
+      step peers_copy_f16 peers copy --dtype f16 --sizes 2^12..2^31 --like "$out/copy_f16.json" \
+        --out "$out/peers_copy_f16.json"
+      step copy_f16_misaligned run copy --dtype f16 --sizes 2^16..2^30:*4 --src-offset 2 --out "$out/copy_f16_mis.json"
+      step peers_copy_f16_mis peers copy --dtype f16 --sizes 2^16..2^30:*4 --src-offset 2 \
+        --like "$out/copy_f16_mis.json" --out "$out/peers_copy_f16_mis.json"
+      step gather_f32 run gather --dtype f32 --sizes 2^24 --table-bytes 8MiB,200MiB --out "$out/gather_f32.json"
+      step peers_gather_f32 peers gather --dtype f32 --sizes 2^24 --table-bytes 8MiB,200MiB \
+        --like "$out/gather_f32.json" --out "$out/peers_gather_f32.json" ;;
     defaults)  # what `make run` does
       step defaults "$bin/memlab" run --out "$out/defaults.json" ;;
   esac

@@ -74,6 +74,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   result r;
   r.lab = std::string(c.l->name);
   r.variant = std::string(c.v->name);
+  r.peer = c.v->peer;
   r.params = c.l->params(c.p);
   r.roof.name = std::string(to_string(c.l->roof));
   const auto skip = [&](std::string why) {

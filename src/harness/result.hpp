@@ -94,6 +94,7 @@ struct result {
   double pct_roof = 0;      // the achieved rate the roof is measured by / roof value x 100
   bool l2_resident = false; // the working set fits in L2
   bool verified = false;    // compared with the CPU reference and found equal
+  bool peer = false;        // a library the lab compares with (cudaMemcpy, CUB), not memlab's own kernel
   result_status status = result_status::ok;
   std::string note;         // why skipped or failed; empty when ok
 

@@ -298,6 +298,7 @@ ordered_json result_json(const result& r) {
   o["graph"] = summary_json(r.graph);
   o["graph_gbps"] = r.graph_gbps;
   o["graph_note"] = r.graph_note;
+  o["peer"] = r.peer;
   o["gflops"] = r.gflops;
   o["roof"] = {{"name", r.roof.name}, {"value", r.roof.value}, {"unit", r.roof.unit}};
   o["pct_roof"] = r.pct_roof;

@@ -115,6 +115,7 @@ run_report sample_report() {
   b.batch = timings(0.0009, 50);
   b.graph_note = "cannot be captured in a CUDA graph: test";
   b.verified = true;
+  b.peer = true;
   derive(b, roof_kind::dram, rep.device, b.bytes);
 
   result c;
@@ -354,6 +355,8 @@ TEST(Writers, JsonHeaderDescribesItself) {
   EXPECT_EQ(r["roof"]["name"], "dram");
   EXPECT_EQ(r["graph"]["samples"], 200);
   EXPECT_EQ(j["results"][2]["graph_note"], "cannot be captured in a CUDA graph: test");
+  EXPECT_EQ(j["results"][2]["peer"], true);  // memcpy: a library the lab compares with
+  EXPECT_EQ(r["peer"], false);
   EXPECT_EQ(j["results"][4]["roof"]["name"], "smem");
 }
 

@@ -10,6 +10,13 @@ timing compared), and at least one CUDA event tick (32 ns) over the median. Then
 
 The exit status is 1 when some case is SLOWER by more than --threshold (default 5%) as well: so a
 script can guard performance without failing on noise. Cases only one run has are listed.
+
+With --pair A_VARIANT:B_VARIANT the variants differ: each case of A_VARIANT in A against each case of
+B_VARIANT in B at the same point (one side may have parameters of its own, such as a Triton peer's
+block); `*` on either side is every variant of that run. That is how memlab's `auto` is held against
+the PyTorch and Triton peers of the same machine, failing where it is slower than any of them:
+
+  memlab-compare peers_copy_f16.json copy_f16.json --pair '*:auto'
 """
 
 from __future__ import annotations
@@ -47,8 +54,11 @@ def judge(a: dict, b: dict, threshold: float) -> tuple[float, float, str, bool]:
     return ratio, noise, "SLOWER", diff > threshold
 
 
-def compare(a: list[Record], b: list[Record], metric: str = "cold", threshold: float = 0.05):
+def compare(a: list[Record], b: list[Record], metric: str = "cold", threshold: float = 0.05,
+            pairs: list[tuple[str, str]] | None = None):
     """Verdicts for the cases both runs measured, and the keys only one of them has."""
+    if pairs:
+        return _compare_pairs(a, b, metric, threshold, pairs)
     index_a = {r.key(): r for r in a if r.ok and r.data.get(metric, {}).get("samples", 0)}
     index_b = {r.key(): r for r in b if r.ok and r.data.get(metric, {}).get("samples", 0)}
     out = []
@@ -61,6 +71,40 @@ def compare(a: list[Record], b: list[Record], metric: str = "cold", threshold: f
     only_a = sorted(set(index_a) - set(index_b))
     only_b = sorted(set(index_b) - set(index_a))
     return out, only_a, only_b
+
+
+def _same_point(pa: dict, pb: dict) -> bool:
+    """One run's params are the other's plus, at most, parameters of its own (a peer's Triton block)."""
+    small, large = (pa, pb) if len(pa) <= len(pb) else (pb, pa)
+    return all(k in large and large[k] == v for k, v in small.items())
+
+
+def _compare_pairs(a, b, metric, threshold, pairs):
+    measured = lambda r: r.ok and r.data.get(metric, {}).get("samples", 0)  # noqa: E731
+    out, only_a = [], set()
+    for va, vb in pairs:
+        for ra in (r for r in a if (va == "*" or r.variant == va) and measured(r)):
+            matches = [rb for rb in b if rb.lab == ra.lab and measured(rb) and (vb == "*" or rb.variant == vb)
+                       and rb.variant != ra.variant and _same_point(ra.params, rb.params)]
+            if not matches:
+                only_a.add(ra.key())
+            for rb in matches:
+                ratio, noise, verdict, fails = judge(ra.data[metric], rb.data[metric], threshold)
+                key = (ra.lab, f"{ra.variant} vs {rb.variant}", tuple(sorted({**ra.params, **rb.params}.items())))
+                out.append(Verdict(key, ra.data[metric]["median_ms"], rb.data[metric]["median_ms"], ratio, noise,
+                                   verdict, fails))
+    return out, sorted(only_a), []
+
+
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """'auto:*,auto:cub' -> [('auto', '*'), ('auto', 'cub')]; ValueError naming the flag otherwise."""
+    pairs = []
+    for item in text.split(","):
+        va, sep, vb = item.partition(":")
+        if not sep or not va or not vb:
+            raise ValueError(f"--pair: {item!r} is not A_VARIANT:B_VARIANT (either may be *)")
+        pairs.append((va, vb))
+    return pairs
 
 
 def _params(key: tuple) -> str:
@@ -97,17 +141,24 @@ def main(argv=None) -> int:
     ap.add_argument("b", help="the results to judge (.json)")
     ap.add_argument("--metric", choices=("cold", "batch", "graph"), default="cold", help="the timing compared")
     ap.add_argument("--threshold", type=float, default=5.0, help="percent slower that fails (default 5)")
+    ap.add_argument("--pair", help="A_VARIANT:B_VARIANT list: compare different variants (* = every variant "
+                                   "of that run), e.g. '*:auto' with a peers file as A")
     ap.add_argument("--out", help="also write the Markdown table to this file")
     args = ap.parse_args(argv)
     if not args.threshold >= 0:
         print(f"memlab-compare: --threshold: a percentage >= 0 (got {args.threshold})", file=sys.stderr)
         return 2
     try:
+        pairs = parse_pairs(args.pair) if args.pair else None
+    except ValueError as e:
+        print(f"memlab-compare: {e}", file=sys.stderr)
+        return 2
+    try:
         a, b = records([args.a]), records([args.b])
     except ResultsError as e:
         print(f"memlab-compare: {e}", file=sys.stderr)
         return 2
-    verdicts, only_a, only_b = compare(a, b, args.metric, args.threshold / 100)
+    verdicts, only_a, only_b = compare(a, b, args.metric, args.threshold / 100, pairs)
     text = markdown(verdicts, only_a, only_b, args.metric, args.threshold / 100)
     sys.stdout.write(text)
     if args.out:

@@ -233,9 +233,10 @@ def _gather_case(ctx, p, op: str, order: str):
         bad = np.flatnonzero(got != want)
         return "" if bad.size == 0 else f"out[{bad[0]}] = {got[bad[0]]:#x}, expected table[{idx_np[bad[0]]}]"
 
-    idx_bytes = idx.element_size() * p["n"]
-    note = "" if op == "index_select" else "take reads int64 indices: 8 bytes per lookup counted"
-    return Case(launch, verify, distinct * es + idx_bytes + p["n"] * es, note=note)
+    # The job's bytes, as the gather lab counts them (4-byte indices): take's API wants int64 indices,
+    # and the 4 more bytes it reads per lookup are its cost, not the job's. So GB/s ranks as time does.
+    note = "" if op == "index_select" else "take reads int64 indices: 4 bytes per lookup more than counted"
+    return Case(launch, verify, distinct * es + 4 * p["n"] + p["n"] * es, note=note)
 
 
 # matmul -----------------------------------------------------------------------------------------------------

@@ -6,6 +6,9 @@
   sweep_<lab>_<axis>_<...>.png        GB/s against one axis of a lab at a fixed size (stride,
                                       offsets, table bytes, ...), with the hardware GB/s the lab's
                                       model declares (dashed) where it declares one
+  points_<lab>_<dtype>.png            labs that no size or sweep figure shows (a few tiles, matrices):
+                                      bars per point, one per variant and peer, GB/s (GFLOP/s where
+                                      the lab counts flops)
   roofline.png                        results that declare flops under the DRAM, L2, shared-memory
                                       and FP32 roofs; beside it, each lab's best rung and best peer
                                       in GB/s under the bandwidth roofs
@@ -33,9 +36,22 @@ import matplotlib.pyplot as plt  # noqa: E402
 SIZE = "n"
 
 
+# Files written before results carried `peer` (memlab < 0.1.0 at 39c3c8d) mark none: their library
+# variants are known by name.
+_LEGACY_PEERS = {"memcpy", "cub", "thrust"}
+
+
+def _is_peer(rec: Record) -> bool:
+    return bool(rec.data.get("peer", rec.variant in _LEGACY_PEERS))
+
+
 def _label(rec: Record, fixed: dict) -> str:
+    """The variant, the params of its own that the figure does not fix (a Triton block), and whose it is."""
     extra = [f"{k}={v}" for k, v in rec.params.items() if k not in fixed and k not in ("dtype", SIZE)]
-    return rec.variant + (f" ({', '.join(extra)})" if extra else "")
+    name = rec.variant + (f" ({', '.join(extra)})" if extra else "")
+    if rec.data.get("library"):
+        return f"{name} [{rec.data['library'].split()[0]}]"
+    return name + (" [peer]" if _is_peer(rec) else "")
 
 
 def _slug(text: str) -> str:
@@ -66,10 +82,10 @@ def size_plots(recs: list[Record], out: str) -> list[dict]:
         sizes = {r.params[SIZE] for r in rows}
         if len(sizes) < 3:
             continue
-        # Group by the params other than dtype and n that are not varied by the sweep: one figure per
-        # combination of them among memlab's own rows (peers with extra params join every figure).
-        own = [r for r in rows if not r.data.get("peer")]
-        keys = sorted({k for r in rows for k in r.params if k not in ("dtype", SIZE)})
+        # One figure per combination of the lab's own params other than dtype and n (memlab's rows
+        # define them); a peer's parameters of its own (a Triton block) stay in its line's label.
+        own = [r for r in rows if not r.data.get("library")] or rows
+        keys = sorted({k for r in own for k in r.params if k not in ("dtype", SIZE)})
         combos = sorted({tuple((k, r.params.get(k)) for k in keys) for r in own}) or [()]
         for combo in combos:
             fixed = dict(combo)
@@ -77,12 +93,14 @@ def size_plots(recs: list[Record], out: str) -> list[dict]:
             series = defaultdict(list)
             for r in rows:
                 if all(r.params.get(k, v) == v for k, v in fixed.items() if k in r.params):
-                    series[_label(r, fixed)].append((r.params[SIZE], rate(r.data), r.data.get("peer", False)))
-            for name, pts in sorted(series.items()):
+                    series[_label(r, fixed)].append((r.params[SIZE], rate(r.data), _is_peer(r)))
+            for name, pts in sorted(series.items(), key=lambda kv: (kv[1][0][2], kv[0])):
                 pts.sort()
-                peer = pts[0][2] or name in {"memcpy", "cub", "thrust"}
+                if len({p[0] for p in pts}) < len(pts):
+                    print(f"memlab-plot: warning: {lab} {name} has sizes measured more than once (files from "
+                          "several runs?): every point is drawn", file=sys.stderr)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.5,
-                        ls="--" if peer else "-", label=name + (" [peer]" if peer else ""))
+                        ls="--" if pts[0][2] else "-", label=name)
             _roof_lines(ax, rows[0].run.get("device", {}))
             ax.set_xscale("log", base=2)
             ax.set_xlabel(f"size n ({rows[0].run.get('labs', {}).get(lab, {}).get('size_meaning', 'elements')}, {dtype})")
@@ -108,10 +126,11 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
     made = []
     rows_by_lab = defaultdict(list)
     for r in recs:
-        if r.ok and not r.data.get("peer"):
+        if r.ok:
             rows_by_lab[r.lab].append(r)
     for lab, rows in sorted(rows_by_lab.items()):
-        axes = sorted({k for r in rows for k, v in r.params.items() if k not in ("dtype", SIZE) and isinstance(v, int)})
+        own = [r for r in rows if not r.data.get("library")] or rows
+        axes = sorted({k for r in own for k, v in r.params.items() if k not in ("dtype", SIZE) and isinstance(v, int)})
         for axis in axes:
             groups = defaultdict(list)
             for r in rows:
@@ -130,16 +149,24 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
                     continue
                 fixed = dict(fig_key)
                 fig, ax = plt.subplots(figsize=(9, 5.5))
-                for variant, rs in sorted(series.items()):
+                for variant, rs in sorted(series.items(), key=lambda kv: (_is_peer(kv[1][0]), kv[0])):
                     rs.sort(key=lambda r: r.params[axis])
                     xs = [r.params[axis] for r in rs]
-                    line = ax.plot(xs, [rate(r.data) for r in rs], marker="o", ms=3, label=f"{variant}: useful GB/s")[0]
+                    peer = _is_peer(rs[0])
+                    line = ax.plot(xs, [rate(r.data) for r in rs], marker="s" if peer else "o", ms=3,
+                                   ls=":" if peer else "-", label=f"{_label(rs[0], rs[0].params)}: useful GB/s")[0]
                     hw = [r.data.get("hardware_gbps", 0) for r in rs]
-                    if any(hw):
+                    if any(hw) and not peer:
                         ax.plot(xs, hw, marker="x", ms=3, ls="--", color=line.get_color(),
                                 label=f"{variant}: hardware GB/s (the lab's model)")
-                _roof_lines(ax, rows[0].run.get("device", {}))
-                ax.set_xlabel(axis)
+                device = rows[0].run.get("device", {})
+                _roof_lines(ax, device)
+                if min(values) > 0 and max(values) >= 16 * min(values):
+                    ax.set_xscale("log", base=2)
+                if axis.endswith("_bytes") and device.get("l2_bytes"):
+                    ax.axvline(device["l2_bytes"], color="tab:gray", lw=1, ls="-.",
+                               label=f"L2 size {device['l2_bytes'] / 2**20:.0f} MiB")
+                ax.set_xlabel(axis + (" (bytes)" if axis.endswith("_bytes") or axis.endswith("_offset") else ""))
                 ax.set_ylabel("GB/s (cold median)")
                 title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
                 ax.set_title(f"{lab}: {axis} swept ({title_fixed}) on {_device_line(rows[0])}\n"
@@ -153,6 +180,51 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
                 made.append({"file": name, "kind": "sweep", "lab": lab, "series": sorted(series),
                              "sentence": f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed}: useful "
                                          "and (where modelled) hardware bandwidth per variant."})
+    return made
+
+
+def point_plots(recs: list[Record], out: str, skip_labs=()) -> list[dict]:
+    """Labs that no size or sweep figure shows (a few shapes: tiles, matrices): grouped bars, one group
+    per point, one bar per variant and peer, in GB/s (GFLOP/s where every result counts flops)."""
+    made = []
+    by_fig = defaultdict(list)
+    for r in recs:
+        if r.ok and r.lab not in skip_labs:
+            by_fig[(r.lab, r.params.get("dtype", ""))].append(r)
+    for (lab, dtype), rows in sorted(by_fig.items()):
+        flops = all(r.data.get("flops", 0) > 0 for r in rows)
+        value = (lambda r: r.data["flops"] / (r.data["cold"]["median_ms"] * 1e-3) / 1e9) if flops else (lambda r: rate(r.data))
+        own = [r for r in rows if not r.data.get("library")] or rows
+        keys = [k for k in own[0].params if k != "dtype"]  # the lab's own point; a peer's extras go to its label
+
+        def point(r):
+            return tuple((k, r.params.get(k)) for k in keys)
+
+        points = sorted({point(r) for r in rows}, key=str)
+        cells = {(point(r), _label(r, dict(point(r)))): value(r) for r in rows}
+        variants = sorted({v for _, v in cells}, key=lambda v: (v.endswith("]"), v))
+        width = 0.8 / max(len(variants), 1)
+        fig, ax = plt.subplots(figsize=(min(18, max(9, 0.25 * len(points) * len(variants) + 3)), 5.5))
+        colors = plt.get_cmap("tab20" if len(variants) > 10 else "tab10").colors
+        for i, v in enumerate(variants):
+            ax.bar([j + i * width for j in range(len(points))], [cells.get((pt, v), 0) for pt in points], width,
+                   label=v, hatch="//" if v.endswith("]") else None, color=colors[i % len(colors)])
+        if not flops:
+            _roof_lines(ax, rows[0].run.get("device", {}))
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(points))])
+        ax.set_xticklabels([" ".join(f"{k}={v}" for k, v in pt) for pt in points], fontsize=7, rotation=20, ha="right")
+        ax.set_ylabel("GFLOP/s (cold median)" if flops else "GB/s (bytes read + written / cold median)")
+        subtitle = "flops as the lab declares them" if flops else "bytes = reads + writes; L2 flushed before every sample"
+        ax.set_title(f"{lab} {dtype} on {_device_line(rows[0])}\n{subtitle}", fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="best", ncol=2)
+        name = _slug(f"points_{lab}_{dtype}") + ".png"
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        made.append({"file": name, "kind": "points", "lab": lab, "series": variants,
+                     "sentence": f"{lab} ({dtype}): {'GFLOP/s' if flops else 'GB/s'} of {len(variants)} variants and "
+                                 f"peers at {len(points)} points."})
     return made
 
 
@@ -176,15 +248,21 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
     ai = np.logspace(-2, 3, 200)
     for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
                             (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
-        if bw and fp32:
-            left.plot(ai, np.minimum(bw * ai, fp32), ls=style, color="gray", lw=1, label=f"{name} {bw:.0f} GB/s")
+        if bw:
+            left.plot(ai, np.minimum(bw * ai, fp32) if fp32 else bw * ai, ls=style, color="gray", lw=1,
+                      label=f"{name} {bw:.0f} GB/s")
     if fp32:
         left.axhline(fp32, color="black", lw=1, label=f"FP32 {fp32:.0f} GFLOP/s")
+    else:  # files written before the SM clock was recorded
+        left.plot([], [], color="black", lw=1, label="FP32 and shared memory: no SM clock in these files")
     for r in flops:
         intensity = r.data["flops"] / r.data["bytes"]
         left.scatter([intensity], [r.data["flops"] / (r.data["cold"]["median_ms"] * 1e-3) / 1e9],
-                     marker="s" if r.data.get("peer") else "o",
+                     marker="s" if _is_peer(r) else "o",
                      label=f"{r.lab} {r.variant} " + " ".join(f"{k}={v}" for k, v in r.params.items() if k != "dtype"))
+    if not l2:
+        left.plot([], [], ls="-.", color="gray", lw=1, label="L2: not measured in these files (a lab with an L2 roof "
+                                                              "measures it)")
     left.set_xscale("log")
     left.set_yscale("log")
     left.set_xlim(*xs)
@@ -198,7 +276,7 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
     for r in ok:
         if r.data.get("flops", 0) > 0:
             continue
-        kind = "peer" if r.data.get("peer") or r.variant in ("memcpy", "cub", "thrust") else "rung"
+        kind = "peer" if _is_peer(r) else "rung"
         k = (r.lab, kind)
         if k not in best or rate(r.data) > rate(best[k].data):
             best[k] = r
@@ -228,13 +306,15 @@ def time_tables(recs: list[Record], out: str) -> list[dict]:
     """Time per size per implementation (cold median, ms): the reference study's table."""
     made = []
     groups = defaultdict(dict)
+    peers_of = defaultdict(dict)
     for r in recs:
         if r.ok and SIZE in r.params and all(v == 0 for k, v in r.params.items() if k.endswith("_offset")):
             fixed = {k: v for k, v in r.params.items() if k.endswith("_offset")}
             groups[(r.lab, r.params.get("dtype", ""))][(r.params[SIZE], _label(r, fixed))] = r.data["cold"]["median_ms"]
+            peers_of[(r.lab, r.params.get("dtype", ""))][_label(r, fixed)] = _is_peer(r)
     for (lab, dtype), cells in sorted(groups.items()):
         sizes = sorted({n for n, _ in cells})
-        impls = sorted({v for _, v in cells}, key=lambda v: (v.startswith(("torch", "triton")), v))
+        impls = sorted({v for _, v in cells}, key=lambda v: (peers_of[(lab, dtype)][v], v))
         if len(sizes) < 3:
             continue
         lines = [f"Time per copy, cold median (ms), {dtype}: memlab's variants and the peers, in one table as "
@@ -250,20 +330,43 @@ def time_tables(recs: list[Record], out: str) -> list[dict]:
     return made
 
 
+KINDS = ("size", "sweep", "points", "roofline", "table")
+
+
+def _covered_labs(recs: list[Record]) -> set:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return {m["lab"] for m in size_plots(recs, tmp) + sweep_plots(recs, tmp)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="memlab-plot",
                                  description="Plots of memlab results files (memlab's and memlab-peers'), merged: "
                                              "bandwidth against size, sweeps against their models, a roofline.")
     ap.add_argument("results", nargs="+", help="memlab.results/1 files")
     ap.add_argument("-o", "--out", required=True, help="folder for the PNGs, tables and index.md")
+    ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
     args = ap.parse_args(argv)
+    kinds = set(args.only.split(",")) if args.only else set(KINDS)
+    if kinds - set(KINDS):
+        print(f"memlab-plot: --only: {sorted(kinds - set(KINDS))[0]!r} is not one of {', '.join(KINDS)}", file=sys.stderr)
+        return 2
     try:
         recs = records(args.results)
     except ResultsError as e:
         print(f"memlab-plot: {e}", file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
-    made = size_plots(recs, args.out) + sweep_plots(recs, args.out) + roofline(recs, args.out) + time_tables(recs, args.out)
+    shown = size_plots(recs, args.out) if "size" in kinds else []
+    shown += sweep_plots(recs, args.out) if "sweep" in kinds else []
+    made = list(shown)
+    if "points" in kinds:
+        # Labs a size or sweep figure shows need no bars (decided on every kind, so --only points agrees).
+        covered = {m["lab"] for m in shown} if {"size", "sweep"} <= kinds else _covered_labs(recs)
+        made += point_plots(recs, args.out, skip_labs=covered)
+    made += roofline(recs, args.out) if "roofline" in kinds else []
+    made += time_tables(recs, args.out) if "table" in kinds else []
     with open(os.path.join(args.out, "index.md"), "w") as f:
         f.write("# memlab plots\n\nFrom: " + ", ".join(f"`{os.path.basename(p)}`" for p in args.results) + "\n\n")
         for m in made:

@@ -74,3 +74,22 @@ def test_two_committed_runs_of_the_same_binary():
     assert len(verdicts) == 160 and not only_a and not only_b
     big = [v for v in verdicts if dict(v.key[2])["n"] >= 1 << 24]
     assert all(abs(v.ratio - 1) < 0.01 for v in big)
+
+
+def test_pairs_hold_one_variant_against_others(tmp_path, capsys):
+    a = _write(tmp_path, "a.json", _doc([("auto", 1024, 1.0, 0.01), ("auto", 2048, 2.0, 0.01), ("vec16", 1024, 5.0, 0.01)]))
+    peers = _doc([("torch_copy", 1024, 1.0, 0.01), ("triton_copy", 1024, 0.8, 0.01), ("torch_copy", 2048, 2.5, 0.01)])
+    peers["results"][1]["params"]["block"] = 1024  # a peer's own parameter does not stop the match
+    b = _write(tmp_path, "b.json", peers)
+    verdicts, only_a, _ = compare.compare(compare.records([a]), compare.records([b]), pairs=[("auto", "*")])
+    got = {(v.key[1], dict(v.key[2])["n"]): v.verdict for v in verdicts}
+    assert got == {("auto vs torch_copy", 1024): "SAME", ("auto vs triton_copy", 1024): "FASTER",
+                   ("auto vs torch_copy", 2048): "SLOWER"}
+    assert not only_a  # vec16 was not asked for
+    assert compare.main([a, b, "--pair", "auto:*"]) == 1  # torch_copy 25% slower than auto at 2048
+    assert "| copy | auto vs triton_copy | block=1024 dtype=f16 n=1024 |" in capsys.readouterr().out
+    # The guard the docs use: the peers as the baseline, auto judged; it fails where auto is slower.
+    assert compare.main([b, a, "--pair", "*:auto"]) == 1  # triton_copy at 1024: auto 25% slower
+    assert "| copy | triton_copy vs auto | block=1024 dtype=f16 n=1024 |" in capsys.readouterr().out
+    assert compare.main([a, b, "--pair", "auto"]) == 2
+    assert "--pair: 'auto' is not A_VARIANT:B_VARIANT" in capsys.readouterr().err

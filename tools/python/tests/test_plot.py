@@ -12,12 +12,14 @@ from conftest import FIXTURES
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
-    files = [os.path.join(FIXTURES, "timing", "copy_f16_run_a.json"), os.path.join(FIXTURES, "stride_f32.json"),
-             os.path.join(FIXTURES, "gather_f32.json")]
+    files = [os.path.join(FIXTURES, "peers", "copy_f16.json"), os.path.join(FIXTURES, "peers", "peers_copy_f16.json"),
+             os.path.join(FIXTURES, "stride_f32.json"), os.path.join(FIXTURES, "gather_f32.json"),
+             os.path.join(FIXTURES, "tile_f32.json")]
     assert plot.main(files + ["-o", str(out)]) == 0
     recs = records(files)
-    return out, {m["file"]: m for m in plot.size_plots(recs, str(out)) + plot.sweep_plots(recs, str(out)) +
-                 plot.roofline(recs, str(out)) + plot.time_tables(recs, str(out))}
+    made = plot.size_plots(recs, str(out)) + plot.sweep_plots(recs, str(out))
+    made += plot.point_plots(recs, str(out), skip_labs={m["lab"] for m in made})
+    return out, {m["file"]: m for m in made + plot.roofline(recs, str(out)) + plot.time_tables(recs, str(out))}
 
 
 def test_every_listed_file_exists_and_is_not_empty(made):
@@ -33,8 +35,16 @@ def test_every_listed_file_exists_and_is_not_empty(made):
 def test_the_copy_plot_has_every_variant_and_peer(made):
     _, manifest = made
     size = [m for m in manifest.values() if m["kind"] == "size" and m["lab"] == "copy"]
-    assert len(size) == 1
-    assert {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy", "cub", "thrust"} <= set(size[0]["series"])
+    assert len(size) == 1  # one figure: the Triton block is part of its line's label, not a figure of its own
+    assert {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy [peer]", "cub [peer]", "thrust [peer]",
+            "torch_copy_ [torch]", "torch_clone [torch]", "triton_copy (block=1024) [triton]"} <= set(size[0]["series"])
+
+
+def test_a_lab_of_few_points_gets_bars(made):
+    _, manifest = made
+    bars = [m for m in manifest.values() if m["kind"] == "points"]
+    assert [m["lab"] for m in bars] == ["tile"]
+    assert {"ldgsts16", "cute_universal"} <= set(bars[0]["series"])
 
 
 def test_the_stride_sweep_shows_the_three_strided_variants(made):
@@ -47,7 +57,7 @@ def test_the_time_table_has_the_reference_studys_shape(made):
     out, _ = made
     lines = (out / "times_copy_f16.md").read_text().splitlines()
     header = next(l for l in lines if l.startswith("| N |"))
-    assert "vec16" in header and "memcpy" in header
+    assert "vec16" in header and "memcpy [peer]" in header and "triton_copy (block=1024) [triton]" in header
     rows = [l for l in lines if l.startswith("| 4096 |") or l.startswith("| 2147483648 |")]
     assert len(rows) == 2
 
