@@ -331,10 +331,13 @@ __global__ void __launch_bounds__(warptile<BM, BN, BK, WM, WN, Stages>::threads)
   __syncthreads();
   for (int s = 0; s < steps; ++s) {
     if constexpr (Stages == 2) {
+      // No `if (s + 1 < steps)` around the prefetch: ptxas merges two blocks under the same branch,
+      // and the loads then sink below the math to the stores (seen in sm_90 SASS), which undoes the
+      // double buffering. Past the last step every load is predicated off and zeros are stored.
       const int stage = s & 1;
-      if (s + 1 < steps) load_tiles((s + 1) * BK);  // in flight during the math below
+      load_tiles((s + 1) * BK);  // in flight during the math below
       multiply_tiles(stage);
-      if (s + 1 < steps) store_tiles(stage ^ 1);    // the buffer every thread finished reading last step
+      store_tiles(stage ^ 1);    // the buffer every thread finished reading last step
       __syncthreads();
     } else {
       multiply_tiles(0);

@@ -97,5 +97,32 @@ TEST_F(sass_proof, matmul_shared_memory_from_naive_to_warp_tiles) {
   }
 }
 
+// FFMAs between a global load and the next shared store (the one that stages what it loaded), the
+// most over the kernel: 0 when every load is waited for before any math; hundreds when the loads
+// of the next step are in flight during this step's math.
+int ffma_under_a_load(const labeled_kernel& k) {
+  int best = 0;
+  for (std::size_t i = 0; i < k.code.opcodes.size(); ++i) {
+    if (!k.code.opcodes[i].starts_with("LDG")) continue;
+    int ffma = 0;
+    for (std::size_t j = i + 1; j < k.code.opcodes.size() && !k.code.opcodes[j].starts_with("STS"); ++j) {
+      ffma += k.code.opcodes[j].starts_with("FFMA") ? 1 : 0;
+    }
+    best = std::max(best, ffma);
+  }
+  return best;
+}
+
+// double_buffered's point, in its SASS: the next step's LDG.E.128 issue before this step's FFMAs
+// and are stored after them. (With `if (s + 1 < steps)` around both the prefetch and its store,
+// ptxas merged the two blocks and sank the loads below the math: no overlap, seen on sm_90.)
+TEST_F(sass_proof, matmul_double_buffered_loads_are_in_flight_during_the_math) {
+  for (const auto& [arch, r] : reports) {
+    SCOPED_TRACE(arch);
+    EXPECT_EQ(ffma_under_a_load(kernel(r, "warptiled")), 0) << "single buffer: loads, store, sync, then math";
+    EXPECT_GE(ffma_under_a_load(kernel(r, "double_buffered")), 128) << "the prefetch overlaps the math";
+  }
+}
+
 }  // namespace
 }  // namespace memlab::inspect
