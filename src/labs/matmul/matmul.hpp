@@ -85,8 +85,8 @@ MEMLAB_HOST_DEVICE constexpr tiling tiling_of(variant_id v) {
     case variant_id::blocktiled_1d: return {64, 64, 8, 0, 0, 512, 8, 4, 1};
     case variant_id::blocktiled_2d: return {128, 128, 8, 0, 0, 256, 64, 4, 1};
     case variant_id::vectorized: return {128, 128, 8, 0, 0, 256, 64, 16, 1};
-    case variant_id::warptiled: return {128, 128, 16, 32, 64, 256, 64, 16, 1};
-    case variant_id::double_buffered: return {128, 128, 16, 32, 64, 256, 64, 16, 2};
+    case variant_id::warptiled: return {128, 128, 8, 32, 64, 256, 64, 16, 1};
+    case variant_id::double_buffered: return {128, 128, 8, 32, 64, 256, 64, 16, 2};
     case variant_id::cublas_sgemm:
     case variant_id::cublas_tf32: return {};
   }
