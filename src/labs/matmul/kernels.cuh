@@ -231,16 +231,17 @@ __global__ void __launch_bounds__(256) vectorized_kernel(float* __restrict__ C, 
 
 // warptiled: a warp tile. The CTA's (BM, BN) tile is cut into (WM, WN) warp tiles; a warp's 32 lanes
 // form a 4 x 8 grid over its tile, and each thread's outputs are (WM / 16) x (WN / 32) blocks of 4 x 4,
-// strided 16 rows and 32 columns apart, instead of one contiguous 8 x 8 block. Per step, a warp's
-// LDS.128 of A then reads 4 distinct float4 (64 contiguous bytes, the rest broadcast) and its LDS.128
-// of B 8 distinct float4 (128 contiguous bytes): one shared-memory wavefront each. vectorized's
-// contiguous blocks put 16 distinct float4 32 bytes apart in one B load, 4-way bank conflicts.
-// The stores of C come out as 128-byte segments per 8 lanes.
+// strided 16 rows and 32 columns apart, instead of one contiguous 8 x 8 block. A 16-byte shared
+// load is served a quarter-warp (8 lanes, here one lane row) at a time: the B fragment of a
+// quarter-warp is now 8 contiguous float4, one wavefront (4 per request, the fewest); vectorized's
+// 16 x 16 threads put 8 distinct float4 32 bytes apart in each quarter-warp, two per bank group:
+// 2-way conflicts, 8 wavefronts. The A fragment is a broadcast either way (the H100 serves it in 2;
+// docs/labs/matmul.md). The stores of C come out as 128-byte segments per 8 lanes.
 //
 // double_buffered (Stages = 2): two shared buffers and a register prefetch. The global loads of
 // step s + 1 are issued before the math of step s and land in the other buffer after it, so their
-// latency hides behind 512 FMAs per thread instead of stalling the warp; one __syncthreads per step
-// instead of two.
+// latency hides behind the math instead of stalling the warp; one __syncthreads per step instead of
+// two.
 template <int BM, int BN, int BK, int WM, int WN, int Stages>
 struct warptile {
   static constexpr int warps_m = BM / WM, warps_n = BN / WN;

@@ -369,7 +369,7 @@ const lab& table() {
                    "16-byte global loads and stores, the A tile transposed in shared memory: LDS.128 for both operands",
                    launch_rung<&vectorized_kernel>, {kernel_ref::of(&vectorized_kernel)}),
               rung(variant_id::warptiled, "warptiled",
-                   "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4, so fragment loads are one wavefront each",
+                   "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4: conflict-free B fragments (4 wavefronts, not 8)",
                    launch_rung<warptiled>, {kernel_ref::of(warptiled)}),
               rung(variant_id::double_buffered, "double_buffered",
                    "two shared buffers and a register prefetch: the next step's loads hide behind this step's math",

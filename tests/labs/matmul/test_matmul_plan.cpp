@@ -300,7 +300,9 @@ TEST(matmul_bank_model, warp_tiles_make_every_fragment_load_one_wavefront_per_qu
   // float4 per quarter-warp lie 32 bytes apart, two per bank group: 2-way conflicts.
   EXPECT_EQ(wavefronts(variant_id::blocktiled_2d, 'b'), 8);
   EXPECT_EQ(wavefronts(variant_id::vectorized, 'b'), 8);
-  // Their A fragments: one address per quarter-warp (a broadcast).
+  // Their A fragments: one address per quarter-warp (a broadcast): 4 in the model. The H100 serves
+  // this pattern in 2 (ncu, docs/results/h100/matmul_ncu_fragment_patterns.csv); the B patterns as
+  // modelled (8 and 4).
   EXPECT_EQ(wavefronts(variant_id::blocktiled_2d, 'a'), 4);
   EXPECT_EQ(wavefronts(variant_id::vectorized, 'a'), 4);
   // warptiled: 4 x 8 lanes; a quarter-warp is one lane row: 8 contiguous float4 of B, one of A.
