@@ -20,6 +20,7 @@
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/layout/layout.hpp"
+#include "memlab/arch/ld_global.cuh"
 
 namespace memlab::labs::layout {
 
@@ -138,8 +139,9 @@ __global__ void __launch_bounds__(threads_per_cta) aos_vec_kernel(T* __restrict_
   constexpr std::uint64_t per = 16 / sizeof(T);
   const std::uint64_t j = global_thread(), main = n / per;
   if (j < main) {
+    // In PTX (arch/ld_global.cuh): from C++, nvcc for sm_100 split f64's 16-byte loads into 8-byte ones.
     const auto* src = reinterpret_cast<const uint4*>(points) + 3 * j;
-    const uint4 a = src[0], b = src[1], c = src[2];
+    const uint4 a = arch::ld_global_v4(src), b = arch::ld_global_v4(src + 1), c = arch::ld_global_v4(src + 2);
     const unsigned w[12] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w};
     reinterpret_cast<uint4*>(out)[j] = pick_fields<T>(w, field, std::make_integer_sequence<int, static_cast<int>(per)>{});
   } else if (j == main) {

@@ -19,21 +19,22 @@
 
 namespace memlab::labs::transpose {
 
-int tile_edge(variant_id v) {
+int tile_edge(variant_id v, std::size_t es) {
   switch (v) {
     case variant_id::naive:
     case variant_id::smem:
     case variant_id::smem_padded:
     case variant_id::smem_swizzled: return tile32;
     case variant_id::smem_vec: return vec_tile;
+    case variant_id::smem_vec_rows: return static_cast<int>(rows_edge(es));
     case variant_id::cublas:
     case variant_id::copy: return 0;
   }
   return 0;
 }
 
-std::uint64_t tiles_of(variant_id v, dims d) {
-  const auto t = static_cast<std::uint64_t>(tile_edge(v));
+std::uint64_t tiles_of(variant_id v, std::size_t es, dims d) {
+  const auto t = static_cast<std::uint64_t>(tile_edge(v, es));
   if (t == 0 || d.rows == 0 || d.cols == 0) return 0;
   return d.batch * ceil_div(d.rows, t) * ceil_div(d.cols, t);
 }
@@ -44,8 +45,9 @@ launch_policy plan(variant_id v, std::size_t elem_size, dims d) {
     case variant_id::smem:
     case variant_id::smem_padded:
     case variant_id::smem_swizzled:
-      return {threads32, items32, static_cast<int>(elem_size), 0, tiles_of(v, d)};
-    case variant_id::smem_vec: return {vec_threads, vec_steps(elem_size), 16, 0, tiles_of(v, d)};
+      return {threads32, items32, static_cast<int>(elem_size), 0, tiles_of(v, elem_size, d)};
+    case variant_id::smem_vec: return {vec_threads, vec_steps(elem_size), 16, 0, tiles_of(v, elem_size, d)};
+    case variant_id::smem_vec_rows: return {vec_threads, rows_steps(elem_size), 16, 0, tiles_of(v, elem_size, d)};
     case variant_id::cublas:
     case variant_id::copy: return {};  // the libraries choose their own
   }
@@ -53,10 +55,10 @@ launch_policy plan(variant_id v, std::size_t elem_size, dims d) {
 }
 
 std::optional<std::string> shape_rule(variant_id v, std::size_t elem_size, dims d) {
-  if (v == variant_id::smem_vec) {
+  if (v == variant_id::smem_vec || v == variant_id::smem_vec_rows) {
     const std::uint64_t per = vec_elems(elem_size);
     if (d.rows % per != 0 || d.cols % per != 0) {
-      return "smem_vec moves 16-byte vectors along the rows of in and of out, so every row of both must start "
+      return std::string(v == variant_id::smem_vec ? "smem_vec" : "smem_vec_rows") + " moves 16-byte vectors along the rows of in and of out, so every row of both must start "
              "16-byte aligned: rows and cols multiples of " +
              std::to_string(per) + " (got " + std::to_string(d.rows) + " x " + std::to_string(d.cols) + ")";
     }
@@ -81,6 +83,36 @@ template <class F>
 void for_each_request(variant_id v, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr, std::uint64_t tc, F&& f) {
   const std::uint64_t base = b * d.rows * d.cols;  // first element of matrix b, in `in` and in `out`
   const int w_es = static_cast<int>(es);
+  if (v == variant_id::smem_vec_rows) {
+    const std::uint64_t edge = rows_edge(es), r0 = tr * edge, c0 = tc * edge;
+    const std::uint32_t per = vec_elems(es);
+    for (int w = 0; w < vec_threads / 32; ++w) {
+      for (int i = 0; i < rows_steps(es); ++i) {
+        warp_access g{access_kind::gld, 16, {}}, s{access_kind::sst, 16, {}};
+        for (int l = 0; l < 32; ++l) {
+          const tile_pos p = rows_load_pos(es, 32 * w + l, i);
+          if (r0 + p.r >= d.rows || c0 + p.c >= d.cols) continue;
+          g.at[static_cast<std::size_t>(l)] = (base + (r0 + p.r) * d.cols + c0 + p.c) * es;
+          s.at[static_cast<std::size_t>(l)] = rows_slot(es, p.r, p.c).offset;
+        }
+        f(g);
+        f(s);
+      }
+      for (int j = 0; j < rows_steps(es); ++j) {
+        warp_access g{access_kind::gst, 16, {}};
+        std::vector<warp_access> reads(per, warp_access{access_kind::sld, w_es, {}});
+        for (int l = 0; l < 32; ++l) {
+          const tile_pos p = rows_store_pos(es, 32 * w + l, j);  // p.r: first input row, p.c: output row
+          if (c0 + p.c >= d.cols || r0 + p.r >= d.rows) continue;
+          g.at[static_cast<std::size_t>(l)] = (base + (c0 + p.c) * d.rows + r0 + p.r) * es;
+          for (std::uint32_t k = 0; k < per; ++k) reads[k].at[static_cast<std::size_t>(l)] = rows_offset(es, p.r + k, p.c);
+        }
+        for (const auto& r : reads) f(r);
+        f(g);
+      }
+    }
+    return;
+  }
   if (v == variant_id::smem_vec) {
     const std::uint64_t r0 = tr * vec_tile, c0 = tc * vec_tile;
     const std::uint32_t per = vec_elems(es);
@@ -202,14 +234,14 @@ void add(launch_cost& to, const launch_cost& c, std::uint64_t k) {
   to.sld += times(c.sld, k);
 }
 
-bool has_kernel(variant_id v) { return tile_edge(v) > 0; }
+bool has_kernel(variant_id v) { return tile_edge(v, 4) > 0; }
 
 }  // namespace
 
 launch_cost model(variant_id v, std::size_t es, dims d) {
   launch_cost total;
-  if (!has_kernel(v) || tiles_of(v, d) == 0) return total;
-  const auto t = static_cast<std::uint64_t>(tile_edge(v));
+  if (!has_kernel(v) || tiles_of(v, es, d) == 0) return total;
+  const auto t = static_cast<std::uint64_t>(tile_edge(v, es));
   const std::uint64_t tiles_r = ceil_div(d.rows, t), tiles_c = ceil_div(d.cols, t);
   // Shared memory: one tile per edge class (cut or not along rows, along columns), times its count.
   for (int last_r = 0; last_r < 2; ++last_r) {
@@ -239,8 +271,8 @@ launch_cost model(variant_id v, std::size_t es, dims d) {
 
 launch_cost brute_force(variant_id v, std::size_t es, dims d) {
   launch_cost total;
-  if (!has_kernel(v) || tiles_of(v, d) == 0) return total;
-  const auto t = static_cast<std::uint64_t>(tile_edge(v));
+  if (!has_kernel(v) || tiles_of(v, es, d) == 0) return total;
+  const auto t = static_cast<std::uint64_t>(tile_edge(v, es));
   for (std::uint64_t b = 0; b < d.batch; ++b)
     for (std::uint64_t tr = 0; tr < ceil_div(d.rows, t); ++tr)
       for (std::uint64_t tc = 0; tc < ceil_div(d.cols, t); ++tc)

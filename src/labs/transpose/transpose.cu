@@ -19,7 +19,10 @@
 //   smem_swizzled  no padding: the word index XORed with the row, the same effect at no extra space.
 //   smem_vec       64 x 64 tiles, 16-byte global loads and stores (4 per thread for f32), whole 16-byte
 //                  vectors into shared memory, element reads out of it; a 16-byte-slot swizzle keeps
-//                  both at their fewest wavefronts.
+//                  both at their fewest wavefronts. A warp's 16-byte stores cover 4 output rows x 128 B.
+//   smem_vec_rows  tiles of 256-byte rows (256 / sizeof(T) elements square) and every warp access two
+//                  whole rows, loads and stores: longer runs per warp request at the same bytes; the
+//                  swizzle moves to 8-byte units so that the element reads stay conflict-free.
 // No TMA rung: a TMA tensor load would replace only the LDG + STS half of a tile, which is not what
 // limits a transpose that already reaches DRAM; it cannot transpose 4-byte elements on the way.
 // Peers in the same run:
@@ -259,6 +262,51 @@ __global__ void __launch_bounds__(vec_threads) smem_vec_kernel(T* __restrict__ o
   }
 }
 
+// Tiles of 256-byte rows (E = 256 / sizeof(T) elements square), every warp access two whole rows of
+// one, both ways (rows_load_pos / rows_store_pos, transpose.hpp): smem_vec's store steps wrote 4 rows x
+// 128 B per warp (f32). The 8-byte-unit swizzle (rows_offset) moves a loaded vector into its slot whole,
+// its halves swapped in registers on odd row groups (rows_slot).
+// At least 8 CTAs (2048 threads) per SM for f32 and f64: ptxas gave the f32 kernel 33 registers, which
+// rounds to 40 and leaves room for 6; at 32 it keeps 8 without spilling. f16's 32 KiB tiles allow at
+// most 6 CTAs anyway (and 16 B x 8 loads per thread need the registers).
+template <class T>
+__global__ void __launch_bounds__(vec_threads, sizeof(T) == 2 ? 4 : 8)
+    smem_vec_rows_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
+  constexpr std::size_t es = sizeof(T);
+  constexpr std::uint32_t per = vec_elems(es);
+  constexpr int steps = rows_steps(es);
+  using bits = typename bits_of<es>::type;
+  __shared__ __align__(128) unsigned char tile[rows_smem_bytes(es)];
+  const tile_origin o = tile_of(m, rows_edge(es));
+  const int t = static_cast<int>(threadIdx.x);
+  uint4 v[steps];
+#pragma unroll
+  for (int i = 0; i < steps; ++i) {
+    const tile_pos p = rows_load_pos(es, t, i);
+    if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols)
+      v[i] = *reinterpret_cast<const uint4*>(in + o.base + (o.r0 + p.r) * m.cols + o.c0 + p.c);
+  }
+#pragma unroll
+  for (int i = 0; i < steps; ++i) {
+    const tile_pos p = rows_load_pos(es, t, i);
+    if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols) {
+      const slot s = rows_slot(es, p.r, p.c);
+      *reinterpret_cast<uint4*>(tile + s.offset) = s.swap_halves ? uint4{v[i].z, v[i].w, v[i].x, v[i].y} : v[i];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < steps; ++j) {
+    const tile_pos p = rows_store_pos(es, t, j);  // p.r: the first of V input rows; p.c: the output row
+    if (o.c0 + p.c < m.cols && o.r0 + p.r < m.rows) {
+      bits x[per];
+#pragma unroll
+      for (std::uint32_t k = 0; k < per; ++k) x[k] = *reinterpret_cast<const bits*>(tile + rows_offset(es, p.r + k, p.c));
+      arch::st_global_v4(out + o.base + (o.c0 + p.c) * m.rows + o.r0 + p.r, pack16(x));
+    }
+  }
+}
+
 // ---- the peers ----------------------------------------------------------------------------------------
 
 namespace {
@@ -350,6 +398,10 @@ struct smem_vec_rung {
   template <class T>
   static auto kernel() { return &smem_vec_kernel<T>; }
 };
+struct smem_vec_rows_rung {
+  template <class T>
+  static auto kernel() { return &smem_vec_rows_kernel<T>; }
+};
 
 template <class Rung>
 std::vector<kernel_ref> kernels_of_lab_dtypes() {
@@ -372,7 +424,7 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (p.grid == 0) return;
   const dims d = dims_of(c.p);
-  const auto edge = static_cast<std::uint64_t>(tile_edge(c.v->as<variant_id>()));
+  const auto edge = static_cast<std::uint64_t>(tile_edge(c.v->as<variant_id>(), size_of(c.p.type)));
   const matrices m{d.rows, d.cols, ceil_div(d.rows, edge), ceil_div(d.cols, edge), c.p[band_axis]};
   visit_lab_dtype(c.p.type, [&](auto tag) {
     using T = decltype(tag);
@@ -440,8 +492,8 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
            std::to_string(default_band) + ") only";
   }
   if (auto why = shape_rule(id, es, d)) return why;
-  if (tiles_of(id, d) > 0x7fffffffu) {
-    return std::to_string(tiles_of(id, d)) + " tiles (one CTA each) exceed a grid of 2^31 - 1 CTAs";
+  if (tiles_of(id, es, d) > 0x7fffffffu) {
+    return std::to_string(tiles_of(id, es, d)) + " tiles (one CTA each) exceed a grid of 2^31 - 1 CTAs";
   }
   return std::nullopt;
 }
@@ -462,7 +514,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
     const copy_plan cp = plan_copy(base, 2 * base, payload, copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
     out.policy = {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
   }
-  if (tile_edge(id) > 0) {
+  if (tile_edge(id, es) > 0) {
     const launch_cost cost = model(id, es, d);
     out.hardware_bytes = (cost.gld.units + cost.gst.units) * sector_bytes;
     out.model = {{"ld_sectors", cost.gld.per_request()}, {"st_sectors", cost.gst.per_request()}};
@@ -597,6 +649,11 @@ const lab& table() {
                "stores into swizzled slots",
                launch_rung<smem_vec_rung>, kernels_of_lab_dtypes<smem_vec_rung>(), 16, false,
                int(variant_id::smem_vec)},
+              {"smem_vec_rows",
+               "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x 128 B per "
+               "warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
+               launch_rung<smem_vec_rows_rung>, kernels_of_lab_dtypes<smem_vec_rows_rung>(), 16, false,
+               int(variant_id::smem_vec_rows)},
               {"cublas", "cuBLAS: cublasSgeam / cublasDgeam (1 x A^T + 0 x B); f16: cublasLtMatrixTransform",
                launch_cublas, {}, 0, true, int(variant_id::cublas)},
               // No kernels listed: memlab::copy's are the copy lab's `auto` rung's (`memlab inspect copy`),

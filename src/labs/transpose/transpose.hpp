@@ -23,7 +23,7 @@
 
 namespace memlab::labs::transpose {
 
-enum class variant_id { naive, smem, smem_padded, smem_swizzled, smem_vec, cublas, copy };
+enum class variant_id { naive, smem, smem_padded, smem_swizzled, smem_vec, smem_vec_rows, cublas, copy };
 
 // A batch of `batch` matrices, each rows x cols.
 struct dims {
@@ -108,6 +108,46 @@ MEMLAB_HOST_DEVICE constexpr tile_pos vec_store_pos(std::size_t es, int t, int j
   return {v * ((32 / v) * (b / groups) + lane / v), v * (b % groups) + lane % v};  // {first input row, column}
 }
 
+// ---- smem_vec_rows: tiles of 256-byte rows, each warp access two whole rows --------------------------------
+// smem_vec's store steps write 4 output rows x 128 B per warp (f32), 8 x 64 B (f16). This rung makes
+// every tile row 256 bytes, E = 256 / sizeof(T) elements (128 f16, 64 f32, 32 f64; the tile E x E), and
+// every warp access two whole rows of it, both ways. 256 threads, 16 / sizeof(T) steps each way:
+//   load step i: thread t moves vector q = t + 256 i: row q / 16, vector q % 16 (LDG.128), stored whole
+//     (STS.128) into its swizzled slot;
+//   store step j: warp w writes output rows 2 b and 2 b + 1, b = w + 8 j; lane l builds vector l % 16 of
+//     row 2 b + l / 16 (input rows V (l % 16) .. + V - 1) from V element reads, stores it (STG.128).
+// The swizzle is on 8-byte units: 8-byte unit h of row r lives at unit h ^ (r / V) (r / V < 16, h < 32).
+// A whole 16-byte slot moves to slot q ^ (r / V / 2), its two halves swapped when r / V is odd: a
+// quarter-warp's 16-byte stores still hit 8 distinct slots of one row. The element reads of one step
+// (fixed k, rows V v + k for v = 0..15, two adjacent output rows) land on 32 distinct banks for 4-byte
+// elements; 2-byte elements share words pairwise; 8-byte ones go by half-warps, 16 distinct bank pairs.
+MEMLAB_HOST_DEVICE constexpr std::uint32_t rows_edge(std::size_t es) { return static_cast<std::uint32_t>(256 / es); }
+MEMLAB_HOST_DEVICE constexpr int rows_steps(std::size_t es) { return static_cast<int>(16 / es); }
+MEMLAB_HOST_DEVICE constexpr std::uint32_t rows_smem_bytes(std::size_t es) { return 256 * rows_edge(es); }
+MEMLAB_HOST_DEVICE constexpr std::uint32_t rows_offset(std::size_t es, std::uint32_t r, std::uint32_t c) {
+  const std::uint32_t byte = c * static_cast<std::uint32_t>(es);
+  return r * 256 + (((byte / 8) ^ (r / vec_elems(es))) * 8) + byte % 8;
+}
+// Where load step i of thread t stores its vector: the slot's byte offset, and whether the vector's two
+// 8-byte halves trade places (rows_offset of the vector's first element, whole).
+struct slot {
+  std::uint32_t offset = 0;
+  bool swap_halves = false;
+};
+MEMLAB_HOST_DEVICE constexpr slot rows_slot(std::size_t es, std::uint32_t r, std::uint32_t c) {
+  const std::uint32_t g = r / vec_elems(es), q = c * static_cast<std::uint32_t>(es) / 16;
+  return {r * 256 + (q ^ (g / 2)) * 16, g % 2 == 1};
+}
+MEMLAB_HOST_DEVICE constexpr tile_pos rows_load_pos(std::size_t es, int t, int i) {
+  const auto q = static_cast<std::uint32_t>(t + vec_threads * i);
+  return {q / 16, (q % 16) * vec_elems(es)};
+}
+// {first of V input rows, output row}.
+MEMLAB_HOST_DEVICE constexpr tile_pos rows_store_pos(std::size_t es, int t, int j) {
+  const auto lane = static_cast<std::uint32_t>(t % 32), b = static_cast<std::uint32_t>(t / 32 + 8 * j);
+  return {vec_elems(es) * (lane % 16), 2 * b + lane / 16};
+}
+
 // ---- tiles -----------------------------------------------------------------------------------------------
 
 MEMLAB_HOST_DEVICE constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
@@ -128,10 +168,11 @@ MEMLAB_HOST_DEVICE constexpr tile_rc tile_order(std::uint64_t k, std::uint64_t t
   return {first + i % rows, i / rows};
 }
 
-// The tile edge of a variant: 64 for smem_vec, 32 for the others (0 for the peers).
-int tile_edge(variant_id v);
+// The tile edge of a variant in elements: 32 for the 32 x 32 rungs, 64 for smem_vec, 256 / sizeof(T) for
+// smem_vec_rows (0 for the peers).
+int tile_edge(variant_id v, std::size_t elem_size);
 // CTAs a variant launches for `d`: tiles of every matrix of the batch.
-std::uint64_t tiles_of(variant_id v, dims d);
+std::uint64_t tiles_of(variant_id v, std::size_t elem_size, dims d);
 
 launch_policy plan(variant_id v, std::size_t elem_size, dims d);
 

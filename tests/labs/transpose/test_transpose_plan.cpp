@@ -14,8 +14,8 @@
 namespace memlab::labs::transpose {
 namespace {
 
-constexpr std::array<variant_id, 5> kernels{variant_id::naive, variant_id::smem, variant_id::smem_padded,
-                                            variant_id::smem_swizzled, variant_id::smem_vec};
+constexpr std::array<variant_id, 6> kernels{variant_id::naive,         variant_id::smem,     variant_id::smem_padded,
+                                            variant_id::smem_swizzled, variant_id::smem_vec, variant_id::smem_vec_rows};
 
 case_params transpose_case(dtype t, std::uint64_t batch, std::uint64_t rows, std::uint64_t cols) {
   return table().make_case(t, batch, {{"shape", axis_value{{rows, cols, 0}, 2}}});
@@ -51,6 +51,26 @@ TEST(transpose_layouts, every_element_has_its_own_bytes) {
   }
 }
 
+// smem_vec_rows: every element its own bytes; a vector's slot holds its elements, in order or with its
+// two 8-byte halves swapped, as rows_slot says.
+TEST(transpose_layouts, smem_vec_rows_slots_hold_their_vectors) {
+  for (std::size_t es : {2u, 4u, 8u}) {
+    const std::uint32_t edge = rows_edge(es), per = vec_elems(es);
+    std::set<std::uint32_t> seen;
+    for (std::uint32_t r = 0; r < edge; ++r) {
+      for (std::uint32_t c = 0; c < edge; ++c) {
+        const std::uint32_t off = rows_offset(es, r, c);
+        EXPECT_LE(off + es, rows_smem_bytes(es));
+        EXPECT_TRUE(seen.insert(off).second) << "es " << es << " (" << r << ", " << c << ")";
+        const slot s = rows_slot(es, r, c - c % per);
+        EXPECT_EQ(s.offset % 16, 0u);
+        const auto k = static_cast<std::uint32_t>((c % per) * es);  // byte of the element in its vector
+        EXPECT_EQ(off, s.offset + (s.swap_halves ? (k + 8) % 16 : k)) << "es " << es << " (" << r << ", " << c << ")";
+      }
+    }
+  }
+}
+
 // smem_vec's steps cover the tile: every input vector loaded once, every output vector stored once.
 TEST(transpose_layouts, smem_vec_steps_cover_the_tile_once) {
   for (std::size_t es : {2u, 4u, 8u}) {
@@ -69,6 +89,22 @@ TEST(transpose_layouts, smem_vec_steps_cover_the_tile_once) {
     }
     EXPECT_EQ(loads.size(), 64u * 64u / per);
     EXPECT_EQ(stores.size(), 64u * 64u / per);
+    // The same for smem_vec_rows' E x E tile; and each warp's store step is two whole output rows.
+    const std::uint32_t edge = rows_edge(es);
+    loads.clear();
+    stores.clear();
+    for (int t = 0; t < vec_threads; ++t) {
+      for (int i = 0; i < rows_steps(es); ++i) {
+        const tile_pos l = rows_load_pos(es, t, i), s = rows_store_pos(es, t, i);
+        EXPECT_LT(l.r, edge);
+        EXPECT_LT(s.c, edge);
+        EXPECT_TRUE(loads.insert({l.r, l.c}).second);
+        EXPECT_TRUE(stores.insert({s.r, s.c}).second);
+        EXPECT_EQ(s.c, rows_store_pos(es, t - t % 32, i).c + static_cast<std::uint32_t>(t % 32 / 16));
+      }
+    }
+    EXPECT_EQ(loads.size(), edge * edge / per);
+    EXPECT_EQ(stores.size(), edge * edge / per);
   }
 }
 
@@ -117,17 +153,19 @@ TEST(transpose_model, grouped_model_matches_a_replay_of_every_tile) {
   }
 }
 
-// smem_vec needs multiples of V; its cases above are few: these are all of them, with odd phases.
-TEST(transpose_model, smem_vec_grouped_model_on_vector_multiples) {
-  for (std::size_t es : {2u, 4u, 8u}) {
-    const std::uint64_t per = vec_elems(es);
-    for (std::uint64_t rows : {per, 3 * per, 17 * per}) {
-      for (std::uint64_t cols : {per, 5 * per, 33 * per}) {
-        for (std::uint64_t batch : {1u, 2u, 5u}) {
-          const dims d{batch, rows, cols};
-          ASSERT_FALSE(shape_rule(variant_id::smem_vec, es, d));
-          EXPECT_EQ(model(variant_id::smem_vec, es, d), brute_force(variant_id::smem_vec, es, d))
-              << es << " " << batch << " x " << rows << "x" << cols;
+// smem_vec and smem_vec_rows need multiples of V; their cases above are few: these are all of them,
+// with odd phases.
+TEST(transpose_model, vector_rungs_grouped_model_on_vector_multiples) {
+  for (auto v : {variant_id::smem_vec, variant_id::smem_vec_rows}) {
+    for (std::size_t es : {2u, 4u, 8u}) {
+      const std::uint64_t per = vec_elems(es);
+      for (std::uint64_t rows : {per, 3 * per, 17 * per, 33 * per}) {
+        for (std::uint64_t cols : {per, 5 * per, 33 * per}) {
+          for (std::uint64_t batch : {1u, 2u, 5u}) {
+            const dims d{batch, rows, cols};
+            ASSERT_FALSE(shape_rule(v, es, d));
+            EXPECT_EQ(model(v, es, d), brute_force(v, es, d)) << es << " " << batch << " x " << rows << "x" << cols;
+          }
         }
       }
     }
@@ -189,6 +227,14 @@ TEST(transpose_model, per_request_figures_of_full_tiles) {
   EXPECT_EQ(f.sst, 4);
   EXPECT_EQ(f.sld, 2);
   EXPECT_EQ(f.st, 16);  // 2 output rows x 256 B
+  // smem_vec_rows: every warp request two whole 256-byte rows, the fewest wavefronts both ways.
+  for (std::size_t es : {2u, 4u, 8u}) {
+    f = per_request(variant_id::smem_vec_rows, es, d);
+    EXPECT_EQ(f.ld, 16) << es;
+    EXPECT_EQ(f.st, 16) << es;
+    EXPECT_EQ(f.sst, 4) << es;
+    EXPECT_EQ(f.sld, es == 8 ? 2 : 1) << es;
+  }
 }
 
 // A row pitch that is not a whole sector puts a warp's row segment across one more sector.
@@ -206,8 +252,8 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
   EXPECT_EQ(test::find_lab("transpose"), &l);
   std::vector<std::string_view> names;
   for (const auto& v : l.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"naive", "smem", "smem_padded", "smem_swizzled", "smem_vec", "cublas",
-                                                  "copy"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"naive", "smem", "smem_padded", "smem_swizzled", "smem_vec",
+                                                  "smem_vec_rows", "cublas", "copy"}));
   const device_info dev;
   const auto p = transpose_case(dtype::f32, 1, 10000, 7000);
   for (const auto& v : l.variants) {
@@ -228,6 +274,9 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
   EXPECT_EQ(vec.policy.grid, 157u * 110u);  // ceil(10000 / 64) x ceil(7000 / 64)
   EXPECT_EQ(vec.policy.vec_bytes, 16);
   EXPECT_EQ(test::plan_of(l, "smem", p, dev).policy.grid, 313u * 219u);
+  EXPECT_EQ(test::plan_of(l, "smem_vec_rows", p, dev).policy.grid, 157u * 110u);  // 64 x 64 f32 tiles
+  EXPECT_EQ(test::plan_of(l, "smem_vec_rows", transpose_case(dtype::f16, 1, 1000, 1000), dev).policy.grid, 8u * 8u);
+  EXPECT_EQ(test::plan_of(l, "smem_vec_rows", transpose_case(dtype::f64, 1, 1000, 1000), dev).policy.grid, 32u * 32u);
   // The naive rung's stores are a sector per lane: 8x the bytes for f32.
   const case_plan naive = test::plan_of(l, "naive", transpose_case(dtype::f32, 1, 4096, 4096), dev);
   EXPECT_EQ(naive.hardware_bytes, 4096u * 4096 * 4 + 4096u * 4096 * 32);

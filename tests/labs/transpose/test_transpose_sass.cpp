@@ -66,5 +66,22 @@ TEST_F(sass_proof, transpose_smem_vec_moves_16_byte_vectors_through_global_and_i
   }
 }
 
+TEST_F(sass_proof, transpose_smem_vec_rows_moves_16_byte_vectors_through_global_and_into_shared) {
+  for (const auto& [arch, r] : reports) {
+    for (const auto& [dt, bits] : transpose_dtypes) {
+      SCOPED_TRACE(arch + " smem_vec_rows " + dt);
+      const auto* k = find(r, "transpose", "smem_vec_rows", dt);
+      ASSERT_NE(k, nullptr);
+      const int steps = 128 / bits;  // 16 / sizeof(T) vectors per thread each way
+      EXPECT_EQ(global_widths(*k, mem_dir::load), (std::map<int, int>{{128, steps}}));
+      EXPECT_EQ(global_widths(*k, mem_dir::store), (std::map<int, int>{{128, steps}}));
+      EXPECT_EQ(shared_widths(*k, mem_dir::store), (std::map<int, int>{{128, steps}}));
+      EXPECT_EQ(shared_widths(*k, mem_dir::load), (std::map<int, int>{{bits, steps * (128 / bits)}}));
+      EXPECT_EQ(count_space(*k, mem_space::generic), 0);
+      EXPECT_EQ(count_space(*k, mem_space::local), 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memlab::inspect
