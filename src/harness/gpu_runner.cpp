@@ -102,6 +102,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.bytes = ctx.plan.bytes;
   r.hardware_bytes = ctx.plan.hardware_bytes;
   r.flops = ctx.plan.flops;
+  r.model = ctx.plan.model;
 
   // Correct first: one run on fresh random input into a poisoned output, compared with the CPU.
   reset(ctx);

@@ -104,6 +104,9 @@ struct case_plan {
   // Bytes the kernel touches: the case is flagged L2-resident when they fit in the L2.
   std::uint64_t working_set = 0;
   std::vector<buffer_spec> buffers;
+  // What the lab's host model predicts for the case, reported with its result as is (e.g. the bank
+  // model's wavefronts per shared request, sectors per global request). Empty: nothing to report.
+  std::vector<model_figure> model;
   // Device memory the lab's setup allocates for a while beyond the buffers (sort scratch, ...).
   std::uint64_t transient_bytes = 0;
 

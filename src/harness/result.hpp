@@ -24,6 +24,13 @@ struct launch_policy {
 std::string to_string(const launch_policy& p);
 
 using param_value = std::variant<std::int64_t, std::string>;
+// One figure a lab's host model predicts for a case (bank wavefronts per shared-memory request,
+// 32-byte sectors per global request, ...): reported with the result as computed, never measured.
+struct model_figure {
+  std::string name;  // snake_case, as results report it: "smem_ld_wavefronts"
+  double value = 0;
+  friend bool operator==(const model_figure&, const model_figure&) = default;
+};
 struct param {
   std::string name;  // dtype, n, then the lab's axes (names shared across labs: DESIGN.md)
   param_value value;
@@ -97,6 +104,7 @@ struct result {
   bool peer = false;        // a library the lab compares with (cudaMemcpy, CUB), not memlab's own kernel
   result_status status = result_status::ok;
   std::string note;         // why skipped or failed; empty when ok
+  std::vector<model_figure> model;  // the lab's predictions for the case (case_plan::model), in its order
 
   [[nodiscard]] const param_value* find(std::string_view name) const;
 };

@@ -122,6 +122,13 @@ std::string csv_field(std::string_view s) {
   return out + '"';
 }
 
+// A result's model figures in one field: "smem_ld_wavefronts=32 gld_sectors=4" ("" when none).
+std::string model_text(const std::vector<model_figure>& model) {
+  std::string out;
+  for (const auto& m : model) out += (out.empty() ? "" : " ") + m.name + "=" + exact(m.value);
+  return out;
+}
+
 // Param names in the order they are first seen across the labs of the report.
 std::vector<std::string> param_names(const run_report& rep) {
   std::vector<std::string> names;
@@ -147,7 +154,7 @@ void write_csv(std::ostream& os, const run_report& rep) {
         "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples", "batch_rel_spread", "gbps", "batch_gbps",
         "pct_peak", "pct_measured", "l2_resident", "verified", "status", "note", "hardware_bytes", "hardware_gbps",
         "graph_median_ms", "graph_samples", "graph_gbps", "gflops", "roof", "roof_value", "roof_unit", "pct_roof",
-        "sm_clock_mhz", "throttled_samples"}) {
+        "sm_clock_mhz", "throttled_samples", "model"}) {
     header.emplace_back(h);
   }
   row(header);
@@ -166,7 +173,8 @@ void write_csv(std::ostream& os, const run_report& rep) {
           flag(r.l2_resident), flag(r.verified), std::string(to_string(r.status)), r.note,
           std::to_string(r.hardware_bytes), exact(r.hardware_gbps), exact(r.graph.median_ms),
           std::to_string(r.graph.samples), exact(r.graph_gbps), exact(r.gflops), r.roof.name, exact(r.roof.value),
-          r.roof.unit, exact(r.pct_roof), exact(r.sm_clock_mhz), std::to_string(r.throttled_samples)}) {
+          r.roof.unit, exact(r.pct_roof), exact(r.sm_clock_mhz), std::to_string(r.throttled_samples),
+          model_text(r.model)}) {
       f.push_back(std::move(s));
     }
     row(f);
@@ -304,6 +312,9 @@ ordered_json result_json(const result& r) {
   o["pct_roof"] = r.pct_roof;
   o["sm_clock_mhz"] = r.sm_clock_mhz;
   o["throttled_samples"] = static_cast<std::uint64_t>(r.throttled_samples);
+  ordered_json model = ordered_json::object();
+  for (const auto& m : r.model) model[m.name] = m.value;
+  o["model"] = std::move(model);
   return o;
 }
 
@@ -337,6 +348,11 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
                      std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->flops > 0; });
   const bool hardware = std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->hardware_bytes > 0; });
   const bool dram = l.roof == roof_kind::dram;
+  // The lab's model figures, a column each, in the order first seen.
+  std::vector<std::string> model_names;
+  for (const result* r : rows)
+    for (const auto& m : r->model)
+      if (std::find(model_names.begin(), model_names.end(), m.name) == model_names.end()) model_names.push_back(m.name);
   t.column("bytes", true);
   t.column("policy", false);
   for (const char* c : {"cold", "batch", "graph"}) t.column(c, true);
@@ -345,6 +361,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
   t.column(std::string("%") + (l.roof == roof_kind::smem ? "smem" : l.roof == roof_kind::fp32 ? "fp32" : roof_label(l.roof)), true);
   if (dram) t.column("%ceiling", true);
   if (hardware) t.column("HW GB/s", true);
+  for (const auto& n : model_names) t.column(n, true);
   t.column("L2", false);
   t.column("status", false);
   for (const result* r : rows) {
@@ -372,6 +389,10 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
     row.push_back(cold && r->roof.value > 0 ? fixed(r->pct_roof, 1) : "-");
     if (dram) row.push_back(cold && rep.device.measured_peak_gbps > 0 ? fixed(r->pct_measured, 1) : "-");
     if (hardware) row.push_back(cold && r->hardware_bytes > 0 ? fixed(r->hardware_gbps, 1) : "-");
+    for (const auto& n : model_names) {
+      const auto m = std::find_if(r->model.begin(), r->model.end(), [&](const model_figure& x) { return x.name == n; });
+      row.push_back(m == r->model.end() ? "-" : fixed_g(m->value));
+    }
     row.push_back(r->l2_resident ? "yes" : "");
     row.push_back(status_text(*r));
     t.rows.push_back(std::move(row));

@@ -135,6 +135,7 @@ run_report sample_report() {
   m.batch = timings(0.1, 1);
   m.sm_clock_mhz = 1755;
   m.verified = true;
+  m.model = {{"smem_ld_wavefronts", 32}, {"gld_sectors", 4.5}};
   derive(m, roof_kind::smem, rep.device, 0);
 
   rep.results = {a, s, b, c, m};
@@ -358,6 +359,26 @@ TEST(Writers, JsonHeaderDescribesItself) {
   EXPECT_EQ(j["results"][2]["peer"], true);  // memcpy: a library the lab compares with
   EXPECT_EQ(r["peer"], false);
   EXPECT_EQ(j["results"][4]["roof"]["name"], "smem");
+}
+
+TEST(Writers, ModelFiguresAreColumnsOfTheirLabOnlyAndKeysInJsonAndCsv) {
+  const run_report rep = sample_report();
+  const auto has = [](const text_table& t, std::string_view h) {
+    return std::find(t.headers.begin(), t.headers.end(), h) != t.headers.end();
+  };
+  const text_table smem = lab_table(rep, smem_info());
+  ASSERT_TRUE(has(smem, "smem_ld_wavefronts"));
+  EXPECT_TRUE(has(smem, "gld_sectors"));
+  const auto col = static_cast<std::size_t>(
+      std::find(smem.headers.begin(), smem.headers.end(), "gld_sectors") - smem.headers.begin());
+  EXPECT_EQ(smem.rows.at(0).at(col), "4.5");
+  EXPECT_FALSE(has(lab_table(rep, copy_info()), "smem_ld_wavefronts")) << "no copy result carries it";
+  const json j = json::parse(render(rep, output_format::json));
+  EXPECT_EQ(j["results"][4]["model"]["smem_ld_wavefronts"], 32.0);
+  EXPECT_EQ(j["results"][4]["model"]["gld_sectors"], 4.5);
+  EXPECT_TRUE(j["results"][0]["model"].empty());
+  const std::string csv = render(rep, output_format::csv);
+  EXPECT_NE(csv.find("smem_ld_wavefronts=32 gld_sectors=4.5"), std::string::npos) << csv;
 }
 
 TEST(Writers, JsonKeepsTheLabsParamOrder) {
