@@ -341,7 +341,7 @@ def plan(args) -> list[tuple[Peer, dict]]:
     elif args.lab == "transpose":
         for d in dtypes:
             for r, c in _shapes(args.shape or "16384x16384,10000x7000", 2, "--shape"):
-                points.append({"dtype": d, "rows": r, "cols": c})
+                points.append({"dtype": d, "n": 1, "rows": r, "cols": c})  # the lab's n: one matrix
     else:  # matmul
         for d in dtypes:
             for m, n, k in _shapes(args.shape or "4096x4096x4096", 3, "--shape"):

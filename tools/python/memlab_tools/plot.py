@@ -200,8 +200,12 @@ def point_plots(recs: list[Record], out: str, skip_labs=()) -> list[dict]:
         def point(r):
             return tuple((k, r.params.get(k)) for k in keys)
 
-        points = sorted({point(r) for r in rows}, key=str)
-        cells = {(point(r), _label(r, dict(point(r)))): value(r) for r in rows}
+        points = sorted({point(r) for r in own}, key=str)
+        cells = {}
+        for r in rows:
+            # A peer lacks some of the lab's params (a CTA order, say): it joins every point it matches.
+            for pt in ([point(r)] if r in own else [pt for pt in points if all(r.params.get(k, v) == v for k, v in pt)]):
+                cells[(pt, _label(r, dict(pt)))] = value(r)
         variants = sorted({v for _, v in cells}, key=lambda v: (v.endswith("]"), v))
         width = 0.8 / max(len(variants), 1)
         fig, ax = plt.subplots(figsize=(min(18, max(9, 0.25 * len(points) * len(variants) + 3)), 5.5))
