@@ -18,7 +18,7 @@
 // unrolled (Rows, RowChunks and Threads are compile-time).
 //
 // Preconditions, checked by nobody at run time:
-//   - blockDim.x == Threads, and every thread of the CTA calls with the same arguments;
+//   - blockDim.x == Threads (whole warps), and every thread of the CTA calls with the same arguments;
 //   - smem aligned to Bytes; source(r) aligned to Bytes (global memory) for every loaded row;
 //   - the sources are not written while the kernel runs (path::registers reads through ld.global.nc);
 //   - path::cp_async needs sm_80 or newer (MEMLAB_HAS_CP_ASYNC); it issues the copies and returns:
@@ -125,18 +125,21 @@ template <path Path, int Bytes, int Rows, int RowChunks, int Threads, class RowS
 __device__ __forceinline__ void load_rows(void* __restrict__ smem, RowSource&& source, int valid_rows,
                                           int valid_chunks) {
   static_assert(Bytes == 4 || Bytes == 16, "chunks of 4 or 16 bytes");
-  static_assert(Rows > 0 && RowChunks > 0 && Threads > 0, "a tile of at least one chunk, a CTA of one thread");
+  static_assert(Rows > 0 && RowChunks > 0, "a tile of at least one chunk");
+  static_assert(Threads > 0 && Threads % 32 == 0, "a CTA of whole warps");
   constexpr int chunks = Rows * RowChunks;
   constexpr int rounds = (chunks + Threads - 1) / Threads;  // chunks per thread, the last round partial
   auto* s = static_cast<std::byte*>(smem);
   const int t = static_cast<int>(threadIdx.x);
 
-  // Chunk u of this thread: its predicate and address, computed without a branch.
+  // Chunk u of this thread: its predicate and address, computed without a branch. When the CTA
+  // covers whole rows, a thread keeps its column and steps down Threads / RowChunks rows a round.
   const auto chunk = [&](int u, bool& ok) {
     const int e = t + u * Threads;
     const bool in_tile = chunks % Threads == 0 || e < chunks;
-    const int row = in_tile ? e / RowChunks : Rows - 1;  // a partial round asks for a row of the tile
-    const int c = e % RowChunks;
+    int row = Threads % RowChunks == 0 ? t / RowChunks + u * (Threads / RowChunks) : e / RowChunks;
+    row = in_tile ? row : Rows - 1;  // a partial round asks for a row of the tile
+    const int c = Threads % RowChunks == 0 ? t % RowChunks : e % RowChunks;
     ok = in_tile && row < valid_rows && c < valid_chunks;
     return static_cast<const std::byte*>(static_cast<const void*>(source(row))) + c * Bytes;
   };
@@ -149,7 +152,9 @@ __device__ __forceinline__ void load_rows(void* __restrict__ smem, RowSource&& s
       cp_async_if<Bytes>(ok, s + (t + u * Threads) * Bytes, src);
     }
   } else {
-    // Every load before the first store, so that all of them are in flight at once.
+    // The loads in one loop, the stores in the next: ptxas may still move a store up behind its load
+    // (sm_90: batches of 3-10 loads between stores), but never waits for one load before issuing
+    // the next, as a store in the same branch arm as its load makes it do.
     bool ok[rounds];
     vector_t<Bytes> r[rounds];
 #pragma unroll

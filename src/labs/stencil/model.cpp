@@ -124,14 +124,14 @@ std::uint64_t declared_bytes(const geometry& g) {
   return sizeof(float) * (read + g.points());
 }
 
-launch_policy plan(variant_id v, const geometry& g, int sm_count) {
+launch_policy plan(variant_id v, const geometry& g, int sm_count, std::uint64_t stages) {
   launch_policy p;
   p.threads = threads_per_cta;
   p.items_per_thread = accesses_per_thread(v);
   p.vec_bytes = access_bytes(v);
   p.grid = tile_count(v, g);
   if (v == variant_id::d3_ldgsts_overlap) {
-    p.stages = overlap_stages;
+    p.stages = static_cast<int>(stages);
     p.grid = std::min<std::uint64_t>(p.grid, static_cast<std::uint64_t>(std::max(sm_count, 1)) * overlap_ctas_per_sm);
   }
   return p;

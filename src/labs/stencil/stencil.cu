@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "memlab/arch/cp_async.cuh"
 #include "memlab/copy.cuh"
 #include "memlab/halo.cuh"
+#include "memlab/vector.cuh"
 
 namespace memlab::labs::stencil {
 
@@ -83,15 +85,20 @@ constexpr int threads = threads_per_cta;
 }  // namespace
 
 // ---- 1D --------------------------------------------------------------------------------------------
-// A CTA computes a tile of T1 = 2048 consecutive points, 8 per thread (thread t: points t, t + 256,
-// ...: each warp access is 128 consecutive bytes). Point g of the stitched line, -4 <= g < n + 4,
-// is left4[g + 4] (left4: the left domain's last 4 points), center[g], or right[g - n]. The shared
-// rungs stage s[j] = point base - 4 + j, j < T1 + 8: the tile and 4 halo points on each side.
+// A CTA computes a tile of T1 = 2048 consecutive points from base = 2048 x blockIdx.x, 8 per thread
+// (thread t: points t, t + 256, ...: each warp access is 128 consecutive, 128-byte aligned bytes).
+// Point g of the stitched line, -4 <= g < n + 4, is left4[g + 4] (left4: the left domain's last 4
+// points), center[g], or right[g - n]. The staged rungs keep local point l = g - base (-4 <= l <
+// T1 + 4) in s[H1 + l]: the tile starts 128 bytes into the shared array, so that the tile is
+// 128-byte aligned in shared memory as it is in global memory, and the 4 halo points on each side
+// sit just before and after it.
 
 namespace {
 
 constexpr int T1 = static_cast<int>(tile_1d.y);
-constexpr int P1 = T1 / threads;  // points per thread
+constexpr int P1 = T1 / threads;   // points per thread
+constexpr int H1 = 128 / 4;        // the tile's offset in the shared array, floats
+constexpr int S1 = H1 + T1 + R;    // floats of the shared array
 
 // The value of point g, the domain picked by branches.
 __device__ __forceinline__ float value_branching(const float* left4, const float* center, const float* right,
@@ -101,24 +108,13 @@ __device__ __forceinline__ float value_branching(const float* left4, const float
   return right[g - n];
 }
 
-// The address of point g, picked without a branch: the array and the index are selected (SEL), the
-// caller issues one load.
-__device__ __forceinline__ const float* source_1d(const float* left4, const float* center, const float* right,
-                                                  std::int64_t n, std::int64_t g) {
-  const bool in_left = g < 0, in_right = g >= n;
-  const float* a = in_left ? left4 : (in_right ? right : center);
-  const std::int64_t i = in_left ? g + R : (in_right ? g - n : g);
-  return a + i;
-}
-
-// out[i] for this thread's points of the tile staged in s (s[j] = point base - 4 + j).
+// out[base + l] for this thread's points of the tile staged in s.
 __device__ __forceinline__ void derivatives_1d(float* __restrict__ out, const float* s, std::int64_t base,
                                                std::int64_t n) {
 #pragma unroll
   for (int u = 0; u < P1; ++u) {
-    const int j = R + static_cast<int>(threadIdx.x) + u * threads;
-    const std::int64_t i = base - R + j;
-    if (i < n) out[i] = derivative([&](int k) { return s[j + k]; });
+    const int l = static_cast<int>(threadIdx.x) + u * threads;
+    if (base + l < n) out[base + l] = derivative([&](int k) { return s[H1 + l + k]; });
   }
 }
 
@@ -143,61 +139,60 @@ __global__ void __launch_bounds__(threads) d1_ldg_kernel(float* __restrict__ out
 __global__ void __launch_bounds__(threads) d1_ldg_sts_kernel(float* __restrict__ out, const float* __restrict__ left4,
                                                              const float* __restrict__ center,
                                                              const float* __restrict__ right, std::int64_t n) {
-  __shared__ __align__(16) float s[T1 + 2 * R];
+  __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
 #pragma unroll
   for (int u = 0; u < P1; ++u) {
-    const int j = t + u * threads;
-    const std::int64_t g = base + j;
+    const int l = t + u * threads;
+    const std::int64_t g = base + l;
     if (g < n) {
-      s[R + j] = center[g];
+      s[H1 + l] = center[g];
     } else if (g < n + R) {
-      s[R + j] = right[g - n];
+      s[H1 + l] = right[g - n];
     }
   }
   if (t < R) {
     if (base == 0) {
-      s[t] = left4[t];
+      s[H1 - R + t] = left4[t];
     } else {
-      s[t] = center[base - R + t];
+      s[H1 - R + t] = center[base - R + t];
     }
   } else if (t >= threads - R) {
-    const int h = t - (threads - R);
-    const std::int64_t g = base + T1 + h;
+    const int l = T1 + t - (threads - R);
+    const std::int64_t g = base + l;
     if (g < n) {
-      s[R + T1 + h] = center[g];
+      s[H1 + l] = center[g];
     } else if (g < n + R) {
-      s[R + T1 + h] = right[g - n];
+      s[H1 + l] = right[g - n];
     }
   }
   __syncthreads();
   derivatives_1d(out, s, base, n);
 }
 
-// ldg_no_branch: the same staging with every point's address selected (source_1d) and moved by
-// predicated instructions (memlab::halo::load_if / store_shared_if: @p LDG, @p STS, never a branch);
-// the 8 halo points by threads 0..7. All of a thread's loads are issued before its first store.
+// ldg_no_branch: the same staging with every point's address selected (line_1d) and moved by
+// predicated instructions (memlab::halo::load_if, store_shared_if: @p LDG, @p STS, never a branch);
+// the 8 halo points by threads 0..7. The loads in one loop, the stores after them: ptxas issues
+// them in batches (sm_90: 4 loads, 2 stores, 5 loads, ...), where ldg_sts waits for each load.
 __global__ void __launch_bounds__(threads) d1_ldg_no_branch_kernel(float* __restrict__ out,
                                                                    const float* __restrict__ left4,
                                                                    const float* __restrict__ center,
                                                                    const float* __restrict__ right, std::int64_t n) {
-  __shared__ __align__(16) float s[T1 + 2 * R];
+  __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
-  int j[P1 + 1];
-  bool ok[P1 + 1];
+  const line_1d src = line_of(left4, center, right, n, base, T1);
   vector_t<4> v[P1 + 1];
 #pragma unroll
-  for (int u = 0; u <= P1; ++u) {
-    // u < P1: the tile's points; u == P1: threads 0..3 the left halo s[0..3], 4..7 the right s[T1 + 4 ..].
-    j[u] = u < P1 ? R + t + u * threads : (t < R ? t : T1 + t);
-    const std::int64_t g = base - R + j[u];
-    ok[u] = (u < P1 || t < 2 * R) && g < n + R;
-    v[u] = halo::load_if<4>(ok[u], source_1d(left4, center, right, n, g));
-  }
+  for (int u = 0; u < P1; ++u) v[u] = halo::load_if<4>(t + u * threads < src.end, src(t + u * threads));
+  // Threads 0..3: the left halo, local points -4..-1; 4..7: the right halo, T1 .. T1 + 3.
+  const int h = t < R ? t - R : T1 + t - R;
+  const bool halo_ok = t < 2 * R && h < src.end;
+  v[P1] = halo::load_if<4>(halo_ok, src(h));
 #pragma unroll
-  for (int u = 0; u <= P1; ++u) halo::store_shared_if<4>(ok[u], &s[j[u]], v[u]);
+  for (int u = 0; u < P1; ++u) halo::store_shared_if<4>(t + u * threads < src.end, &s[H1 + t + u * threads], v[u]);
+  halo::store_shared_if<4>(halo_ok, &s[H1 + h], v[P1]);
   __syncthreads();
   derivatives_1d(out, s, base, n);
 }
@@ -207,32 +202,32 @@ __global__ void __launch_bounds__(threads) d1_ldg_no_branch_kernel(float* __rest
 __global__ void __launch_bounds__(threads) d1_ldgsts_kernel(float* __restrict__ out, const float* __restrict__ left4,
                                                             const float* __restrict__ center,
                                                             const float* __restrict__ right, std::int64_t n) {
-  __shared__ __align__(16) float s[T1 + 2 * R];
+  __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
 #pragma unroll
   for (int u = 0; u < P1; ++u) {
-    const int j = t + u * threads;
-    const std::int64_t g = base + j;
+    const int l = t + u * threads;
+    const std::int64_t g = base + l;
     if (g < n) {
-      arch::cp_async_ca<4>(&s[R + j], center + g);
+      arch::cp_async_ca<4>(&s[H1 + l], center + g);
     } else if (g < n + R) {
-      arch::cp_async_ca<4>(&s[R + j], right + (g - n));
+      arch::cp_async_ca<4>(&s[H1 + l], right + (g - n));
     }
   }
   if (t < R) {
     if (base == 0) {
-      arch::cp_async_ca<4>(&s[t], left4 + t);
+      arch::cp_async_ca<4>(&s[H1 - R + t], left4 + t);
     } else {
-      arch::cp_async_ca<4>(&s[t], center + (base - R + t));
+      arch::cp_async_ca<4>(&s[H1 - R + t], center + (base - R + t));
     }
   } else if (t >= threads - R) {
-    const int h = t - (threads - R);
-    const std::int64_t g = base + T1 + h;
+    const int l = T1 + t - (threads - R);
+    const std::int64_t g = base + l;
     if (g < n) {
-      arch::cp_async_ca<4>(&s[R + T1 + h], center + g);
+      arch::cp_async_ca<4>(&s[H1 + l], center + g);
     } else if (g < n + R) {
-      arch::cp_async_ca<4>(&s[R + T1 + h], right + (g - n));
+      arch::cp_async_ca<4>(&s[H1 + l], right + (g - n));
     }
   }
   arch::cp_async_commit();
@@ -247,60 +242,63 @@ __global__ void __launch_bounds__(threads) d1_ldgsts_no_branch_kernel(float* __r
                                                                       const float* __restrict__ left4,
                                                                       const float* __restrict__ center,
                                                                       const float* __restrict__ right, std::int64_t n) {
-  __shared__ __align__(16) float s[T1 + 2 * R];
+  __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
+  const line_1d src = line_of(left4, center, right, n, base, T1);
 #pragma unroll
-  for (int u = 0; u <= P1; ++u) {
-    const int j = u < P1 ? R + t + u * threads : (t < R ? t : T1 + t);
-    const std::int64_t g = base - R + j;
-    halo::cp_async_if<4>((u < P1 || t < 2 * R) && g < n + R, &s[j], source_1d(left4, center, right, n, g));
+  for (int u = 0; u < P1; ++u) {
+    const int l = t + u * threads;
+    halo::cp_async_if<4>(l < src.end, &s[H1 + l], src(l));
   }
+  const int h = t < R ? t - R : T1 + t - R;
+  halo::cp_async_if<4>(t < 2 * R && h < src.end, &s[H1 + h], src(h));
   arch::cp_async_commit();
   arch::cp_async_wait_all();
   __syncthreads();
   derivatives_1d(out, s, base, n);
 }
 
-// ldgsts_vec16: 16-byte chunks. Chunk c is s[4c .. 4c + 4) = points base - 4 + 4c .. + 3, one
-// cp.async.cg of 16 bytes (LDGSTS.E.BYPASS.128) when the four points lie in one array at a 16-byte
-// aligned address (every center chunk: base is a multiple of 4; the right domain's first chunk
-// when n is a multiple of 4; the left halo when the left domain's last 4 points are aligned), else
-// four 4-byte copies, each address selected; all of them predicated, none branched. Then a thread
-// computes 2 quads of consecutive points: 3 LDS.128 of the 12 points around a quad, one STG.128.
+// ldgsts_vec16: 16-byte chunks of 4 points, each one cp.async.cg of 16 bytes (LDGSTS.E.BYPASS.128)
+// when its four points lie in one array at a 16-byte aligned address (every center chunk: base
+// and the chunk's start are multiples of 4 points; the right domain's first chunk when n is a
+// multiple of 4; the left halo when the left domain's last 4 points are aligned), else four
+// 4-byte copies, each address selected; all of them predicated, none branched. The tile's 512
+// chunks go two per thread, 128-byte aligned per warp in global and in shared memory; the two
+// halo chunks to threads 0 and 1. Then a thread computes 2 quads of consecutive points: 3 LDS.128
+// of the 12 points around a quad, one STG.128.
 __global__ void __launch_bounds__(threads) d1_ldgsts_vec16_kernel(float* __restrict__ out,
                                                                   const float* __restrict__ left4,
                                                                   const float* __restrict__ center,
                                                                   const float* __restrict__ right, std::int64_t n) {
-  constexpr int chunks = (T1 + 2 * R) / 4;  // 514
-  constexpr int rounds = (chunks + threads - 1) / threads;
-  __shared__ __align__(16) float s[T1 + 2 * R];
+  constexpr int quads = T1 / 4 / threads;  // tile chunks per thread
+  __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
+  const line_1d src = line_of(left4, center, right, n, base, T1);
   const bool left_aligned = reinterpret_cast<std::uintptr_t>(left4) % 16 == 0;
+  // Chunk of local points l .. l + 3 (l a multiple of 4), when `mine`.
+  const auto chunk = [&](bool mine, int l) {
+    const bool needed = mine && l < src.end;
+    const bool one_array = (l >= src.left_end && l + 4 <= src.right_begin) || l == src.right_begin ||
+                           (l == -R && src.left_end == 0 && left_aligned);
+    const bool whole = needed && one_array;
+    halo::cp_async_if<16>(whole, &s[H1 + l], src(l));
 #pragma unroll
-  for (int u = 0; u < rounds; ++u) {
-    const int c = t + u * threads;
-    const std::int64_t g = base - R + 4 * c;
-    const bool needed = (chunks % threads == 0 || c < chunks) && g < n + R;
-    const bool in_center = g >= 0 && g + 4 <= n;
-    const bool whole = needed && (in_center || g == n || (g == -R && left_aligned));
-    halo::cp_async_if<16>(whole, &s[4 * c], in_center ? center + g : (g == n ? right : left4));
+    for (int e = 0; e < 4; ++e) halo::cp_async_if<4>(needed && !whole && l + e < src.end, &s[H1 + l + e], src(l + e));
+  };
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      halo::cp_async_if<4>(needed && !whole && g + e < n + R, &s[4 * c + e], source_1d(left4, center, right, n, g + e));
-    }
-  }
+  for (int u = 0; u < quads; ++u) chunk(true, 4 * (t + u * threads));
+  chunk(t < 2, t == 0 ? -R : T1);  // the halo chunks
   arch::cp_async_commit();
   arch::cp_async_wait_all();
   __syncthreads();
-  constexpr int quads = T1 / 4 / threads;  // per thread
 #pragma unroll
   for (int u = 0; u < quads; ++u) {
-    const int q = t + u * threads;
-    const std::int64_t i = base + 4 * q;  // points i .. i + 3, s[4q + 4 ..]
+    const int l = 4 * (t + u * threads);  // points base + l .. + 3
+    const std::int64_t i = base + l;
     if (i >= n) continue;
-    const auto* w4 = reinterpret_cast<const float4*>(&s[4 * q]);
+    const auto* w4 = reinterpret_cast<const float4*>(&s[H1 + l - R]);
     const float4 a = w4[0], b = w4[1], cc = w4[2];
     const float w[12] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, cc.x, cc.y, cc.z, cc.w};
     float o[4];
@@ -350,24 +348,24 @@ __device__ __forceinline__ tile_origin origin_of(const volume& v, std::uint32_t 
   return {std::int64_t{xt} * TX, std::int64_t{rest % v.tiles_y} * TY, std::int64_t{rest / v.tiles_y}};
 }
 
-// Row y of plane z at column x0, the domain selected without a branch.
-__device__ __forceinline__ const float* row_3d(const volume& v, std::int64_t y, std::int64_t z, std::int64_t x0) {
-  const bool lo = y < 0, hi = y >= v.ny;
-  const float* a = lo ? v.left : (hi ? v.right : v.center);
-  const std::int64_t rows = lo || hi ? v.side : v.ny;
-  const std::int64_t yy = lo ? y + v.side : (hi ? y - v.ny : y);
-  return a + ((z * rows + yy) * v.nx + x0);
+// The rows of tile o (rows_3d, stencil.hpp).
+__device__ __forceinline__ rows_3d tile_rows(const volume& v, const tile_origin& o) {
+  return rows_of(v.left, v.center, v.right, v.nx, v.ny, v.side, o.z, o.x0);
 }
 
 // The branch-free tile load of the no_branch, vec16 and overlap rungs: memlab::halo::load_rows over
-// the 72 rows (row r from row_3d), rows past ny + 3 and columns past nx predicated off.
+// the 72 rows (row r is row y0 - 4 + r of the stitched volume), rows past ny + 3 and columns past
+// nx predicated off.
 template <halo::path Path, int Bytes>
 __device__ __forceinline__ void load_tile_3d(float* s, const volume& v, const tile_origin& o) {
   constexpr int per_chunk = Bytes / 4;
-  const auto source = [&](int r) { return row_3d(v, o.y0 - R + r, o.z, o.x0); };
-  const std::int64_t rows = v.ny + 2 * R - o.y0, cols = v.nx - o.x0;
-  halo::load_rows<Path, Bytes, rows3, TX / per_chunk, threads>(s, source, static_cast<int>(rows < rows3 ? rows : rows3),
-                                                                static_cast<int>(cols < TX ? cols : TX) / per_chunk);
+  const rows_3d rows = tile_rows(v, o);
+  const int y_first = static_cast<int>(o.y0) - R;
+  const auto source = [&](int r) { return rows(y_first + r); };
+  const std::int64_t valid_rows = v.ny + 2 * R - o.y0, cols = v.nx - o.x0;
+  halo::load_rows<Path, Bytes, rows3, TX / per_chunk, threads>(
+      s, source, static_cast<int>(valid_rows < rows3 ? valid_rows : rows3),
+      static_cast<int>(cols < TX ? cols : TX) / per_chunk);
 }
 
 // The branching tile load of ldg and ldgsts: thread t loads column t % 64 of rows t / 64 + 4u, each
@@ -501,24 +499,34 @@ __global__ void __launch_bounds__(threads) d3_ldgsts_vec16_kernel(volume v) {
   derivatives_3d_vec16(s, v, o);
 }
 
-// ldgsts_overlap: a persistent grid (overlap_ctas_per_sm per SM), two tile buffers. A CTA takes
-// tiles blockIdx.x, + gridDim.x, ...; before computing a tile it issues the next one's cp.async
-// into the other buffer, so one tile per CTA stays in flight while it computes and stores.
+// ldgsts_overlap: vec16 on a persistent grid (overlap_ctas_per_sm per SM) with Stages tile buffers in
+// dynamic shared memory. A CTA takes tiles blockIdx.x, + gridDim.x, ...; it starts the copies of
+// its first Stages - 1 tiles, then for each tile starts the copy of the one Stages - 1 ahead into
+// the buffer freed last, waits for this one's (cp.async.wait_group Stages - 1) and computes it:
+// while it computes and stores, Stages - 1 tiles per CTA stay in flight.
+template <int Stages>
 __global__ void __launch_bounds__(threads, overlap_ctas_per_sm) d3_ldgsts_overlap_kernel(volume v) {
-  __shared__ __align__(16) float s[overlap_stages][rows3 * TX];
-  const auto tiles = static_cast<std::uint32_t>(v.tiles_x * v.tiles_y * v.nz);
+  extern __shared__ __align__(128) float s_tiles[];  // Stages x rows3 x TX
+  constexpr int tile_floats = rows3 * TX;
+  const auto tiles = static_cast<std::uint32_t>(v.tiles_x * v.tiles_y * static_cast<std::uint32_t>(v.nz));
+  const std::uint32_t step = gridDim.x;
   std::uint32_t tile = blockIdx.x;
-  if (tile >= tiles) return;
-  load_tile_3d<halo::path::cp_async, 16>(s[0], v, origin_of(v, tile));
-  arch::cp_async_commit();
-  for (int stage = 0; tile < tiles; tile += gridDim.x, stage ^= 1) {
-    const std::uint32_t next = tile + gridDim.x;
-    if (next < tiles) load_tile_3d<halo::path::cp_async, 16>(s[stage ^ 1], v, origin_of(v, next));
-    arch::cp_async_commit();  // an empty group after the last tile keeps the wait below uniform
-    arch::cp_async_wait<1>();  // this tile's group has landed; the next one may still be in flight
+#pragma unroll
+  for (int p = 0; p < Stages - 1; ++p) {
+    const std::uint32_t ahead = tile + p * step;
+    if (ahead < tiles) load_tile_3d<halo::path::cp_async, 16>(s_tiles + p * tile_floats, v, origin_of(v, ahead));
+    arch::cp_async_commit();  // one group per tile, empty past the end: the wait below stays uniform
+  }
+  for (int i = 0; tile < tiles; tile += step, ++i) {
+    const std::uint32_t ahead = tile + (Stages - 1) * step;
+    if (ahead < tiles) {
+      load_tile_3d<halo::path::cp_async, 16>(s_tiles + (i + Stages - 1) % Stages * tile_floats, v, origin_of(v, ahead));
+    }
+    arch::cp_async_commit();
+    arch::cp_async_wait<Stages - 1>();  // this tile's group has landed; the Stages - 1 after it may not have
     __syncthreads();
-    derivatives_3d_vec16(s[stage], v, origin_of(v, tile));
-    __syncthreads();  // every thread is done with s[stage] before the next iteration refills it
+    derivatives_3d_vec16(s_tiles + i % Stages * tile_floats, v, origin_of(v, tile));
+    __syncthreads();  // every thread is done with this buffer before the next iteration refills it
   }
 }
 
@@ -537,6 +545,10 @@ const axis xy_axis{"xy",
                    1,
                    std::uint64_t{1} << 30,
                    {"nx", "ny"}};
+const axis stages_axis{"stages",
+                       "tile buffers of 3d_ldgsts_overlap's pipeline (tiles in flight per CTA + 1); the other rungs "
+                       "stage one tile and refuse any value but the default",
+                       axis_grammar::counts, "2", min_overlap_stages, max_overlap_stages};
 const axis side_axis{"side",
                      "points (1D) or planes (3D) of the left and right domains along y, >= 4: the stencil reads the 4 "
                      "nearest the center",
@@ -547,12 +559,23 @@ geometry geometry_of_case(const variant& v, const case_params& p) {
   return geometry_of(v.as<variant_id>(), p.n, xy[0], xy[1], p[side_axis]);
 }
 
+std::uint64_t stages_of(const case_params& p) { return p[stages_axis]; }
+
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
   if (p.type != dtype::f32) return "stencil is built for f32 only";
   const auto id = v.as<variant_id>();
   if (uses_cp_async(id) && dev.cc_major > 0 && dev.cc_major < 8) {
     return "cp.async (LDGSTS) needs sm_80 or newer; this device is sm_" + std::to_string(dev.cc_major) +
            std::to_string(dev.cc_minor);
+  }
+  const std::uint64_t stages = p[stages_axis];
+  if (id != variant_id::d3_ldgsts_overlap && stages != parse_axis(stages_axis, stages_axis.defaults).front()[0]) {
+    return "--stages sets 3d_ldgsts_overlap's tile buffers; " + std::string(v.name) + " stages one tile";
+  }
+  if (id == variant_id::d3_ldgsts_overlap && dev.smem_per_block_optin > 0 &&
+      overlap_smem_bytes(stages) > static_cast<std::uint64_t>(dev.smem_per_block_optin)) {
+    return std::to_string(stages) + " tile buffers need " + std::to_string(overlap_smem_bytes(stages)) +
+           " B of shared memory; this device allows " + std::to_string(dev.smem_per_block_optin) + " B per CTA";
   }
   const axis_value& xy = p.shape(xy_axis);
   return shape_rule(id, p.n, xy[0], xy[1], p[side_axis]);
@@ -573,7 +596,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
     out.buffers = {{"src", half, buffer_role::input}, {"dst", half, buffer_role::output}};
     return out;
   }
-  out.policy = plan(id, g, dev.sm_count);
+  out.policy = plan(id, g, dev.sm_count, stages_of(p));
   const sector_count sc = sectors(id, g);
   out.hardware_bytes = sector_bytes * (sc.read + sc.write);
   out.flops = flops_per_point * g.points();
@@ -592,9 +615,25 @@ __global__ void fill_inputs_kernel(float* __restrict__ dst, std::uint64_t count,
     dst[k] = input_value(seed, k);
 }
 
-// Fresh random floats in the three input domains, each from its own seed.
+// The overlap kernel of each stage count (its dynamic shared memory: stages x 18 KiB).
+const void* overlap_kernel(std::uint64_t stages) {
+  switch (stages) {
+    case 2: return reinterpret_cast<const void*>(&d3_ldgsts_overlap_kernel<2>);
+    case 3: return reinterpret_cast<const void*>(&d3_ldgsts_overlap_kernel<3>);
+    case 4: return reinterpret_cast<const void*>(&d3_ldgsts_overlap_kernel<4>);
+  }
+  throw std::invalid_argument("stencil: no overlap kernel for " + std::to_string(stages) + " stages");
+}
+
+// Fresh random floats in the three input domains, each from its own seed; the overlap kernel's
+// shared-memory limit raised to its buffers (above the 48 KiB default from 3 stages on).
 void setup(case_ctx& c) {
   if (is_peer(c.v->as<variant_id>())) return;
+  if (c.v->as<variant_id>() == variant_id::d3_ldgsts_overlap) {
+    const std::uint64_t stages = stages_of(c.p);
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(overlap_kernel(stages), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(overlap_smem_bytes(stages))));
+  }
   for (const int b : {left_buffer, center_buffer, right_buffer}) {
     const std::uint64_t count = c.buffers[static_cast<std::size_t>(b)].size() / sizeof(float);
     if (count == 0) continue;
@@ -641,8 +680,11 @@ std::string verify_stencil(const case_ctx& c) {
   }
   const host_field f{left.data(), center.data(), right.data()};
   const tolerance tl = check_tolerance();
+  // (x, y, z) of output i: two divisions in 3D, none in 1D (2^27 points per case, on the host).
   const auto coords = [&](std::uint64_t i) {
-    return std::array<std::uint64_t, 3>{i % g.nx, i / g.nx % g.ny, i / (g.nx * g.ny)};
+    if (g.dims == 1) return std::array<std::uint64_t, 3>{0, i, 0};
+    const std::uint64_t row = i / g.nx, z = row / g.ny;
+    return std::array<std::uint64_t, 3>{i - row * g.nx, row - z * g.ny, z};
   };
   const auto ref_at = [&](std::uint64_t i) {
     const auto [x, y, z] = coords(i);
@@ -685,24 +727,37 @@ void launch_1d(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
+volume volume_of(const case_ctx& c) {
+  const geometry g = geometry_of_case(*c.v, c.p);
+  const auto i64 = [](std::uint64_t u) { return static_cast<std::int64_t>(u); };
+  return {c.ptr<float>(out_buffer),
+          c.ptr<float>(left_buffer),
+          c.ptr<float>(center_buffer),
+          c.ptr<float>(right_buffer),
+          i64(g.nx),
+          i64(g.ny),
+          i64(g.nz),
+          i64(g.side),
+          static_cast<std::uint32_t>((g.nx + tile_3d.x - 1) / tile_3d.x),
+          static_cast<std::uint32_t>((g.ny + tile_3d.y - 1) / tile_3d.y)};
+}
+
 template <void (*Kernel)(volume)>
 void launch_3d(const case_ctx& c, cudaStream_t s) {
   const std::uint64_t grid = c.plan.policy.grid;
   if (grid == 0) return;
-  const geometry g = geometry_of_case(*c.v, c.p);
-  const auto i64 = [](std::uint64_t u) { return static_cast<std::int64_t>(u); };
-  const volume v{c.ptr<float>(out_buffer),
-                 c.ptr<float>(left_buffer),
-                 c.ptr<float>(center_buffer),
-                 c.ptr<float>(right_buffer),
-                 i64(g.nx),
-                 i64(g.ny),
-                 i64(g.nz),
-                 i64(g.side),
-                 static_cast<std::uint32_t>((g.nx + tile_3d.x - 1) / tile_3d.x),
-                 static_cast<std::uint32_t>((g.ny + tile_3d.y - 1) / tile_3d.y)};
-  Kernel<<<grid_of(grid, "stencil"), threads, 0, s>>>(v);
+  Kernel<<<grid_of(grid, "stencil"), threads, 0, s>>>(volume_of(c));
   MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+void launch_overlap(const case_ctx& c, cudaStream_t s) {
+  const std::uint64_t grid = c.plan.policy.grid;
+  if (grid == 0) return;
+  volume v = volume_of(c);
+  void* args[] = {&v};
+  const std::uint64_t stages = stages_of(c.p);
+  MEMLAB_CUDA_CHECK(cudaLaunchKernel(overlap_kernel(stages), grid_of(grid, "stencil"), dim3(threads), args,
+                                     overlap_smem_bytes(stages), s));
 }
 
 void launch_copy(const case_ctx& c, cudaStream_t s) {
@@ -728,7 +783,7 @@ const lab& table() {
       .default_dtype = dtype::f32,
       .default_sizes = "2^27",  // 512 MiB of center: > 8 x the H100's 50 MB L2, in and out
       .size_meaning = "points of the center domain (1D: n; 3D: nx x ny x nz, with --xy)",
-      .axes = {xy_axis, side_axis},
+      .axes = {xy_axis, side_axis, stages_axis},
       .roof = roof_kind::dram,
       .variants =
           {
@@ -766,10 +821,12 @@ const lab& table() {
               {"3d_ldgsts_vec16", "16-byte accesses: cp.async.cg (LDGSTS.E.BYPASS.128), LDS.128, STG.128",
                launch_3d<d3_ldgsts_vec16_kernel>, one_kernel(&d3_ldgsts_vec16_kernel), 0, false,
                int(id::d3_ldgsts_vec16)},
-              {"3d_ldgsts_overlap", "vec16 on a persistent grid with two tile buffers: the next tile's cp.async in "
-                                    "flight while this one is computed and stored",
-               launch_3d<d3_ldgsts_overlap_kernel>, one_kernel(&d3_ldgsts_overlap_kernel), 0, false,
-               int(id::d3_ldgsts_overlap)},
+              {"3d_ldgsts_overlap", "vec16 on a persistent grid with --stages tile buffers: the next tiles' cp.async "
+                                    "in flight while this one is computed and stored",
+               launch_overlap,
+               {kernel_ref::of(&d3_ldgsts_overlap_kernel<2>), kernel_ref::of(&d3_ldgsts_overlap_kernel<3>),
+                kernel_ref::of(&d3_ldgsts_overlap_kernel<4>)},
+               0, false, int(id::d3_ldgsts_overlap)},
               {"3d_copy", "memlab::copy of the same declared bytes: the 3D stencil's ceiling", launch_copy, {}, 0, true,
                int(id::d3_copy)},
           },

@@ -94,10 +94,12 @@ struct tile_shape {
 inline constexpr tile_shape tile_1d{1, 2048};
 inline constexpr tile_shape tile_3d{64, 64};
 tile_shape tile_of(variant_id v);
-// ldgsts_overlap: a persistent grid of this many CTAs per SM, each with two tile buffers (2 x 18 KiB)
-// and at most 64 registers per thread.
+// ldgsts_overlap: a persistent grid of this many CTAs per SM (at most 85 registers per thread), each
+// with --stages tile buffers of 72 x 64 floats in dynamic shared memory.
 inline constexpr int overlap_ctas_per_sm = 3;
-inline constexpr int overlap_stages = 2;
+inline constexpr std::uint64_t min_overlap_stages = 2, max_overlap_stages = 4;
+inline constexpr std::uint64_t overlap_tile_bytes = sizeof(float) * 64 * (64 + 2 * radius);
+constexpr std::uint64_t overlap_smem_bytes(std::uint64_t stages) { return stages * overlap_tile_bytes; }
 
 // The geometry of case (n, nx x ny of the --xy axis, side) for variant v (dimensions decide which
 // of n and the axis it reads). Call after shape_rule found nothing.
@@ -115,7 +117,8 @@ std::uint64_t declared_bytes(const geometry& g);
 // Arithmetic per output: 4 subtractions, 1 multiply, 3 FMAs = 11 flops.
 inline constexpr std::uint64_t flops_per_point = 11;
 
-launch_policy plan(variant_id v, const geometry& g, int sm_count);
+// `stages`: ldgsts_overlap's tile buffers (--stages), printed in its policy; the other rungs ignore it.
+launch_policy plan(variant_id v, const geometry& g, int sm_count, std::uint64_t stages = min_overlap_stages);
 
 // 32-byte sectors each CTA reads and writes, summed over the CTAs: a CTA reads each sector of its
 // tile and halo once (shared memory, or L1 for ldg, serves its own re-reads), so the halo rows a
@@ -126,6 +129,60 @@ struct sector_count {
 };
 inline constexpr std::uint64_t sector_bytes = 32;
 sector_count sectors(variant_id v, const geometry& g);
+
+// ---- branch-free addresses (device code; host-testable integer arithmetic) --------------------------
+
+// The addresses of one 1D tile's local points l = g - base (-4 <= l < tile + 4) without a branch:
+// each domain's array as if it held local point 0 (an integer: for two of them that address lies
+// outside the array), and the local points where the left domain ends and the right one begins; a
+// point's address is the selected base (SEL) plus 4 l, one load per point.
+struct line_1d {
+  std::uintptr_t left = 0, center = 0, right = 0;
+  int left_end = 0;     // local points below lie in the left domain (0 in the first tile; none, -4, elsewhere)
+  int right_begin = 0;  // local points from here on lie in the right domain
+  int end = 0;          // local points from here on lie past the right domain's 4: not loaded
+
+  MEMLAB_HOST_DEVICE const float* operator()(int l) const {
+    const std::uintptr_t b = l < left_end ? left : (l >= right_begin ? right : center);
+    return reinterpret_cast<const float*>(b + static_cast<std::uintptr_t>(4 * static_cast<std::intptr_t>(l)));
+  }
+};
+
+// The tile of `tile` points from `base` (0 <= base < n) of the line left4 (the left domain's last 4
+// points), center (n), right.
+MEMLAB_HOST_DEVICE inline line_1d line_of(const float* left4, const float* center, const float* right, std::int64_t n,
+                                          std::int64_t base, int tile) {
+  const auto at = [&](const float* p, std::int64_t first) {  // address of local point 0 if p[0] is point `first`
+    return reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(4 * (base - first));
+  };
+  const std::int64_t rest = n - base, cap = tile + radius;
+  return {at(left4, -radius), at(center, 0), at(right, n), base == 0 ? 0 : -radius,
+          static_cast<int>(rest < cap ? rest : cap), static_cast<int>(rest + radius < cap ? rest + radius : cap)};
+}
+
+// The rows of one 3D tile without a branch: each domain's array as if it held row y = 0 of plane z
+// at column x0 (an integer: for the left and right domains that address lies outside the array),
+// so that row y is the selected base (SEL) plus y x 4 nx bytes — per row a compare pair, the selects
+// and one multiply-add, where the row's own index in its own array costs two 64-bit multiplies.
+struct rows_3d {
+  std::uintptr_t left = 0, center = 0, right = 0;
+  std::int64_t pitch = 0;  // bytes from one row to the next: 4 nx
+  int ny = 0;
+
+  MEMLAB_HOST_DEVICE const float* operator()(int y) const {
+    const std::uintptr_t b = y < 0 ? left : (y >= ny ? right : center);
+    return reinterpret_cast<const float*>(b + static_cast<std::uintptr_t>(y * pitch));
+  }
+};
+
+MEMLAB_HOST_DEVICE inline rows_3d rows_of(const float* left, const float* center, const float* right, std::int64_t nx,
+                                          std::int64_t ny, std::int64_t side, std::int64_t z, std::int64_t x0) {
+  // Address of row 0 of plane z, column x0, if p's plane z began at row `first` of the stitched volume.
+  const auto at = [&](const float* p, std::int64_t rows, std::int64_t first) {
+    return reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(4 * ((z * rows - first) * nx + x0));
+  };
+  return {at(left, side, -side), at(center, ny, 0), at(right, side, ny), 4 * nx, static_cast<int>(ny)};
+}
 
 // ---- inputs and the CPU reference -----------------------------------------------------------------------
 

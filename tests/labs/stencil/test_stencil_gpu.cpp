@@ -25,10 +25,14 @@ namespace {
 using labs::stencil::variant_id;
 
 struct stencil_gpu : test::gpu_test<::testing::TestWithParam<std::string>> {};
+using stencil_check_gpu = test::gpu_test<>;
 
-case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, std::uint64_t side = 4) {
+case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, std::uint64_t side = 4,
+                         std::uint64_t stages = 2) {
   return labs::stencil::table().make_case(dtype::f32, n,
-                                          {{"xy", axis_value{{nx, ny, 0}, 2}}, {"side", axis_value{{side, 0, 0}, 1}}});
+                                          {{"xy", axis_value{{nx, ny, 0}, 2}},
+                                           {"side", axis_value{{side, 0, 0}, 1}},
+                                           {"stages", axis_value{{stages, 0, 0}, 1}}});
 }
 
 variant_id id_of(const std::string& name) { return test::variant_of(labs::stencil::table(), name).as<variant_id>(); }
@@ -112,6 +116,20 @@ TEST_P(stencil_gpu, large_grids_with_ragged_ends) {
   }
 }
 
+// ldgsts_overlap at every stage count, over shapes with fewer tiles than its persistent grid has CTAs,
+// about as many, and many more (each CTA's pipeline runs over several tiles, and past the end).
+TEST_F(stencil_check_gpu, overlap_at_every_stage_count) {
+  for (const std::uint64_t stages : {2u, 3u, 4u}) {
+    for (const auto& [nx, ny, nz] : std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>>{
+             {68, 65, 3}, {64, 64, 400}, {260, 200, 33}, {512, 512, 8}}) {
+      SCOPED_TRACE("stages " + std::to_string(stages) + ", " + std::to_string(nx) + "x" + std::to_string(ny) + "x" +
+                   std::to_string(nz));
+      run_and_verify("3d_ldgsts_overlap", stencil_case(nx * ny * nz, nx, ny, 4, stages), dev);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 // One prepared case, reset and run twice.
 TEST_P(stencil_gpu, verifies_again_after_a_reset) {
   const std::string& name = GetParam();
@@ -138,8 +156,6 @@ std::vector<std::string> variant_names() {
 
 INSTANTIATE_TEST_SUITE_P(all, stencil_gpu, ::testing::ValuesIn(variant_names()),
                          [](const auto& param_info) { return "v" + param_info.param; });
-
-using stencil_check_gpu = test::gpu_test<>;
 
 // An error of a few tolerances at a point next to each domain edge is caught, and named by where
 // it is: the tolerance is not so loose that an edge bug could hide in it.

@@ -26,8 +26,11 @@ const std::vector<variant_id> stencil_rungs{
 };
 
 case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, std::uint64_t side = 4,
-                         dtype t = dtype::f32) {
-  return table().make_case(t, n, {{"xy", axis_value{{nx, ny, 0}, 2}}, {"side", axis_value{{side, 0, 0}, 1}}});
+                         dtype t = dtype::f32, std::uint64_t stages = 2) {
+  return table().make_case(t, n,
+                           {{"xy", axis_value{{nx, ny, 0}, 2}},
+                            {"side", axis_value{{side, 0, 0}, 1}},
+                            {"stages", axis_value{{stages, 0, 0}, 1}}});
 }
 
 // ---- the brute force: every element each CTA reads and writes, as the kernels address them ----------
@@ -197,6 +200,20 @@ TEST(stencil_plan, refusals_name_the_reason) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("sm_80"), std::string::npos) << *why;
   EXPECT_FALSE(test::refusal(l, "3d_ldg", stencil_case(64 * 64, 64, 64), old));
+  // --stages is the overlap rung's; the others stage one tile and refuse another value.
+  why = test::refusal(l, "3d_ldgsts_vec16", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("3d_ldgsts_overlap"), std::string::npos) << *why;
+  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4)));
+  EXPECT_THROW((void)parse_axis(*l.find_axis("stages"), "5"), std::invalid_argument);
+  // Four 72 x 64 float buffers (72 KiB) need more shared memory than a device with 64 KiB per CTA has.
+  device_info small;
+  small.cc_major = 8;
+  small.smem_per_block_optin = 64 * 1024;
+  why = test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4), small);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("73728 B of shared memory"), std::string::npos) << *why;
+  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3), small));
 }
 
 TEST(stencil_plan, policies_buffers_and_the_peer_moves_the_same_bytes) {
@@ -220,6 +237,9 @@ TEST(stencil_plan, policies_buffers_and_the_peer_moves_the_same_bytes) {
   const case_plan overlap = test::plan_of(l, "3d_ldgsts_overlap", p, dev);
   EXPECT_EQ(overlap.policy.grid, 132u * overlap_ctas_per_sm);
   EXPECT_EQ(overlap.policy.stages, 2);
+  const auto p3 = stencil_case(std::uint64_t{1} << 27, 512, 512, 4, dtype::f32, 3);
+  EXPECT_EQ(test::plan_of(l, "3d_ldgsts_overlap", p3, dev).policy.stages, 3);
+  EXPECT_EQ(test::plan_of(l, "3d_ldgsts_vec16", p, dev).policy.stages, 0);
   EXPECT_EQ(overlap.bytes, vec.bytes);
   EXPECT_EQ(overlap.hardware_bytes, vec.hardware_bytes);
   // Inputs the lab fills (scratch), the output the harness poisons; flops.
@@ -247,7 +267,55 @@ TEST(stencil_plan, the_default_run_is_one_case_per_variant) {
   EXPECT_EQ(l.variants.size(), variant_count);
   EXPECT_EQ(parse_axis(*l.find_axis("xy"), l.find_axis("xy")->defaults).size(), 1u);
   EXPECT_EQ(parse_axis(*l.find_axis("side"), l.find_axis("side")->defaults).size(), 1u);
+  EXPECT_EQ(parse_axis(*l.find_axis("stages"), l.find_axis("stages")->defaults).size(), 1u);
   for (std::size_t i = 0; i < l.variants.size(); ++i) EXPECT_EQ(l.variants[i].id, static_cast<int>(i));
+}
+
+// ---- branch-free addresses ---------------------------------------------------------------------------
+
+// Fake, far-apart arrays: only addresses are compared, nothing is dereferenced.
+const float* fake(std::uintptr_t at) { return reinterpret_cast<const float*>(at); }
+
+TEST(stencil_addresses, every_1d_point_a_tile_loads_is_selected_from_its_own_array) {
+  const float* left = fake(0x1000'0000);
+  const float* center = fake(0x2000'0000);
+  const float* right = fake(0x9000'0000);
+  for (const std::int64_t n : {1, 2, 3, 5, 2047, 2048, 2049, 2050, 2052, 2053, 4097, 6145}) {
+    for (const std::int64_t side : {4, 5, 9}) {
+      const float* left4 = left + side - radius;
+      for (std::int64_t base = 0; base < n; base += 2048) {
+        const line_1d line = line_of(left4, center, right, n, base, 2048);
+        SCOPED_TRACE("n=" + std::to_string(n) + " side=" + std::to_string(side) + " base=" + std::to_string(base));
+        EXPECT_EQ(line.end, static_cast<int>(std::min<std::int64_t>(n - base + radius, 2048 + radius)));
+        for (int l = -radius; l < line.end; ++l) {
+          const std::int64_t g = base + l;
+          const float* want = g < 0 ? left + side + g : (g < n ? center + g : right + (g - n));
+          ASSERT_EQ(line(l), want) << "local point " << l;
+        }
+      }
+    }
+  }
+}
+
+TEST(stencil_addresses, every_3d_row_a_tile_loads_is_selected_from_its_own_array) {
+  const float* left = fake(0x1000'0000);
+  const float* center = fake(0x4000'0000);
+  const float* right = fake(0x9000'0000);
+  for (const auto& [nx, ny, nz, side] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>{
+           {1, 1, 1, 4}, {3, 5, 2, 5}, {64, 68, 3, 4}, {130, 70, 4, 7}, {512, 512, 3, 4}}) {
+    for (std::int64_t z = 0; z < nz; ++z) {
+      for (std::int64_t x0 = 0; x0 < nx; x0 += 64) {
+        const rows_3d rows = rows_of(left, center, right, nx, ny, side, z, x0);
+        for (int y = -radius; y < ny + radius; ++y) {
+          const float* want = y < 0 ? left + ((z * side + side + y) * nx + x0)
+                                    : (y < ny ? center + ((z * ny + y) * nx + x0)
+                                              : right + ((z * side + y - ny) * nx + x0));
+          ASSERT_EQ(rows(y), want) << nx << "x" << ny << "x" << nz << " side " << side << " z " << z << " x0 " << x0
+                                   << " y " << y;
+        }
+      }
+    }
+  }
 }
 
 // ---- the tolerance --------------------------------------------------------------------------------

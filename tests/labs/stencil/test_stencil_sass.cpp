@@ -97,7 +97,8 @@ TEST_F(sass_proof, stencil_every_rung_is_found_on_every_arch) {
       if (v.peer) continue;  // memlab::copy's kernels: the copy lab's auto
       int n = 0;
       for (const auto& k : r.kernels) n += k.lab == "stencil" && k.variant == v.name;
-      EXPECT_EQ(n, 1) << arch << " " << v.name;
+      // 3d_ldgsts_overlap: one kernel per stage count (2, 3, 4).
+      EXPECT_EQ(n, std::string(v.name) == "3d_ldgsts_overlap" ? 3 : 1) << arch << " " << v.name;
     }
   }
 }
@@ -156,9 +157,15 @@ TEST_F(sass_proof, stencil_vec16_rungs_use_128_bit_ldgsts) {
           bypass128 += h.count;
         }
       }
-      EXPECT_EQ(bypass128, one_d ? 3 : (std::string(v) == "3d_ldgsts_overlap" ? 10 : 5))
-          << "one 16-byte copy per chunk of the thread (1D: 514 chunks, 3D: 1152, over 256 threads; overlap: "
-             "the first tile and the next)";
+      // One 16-byte copy per chunk of the thread: 1D, 512 tile chunks and 2 halo chunks over 256
+      // threads; 3D, 1152 chunks over 256 threads, per tile (overlap: 5 per tile it starts in its
+      // prologue and in its loop).
+      if (std::string(v) == "3d_ldgsts_overlap") {
+        EXPECT_GE(bypass128, 10);
+        EXPECT_EQ(bypass128 % 5, 0);
+      } else {
+        EXPECT_EQ(bypass128, one_d ? 3 : 5);
+      }
       EXPECT_TRUE(global_widths(k, mem_dir::load).empty()) << "no LDG";
       EXPECT_EQ(widths(shared_widths(k, mem_dir::load)), std::set<int>{128});
       const auto stores = global_widths(k, mem_dir::store);
