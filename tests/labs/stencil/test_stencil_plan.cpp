@@ -1,0 +1,374 @@
+// The stencil lab on the host: geometry and refusals, declared bytes, launch policies, the sector
+// model against a brute-force replay of every CTA's accesses, the tolerance against an f32
+// emulation of the kernels' arithmetic, and the inputs' value range. No GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "harness/lab.hpp"
+#include "lab_helpers.hpp"
+#include "labs/stencil/stencil.hpp"
+
+namespace memlab::labs::stencil {
+namespace {
+
+const std::vector<variant_id> stencil_rungs{
+    variant_id::d1_ldg,          variant_id::d1_ldg_sts,         variant_id::d1_ldg_no_branch,
+    variant_id::d1_ldgsts,       variant_id::d1_ldgsts_no_branch, variant_id::d1_ldgsts_vec16,
+    variant_id::d3_ldg,          variant_id::d3_ldg_no_branch,    variant_id::d3_ldgsts,
+    variant_id::d3_ldgsts_no_branch, variant_id::d3_ldgsts_vec16, variant_id::d3_ldgsts_overlap,
+};
+
+case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, std::uint64_t side = 4,
+                         dtype t = dtype::f32, std::uint64_t stages = 2) {
+  return table().make_case(t, n,
+                           {{"xy", axis_value{{nx, ny, 0}, 2}},
+                            {"side", axis_value{{side, 0, 0}, 1}},
+                            {"stages", axis_value{{stages, 0, 0}, 1}}});
+}
+
+// ---- the brute force: every element each CTA reads and writes, as the kernels address them ----------
+
+// A sector of one of the four buffers: (buffer, byte / 32).
+using sector = std::pair<int, std::uint64_t>;
+
+sector_count brute_force_sectors(variant_id v, const geometry& g) {
+  const tile_shape t = tile_of(v);
+  sector_count total;
+  const auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
+  for (std::uint64_t z = 0; z < g.nz; ++z) {
+    for (std::uint64_t yt = 0; yt < ceil_div(g.ny, t.y); ++yt) {
+      for (std::uint64_t xt = 0; xt < ceil_div(g.nx, t.x); ++xt) {
+        std::set<sector> read, written;
+        const std::uint64_t x0 = xt * t.x, x1 = std::min(x0 + t.x, g.nx);
+        const std::uint64_t y0 = yt * t.y, y1 = std::min(y0 + t.y, g.ny);
+        // The element at (x, y) of the stitched volume, y in [-4, ny + 4).
+        const auto element = [&](std::uint64_t x, std::int64_t y) -> sector {
+          if (y < 0) return {0, 4 * ((z * g.side + g.side - static_cast<std::uint64_t>(-y)) * g.nx + x) / 32};
+          const auto u = static_cast<std::uint64_t>(y);
+          if (u < g.ny) return {1, 4 * ((z * g.ny + u) * g.nx + x) / 32};
+          return {2, 4 * ((z * g.side + u - g.ny) * g.nx + x) / 32};
+        };
+        for (std::uint64_t y = y0; y < y1; ++y) {
+          for (std::uint64_t x = x0; x < x1; ++x) {
+            written.insert({3, 4 * ((z * g.ny + y) * g.nx + x) / 32});
+            if (v == variant_id::d1_ldg) {  // no staging: the 8 neighbours of each point
+              for (std::int64_t k = 1; k <= radius; ++k) {
+                read.insert(element(x, static_cast<std::int64_t>(y) + k));
+                read.insert(element(x, static_cast<std::int64_t>(y) - k));
+              }
+            }
+          }
+        }
+        if (v != variant_id::d1_ldg) {  // the staged tile: rows y0 - 4 .. y1 + 3
+          for (auto y = static_cast<std::int64_t>(y0) - radius; y < static_cast<std::int64_t>(y1) + radius; ++y)
+            for (std::uint64_t x = x0; x < x1; ++x) read.insert(element(x, y));
+        }
+        total.read += read.size();
+        total.write += written.size();
+      }
+    }
+  }
+  return total;
+}
+
+geometry make_geometry(int dims, std::uint64_t nx, std::uint64_t ny, std::uint64_t nz, std::uint64_t side) {
+  geometry g;
+  g.dims = dims;
+  g.nx = nx;
+  g.ny = ny;
+  g.nz = nz;
+  g.side = side;
+  return g;
+}
+
+TEST(stencil_model, sectors_match_a_brute_force_replay_of_every_cta_1d) {
+  for (const auto v : stencil_rungs) {
+    if (dimensions(v) != 1) continue;
+    for (const std::uint64_t n : {1u, 2u, 3u, 5u, 15u, 16u, 17u, 127u, 2047u, 2048u, 2049u, 2050u, 2051u, 2052u, 2053u,
+                                  4096u, 4100u, 6144u + 1u, 10000u}) {
+      for (const std::uint64_t side : {4u, 5u, 7u, 12u}) {
+        const geometry g = make_geometry(1, 1, n, 1, side);
+        SCOPED_TRACE("variant " + std::to_string(int(v)) + " n=" + std::to_string(n) + " side=" + std::to_string(side));
+        const sector_count model = sectors(v, g), brute = brute_force_sectors(v, g);
+        EXPECT_EQ(model.read, brute.read);
+        EXPECT_EQ(model.write, brute.write);
+      }
+    }
+  }
+}
+
+TEST(stencil_model, sectors_match_a_brute_force_replay_of_every_cta_3d) {
+  const std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> shapes{
+      {1, 1, 1},    {1, 9, 3},    {3, 5, 2},    {4, 4, 4},    {5, 64, 9},  {8, 65, 10}, {12, 67, 2},  {64, 64, 1},
+      {64, 68, 2},  {65, 63, 3},  {70, 69, 2},  {72, 130, 3}, {128, 4, 9}, {130, 140, 2}, {20, 200, 17}};
+  for (const auto v : stencil_rungs) {
+    if (dimensions(v) != 3) continue;
+    for (const auto& [nx, ny, nz] : shapes) {
+      for (const std::uint64_t side : {4u, 5u}) {
+        const geometry g = make_geometry(3, nx, ny, nz, side);
+        SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " side=" +
+                     std::to_string(side));
+        const sector_count model = sectors(v, g), brute = brute_force_sectors(v, g);
+        EXPECT_EQ(model.read, brute.read);
+        EXPECT_EQ(model.write, brute.write);
+      }
+    }
+  }
+}
+
+// The default 3D case, by hand: 512 x 512 x 512, 64 x 64 tiles, every row 32-byte aligned. Each of
+// the 8 x 8 x 512 CTAs reads 72 rows of 256 bytes (8 sectors each) and writes 64; the halo rows are
+// read twice (12.5% more reads than the 64 rows a CTA owns).
+TEST(stencil_model, the_default_3d_case_reads_its_halo_rows_twice) {
+  const geometry g = make_geometry(3, 512, 512, 512, 4);
+  const sector_count s = sectors(variant_id::d3_ldgsts_vec16, g);
+  const std::uint64_t ctas = 8 * 8 * 512;
+  EXPECT_EQ(s.read, ctas * 72 * 8);
+  EXPECT_EQ(s.write, ctas * 64 * 8);
+  EXPECT_EQ(declared_bytes(g), 4 * (512ull * 512 * 520 + 512ull * 512 * 512));
+}
+
+// 1D, n a multiple of the tile: each CTA reads 2048 + 8 points, 258 sectors (each 4-point halo is
+// half of a sector of the neighbouring tile, or of the side domain), and writes 256.
+TEST(stencil_model, the_1d_tiles_read_one_extra_sector) {
+  const std::uint64_t n = std::uint64_t{1} << 27;
+  const geometry g = make_geometry(1, 1, n, 1, 4);
+  const sector_count s = sectors(variant_id::d1_ldgsts, g);
+  const std::uint64_t ctas = n / 2048;
+  EXPECT_EQ(s.read, ctas * 258);
+  EXPECT_EQ(s.write, n * 4 / 32);
+  EXPECT_EQ(declared_bytes(g), 4 * (n + 8 + n));
+}
+
+// ---- geometry, bytes, refusals -------------------------------------------------------------------
+
+TEST(stencil_plan, one_d_rungs_take_n_and_three_d_rungs_take_the_plane) {
+  const geometry g1 = geometry_of(variant_id::d1_ldg, 1000, 64, 32, 6);
+  EXPECT_EQ(g1.dims, 1);
+  EXPECT_EQ(g1.nx, 1u);
+  EXPECT_EQ(g1.ny, 1000u);
+  EXPECT_EQ(g1.nz, 1u);
+  EXPECT_EQ(g1.side_points(), 6u);
+  const geometry g3 = geometry_of(variant_id::d3_ldg, 64 * 32 * 5, 64, 32, 6);
+  EXPECT_EQ(g3.dims, 3);
+  EXPECT_EQ(g3.nz, 5u);
+  EXPECT_EQ(g3.side_points(), 64u * 6 * 5);
+  EXPECT_EQ(declared_bytes(g3), 4u * (64 * 5 * (32 + 8) + 64 * 32 * 5));
+  EXPECT_EQ(declared_bytes(geometry_of(variant_id::d1_ldg, 0, 1, 1, 4)), 0u);
+}
+
+TEST(stencil_plan, refusals_name_the_reason) {
+  const lab& l = table();
+  // 3D: n must be whole planes; 1D rungs ignore the plane.
+  auto why = test::refusal(l, "3d_ldg", stencil_case(1000, 64, 64));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("not a whole number of 64 x 64 planes"), std::string::npos) << *why;
+  EXPECT_FALSE(test::refusal(l, "1d_ldg", stencil_case(1000, 64, 64)));
+  // 16-byte 3D rungs: rows 16-byte aligned.
+  for (const char* v : {"3d_ldgsts_vec16", "3d_ldgsts_overlap"}) {
+    why = test::refusal(l, v, stencil_case(6 * 8 * 2, 6, 8));
+    ASSERT_TRUE(why) << v;
+    EXPECT_NE(why->find("nx = 6 is not a multiple of 4"), std::string::npos) << *why;
+  }
+  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_no_branch", stencil_case(6 * 8 * 2, 6, 8)));
+  EXPECT_FALSE(test::refusal(l, "3d_copy", stencil_case(6 * 8 * 2, 6, 8)));
+  // Side domains thinner than the radius (the axis refuses them too).
+  why = test::refusal(l, "1d_ldgsts", stencil_case(100, 512, 512, 3));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("at least 4"), std::string::npos) << *why;
+  EXPECT_THROW((void)parse_axis(*l.find_axis("side"), "3"), std::invalid_argument);
+  // f32 only.
+  why = test::refusal(l, "1d_ldg", stencil_case(100, 512, 512, 4, dtype::f16));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("f32"), std::string::npos) << *why;
+  // Tiles are numbered in 32 bits.
+  why = test::refusal(l, "3d_ldgsts", stencil_case(std::uint64_t{1} << 32, 1, 1));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("below 2^31"), std::string::npos) << *why;
+  // cp.async needs sm_80; LDG rungs run anywhere.
+  device_info old;
+  old.cc_major = 7;
+  old.cc_minor = 5;
+  why = test::refusal(l, "3d_ldgsts", stencil_case(64 * 64, 64, 64), old);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("sm_80"), std::string::npos) << *why;
+  EXPECT_FALSE(test::refusal(l, "3d_ldg", stencil_case(64 * 64, 64, 64), old));
+  // --stages is the overlap rung's; the others stage one tile and refuse another value.
+  why = test::refusal(l, "3d_ldgsts_vec16", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("3d_ldgsts_overlap"), std::string::npos) << *why;
+  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4)));
+  EXPECT_THROW((void)parse_axis(*l.find_axis("stages"), "5"), std::invalid_argument);
+  // Four 72 x 64 float buffers (72 KiB) need more shared memory than a device with 64 KiB per CTA has.
+  device_info small;
+  small.cc_major = 8;
+  small.smem_per_block_optin = 64 * 1024;
+  why = test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4), small);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("73728 B of shared memory"), std::string::npos) << *why;
+  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3), small));
+}
+
+TEST(stencil_plan, policies_buffers_and_the_peer_moves_the_same_bytes) {
+  const lab& l = table();
+  device_info dev;
+  dev.sm_count = 132;
+  dev.max_threads_per_sm = 2048;
+  dev.cc_major = 9;
+  const auto p = stencil_case(std::uint64_t{1} << 27, 512, 512);
+  const case_plan one = test::plan_of(l, "1d_ldgsts", p, dev);
+  EXPECT_EQ(one.policy.grid, (std::uint64_t{1} << 27) / 2048);
+  EXPECT_EQ(one.policy.vec_bytes, 4);
+  EXPECT_EQ(one.policy.items_per_thread, 9);  // 2056 points over 256 threads
+  EXPECT_EQ(test::plan_of(l, "1d_ldg", p, dev).policy.items_per_thread, 64);
+  EXPECT_EQ(test::plan_of(l, "1d_ldgsts_vec16", p, dev).policy.items_per_thread, 3);
+  const case_plan vec = test::plan_of(l, "3d_ldgsts_vec16", p, dev);
+  EXPECT_EQ(vec.policy.grid, 8u * 8 * 512);
+  EXPECT_EQ(vec.policy.vec_bytes, 16);
+  EXPECT_EQ(vec.policy.items_per_thread, 5);  // 72 x 16 chunks over 256 threads
+  EXPECT_EQ(test::plan_of(l, "3d_ldgsts", p, dev).policy.items_per_thread, 18);
+  const case_plan overlap = test::plan_of(l, "3d_ldgsts_overlap", p, dev);
+  EXPECT_EQ(overlap.policy.grid, 132u * overlap_ctas_per_sm);
+  EXPECT_EQ(overlap.policy.stages, 2);
+  const auto p3 = stencil_case(std::uint64_t{1} << 27, 512, 512, 4, dtype::f32, 3);
+  EXPECT_EQ(test::plan_of(l, "3d_ldgsts_overlap", p3, dev).policy.stages, 3);
+  EXPECT_EQ(test::plan_of(l, "3d_ldgsts_vec16", p, dev).policy.stages, 0);
+  EXPECT_EQ(overlap.bytes, vec.bytes);
+  EXPECT_EQ(overlap.hardware_bytes, vec.hardware_bytes);
+  // Inputs the lab fills (scratch), the output the harness poisons; flops.
+  ASSERT_EQ(vec.buffers.size(), 4u);
+  EXPECT_EQ(vec.buffers[0].role, buffer_role::scratch);
+  EXPECT_EQ(vec.buffers[3].role, buffer_role::output);
+  EXPECT_EQ(vec.buffers[1].bytes, 4u << 27);
+  EXPECT_EQ(vec.buffers[0].bytes, 4u * 512 * 4 * 512);
+  EXPECT_EQ(vec.flops, 11u << 27);
+  // Grids at least 8 x the H100's 50 MB L2: the center alone is 512 MiB.
+  EXPECT_GE(vec.buffers[1].bytes, 8u * 50'000'000);
+  // The peers copy half the declared bytes of their dimension, and so move the same bytes.
+  for (const auto& [peer, rung] : {std::pair{"1d_copy", "1d_ldgsts"}, std::pair{"3d_copy", "3d_ldgsts_vec16"}}) {
+    const case_plan c = test::plan_of(l, peer, p, dev), s = test::plan_of(l, rung, p, dev);
+    EXPECT_EQ(c.bytes, s.bytes) << peer;
+    ASSERT_EQ(c.buffers.size(), 2u);
+    EXPECT_EQ(c.buffers[0].bytes, s.bytes / 2);
+    EXPECT_EQ(c.buffers[0].role, buffer_role::input);
+    EXPECT_EQ(c.policy.vec_bytes, 16) << "memlab::copy's aligned 16-byte body";
+  }
+}
+
+TEST(stencil_plan, the_default_run_is_one_case_per_variant) {
+  const lab& l = table();
+  EXPECT_EQ(l.variants.size(), variant_count);
+  EXPECT_EQ(parse_axis(*l.find_axis("xy"), l.find_axis("xy")->defaults).size(), 1u);
+  EXPECT_EQ(parse_axis(*l.find_axis("side"), l.find_axis("side")->defaults).size(), 1u);
+  EXPECT_EQ(parse_axis(*l.find_axis("stages"), l.find_axis("stages")->defaults).size(), 1u);
+  for (std::size_t i = 0; i < l.variants.size(); ++i) EXPECT_EQ(l.variants[i].id, static_cast<int>(i));
+}
+
+// ---- branch-free addresses ---------------------------------------------------------------------------
+
+// Fake, far-apart arrays: only addresses are compared, nothing is dereferenced.
+const float* fake(std::uintptr_t at) { return reinterpret_cast<const float*>(at); }
+
+TEST(stencil_addresses, every_1d_point_a_tile_loads_is_selected_from_its_own_array) {
+  const float* left = fake(0x1000'0000);
+  const float* center = fake(0x2000'0000);
+  const float* right = fake(0x9000'0000);
+  for (const std::int64_t n : {1, 2, 3, 5, 2047, 2048, 2049, 2050, 2052, 2053, 4097, 6145}) {
+    for (const std::int64_t side : {4, 5, 9}) {
+      const float* left4 = left + side - radius;
+      for (std::int64_t base = 0; base < n; base += 2048) {
+        const line_1d line = line_of(left4, center, right, n, base, 2048);
+        SCOPED_TRACE("n=" + std::to_string(n) + " side=" + std::to_string(side) + " base=" + std::to_string(base));
+        EXPECT_EQ(line.end, static_cast<int>(std::min<std::int64_t>(n - base + radius, 2048 + radius)));
+        for (int l = -radius; l < line.end; ++l) {
+          const std::int64_t g = base + l;
+          const float* want = g < 0 ? left + side + g : (g < n ? center + g : right + (g - n));
+          ASSERT_EQ(line(l), want) << "local point " << l;
+        }
+      }
+    }
+  }
+}
+
+TEST(stencil_addresses, every_3d_row_a_tile_loads_is_selected_from_its_own_array) {
+  const float* left = fake(0x1000'0000);
+  const float* center = fake(0x4000'0000);
+  const float* right = fake(0x9000'0000);
+  for (const auto& [nx, ny, nz, side] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>{
+           {1, 1, 1, 4}, {3, 5, 2, 5}, {64, 68, 3, 4}, {130, 70, 4, 7}, {512, 512, 3, 4}}) {
+    for (std::int64_t z = 0; z < nz; ++z) {
+      for (std::int64_t x0 = 0; x0 < nx; x0 += 64) {
+        const rows_3d rows = rows_of(left, center, right, nx, ny, side, z, x0);
+        for (int y = -radius; y < ny + radius; ++y) {
+          const float* want = y < 0 ? left + ((z * side + side + y) * nx + x0)
+                                    : (y < ny ? center + ((z * ny + y) * nx + x0)
+                                              : right + ((z * side + y - ny) * nx + x0));
+          ASSERT_EQ(rows(y), want) << nx << "x" << ny << "x" << nz << " side " << side << " z " << z << " x0 " << x0
+                                   << " y " << y;
+        }
+      }
+    }
+  }
+}
+
+// ---- the tolerance --------------------------------------------------------------------------------
+
+TEST(stencil_tolerance, derived_from_the_coefficients_and_f32_rounding) {
+  EXPECT_DOUBLE_EQ(coefficient_abs_sum(), 25.0 / 24.0);
+  const tolerance t = check_tolerance();
+  // (gamma_8 (1 + u) + u + 2^-50) x 2 x 2 x 25/24, about 9 u x 4.17.
+  EXPECT_NEAR(t.tol, 9 * 0x1p-24 * 4 * 25.0 / 24.0, 1e-9);
+  EXPECT_LT(t.tol, 2.3e-6);
+  EXPECT_EQ(t.eps, 0x1p-24);
+}
+
+// The kernels' arithmetic emulated in f32 on the host (the same order and FMAs) over random inputs
+// stays within the tolerance; a derivative that drops its outermost term does not.
+TEST(stencil_tolerance, holds_for_the_f32_evaluation_and_catches_a_missing_term) {
+  const tolerance t = check_tolerance();
+  const float c[4] = {static_cast<float>(coefficients[0]), static_cast<float>(coefficients[1]),
+                      static_cast<float>(coefficients[2]), static_cast<float>(coefficients[3])};
+  std::mt19937_64 rng(42);
+  double worst = 0;
+  int missing_caught = 0;
+  constexpr int trials = 200000;
+  for (int trial = 0; trial < trials; ++trial) {
+    float f[9];
+    for (auto& x : f) x = input_value(rng(), 0);
+    double ref = 0;
+    for (int k = 1; k <= 4; ++k) ref += coefficients[k - 1] * (double{f[4 + k]} - double{f[4 - k]});
+    float d = c[0] * (f[5] - f[3]);
+    d = std::fma(c[1], f[6] - f[2], d);
+    d = std::fma(c[2], f[7] - f[1], d);
+    const float without_c4 = d;
+    d = std::fma(c[3], f[8] - f[0], d);
+    worst = std::max(worst, std::fabs(double{d} - ref) - std::fabs(ref) * t.eps);
+    missing_caught += std::fabs(double{without_c4} - ref) > t.tol + std::fabs(ref) * t.eps;
+  }
+  EXPECT_LE(worst, t.tol);
+  EXPECT_GT(missing_caught, trials * 9 / 10);
+}
+
+TEST(stencil_inputs, are_finite_never_zero_and_within_the_bound) {
+  bool negative = false, positive = false;
+  for (std::uint64_t k = 0; k < 100000; ++k) {
+    const float f = input_value(7, k);
+    ASSERT_TRUE(std::isfinite(f));
+    ASSERT_GE(std::fabs(f), 1.0f) << k;
+    ASSERT_LT(std::fabs(f), input_bound) << k;
+    negative = negative || f < 0;
+    positive = positive || f > 0;
+  }
+  EXPECT_TRUE(negative && positive);
+  EXPECT_NE(input_value(1, 5), input_value(2, 5));
+}
+
+}  // namespace
+}  // namespace memlab::labs::stencil
