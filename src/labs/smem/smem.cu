@@ -29,6 +29,7 @@
 #include "harness/fill.hpp"
 #include "harness/launch.cuh"
 #include "labs/smem/smem.hpp"
+#include "memlab/arch/config.cuh"
 #include "memlab/arch/ld_st_shared.cuh"
 
 namespace memlab::labs::smem {
@@ -141,11 +142,22 @@ struct swizzled_pattern {
   }
 };
 
-// At least 8 CTAs per SM (2048 threads, at most 32 registers each): without that bound ptxas kept
-// swizzled's 32 addresses in 32 registers (44 in all), 5 CTAs fit per SM, and it ran 4% slower than
-// padded (H100, first run); bounded, it computes most addresses with a LOP3 as it goes.
+// The CTAs per SM the load kernels are built for (their launch bound), by architecture as CUB picks
+// its policies. 8 (2048 threads, at most 32 registers each): without a bound ptxas kept swizzled's 32
+// addresses in 32 registers (44 in all), 5 CTAs fit per SM, and it ran 4% slower than padded (H100,
+// first run); bounded, it computes most addresses with a LOP3 as it goes. sm_100's ptxas spills 4
+// bytes of swizzled at 32 registers (a build error under -warn-spills): 6 there (40 registers), not
+// measured on a B200.
+constexpr int load_ctas_per_sm() {
+#if MEMLAB_ARCH >= 1000
+  return 6;
+#else
+  return 8;
+#endif
+}
+
 template <class Pattern>
-__global__ void __launch_bounds__(threads_per_cta, 8) load_kernel(std::uint32_t* __restrict__ out,
+__global__ void __launch_bounds__(threads_per_cta, load_ctas_per_sm()) load_kernel(std::uint32_t* __restrict__ out,
                                                              const std::uint32_t* __restrict__ in, std::uint64_t n,
                                                              std::uint32_t stride, std::uint32_t fill) {
   std::uint32_t* words = region();
