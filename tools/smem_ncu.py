@@ -109,10 +109,10 @@ def compare(work):
     col = 27  # "model counter" pairs
     head = (f"{'variant':21} {'stride':>6} {'n':>8} | {'ld requests':>{col}} {'ld wavefronts':>{col}} "
             f"{'ld conflicts':>{col}} | {'st requests':>{col}} {'st wavefronts':>{col}} {'st conflicts':>{col}} | "
-            "wavefronts equal")
+            "wavefronts equal | counter - model (ld, st)")
     print(head)
     print("-" * len(head))
-    bad4, bad_wide, drift = [], [], []
+    bad4, bad_wide, drift, excess = [], [], [], []
     for i, r in enumerate(cases):
         v, s, n, grid = r["variant"], r["params"]["stride"], r["params"]["n"], r["policy"]["grid"]
         name, m = launches[2 * i + 1]  # the profiled launch (the first was the verification run)
@@ -132,13 +132,23 @@ def compare(work):
 
         print(f"{v:21} {s:>6} {n:>8} | {pair(ldr, m['ld_requests'])} {pair(ldw, m['ld_wavefronts'])} "
               f"{pair(model_ld_conflicts, m['ld_conflicts'])} | {pair(str_, m['st_requests'])} "
-              f"{pair(stw, m['st_wavefronts'])} {pair(model_st_conflicts, m['st_conflicts'])} | {'yes' if ok else 'NO'}")
+              f"{pair(stw, m['st_wavefronts'])} {pair(model_st_conflicts, m['st_conflicts'])} | {'yes' if ok else 'NO ':3} "
+              f"             | {m['ld_wavefronts'] - ldw:+8,} {m['st_wavefronts'] - stw:+8,}")
+        excess.append((v, (m["ld_wavefronts"] - ldw) / ldw if ldw else 0.0, (m["st_wavefronts"] - stw) / stw if stw else 0.0,
+                       m["ld_requests"] == ldr and m["st_requests"] == str_))
     print()
     print("each column: model, then counter; model = the lab's closed form (src/labs/smem/model.cpp), counter = ncu;")
     print("'*' marks a difference;")
     print("conflicts (model) = wavefronts - requests x (width / 4 bytes).")
     print(f"4-byte cases: {len([r for r in cases if WIDTH.get(r['variant'], 4) == 4])}, "
           f"wavefronts differ in {len(bad4)}; 8/16-byte cases differing: {len(bad_wide)}")
+    print(f"requests (warp instructions) equal in {sum(e[3] for e in excess)} of {len(excess)} cases")
+    for kind, names in (("bank-bound rungs", LOADS | {"store_stride"}), ("copies", {"global_strided_store", "smem_to_smem"})):
+        rows = [e for e in excess if e[0] in names]
+        if rows:
+            worst = max(max(e[1], e[2]) for e in rows)
+            least = min(min(e[1], e[2]) for e in rows)
+            print(f"{kind}: counter - model between {100 * least:+.3f}% and {100 * worst:+.3f}% of the model's wavefronts")
     if drift:
         print(f"model drift: this script's split does not add up to the lab's hardware_bytes for {sorted(set(drift))}")
     return 0 if not bad4 and not drift else 1
