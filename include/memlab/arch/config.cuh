@@ -12,6 +12,9 @@
 #define MEMLAB_HAS_CP_ASYNC (MEMLAB_ARCH >= 800)
 // 32-byte global loads and stores (LDG.E.ENL2.256), sm_100+ (PTX ISA 8.8): arch/ld_st256.cuh.
 #define MEMLAB_HAS_LDST256 (MEMLAB_ARCH >= 1000)
+// The Tensor Memory Accelerator: bulk and tensor copies, mbarrier transaction counts (UBLKCP,
+// UTMALDG, UTMASTG), sm_90+ (PTX ISA 8.0): arch/tma.cuh.
+#define MEMLAB_HAS_TMA (MEMLAB_ARCH >= 900)
 
 // A kernel defined in a header, marked as CUB marks its own (CCCL_DETAIL_KERNEL_ATTRIBUTES): hidden
 // visibility, so that two shared libraries built with memlab each keep their own kernel rather than
