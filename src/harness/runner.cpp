@@ -112,6 +112,19 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     for (auto* s : sinks) s->finish(report);
   };
   std::size_t index = 0;
+  // Each lab's wall time on the progress stream when the next one starts (and at the end): what a
+  // lab's defaults cost is visible in every run.
+  using clock = std::chrono::steady_clock;
+  const lab* current = nullptr;
+  std::size_t lab_cases = 0;
+  clock::time_point lab_start{}, run_start = clock::now();
+  const auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  const auto lab_done = [&] {
+    if (current != nullptr && req.progress) {
+      progress << current->name << ": " << lab_cases << (lab_cases == 1 ? " case in " : " cases in ")
+               << fixed(seconds_since(lab_start), 1) << " s\n" << std::flush;
+    }
+  };
   try {
     for (const auto& c : cases) {
       if (const int sig = stop_signal(); sig != 0) {
@@ -120,6 +133,13 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
         return report;
       }
       ++index;
+      if (c.l != current) {
+        lab_done();
+        current = c.l;
+        lab_cases = 0;
+        lab_start = clock::now();
+      }
+      ++lab_cases;
       const std::string label = "[" + std::to_string(index) + "/" + std::to_string(cases.size()) + "] " +
                                 std::string(c.l->name) + " " + std::string(c.v->name) + " " +
                                 std::string(to_string(c.p.type)) + " " + c.size_text + axis_text(c.l->params(c.p));
@@ -145,6 +165,10 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     finish("stopped at case " + std::to_string(index) + " of " + std::to_string(cases.size()) + " by an error: " +
            e.what());
     throw;
+  }
+  lab_done();
+  if (req.progress && labs.size() > 1) {
+    progress << index << " cases in " << fixed(seconds_since(run_start), 1) << " s\n" << std::flush;
   }
   finish("complete");
   return report;

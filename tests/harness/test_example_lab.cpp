@@ -203,7 +203,9 @@ TEST_F(example_lab, results_stream_to_the_files_and_validate) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(memlab_cli({"run", "--out", json_path, "example", "--increment", "0..3", "--out", csv_path}, &fake), 0);
   (void)testing::internal::GetCapturedStdout();
-  (void)testing::internal::GetCapturedStderr();
+  const std::string progress = testing::internal::GetCapturedStderr();
+  EXPECT_NE(progress.find("[4/4] example"), std::string::npos) << progress;
+  EXPECT_NE(progress.find("example: 4 cases in "), std::string::npos) << "each lab's wall time:\n" << progress;
   EXPECT_EQ(fake.seen.size(), 4u) << "`--out FILE example`: the lab after --out is a lab, not a second file";
   const json j = read_json(json_path);
   EXPECT_EQ(j["results"].size(), 4u);
