@@ -4,7 +4,7 @@
 # refactor issues. Each step logs into ./device-out (WORK overrides) and the script goes on after a
 # failed step; the summary at the end lists every step's exit status. With $OUT set (the device
 # tool), everything is packed into $OUT/device-out.tgz.
-#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [defaults]
+#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [defaults] [lab_peers]
 # (no argument: all of them, in that order).
 set -uo pipefail
 out=${WORK:-device-out}; mkdir -p "$out"
@@ -18,6 +18,8 @@ step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the ex
   local rc=$?
   summary+=("$name rc=$rc $((SECONDS - t0))s")
   echo "== $name rc=$rc ($((SECONDS - t0)) s)"; tail -4 "$out/$name.log"
+  # Packed after every step: a call stopped at its limit still brings back what was done.
+  if [ -n "${OUT:-}" ]; then printf '%s\n' "${summary[@]}" > "$out/summary.txt"; tar -czf "$OUT/device-out.tgz" -C "$out" .; fi
 }
 run() { "$bin/memlab" run --quiet "$@"; }
 
@@ -84,6 +86,14 @@ for s in "${steps[@]}"; do
         --like "$out/gather_f32.json" --out "$out/peers_gather_f32.json" ;;
     defaults)  # what `make run` does
       step defaults "$bin/memlab" run --out "$out/defaults.json" ;;
+    lab_peers)  # after defaults: the gather, transpose and matmul peers at the labs' default points, same machine
+      p=(env PYTHONPATH=tools/python PYTHONUNBUFFERED=1 timeout 200 python3 -m memlab_tools.peers)
+      step peers_gather "${p[@]}" gather --dtype f32 --sizes 2^24 --table-bytes 8MiB,200MiB --like "$out/defaults.json" \
+        --out "$out/peers_gather_f32.json"
+      step peers_transpose "${p[@]}" transpose --dtype f32 --shape 16384x16384,10000x7000 --like "$out/defaults.json" \
+        --out "$out/peers_transpose_f32.json"
+      step peers_matmul "${p[@]}" matmul --shape 4096x4096x4096,4100x4100x4100 --like "$out/defaults.json" \
+        --out "$out/peers_matmul_f32.json" ;;
   esac
 done
 echo "== summary"; printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
