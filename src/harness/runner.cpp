@@ -167,10 +167,10 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     throw;
   }
   lab_done();
+  finish("complete");  // prints the last lab's table: the run's total comes after it
   if (req.progress && labs.size() > 1) {
     progress << index << " cases in " << fixed(seconds_since(run_start), 1) << " s\n" << std::flush;
   }
-  finish("complete");
   return report;
 }
 

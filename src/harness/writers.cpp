@@ -402,20 +402,27 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
 
 std::string lab_summary(const run_report& rep, const lab_info& l) {
   const auto rows = results_of(rep, l.name);
+  const auto measured = [](const result* r) { return r->status == result_status::ok && r->cold.samples > 0; };
   const result* best = nullptr;
   for (const result* r : rows) {
-    if (r->status != result_status::ok || r->cold.samples == 0) continue;
+    if (!measured(r) || r->peer) continue;
     if (best == nullptr || achieved(*r, l.roof) > achieved(*best, l.roof)) best = r;
   }
   if (best == nullptr) return {};
-  // The worst rung measured at the best one's point (same params): what the ladder climbs.
+  const auto same_point = [&](const result* r) {
+    if (r->params.size() != best->params.size()) return false;
+    for (std::size_t i = 0; i < r->params.size(); ++i)
+      if (r->params[i].name != best->params[i].name || r->params[i].value != best->params[i].value) return false;
+    return true;
+  };
+  // The worst rung measured at the best one's point: what the ladder climbs. The peers measured
+  // there: what a user would otherwise pick.
   const result* worst = best;
+  std::vector<const result*> peers;
   for (const result* r : rows) {
-    if (r->status != result_status::ok || r->cold.samples == 0 || r->params.size() != best->params.size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < r->params.size() && same; ++i)
-      same = r->params[i].name == best->params[i].name && r->params[i].value == best->params[i].value;
-    if (same && achieved(*r, l.roof) < achieved(*worst, l.roof)) worst = r;
+    if (!measured(r) || !same_point(r)) continue;
+    if (r->peer) peers.push_back(r);
+    else if (achieved(*r, l.roof) < achieved(*worst, l.roof)) worst = r;
   }
   std::string point;
   for (const auto& p : best->params)
@@ -430,6 +437,8 @@ std::string lab_summary(const run_report& rep, const lab_info& l) {
     s += "; worst there " + worst->variant + ": " + fixed(achieved(*worst, l.roof), 1) + unit + " (" +
          fixed(achieved(*best, l.roof) / achieved(*worst, l.roof), 2) + "x)";
   }
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    s += (i == 0 ? "; peers there: " : ", ") + peers[i]->variant + " " + fixed(achieved(*peers[i], l.roof), 1) + unit;
   return s;
 }
 

@@ -30,7 +30,7 @@ std::string render(const run_report& report, output_format f);
 // The rows of one lab, with only the columns its axes and roof need.
 text_table lab_table(const run_report& report, const lab_info& lab);
 // One line: the best rung (not a peer) and its % of the roof; the worst rung at the same point and
-// the ratio between them. "" when the lab has no measured rung.
+// the ratio between them; the peers measured at that point. "" when the lab has no measured rung.
 std::string lab_summary(const run_report& report, const lab_info& lab);
 
 nlohmann::ordered_json to_json(const run_report& report);

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/result.hpp"
+#include "harness/text.hpp"
 #include "harness/writers.hpp"
 #include "schema_check.hpp"
 
@@ -282,9 +283,30 @@ TEST(Writers, SummaryNamesTheBestRungItsRoofAndTheWorstAtTheSamePoint) {
   EXPECT_NE(s.find("% of DRAM"), std::string::npos) << s;
   EXPECT_NE(s.find("worst there scalar"), std::string::npos) << s;
   EXPECT_NE(s.find("(2.00x)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("peers there"), std::string::npos) << "no peer was measured at 2^24: " << s;
   run_report none = rep;
   for (auto& r : none.results) r.status = result_status::skipped;
   EXPECT_EQ(lab_summary(none, copy_info()), "");
+}
+
+TEST(Writers, SummaryNeverNamesAPeerBestAndListsThePeersAtTheBestPoint) {
+  run_report rep = sample_report();
+  // A library faster than every rung at the best rung's point (cuBLAS TF32 beside FP32 rungs).
+  result fast = rep.results[0];
+  fast.variant = "memcpy";
+  fast.peer = true;
+  fast.cold = timings(0.0226, 1);
+  derive(fast, roof_kind::dram, rep.device, fast.bytes);
+  rep.results.push_back(fast);
+  const std::string s = lab_summary(rep, copy_info());
+  EXPECT_NE(s.find("best vec16 at dtype=f32 n=2^24"), std::string::npos) << s;
+  EXPECT_NE(s.find("worst there scalar"), std::string::npos) << "a peer is not a rung: " << s;
+  EXPECT_NE(s.find("; peers there: memcpy " + fixed(fast.gbps, 1) + " GB/s"), std::string::npos) << s;
+  // Only peers: nothing of memlab's was measured, so there is no best rung to name.
+  run_report peers_only = rep;
+  for (auto& r : peers_only.results)
+    if (!r.peer) r.status = result_status::skipped;
+  EXPECT_EQ(lab_summary(peers_only, copy_info()), "");
 }
 
 TEST(Writers, AStoppedRunSaysSo) {
