@@ -21,6 +21,7 @@ Every number comes from the files: GB/s from the declared bytes over the cold me
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -37,12 +38,50 @@ SIZE = "n"
 
 
 # Files written before results carried `peer` (memlab < 0.1.0 at 39c3c8d) mark none: their library
-# variants are known by name.
-_LEGACY_PEERS = {"memcpy", "cub", "thrust"}
+# variants are known by lab and name.
+_LEGACY_PEERS = {("copy", "memcpy"), ("copy", "cub"), ("copy", "thrust"), ("async", "memcpy"), ("async", "cub"),
+                 ("transpose", "cublas"), ("transpose", "copy"), ("stencil", "1d_copy"), ("stencil", "3d_copy"),
+                 ("matmul", "cublas_sgemm"), ("matmul", "cublas_tf32")}
 
 
 def _is_peer(rec: Record) -> bool:
-    return bool(rec.data.get("peer", rec.variant in _LEGACY_PEERS))
+    return bool(rec.data.get("peer", (rec.lab, rec.variant) in _LEGACY_PEERS))
+
+
+def _lab_roof(rows: list[Record]) -> str:
+    """The roof the lab declares in its file ("dram" for files that predate roofs)."""
+    return rows[0].run.get("labs", {}).get(rows[0].lab, {}).get("roof") or rows[0].data.get("roof", {}).get("name", "dram")
+
+
+def _value(rec: Record, roof: str) -> float:
+    """What the lab is measured by: GFLOP/s under the FP32 roof, GB/s under the others (cold median)."""
+    if roof == "fp32":
+        ms = rec.data.get("cold", {}).get("median_ms", 0)
+        return rec.data.get("flops", 0) / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
+    return rate(rec.data)
+
+
+_ROOF_NAMES = {"smem": "shared-memory roof", "fp32": "FP32 roof", "l2": "L2 (measured copy)"}
+
+
+def _lab_roof_lines(ax, rows: list[Record]):
+    """A DRAM lab: the theoretical peak and the measured ceiling. Another: its roof, from the SM clock
+    measured during each case (the median over the rows drawn, and their range when it varies)."""
+    roof = _lab_roof(rows)
+    if roof == "dram":
+        _roof_lines(ax, rows[0].run.get("device", {}))
+        return
+    values = sorted(r.data.get("roof", {}).get("value", 0) for r in rows if r.data.get("roof", {}).get("value"))
+    if not values:
+        return
+    unit = rows[0].data["roof"].get("unit", "")
+    mid = values[len(values) // 2]
+    spread = f", {values[0]:.0f}-{values[-1]:.0f} over the cases" if values[-1] > 1.01 * values[0] else ""
+    ax.axhline(mid, color="black", lw=1, ls="-", label=f"{_ROOF_NAMES.get(roof, roof)} {mid:.0f} {unit} (median{spread})")
+
+
+def _unit_label(roof: str) -> str:
+    return "GFLOP/s (flops / cold median)" if roof == "fp32" else "GB/s (bytes read + written / cold median)"
 
 
 def _label(rec: Record, fixed: dict) -> str:
@@ -80,11 +119,12 @@ def size_plots(recs: list[Record], out: str) -> list[dict]:
             by_lab[(r.lab, r.params.get("dtype", ""))].append(r)
     for (lab, dtype), rows in sorted(by_lab.items()):
         sizes = {r.params[SIZE] for r in rows}
-        if len(sizes) < 3:
-            continue
+        if len(sizes) < 3 or max(sizes) < 4 * min(sizes):
+            continue  # a few nearby sizes (4096, 4100, 8192): bars per point say more than a line
         # One figure per combination of the lab's own params other than dtype and n (memlab's rows
         # define them); a peer's parameters of its own (a Triton block) stay in its line's label.
         own = [r for r in rows if not r.data.get("library")] or rows
+        roof = _lab_roof(rows)
         keys = sorted({k for r in own for k in r.params if k not in ("dtype", SIZE)})
         combos = sorted({tuple((k, r.params.get(k)) for k in keys) for r in own}) or [()]
         for combo in combos:
@@ -93,7 +133,7 @@ def size_plots(recs: list[Record], out: str) -> list[dict]:
             series = defaultdict(list)
             for r in rows:
                 if all(r.params.get(k, v) == v for k, v in fixed.items() if k in r.params):
-                    series[_label(r, fixed)].append((r.params[SIZE], rate(r.data), _is_peer(r)))
+                    series[_label(r, fixed)].append((r.params[SIZE], _value(r, roof), _is_peer(r)))
             for name, pts in sorted(series.items(), key=lambda kv: (kv[1][0][2], kv[0])):
                 pts.sort()
                 if len({p[0] for p in pts}) < len(pts):
@@ -101,10 +141,10 @@ def size_plots(recs: list[Record], out: str) -> list[dict]:
                           "several runs?): every point is drawn", file=sys.stderr)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.5,
                         ls="--" if pts[0][2] else "-", label=name)
-            _roof_lines(ax, rows[0].run.get("device", {}))
+            _lab_roof_lines(ax, rows)
             ax.set_xscale("log", base=2)
             ax.set_xlabel(f"size n ({rows[0].run.get('labs', {}).get(lab, {}).get('size_meaning', 'elements')}, {dtype})")
-            ax.set_ylabel("GB/s (bytes read + written / cold median)")
+            ax.set_ylabel(_unit_label(roof))
             title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
             ax.set_title(f"{lab} {dtype}{' (' + title_fixed + ')' if title_fixed else ''} on {_device_line(rows[0])}\n"
                          "bytes = reads + writes; L2 flushed before every sample", fontsize=10)
@@ -115,9 +155,11 @@ def size_plots(recs: list[Record], out: str) -> list[dict]:
             fig.savefig(os.path.join(out, name), dpi=110)
             plt.close(fig)
             made.append({"file": name, "kind": "size", "lab": lab, "series": sorted(series),
-                         "sentence": f"{lab} ({dtype}{', ' + title_fixed if title_fixed else ''}): bandwidth against "
-                                     f"size for {len(series)} variants and peers, under the DRAM peak and the "
-                                     "measured cudaMemcpy ceiling."})
+                         "sentence": f"{lab} ({dtype}{', ' + title_fixed if title_fixed else ''}): "
+                                     f"{'FLOP rate' if roof == 'fp32' else 'bandwidth'} against size for {len(series)} "
+                                     "variants and peers, under "
+                                     + ("the DRAM peak and the measured cudaMemcpy ceiling." if roof == "dram"
+                                        else f"the lab's {_ROOF_NAMES.get(roof, roof)}.")})
     return made
 
 
@@ -130,6 +172,7 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
             rows_by_lab[r.lab].append(r)
     for lab, rows in sorted(rows_by_lab.items()):
         own = [r for r in rows if not r.data.get("library")] or rows
+        roof = _lab_roof(rows)
         axes = sorted({k for r in own for k, v in r.params.items() if k not in ("dtype", SIZE) and isinstance(v, int)})
         for axis in axes:
             groups = defaultdict(list)
@@ -153,21 +196,22 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
                     rs.sort(key=lambda r: r.params[axis])
                     xs = [r.params[axis] for r in rs]
                     peer = _is_peer(rs[0])
-                    line = ax.plot(xs, [rate(r.data) for r in rs], marker="s" if peer else "o", ms=3,
-                                   ls=":" if peer else "-", label=f"{_label(rs[0], rs[0].params)}: useful GB/s")[0]
+                    line = ax.plot(xs, [_value(r, roof) for r in rs], marker="s" if peer else "o", ms=3,
+                                   ls=":" if peer else "-",
+                                   label=f"{_label(rs[0], rs[0].params)}" + ("" if roof == "fp32" else ": useful GB/s"))[0]
                     hw = [r.data.get("hardware_gbps", 0) for r in rs]
-                    if any(hw) and not peer:
+                    if any(hw) and not peer and roof != "fp32":
                         ax.plot(xs, hw, marker="x", ms=3, ls="--", color=line.get_color(),
                                 label=f"{variant}: hardware GB/s (the lab's model)")
                 device = rows[0].run.get("device", {})
-                _roof_lines(ax, device)
+                _lab_roof_lines(ax, [r for rs in series.values() for r in rs])
                 if min(values) > 0 and max(values) >= 16 * min(values):
                     ax.set_xscale("log", base=2)
                 if axis.endswith("_bytes") and device.get("l2_bytes"):
                     ax.axvline(device["l2_bytes"], color="tab:gray", lw=1, ls="-.",
                                label=f"L2 size {device['l2_bytes'] / 2**20:.0f} MiB")
                 ax.set_xlabel(axis + (" (bytes)" if axis.endswith("_bytes") or axis.endswith("_offset") else ""))
-                ax.set_ylabel("GB/s (cold median)")
+                ax.set_ylabel("GFLOP/s (cold median)" if roof == "fp32" else "GB/s (cold median)")
                 title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
                 ax.set_title(f"{lab}: {axis} swept ({title_fixed}) on {_device_line(rows[0])}\n"
                              "useful bytes = reads + writes; hardware bytes from the lab's model", fontsize=10)
@@ -193,7 +237,11 @@ def point_plots(recs: list[Record], out: str, skip_labs=()) -> list[dict]:
             by_fig[(r.lab, r.params.get("dtype", ""))].append(r)
     for (lab, dtype), rows in sorted(by_fig.items()):
         flops = all(r.data.get("flops", 0) > 0 for r in rows)
-        value = (lambda r: r.data["flops"] / (r.data["cold"]["median_ms"] * 1e-3) / 1e9) if flops else (lambda r: rate(r.data))
+        roof = "fp32" if flops else _lab_roof(rows)
+
+        def value(r):
+            return _value(r, roof)
+
         own = [r for r in rows if not r.data.get("library")] or rows
         keys = [k for k in own[0].params if k != "dtype"]  # the lab's own point; a peer's extras go to its label
 
@@ -206,17 +254,24 @@ def point_plots(recs: list[Record], out: str, skip_labs=()) -> list[dict]:
             # A peer lacks some of the lab's params (a CTA order, say): it joins every point it matches.
             for pt in ([point(r)] if r in own else [pt for pt in points if all(r.params.get(k, v) == v for k, v in pt)]):
                 cells[(pt, _label(r, dict(pt)))] = value(r)
-        variants = sorted({v for _, v in cells}, key=lambda v: (v.endswith("]"), v))
+        # The lab's own order (the ladder as its table declares it, as the rows came), peers last.
+        first = {}
+        for pt_v in cells:
+            first.setdefault(pt_v[1], len(first))
+        variants = sorted({v for _, v in cells}, key=lambda v: (v.endswith("]"), first[v]))
         width = 0.8 / max(len(variants), 1)
         fig, ax = plt.subplots(figsize=(min(18, max(9, 0.25 * len(points) * len(variants) + 3)), 5.5))
         colors = plt.get_cmap("tab20" if len(variants) > 10 else "tab10").colors
         for i, v in enumerate(variants):
             ax.bar([j + i * width for j in range(len(points))], [cells.get((pt, v), 0) for pt in points], width,
                    label=v, hatch="//" if v.endswith("]") else None, color=colors[i % len(colors)])
-        if not flops:
-            _roof_lines(ax, rows[0].run.get("device", {}))
+        if _lab_roof(rows) == roof:  # a bandwidth lab that also counts flops: no GB/s roof on a GFLOP/s axis
+            _lab_roof_lines(ax, rows)
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(points))])
         ax.set_xticklabels([" ".join(f"{k}={v}" for k, v in pt) for pt in points], fontsize=7, rotation=20, ha="right")
+        shown = [v for v in cells.values() if v > 0]
+        if shown and max(shown) > 20 * min(shown):
+            ax.set_yscale("log")  # a ladder that climbs 60x (naive to cuBLAS): every rung stays readable
         ax.set_ylabel("GFLOP/s (cold median)" if flops else "GB/s (bytes read + written / cold median)")
         subtitle = "flops as the lab declares them" if flops else "bytes = reads + writes; L2 flushed before every sample"
         ax.set_title(f"{lab} {dtype} on {_device_line(rows[0])}\n{subtitle}", fontsize=10)
@@ -244,12 +299,14 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
     smem = sms * 32 * 4 * clock_ghz
     dram = device.get("peak_gbps", 0)
     l2 = device.get("measured_l2_gbps", 0)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 6), gridspec_kw={"width_ratios": [3, 2]})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(18, 7), gridspec_kw={"width_ratios": [3, 2], "wspace": 0.9})
     flops = [r for r in ok if r.data.get("flops", 0) > 0 and r.data["bytes"] > 0]
-    xs = [0.01, 1000]
     import numpy as np
 
-    ai = np.logspace(-2, 3, 200)
+    # Up to a decade past the most intense result (8192^3 f32 GEMM: 1365 FLOP per byte).
+    most = max([r.data["flops"] / (r.data.get("hardware_bytes") or r.data["bytes"]) for r in flops] or [100])
+    xs = [0.01, 10 ** math.ceil(math.log10(most) + 0.5)]
+    ai = np.logspace(-2, math.log10(xs[1]), 200)
     for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
                             (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
         if bw:
@@ -259,22 +316,35 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
         left.axhline(fp32, color="black", lw=1, label=f"FP32 {fp32:.0f} GFLOP/s")
     else:  # files written before the SM clock was recorded
         left.plot([], [], color="black", lw=1, label="FP32 and shared memory: no SM clock in these files")
+    # One point per lab and variant, its best case: a ladder reads as a column of rungs under the roofs.
+    top = {}
     for r in flops:
-        intensity = r.data["flops"] / r.data["bytes"]
-        left.scatter([intensity], [r.data["flops"] / (r.data["cold"]["median_ms"] * 1e-3) / 1e9],
-                     marker="s" if _is_peer(r) else "o",
-                     label=f"{r.lab} {r.variant} " + " ".join(f"{k}={v}" for k, v in r.params.items() if k != "dtype"))
+        k = (r.lab, r.variant)
+        if k not in top or _value(r, "fp32") > _value(top[k], "fp32"):
+            top[k] = r
+    lab_colors = {lab: plt.get_cmap("tab10").colors[i % 10] for i, lab in enumerate(sorted({k[0] for k in top}))}
+    markers = "o^vDPX*hp<>8"
+    seen = defaultdict(int)
+    for (lab, variant), r in top.items():
+        # Bytes the memory system really moved where the lab models them (halos, re-reads), else the declared.
+        moved = r.data.get("hardware_bytes") or r.data["bytes"]
+        point = {k: v for k, v in r.params.items() if k not in ("dtype",)}
+        left.scatter([r.data["flops"] / moved], [_value(r, "fp32")], color=lab_colors[lab], s=30,
+                     marker="s" if _is_peer(r) else markers[seen[lab] % len(markers)],
+                     label=f"{lab} {variant}{' [peer]' if _is_peer(r) else ''} ("
+                           + " ".join(f"{k}={v}" for k, v in point.items()) + ")")
+        seen[lab] += 1
     if not l2:
         left.plot([], [], ls="-.", color="gray", lw=1, label="L2: not measured in these files (a lab with an L2 roof "
                                                               "measures it)")
     left.set_xscale("log")
     left.set_yscale("log")
     left.set_xlim(*xs)
-    left.set_xlabel("arithmetic intensity (FLOP per declared DRAM byte)")
+    left.set_xlabel("arithmetic intensity (FLOP per DRAM byte: the lab's modelled bytes, else the declared)")
     left.set_ylabel("GFLOP/s (cold median)")
-    left.set_title("results that declare flops, under the roofs", fontsize=10)
+    left.set_title("results that declare flops (best case of each variant), under the roofs", fontsize=10)
     left.grid(True, which="both", alpha=0.3)
-    left.legend(fontsize=6, loc="lower right")
+    left.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     # Bandwidth: each lab's best rung and best peer under the bandwidth roofs.
     best = {}
     for r in ok:
@@ -284,25 +354,25 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
         k = (r.lab, kind)
         if k not in best or rate(r.data) > rate(best[k].data):
             best[k] = r
-    labels = [f"{lab}\n{kind}: {r.variant}" for (lab, kind), r in sorted(best.items())]
+    labels = [f"{lab} {r.variant}" + (" [peer]" if kind == "peer" else "") for (lab, kind), r in sorted(best.items())]
     right.bar(range(len(labels)), [rate(r.data) for _, r in sorted(best.items())], color="tab:blue")
     for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
                             (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
         if bw:
             right.axhline(bw, ls=style, color="gray", lw=1, label=f"{name} {bw:.0f} GB/s")
     right.set_xticks(range(len(labels)))
-    right.set_xticklabels(labels, fontsize=7, rotation=45, ha="right")
+    right.set_xticklabels(labels, fontsize=7, rotation=60, ha="right")
     right.set_yscale("log")
     right.set_ylabel("GB/s (best case of each)")
     right.set_title("bytes-only results: best rung and best peer per lab", fontsize=10)
     right.legend(fontsize=7)
     fig.suptitle(f"roofline on {_device_line(ok[0])}; bytes = the fewest the job must move, reads + writes", fontsize=11)
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.22, top=0.9)
     fig.savefig(os.path.join(out, "roofline.png"), dpi=110)
     plt.close(fig)
     return [{"file": "roofline.png", "kind": "roofline", "lab": "*",
              "series": [f"{r.lab}/{r.variant}" for r in flops] + [f"{lab}/{r.variant}" for (lab, _), r in best.items()],
-             "sentence": f"{len(flops)} results with flops placed by arithmetic intensity under the DRAM, L2, shared-"
+             "sentence": f"{len(flops)} results with flops (each variant's best case shown) placed by arithmetic intensity under the DRAM, L2, shared-"
                          f"memory and FP32 roofs; {len(best)} labs' best rungs and peers in GB/s beside them."}]
 
 
@@ -321,7 +391,7 @@ def time_tables(recs: list[Record], out: str) -> list[dict]:
         impls = sorted({v for _, v in cells}, key=lambda v: (peers_of[(lab, dtype)][v], v))
         if len(sizes) < 3:
             continue
-        lines = [f"Time per copy, cold median (ms), {dtype}: memlab's variants and the peers, in one table as "
+        lines = [f"Time per case, cold median (ms), {dtype}: memlab's variants and the peers, in one table as "
                  f"the reference study's.", "",
                  "| N | " + " | ".join(impls) + " |", "| ---: |" + " ---: |" * len(impls)]
         for n in sizes:

@@ -66,3 +66,25 @@ def test_refuses_a_file_that_is_not_results(tmp_path, capsys):
     bad = tmp_path / "x.json"
     bad.write_text("[1]")
     assert plot.main([str(bad), "-o", str(tmp_path / "o")]) == 2
+
+
+def test_an_fp32_lab_is_drawn_in_gflops_with_its_ladder_in_order_and_its_peers_marked(tmp_path):
+    recs = records([os.path.join(FIXTURES, "matmul_f32.json")])  # written before results carried `peer`
+    assert not plot.size_plots(recs, str(tmp_path)), "4096, 4100, 8192: bars, not a line against size"
+    (bars,) = plot.point_plots(recs, str(tmp_path))
+    assert "GFLOP/s" in bars["sentence"]
+    assert bars["series"][0] == "naive" and bars["series"][-2:] == ["cublas_sgemm [peer]", "cublas_tf32 [peer]"]
+    gemm = next(r for r in recs if r.variant == "double_buffered")
+    assert plot._value(gemm, "fp32") == pytest.approx(gemm.data["flops"] / gemm.data["cold"]["median_ms"] / 1e6)
+
+
+def test_a_lab_under_another_roof_draws_that_roof_not_dram():
+    import matplotlib.pyplot as plt
+
+    recs = records([os.path.join(FIXTURES, "smem_f32.json")])
+    assert plot._lab_roof(recs) == "smem"
+    fig, ax = plt.subplots()
+    plot._lab_roof_lines(ax, recs)
+    labels = [l.get_label() for l in ax.get_lines()]
+    plt.close(fig)
+    assert len(labels) == 1 and labels[0].startswith("shared-memory roof") and "GB/s" in labels[0]
