@@ -207,6 +207,8 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
                 _lab_roof_lines(ax, [r for rs in series.values() for r in rs])
                 if min(values) > 0 and max(values) >= 16 * min(values):
                     ax.set_xscale("log", base=2)
+                elif len(values) <= 12:
+                    ax.set_xticks(sorted(values))  # a few whole values (a field, stages): no ticks between them
                 if axis.endswith("_bytes") and device.get("l2_bytes"):
                     ax.axvline(device["l2_bytes"], color="tab:gray", lw=1, ls="-.",
                                label=f"L2 size {device['l2_bytes'] / 2**20:.0f} MiB")
