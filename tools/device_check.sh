@@ -4,7 +4,8 @@
 # refactor issues. Each step logs into ./device-out (WORK overrides) and the script goes on after a
 # failed step; the summary at the end lists every step's exit status. With $OUT set (the device
 # tool), everything is packed into $OUT/device-out.tgz.
-#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [defaults] [lab_peers]
+#   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [sanitizer_labs] [summary]
+#                         [defaults] [lab_peers]
 # (no argument: all of them, in that order).
 set -uo pipefail
 out=${WORK:-device-out}; mkdir -p "$out"
@@ -84,6 +85,26 @@ for s in "${steps[@]}"; do
       step gather_f32 run gather --dtype f32 --sizes 2^24 --table-bytes 8MiB,200MiB --out "$out/gather_f32.json"
       step peers_gather_f32 peers gather --dtype f32 --sizes 2^24 --table-bytes 8MiB,200MiB \
         --like "$out/gather_f32.json" --out "$out/peers_gather_f32.json" ;;
+    sanitizer_labs)  # every lab at small, ragged sizes under memcheck; the shared-memory users under racecheck and synccheck
+      san() { compute-sanitizer --tool "$1" --error-exitcode 9 "${@:2}"; }
+      small=(smem "--sizes 2^12"
+             async "--sizes 5000 --src-offset 0,16 --smem-offset 0,16 --stages 1,2 --dtype u8,f32"
+             transpose "--shape 67x129,64x64,1x33 --dtype f16,f32,f64"
+             layout "--sizes 4097,17 --dtype f16,f32,f64 --field 0,2"
+             stencil "--sizes 4160 --xy 16x20"
+             matmul "--sizes 67,1 --m 132 --k 36")
+      for ((i = 0; i < ${#small[@]}; i += 2)); do
+        l=${small[i]}; a=${small[i+1]}
+        # shellcheck disable=SC2086  # $a is a list of flags
+        step "memcheck_$l" san memcheck "$bin/memlab" run "$l" $a --profile --quiet
+        if [ "$l" != layout ]; then
+          step "racecheck_$l" san racecheck "$bin/memlab" run "$l" $a --profile --quiet
+          step "synccheck_$l" san synccheck "$bin/memlab" run "$l" $a --profile --quiet
+        fi
+      done ;;
+    summary)  # the terminal tables and summary lines of two labs with peers
+      step summary_transpose "$bin/memlab" run transpose --shape 4096x4096 --max-time 0.2
+      step summary_matmul "$bin/memlab" run matmul --sizes 1024 --max-time 0.2 ;;
     defaults)  # what `make run` does
       step defaults "$bin/memlab" run --out "$out/defaults.json" ;;
     lab_peers)  # after defaults: the gather, transpose and matmul peers at the labs' default points, same machine

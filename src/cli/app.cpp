@@ -3,7 +3,9 @@
 // before any GPU work.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <sys/stat.h>
@@ -60,12 +62,17 @@ const CLI::Validator results_file(
       if (::stat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) return path + " is a folder";
         if (::access(path.c_str(), W_OK) != 0) return path + ": cannot open for writing";
-        return "";
       }
       const auto slash = path.find_last_of('/');
       const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
       if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return path + ": cannot open for writing (no folder " + dir + ")";
-      if (::access(dir.c_str(), W_OK) != 0) return path + ": cannot open for writing";
+      // The writers replace the file through a temporary one in its folder: try exactly that, now.
+      // access() would pass root in a read-only folder, and a read-only file system for everyone.
+      std::string probe = dir + "/.memlab-probe-XXXXXX";
+      const int fd = ::mkstemp(probe.data());
+      if (fd < 0) return path + ": cannot write in " + dir + " (" + std::strerror(errno) + ")";
+      ::close(fd);
+      ::unlink(probe.c_str());
       return "";
     },
     "FILE");

@@ -52,6 +52,8 @@ TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
       {"run --dtype u8 --sizes 2^62 --src-offset 2^62 --dst-offset 2^62", "--src-offset"},
       {"run --out " + temp("memlab_dir.json"), "is a folder"},
       {"run --out /nonexistent-dir/r.json", "cannot open for writing"},
+      // A folder no one can create files in, root included (procfs): the writer's own test, not access().
+      {"run --out /proc/memlab_r.json", "--out: /proc/memlab_r.json: cannot write in /proc"},
       {"run --out results.xyz", "--out: results.xyz: the extension gives the format"},
       {"run --sizes ''", "--sizes: an empty value"},
       {"run --stride ''", "--stride: an empty value"},
