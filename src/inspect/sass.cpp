@@ -165,6 +165,15 @@ std::string_view sass_opcode(std::string_view rest) {
   return rest.substr(0, sp);
 }
 
+// "@P0 LDG ...", "@!P1 ...", "@UP0 ...": executed by the threads whose predicate holds. "@PT" (always)
+// is no guard; "@!PT" instructions never run and are not listed at all.
+bool is_guarded(std::string_view rest) {
+  rest = trim(rest);
+  if (rest.starts_with("{")) rest = trim(rest.substr(1));
+  if (!rest.starts_with("@")) return false;
+  return rest.substr(0, rest.find_first_of(" \t")) != "@PT";
+}
+
 }  // namespace
 
 std::vector<kernel_code> parse_sass(std::string_view text) {
@@ -179,7 +188,7 @@ std::vector<kernel_code> parse_sass(std::string_view text) {
     pos = nl + 1;
     if (line.starts_with("Function :") || line.starts_with("Function:")) {
       std::string mangled(trim(line.substr(line.find(':') + 1)));
-      out.push_back(kernel_code{arch, mangled, demangle(mangled), {}});
+      out.push_back(kernel_code{arch, mangled, demangle(mangled), {}, {}});
       in_function = true;
     } else if (line.starts_with("code for ")) {
       arch = std::string(trim(line.substr(9)));
@@ -191,7 +200,10 @@ std::vector<kernel_code> parse_sass(std::string_view text) {
       in_function = false;  // end of a function or of an ELF section; "Fatbin ptx code" has no SASS
     } else if (in_function) {
       if (auto rest = after_address(line)) {
-        if (auto op = sass_opcode(*rest); !op.empty()) out.back().opcodes.emplace_back(op);
+        if (auto op = sass_opcode(*rest); !op.empty()) {
+          out.back().opcodes.emplace_back(op);
+          out.back().guarded.push_back(is_guarded(*rest));
+        }
       }
     }
   }

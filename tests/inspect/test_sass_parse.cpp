@@ -234,6 +234,7 @@ TEST(ParseSass, PredicatesAndOddLines) {
   EXPECT_EQ(ks[0].name, "k(float*)");
   EXPECT_EQ(ks[0].opcodes,
             (std::vector<std::string>{"LDC", "LDG.E.128.CONSTANT", "STG.E.ENL2.256", "UBLKCP.S.G", "NOP"}));
+  EXPECT_EQ(ks[0].guarded, (std::vector<bool>{false, true, true, true, false})) << "@!P0, @P1, @!UP0: guarded";
   EXPECT_EQ(summary(mi::memory_histogram(ks[0])),
             (std::vector<std::string>{"LDG.E.128.CONSTANT:global:load:128x1", "STG.E.ENL2.256:global:store:256x1",
                                       "UBLKCP.S.G:async_copy:copy:0x1"}));

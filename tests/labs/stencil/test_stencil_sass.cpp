@@ -5,9 +5,9 @@
 //   - access widths: LDG + STS of 4 bytes for the ldg rungs (1d_ldg: LDG only), LDGSTS of 4 bytes
 //     and no LDG for the 4-byte ldgsts rungs, 128-bit LDGSTS (.BYPASS: cp.async.cg) with LDS.128 and
 //     STG.E.128 for the 16-byte rungs; no spills, no generic accesses;
-//   - branch structure. The parser keeps each instruction's opcode, in order, without its predicate
-//     or operands, so a predicated load cannot be told from an unconditional one. What the opcode
-//     order does show: ptxas opens a divergent region with BSSY, branches inside it (BRA) and
+//   - branch structure. The parser keeps each instruction's opcode, in order, and whether a
+//     predicate guards it. The *_no_branch rungs guard every global -> shared access. The opcode
+//     order shows the branches: ptxas opens a divergent region with BSSY, branches inside it (BRA) and
 //     reconverges at BSYNC; a load between such a BRA and its BSYNC is a load some threads branch
 //     around. The *_no_branch rungs (and the 16-byte ones built on them) have no global -> shared
 //     access in such a region, one access per element (8 + 1 halo per 1D thread, 18 per 3D thread),
@@ -40,6 +40,7 @@ bool is_global_to_shared(const std::string& opcode) {
 
 struct branch_structure {
   int accesses = 0;   // LDG and LDGSTS instructions
+  int guarded = 0;    // of them, under a predicate (@P0 LDG: the threads whose predicate is false skip it)
   int divergent = 0;  // of them, inside a divergent region after its branch
   int sel = 0;
   int bra = 0;
@@ -48,7 +49,8 @@ struct branch_structure {
 branch_structure structure_of(const labeled_kernel& k) {
   branch_structure s;
   std::vector<bool> regions;  // open BSSY regions: has a BRA been taken inside yet
-  for (const auto& op : k.code.opcodes) {
+  for (std::size_t i = 0; i < k.code.opcodes.size(); ++i) {
+    const std::string& op = k.code.opcodes[i];
     const std::string b = base_of(op);
     if (b == "BSSY") {
       regions.push_back(false);
@@ -62,6 +64,7 @@ branch_structure structure_of(const labeled_kernel& k) {
     }
     if (is_global_to_shared(op)) {
       ++s.accesses;
+      s.guarded += k.code.guarded.at(i);
       for (bool taken : regions) {
         if (taken) {
           ++s.divergent;
@@ -194,6 +197,7 @@ TEST_F(sass_proof, stencil_no_branch_rungs_have_no_divergent_branch_around_their
       const branch_structure nb = structure_of(kernel_of(r, p.no_branch));
       EXPECT_EQ(nb.divergent, 0) << "a load inside a divergent region of the branch-free rung";
       EXPECT_EQ(nb.accesses, p.accesses) << "one predicated access per element";
+      EXPECT_EQ(nb.guarded, nb.accesses) << "every access of the branch-free rung is predicated (@P LDG, @P LDGSTS)";
       EXPECT_GT(nb.sel, b.sel) << "the branch-free rung selects its sources";
       EXPECT_GT(b.divergent, 0) << "the branching rung's loads sit behind divergent branches";
       EXPECT_GT(b.accesses, nb.accesses) << "the branching rung has one load per domain a branch can pick";
