@@ -119,8 +119,11 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
   std::size_t lab_cases = 0;
   clock::time_point lab_start{}, run_start = clock::now();
   const auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  // A lab's table right after its last case (not at the next lab's first result), then its time.
   const auto lab_done = [&] {
-    if (current != nullptr && req.progress) {
+    if (current == nullptr) return;
+    for (auto* s : sinks) s->lab_done(report);
+    if (req.progress) {
       progress << current->name << ": " << lab_cases << (lab_cases == 1 ? " case in " : " cases in ")
                << fixed(seconds_since(lab_start), 1) << " s\n" << std::flush;
     }

@@ -26,12 +26,13 @@ class case_runner {
   [[nodiscard]] virtual timing_info timing(const run_request& req) const = 0;
 };
 
-// Receives the report after every case and once at the end. A sink that cannot write throws
-// write_error; the run stops, and what the sink wrote before stays intact.
+// Receives the report after every case, when a lab's last case is done, and once at the end. A sink
+// that cannot write throws write_error; the run stops, and what the sink wrote before stays intact.
 class results_sink {
  public:
   virtual ~results_sink() = default;
   virtual void update(const run_report& r) = 0;
+  virtual void lab_done(const run_report& /*r*/) {}  // the last result closes a lab's block of cases
   virtual void finish(const run_report& r) = 0;
 };
 

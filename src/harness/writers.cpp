@@ -543,6 +543,10 @@ void stdout_sink::update(const run_report& r) {
   print_labs_before(r, end);
 }
 
+void stdout_sink::lab_done(const run_report& r) {
+  if (f_ == output_format::table) print_labs_before(r, r.results.size());
+}
+
 void stdout_sink::finish(const run_report& r) {
   if (f_ == output_format::table) {
     print_labs_before(r, r.results.size());

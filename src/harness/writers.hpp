@@ -58,6 +58,7 @@ class stdout_sink final : public results_sink {
  public:
   stdout_sink(std::ostream& os, output_format f) : os_(os), f_(f) {}
   void update(const run_report& r) override;
+  void lab_done(const run_report& r) override;
   void finish(const run_report& r) override;
 
  private:

@@ -333,6 +333,19 @@ TEST(Writers, StdoutShowsEachLabOnceItsCasesAreDone) {
   EXPECT_EQ(out.str().find("copy: copies"), out.str().rfind("copy: copies")) << "each lab once";
 }
 
+TEST(Writers, StdoutShowsALabAsSoonAsTheRunnerSaysItIsDone) {
+  run_report rep = sample_report();
+  rep.results.resize(4);  // the copy cases only
+  std::ostringstream out;
+  stdout_sink sink(out, output_format::table);
+  sink.update(rep);
+  EXPECT_EQ(out.str(), "") << "copy may still be running";
+  sink.lab_done(rep);
+  EXPECT_NE(out.str().find("copy: copies"), std::string::npos) << "shown before the next lab's first case";
+  sink.finish(rep);
+  EXPECT_EQ(out.str().find("copy: copies"), out.str().rfind("copy: copies")) << "each lab once";
+}
+
 // ---- CSV, Markdown, JSON -------------------------------------------------------------------------------
 
 TEST(Writers, CsvHasOneRecordPerCaseWithEveryParamColumn) {
