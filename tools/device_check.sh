@@ -6,7 +6,8 @@
 # tool), everything is packed into $OUT/device-out.tgz.
 #   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [sanitizer_labs] [summary]
 #                         [defaults] [lab_peers]
-# (no argument: all of them, in that order).
+# (no argument: tests sanitizer spot timing interrupt ncu vec32 peers defaults, in that order; sanitizer_labs,
+# summary and lab_peers run when named).
 set -uo pipefail
 out=${WORK:-device-out}; mkdir -p "$out"
 bin=${BIN:-build/bin}

@@ -66,13 +66,19 @@ const CLI::Validator results_file(
       const auto slash = path.find_last_of('/');
       const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
       if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return path + ": cannot open for writing (no folder " + dir + ")";
-      // The writers replace the file through a temporary one in its folder: try exactly that, now.
-      // access() would pass root in a read-only folder, and a read-only file system for everyone.
+      // The writers replace the file through a temporary one in its folder: try creating and removing
+      // one, now. access() passes root in a read-only folder, and anyone on a read-only file system.
       std::string probe = dir + "/.memlab-probe-XXXXXX";
       const int fd = ::mkstemp(probe.data());
-      if (fd < 0) return path + ": cannot write in " + dir + " (" + std::strerror(errno) + ")";
+      if (fd < 0) {
+        const int err = errno;
+        return path + ": cannot write in " + dir + " (" + std::strerror(err) + ")";
+      }
       ::close(fd);
-      ::unlink(probe.c_str());
+      if (::unlink(probe.c_str()) != 0) {  // a folder that takes files but gives none back (append-only)
+        const int err = errno;
+        return path + ": cannot replace files in " + dir + " (" + std::strerror(err) + "; " + probe + " is left there)";
+      }
       return "";
     },
     "FILE");

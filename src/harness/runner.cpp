@@ -162,6 +162,7 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
       report.results.push_back(std::move(r));
       for (auto* s : sinks) s->update(report);
     }
+    lab_done();  // inside the try: a sink that fails here still gets finish() with what was measured
   } catch (const write_error&) {
     throw;  // the sinks cannot write: nothing more to finish
   } catch (const std::exception& e) {
@@ -169,8 +170,7 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
            e.what());
     throw;
   }
-  lab_done();
-  finish("complete");  // prints the last lab's table: the run's total comes after it
+  finish("complete");
   if (req.progress && labs.size() > 1) {
     progress << index << " cases in " << fixed(seconds_since(run_start), 1) << " s\n" << std::flush;
   }

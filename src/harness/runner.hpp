@@ -32,7 +32,9 @@ class results_sink {
  public:
   virtual ~results_sink() = default;
   virtual void update(const run_report& r) = 0;
-  virtual void lab_done(const run_report& /*r*/) {}  // the last result closes a lab's block of cases
+  // The last result closes a lab's block of cases. Not called for the block an interrupt or an
+  // error cuts short: finish() receives what it measured.
+  virtual void lab_done(const run_report& /*r*/) {}
   virtual void finish(const run_report& r) = 0;
 };
 

@@ -421,8 +421,12 @@ std::string lab_summary(const run_report& rep, const lab_info& l) {
   std::vector<const result*> peers;
   for (const result* r : rows) {
     if (!measured(r) || !same_point(r)) continue;
-    if (r->peer) peers.push_back(r);
-    else if (achieved(*r, l.roof) < achieved(*worst, l.roof)) worst = r;
+    if (r->peer) {
+      // One entry per peer: a point measured twice in one report lists its best figure.
+      const auto same = std::find_if(peers.begin(), peers.end(), [&](const result* q) { return q->variant == r->variant; });
+      if (same == peers.end()) peers.push_back(r);
+      else if (achieved(*r, l.roof) > achieved(**same, l.roof)) *same = r;
+    } else if (achieved(*r, l.roof) < achieved(*worst, l.roof)) worst = r;
   }
   std::string point;
   for (const auto& p : best->params)

@@ -302,6 +302,14 @@ TEST(Writers, SummaryNeverNamesAPeerBestAndListsThePeersAtTheBestPoint) {
   EXPECT_NE(s.find("best vec16 at dtype=f32 n=2^24"), std::string::npos) << s;
   EXPECT_NE(s.find("worst there scalar"), std::string::npos) << "a peer is not a rung: " << s;
   EXPECT_NE(s.find("; peers there: memcpy " + fixed(fast.gbps, 1) + " GB/s"), std::string::npos) << s;
+  // The same point measured twice in one report: the peer is listed once, with its best figure.
+  result slower = fast;
+  slower.cold = timings(0.0300, 1);
+  derive(slower, roof_kind::dram, rep.device, slower.bytes);
+  rep.results.push_back(slower);
+  const std::string twice = lab_summary(rep, copy_info());
+  EXPECT_EQ(twice.find("memcpy"), twice.rfind("memcpy")) << twice;
+  EXPECT_NE(twice.find("memcpy " + fixed(fast.gbps, 1)), std::string::npos) << twice;
   // Only peers: nothing of memlab's was measured, so there is no best rung to name.
   run_report peers_only = rep;
   for (auto& r : peers_only.results)

@@ -74,7 +74,7 @@ def _lab_roof_lines(ax, rows: list[Record]):
     values = sorted(r.data.get("roof", {}).get("value", 0) for r in rows if r.data.get("roof", {}).get("value"))
     if not values:
         return
-    unit = rows[0].data["roof"].get("unit", "")
+    unit = next(r.data["roof"].get("unit", "") for r in rows if r.data.get("roof", {}).get("value"))
     mid = values[len(values) // 2]
     spread = f", {values[0]:.0f}-{values[-1]:.0f} over the cases" if values[-1] > 1.01 * values[0] else ""
     ax.axhline(mid, color="black", lw=1, ls="-", label=f"{_ROOF_NAMES.get(roof, roof)} {mid:.0f} {unit} (median{spread})")
@@ -216,7 +216,8 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
                 ax.set_ylabel("GFLOP/s (cold median)" if roof == "fp32" else "GB/s (cold median)")
                 title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
                 ax.set_title(f"{lab}: {axis} swept ({title_fixed}) on {_device_line(rows[0])}\n"
-                             "useful bytes = reads + writes; hardware bytes from the lab's model", fontsize=10)
+                             + ("flops as the lab declares them" if roof == "fp32" else
+                                "useful bytes = reads + writes; hardware bytes from the lab's model"), fontsize=10)
                 ax.grid(True, alpha=0.3)
                 ax.legend(fontsize=8, loc="best")
                 name = _slug(f"sweep_{lab}_{axis}_{title_fixed}") + ".png"
@@ -224,8 +225,9 @@ def sweep_plots(recs: list[Record], out: str) -> list[dict]:
                 fig.savefig(os.path.join(out, name), dpi=110)
                 plt.close(fig)
                 made.append({"file": name, "kind": "sweep", "lab": lab, "series": sorted(series),
-                             "sentence": f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed}: useful "
-                                         "and (where modelled) hardware bandwidth per variant."})
+                             "sentence": f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed}: "
+                                         + ("GFLOP/s per variant." if roof == "fp32" else
+                                            "useful and (where modelled) hardware bandwidth per variant.")})
     return made
 
 
@@ -274,8 +276,9 @@ def point_plots(recs: list[Record], out: str, skip_labs=()) -> list[dict]:
         shown = [v for v in cells.values() if v > 0]
         if shown and max(shown) > 20 * min(shown):
             ax.set_yscale("log")  # a ladder that climbs 60x (naive to cuBLAS): every rung stays readable
-        ax.set_ylabel("GFLOP/s (cold median)" if flops else "GB/s (bytes read + written / cold median)")
-        subtitle = "flops as the lab declares them" if flops else "bytes = reads + writes; L2 flushed before every sample"
+        gflops = roof == "fp32"  # the values follow the roof: an FP32 lab's peer without flops still reads GFLOP/s
+        ax.set_ylabel("GFLOP/s (cold median)" if gflops else "GB/s (bytes read + written / cold median)")
+        subtitle = "flops as the lab declares them" if gflops else "bytes = reads + writes; L2 flushed before every sample"
         ax.set_title(f"{lab} {dtype} on {_device_line(rows[0])}\n{subtitle}", fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7, loc="best", ncol=2)
@@ -284,7 +287,7 @@ def point_plots(recs: list[Record], out: str, skip_labs=()) -> list[dict]:
         fig.savefig(os.path.join(out, name), dpi=110)
         plt.close(fig)
         made.append({"file": name, "kind": "points", "lab": lab, "series": variants,
-                     "sentence": f"{lab} ({dtype}): {'GFLOP/s' if flops else 'GB/s'} of {len(variants)} variants and "
+                     "sentence": f"{lab} ({dtype}): {'GFLOP/s' if gflops else 'GB/s'} of {len(variants)} variants and "
                                  f"peers at {len(points)} points."})
     return made
 
@@ -305,10 +308,11 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
     flops = [r for r in ok if r.data.get("flops", 0) > 0 and r.data["bytes"] > 0]
     import numpy as np
 
-    # Up to a decade past the most intense result (8192^3 f32 GEMM: 1365 FLOP per byte).
-    most = max([r.data["flops"] / (r.data.get("hardware_bytes") or r.data["bytes"]) for r in flops] or [100])
-    xs = [0.01, 10 ** math.ceil(math.log10(most) + 0.5)]
-    ai = np.logspace(-2, math.log10(xs[1]), 200)
+    # From 0.01 (or under the least intense result) to a decade past the most intense one (8192^3 f32
+    # GEMM: 1365 FLOP per byte).
+    intensities = [r.data["flops"] / (r.data.get("hardware_bytes") or r.data["bytes"]) for r in flops] or [1.0]
+    xs = [min(0.01, min(intensities) / 3), max(10.0, 10 ** math.ceil(math.log10(max(intensities)) + 0.5))]
+    ai = np.logspace(math.log10(xs[0]), math.log10(xs[1]), 200)
     for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
                             (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
         if bw:
@@ -321,19 +325,19 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
     # One point per lab and variant, its best case: a ladder reads as a column of rungs under the roofs.
     top = {}
     for r in flops:
-        k = (r.lab, r.variant)
+        k = (r.lab, r.variant, r.params.get("dtype", ""))
         if k not in top or _value(r, "fp32") > _value(top[k], "fp32"):
             top[k] = r
     lab_colors = {lab: plt.get_cmap("tab10").colors[i % 10] for i, lab in enumerate(sorted({k[0] for k in top}))}
     markers = "o^vDPX*hp<>8"
     seen = defaultdict(int)
-    for (lab, variant), r in top.items():
+    for (lab, variant, dtype), r in top.items():
         # Bytes the memory system really moved where the lab models them (halos, re-reads), else the declared.
         moved = r.data.get("hardware_bytes") or r.data["bytes"]
         point = {k: v for k, v in r.params.items() if k not in ("dtype",)}
         left.scatter([r.data["flops"] / moved], [_value(r, "fp32")], color=lab_colors[lab], s=30,
                      marker="s" if _is_peer(r) else markers[seen[lab] % len(markers)],
-                     label=f"{lab} {variant}{' [peer]' if _is_peer(r) else ''} ("
+                     label=f"{lab} {variant}{' [peer]' if _is_peer(r) else ''} ({dtype + ' ' if dtype else ''}"
                            + " ".join(f"{k}={v}" for k, v in point.items()) + ")")
         seen[lab] += 1
     if not l2:
@@ -373,8 +377,8 @@ def roofline(recs: list[Record], out: str) -> list[dict]:
     fig.savefig(os.path.join(out, "roofline.png"), dpi=110)
     plt.close(fig)
     return [{"file": "roofline.png", "kind": "roofline", "lab": "*",
-             "series": [f"{r.lab}/{r.variant}" for r in flops] + [f"{lab}/{r.variant}" for (lab, _), r in best.items()],
-             "sentence": f"{len(flops)} results with flops (each variant's best case shown) placed by arithmetic intensity under the DRAM, L2, shared-"
+             "series": [f"{lab}/{variant}" for lab, variant, _ in top] + [f"{lab}/{r.variant}" for (lab, _), r in best.items()],
+             "sentence": f"{len(top)} variants' best results with flops placed by arithmetic intensity under the DRAM, L2, shared-"
                          f"memory and FP32 roofs; {len(best)} labs' best rungs and peers in GB/s beside them."}]
 
 
