@@ -6,7 +6,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
+#include "harness/dtype.hpp"
 #include "harness/error.hpp"
 #include "harness/lab.hpp"
 #include "harness/registry.hpp"
@@ -43,6 +46,21 @@ inline std::string run_and_verify(case_ctx& c) {
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
   return c.l->verify(c);
 }
+
+// Every variant's name, in the lab's order: what the labs' GPU suites are instantiated over.
+inline std::vector<std::string> variant_names(const lab& l) {
+  std::vector<std::string> out;
+  for (const auto& v : l.variants) out.emplace_back(v.name);
+  return out;
+}
+
+// A (variant, dtype) suite's test names: "vec16_f32".
+struct variant_dtype_name {
+  template <class Param>
+  std::string operator()(const ::testing::TestParamInfo<Param>& info) const {
+    return std::get<0>(info.param) + "_" + std::string(to_string(std::get<1>(info.param)));
+  }
+};
 
 inline const lab* find_lab(std::string_view name) {
   for (const lab* l : all_labs())

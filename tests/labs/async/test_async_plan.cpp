@@ -37,9 +37,7 @@ device_info h100() {
 
 TEST(async_lab, ladder_in_order_with_its_kernels) {
   const lab& l = table();
-  std::vector<std::string_view> names;
-  for (const auto& v : l.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"ldg_sts4", "ldg_sts8", "ldg_sts16", "ldgsts_ca4", "ldgsts_ca8",
+  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"ldg_sts4", "ldg_sts8", "ldg_sts16", "ldgsts_ca4", "ldgsts_ca8",
                                                   "ldgsts_ca16", "ldgsts_cg16", "pipelined", "divergent_commit",
                                                   "tma_bulk", "tma_tensor", "cub", "memcpy"}));
   ASSERT_EQ(l.variants.size(), variant_count);

@@ -62,9 +62,7 @@ TEST(copy_plan, peers_have_no_policy_of_ours) {
 TEST(copy_lab_registry, ladder_then_peers_with_their_kernels) {
   const lab& l = table();
   EXPECT_EQ(l.name, "copy");
-  std::vector<std::string_view> names;
-  for (const auto& v : l.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"scalar", "vec8", "vec16", "vec16_unroll", "vec32", "auto", "memcpy",
+  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"scalar", "vec8", "vec16", "vec16_unroll", "vec32", "auto", "memcpy",
                                                   "cub", "thrust"}));
   for (const auto& v : l.variants) {
     EXPECT_FALSE(v.teaches.empty()) << v.name;

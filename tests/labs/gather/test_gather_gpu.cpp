@@ -92,18 +92,10 @@ TEST_F(gather_bytes_gpu, declared_bytes_count_each_distinct_index_once) {
   }
 }
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> out;
-  for (const auto& v : labs::gather::table().variants) out.emplace_back(v.name);
-  return out;
-}
-
 INSTANTIATE_TEST_SUITE_P(all, gather_gpu,
-                         ::testing::Combine(::testing::ValuesIn(variant_names()),
+                         ::testing::Combine(::testing::ValuesIn(test::variant_names(labs::gather::table())),
                                             ::testing::Values(dtype::f32, dtype::f64)),
-                         [](const auto& param_info) {
-                           return std::get<0>(param_info.param) + "_" + std::string(to_string(std::get<1>(param_info.param)));
-                         });
+                         test::variant_dtype_name{});
 
 }  // namespace
 }  // namespace memlab

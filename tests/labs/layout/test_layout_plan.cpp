@@ -105,9 +105,7 @@ TEST(layout_sectors, aos_moves_twice_the_bytes_of_soa) {
 TEST(layout_plan, bytes_grid_and_refusals) {
   const lab& l = table();
   EXPECT_EQ(test::find_lab("layout"), &l);
-  std::vector<std::string_view> names;
-  for (const auto& v : l.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"aos", "soa", "aos_vec"}));
+  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"aos", "soa", "aos_vec"}));
   const device_info dev;
   const auto p = layout_case(dtype::f32, 1000003, 2);
   for (const auto& v : l.variants) {

@@ -68,13 +68,7 @@ TEST_P(smem_gpu, checker_catches_an_unwritten_output) {
   EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
 }
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> out;
-  for (const auto& v : labs::smem::table().variants) out.emplace_back(v.name);
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(all, smem_gpu, ::testing::ValuesIn(variant_names()),
+INSTANTIATE_TEST_SUITE_P(all, smem_gpu, ::testing::ValuesIn(test::variant_names(labs::smem::table())),
                          [](const auto& param_info) { return param_info.param; });
 
 }  // namespace

@@ -148,13 +148,7 @@ TEST_P(stencil_gpu, checker_catches_an_unwritten_output) {
   EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
 }
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> out;
-  for (const auto& v : labs::stencil::table().variants) out.emplace_back(v.name);
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(all, stencil_gpu, ::testing::ValuesIn(variant_names()),
+INSTANTIATE_TEST_SUITE_P(all, stencil_gpu, ::testing::ValuesIn(test::variant_names(labs::stencil::table())),
                          [](const auto& param_info) { return "v" + param_info.param; });
 
 // An error of a few tolerances at a point next to each domain edge is caught, and named by where

@@ -92,18 +92,10 @@ TEST_P(stride_gpu, checker_catches_an_unwritten_output) {
   EXPECT_NE(diff.find("never written"), std::string::npos) << diff;
 }
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> out;
-  for (const auto& v : labs::stride::table().variants) out.emplace_back(v.name);
-  return out;
-}
-
 INSTANTIATE_TEST_SUITE_P(all, stride_gpu,
-                         ::testing::Combine(::testing::ValuesIn(variant_names()),
+                         ::testing::Combine(::testing::ValuesIn(test::variant_names(labs::stride::table())),
                                             ::testing::ValuesIn(all_dtypes().begin(), all_dtypes().end())),
-                         [](const auto& param_info) {
-                           return std::get<0>(param_info.param) + "_" + std::string(to_string(std::get<1>(param_info.param)));
-                         });
+                         test::variant_dtype_name{});
 
 }  // namespace
 }  // namespace memlab

@@ -118,17 +118,9 @@ TEST_P(tile_gpu, a_tile_larger_than_shared_memory_is_refused) {
       << *why;
 }
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> out;
-  for (const auto& v : labs::tile::table().variants) out.emplace_back(v.name);
-  return out;
-}
-
 INSTANTIATE_TEST_SUITE_P(all, tile_gpu,
-                         ::testing::Combine(::testing::ValuesIn(variant_names()), ::testing::Values(dtype::f32, dtype::f16)),
-                         [](const auto& param_info) {
-                           return std::get<0>(param_info.param) + "_" + std::string(to_string(std::get<1>(param_info.param)));
-                         });
+                         ::testing::Combine(::testing::ValuesIn(test::variant_names(labs::tile::table())), ::testing::Values(dtype::f32, dtype::f16)),
+                         test::variant_dtype_name{});
 
 }  // namespace
 }  // namespace memlab

@@ -34,9 +34,7 @@ const axis_value& value(const case_params& p, std::string_view name) {
 TEST(tile_lab_registry, ladder_in_order_with_its_kernels) {
   const lab& l = table();
   EXPECT_EQ(l.name, "tile");
-  std::vector<std::string_view> names;
-  for (const auto& v : l.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{
+  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{
                        "cute_universal", "cute_autovec64", "cute_autovec128", "cute_default", "cute_universal_static",
                        "cute_autovec128_static", "cute_default_static", "cute_tiled_universal", "cute_tiled_default",
                        "cute_tiled_default_static", "cute_tiled_autovec128", "cute_tiled128", "ldg_sts16", "ldgsts16"}));

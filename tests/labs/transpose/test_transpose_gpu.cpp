@@ -100,18 +100,10 @@ TEST_P(transpose_gpu, checker_catches_an_unwritten_output) {
   }
 }
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> out;
-  for (const auto& v : table().variants) out.emplace_back(v.name);
-  return out;
-}
-
 INSTANTIATE_TEST_SUITE_P(all, transpose_gpu,
-                         ::testing::Combine(::testing::ValuesIn(variant_names()),
+                         ::testing::Combine(::testing::ValuesIn(test::variant_names(table())),
                                             ::testing::Values(dtype::f16, dtype::f32, dtype::f64)),
-                         [](const auto& param_info) {
-                           return std::get<0>(param_info.param) + "_" + std::string(to_string(std::get<1>(param_info.param)));
-                         });
+                         test::variant_dtype_name{});
 
 }  // namespace
 }  // namespace memlab

@@ -250,9 +250,7 @@ TEST(transpose_model, rows_off_the_sector_grid_cost_a_sector_more) {
 TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
   const lab& l = table();
   EXPECT_EQ(test::find_lab("transpose"), &l);
-  std::vector<std::string_view> names;
-  for (const auto& v : l.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"naive", "smem", "smem_padded", "smem_swizzled", "smem_vec",
+  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"naive", "smem", "smem_padded", "smem_swizzled", "smem_vec",
                                                   "smem_vec_rows", "cublas", "copy"}));
   const device_info dev;
   const auto p = transpose_case(dtype::f32, 1, 10000, 7000);
