@@ -1,10 +1,12 @@
 // The harness's checks of a case's output against its CPU reference:
 //   check_bytes  byte for byte, for copies (every lab that moves data without arithmetic);
+//   check_elements_from  byte for byte, for an output of whole input elements in another order;
 //   check_close  |got - ref| <= tol + |ref| x eps, for arithmetic (NaN never passes).
 // Both return "" when the output agrees, else one line on the first difference.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +96,19 @@ std::string check_bytes(const device_buffer& out, std::uint64_t payload_offset, 
            (have == poison_byte ? ": never written" : "") + (more.empty() ? "" : " " + more);
   }
   return {};
+}
+
+// An output of `elements` elements of `elem_size` bytes (a power of two) where element e must be
+// input element source(e) of the input filled from `seed` (fill.hpp): a transpose, one field of
+// each structure. `source` is called for every byte, from several host threads at once.
+template <class Source>
+std::string check_elements_from(const device_buffer& out, std::uint64_t elements, std::size_t elem_size,
+                                std::uint64_t seed, Source&& source) {
+  const int shift = std::countr_zero(elem_size);  // pos / elem_size without a division per byte
+  return check_bytes(
+      out, 0, elements * elem_size, elem_size,
+      [&](std::uint64_t pos) { return random_byte(seed, source(pos >> shift) * elem_size + (pos & (elem_size - 1))); },
+      [&](std::uint64_t e) { return "(input element " + std::to_string(source(e)) + ")"; });
 }
 
 // got[i] against ref[i] for i < n: |got - ref| <= tol + |ref| x eps, and NaN or infinity in `got`

@@ -233,14 +233,9 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 std::string verify(const case_ctx& c) {
   const std::size_t es = size_of(c.p.type);
   const auto id = c.v->as<variant_id>();
-  const std::uint64_t seed = c.seeds[in_buffer], n = c.p.n, field = c.p[field_axis];
-  const unsigned shift = es == 2 ? 1 : es == 4 ? 2 : 3;  // pos / es without a division per byte
-  return check_bytes(
-      c.buffers[out_buffer], 0, n * es, es,
-      [&](std::uint64_t pos) {
-        return random_byte(seed, source_element(id, n, field, pos >> shift) * es + (pos & (es - 1)));
-      },
-      [&](std::uint64_t i) { return "(input element " + std::to_string(source_element(id, n, field, i)) + ")"; });
+  const std::uint64_t n = c.p.n, field = c.p[field_axis];
+  return check_elements_from(c.buffers[out_buffer], n, es, c.seeds[in_buffer],
+                             [&](std::uint64_t i) { return source_element(id, n, field, i); });
 }
 
 }  // namespace

@@ -606,14 +606,10 @@ std::string verify(const case_ctx& c) {
     return check_bytes(c.buffers[out_buffer], 0, payload, es, [&](std::uint64_t j) { return random_byte(seed, j); });
   }
   const dims d = dims_of(c.p);
-  const unsigned shift = es == 2 ? 1 : es == 4 ? 2 : 3;  // pos / es without a division per byte
-  return check_bytes(
-      c.buffers[out_buffer], 0, payload, es,
-      [&](std::uint64_t pos) {
-        thread_local source_cursor source;
-        return random_byte(seed, source(d.rows, d.cols, pos >> shift) * es + (pos & (es - 1)));
-      },
-      [&](std::uint64_t e) { return "(input element " + std::to_string(source_element(e, d.rows, d.cols)) + ")"; });
+  return check_elements_from(c.buffers[out_buffer], elements_of(c.p), es, seed, [&](std::uint64_t e) {
+    thread_local source_cursor source;  // one per checking thread: each walks its range in order
+    return source(d.rows, d.cols, e);
+  });
 }
 
 }  // namespace
