@@ -24,6 +24,7 @@ step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the ex
   if [ -n "${OUT:-}" ]; then printf '%s\n' "${summary[@]}" > "$out/summary.txt"; tar -czf "$OUT/device-out.tgz" -C "$out" .; fi
 }
 run() { "$bin/memlab" run --quiet "$@"; }
+san() { compute-sanitizer --tool "$1" --error-exitcode 9 "${@:2}"; }
 
 # The test binaries were built in /work/main: their data and schema paths point there.
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
@@ -40,7 +41,6 @@ for s in "${steps[@]}"; do
       step host_tests "$bin/memlab_host_tests" --gtest_brief=1
       step labs_tests "$bin/memlab_labs_tests" --gtest_brief=1 ;;
     sanitizer)
-      san() { compute-sanitizer --tool "$1" --error-exitcode 9 "${@:2}"; }
       # --profile: each case verified, then one more launch, no blocking kernel (a tool that
       # serializes launches would hold it until its timeout).
       step memcheck_copy san memcheck "$bin/memlab" run copy --dtype u8,f16 --sizes 1,4097,100000 --src-offset 0,1,2,15 \
@@ -87,7 +87,6 @@ for s in "${steps[@]}"; do
       step peers_gather_f32 peers gather --dtype f32 --sizes 2^24 --table-bytes 8MiB,200MiB \
         --like "$out/gather_f32.json" --out "$out/peers_gather_f32.json" ;;
     sanitizer_labs)  # every lab at small, ragged sizes under memcheck; the shared-memory users under racecheck and synccheck
-      san() { compute-sanitizer --tool "$1" --error-exitcode 9 "${@:2}"; }
       small=(smem "--sizes 2^12"
              async "--sizes 5000 --src-offset 0,16 --smem-offset 0,16 --stages 1,2 --dtype u8,f32"
              transpose "--shape 67x129,64x64,1x33 --dtype f16,f32,f64"

@@ -10,14 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) {                                                           \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));   \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "check.cuh"
 
 __global__ void one_vector(uint4* __restrict__ d, const uint4* __restrict__ s, std::uint64_t v) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;

@@ -12,14 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                    \
-  do {                                                                              \
-    cudaError_t e = (x);                                                            \
-    if (e != cudaSuccess) {                                                         \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "check.cuh"
 
 enum load_hint { ld_plain, ld_nc_noalloc, ld_evict_first };
 enum store_hint { st_plain, st_cs };

@@ -14,14 +14,7 @@
 
 #include "memlab/copy.cuh"
 
-#define CHECK(x)                                                                    \
-  do {                                                                              \
-    cudaError_t e = (x);                                                            \
-    if (e != cudaSuccess) {                                                         \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "check.cuh"
 
 int main() {
   int sms = 0, l2 = 0;

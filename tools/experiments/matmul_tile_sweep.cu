@@ -25,14 +25,7 @@
 
 #include "labs/matmul/kernels.cuh"
 
-#define CHECK(x)                                                                      \
-  do {                                                                                \
-    cudaError_t e = (x);                                                              \
-    if (e != cudaSuccess) {                                                           \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));   \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "check.cuh"
 #define CHECK_BLAS(x)                                                  \
   do {                                                                 \
     cublasStatus_t s = (x);                                            \

@@ -13,14 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                    \
-  do {                                                                              \
-    cudaError_t e = (x);                                                            \
-    if (e != cudaSuccess) {                                                         \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                 \
-    }                                                                               \
-  } while (0)
+#include "check.cuh"
 
 template <class T, int Items>
 __global__ void __launch_bounds__(256) items_copy(T* __restrict__ d, const T* __restrict__ s, std::uint64_t n) {

@@ -10,14 +10,7 @@
 #include <string>
 #include <vector>
 
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e = (x);                                                                      \
-    if (e != cudaSuccess) {                                                                   \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));          \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "check.cuh"
 
 __global__ void block_kernel(volatile int* flag) {
   while (*flag == 0) {
