@@ -25,7 +25,7 @@ inline const variant& variant_of(const lab& l, std::string_view name) {
 // The lab's refusal of `variant` for `p` on `dev` (nullopt: it runs).
 inline std::optional<std::string> refusal(const lab& l, std::string_view variant, const case_params& p,
                                           const device_info& dev = {}) {
-  return l.unsupported(variant_of(l, variant), p, dev);
+  return l.why_not(variant_of(l, variant), p, dev);
 }
 
 inline case_plan plan_of(const lab& l, std::string_view variant, const case_params& p, const device_info& dev = {}) {
@@ -35,7 +35,7 @@ inline case_plan plan_of(const lab& l, std::string_view variant, const case_para
 // Plans and allocates a case (refusing what the lab refuses: std::invalid_argument).
 inline case_ctx prepare(const lab& l, std::string_view variant, const case_params& p, const device_info& dev) {
   const memlab::variant& v = variant_of(l, variant);
-  if (auto why = l.unsupported(v, p, dev)) throw std::invalid_argument(std::string(l.name) + ": " + *why);
+  if (auto why = l.why_not(v, p, dev)) throw std::invalid_argument(std::string(l.name) + ": " + *why);
   return prepare_case(l, v, p, dev, l.plan(v, p, dev));
 }
 

@@ -87,8 +87,15 @@ int list_command(const lab_set& labs, const list_options& o) {
                               {"min", a.min},
                               {"max", a.max}});
       }
-      for (const auto& v : l->variants)
-        lj["variants"].push_back({{"name", v.name}, {"teaches", v.teaches}, {"peer", v.peer}, {"alignment", v.alignment}});
+      for (const auto& v : l->variants) {
+        lj["variants"].push_back({{"name", v.name},
+                                  {"teaches", v.teaches},
+                                  {"peer", v.peer},
+                                  {"alignment", v.needs.alignment},
+                                  {"min_cc", v.needs.min_cc},
+                                  {"feature", v.needs.feature},
+                                  {"shape", v.needs.shape}});
+      }
       j.push_back(lj);
     }
     std::cout << j.dump(2) << "\n";

@@ -82,7 +82,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
     r.note = std::move(why);
     return r;
   };
-  if (auto why = c.l->unsupported(*c.v, c.p, s.dev)) return skip(*why);
+  if (auto why = c.l->why_not(*c.v, c.p, s.dev)) return skip(*why);
   const case_plan plan = c.l->plan(*c.v, c.p, s.dev);
   std::size_t free_bytes = 0, total_bytes = 0;
   MEMLAB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -165,19 +165,33 @@ std::vector<kernel_ref> kernels_of() {
 
 using launch_fn = void (*)(const case_ctx&, cudaStream_t);
 
-// One rung of a lab's ladder.
+// What a rung needs to run a case. The harness refuses a case whose device lacks `min_cc` before
+// the lab's own refusal is asked; `alignment` and `shape` are the lab's to check (it knows which
+// pointers and extents they concern), and `memlab list` shows all of it.
+struct rung_needs {
+  int alignment = 0;         // bytes of alignment its pointers need (0: any element-aligned pointer)
+  int min_cc = 0;            // the lowest compute capability, major x 10 + minor (90: Hopper); 0: any
+  std::string_view feature;  // what that architecture gives it, for the refusal: "TMA", "256-bit loads"
+  std::string_view shape;    // its shape rule in words ("rows of whole 16-byte vectors"); "": none
+};
+
+// One rung of a lab's ladder: one record, written with designated initializers, read top to
+// bottom. What only the lab knows about a rung (its access width, its tile, the kernel family it
+// belongs to) is its `traits`: a value of the lab's own type, which the lab's model code reads
+// instead of switching on the rung's identity.
 struct variant {
-  std::string_view name;     // by technique: scalar, vec16, ldgsts16 ... never "fast" or "v2"
+  std::string_view name;     // by technique: scalar, vec16, ldgsts_cg16 ... never "fast" or "v2"
   std::string_view teaches;  // one line: what this rung adds
   launch_fn launch = nullptr;  // enqueues one run on the stream; checks the launch; never synchronizes
   std::vector<kernel_ref> kernels;  // what it launches (empty: no kernel of its own, e.g. cudaMemcpy)
-  int alignment = 0;  // bytes of alignment its pointers need (0: any element-aligned pointer)
+  rung_needs needs{};
   bool peer = false;  // a library it is compared with (cudaMemcpy, CUB, ...), not one of memlab's
-  int id = 0;         // the lab's own identifier for it (its enum), for the lab's functions
+  std::any traits;    // the lab's description of the rung (a struct of the lab's), see traits_as
 
-  template <class Id>
-  [[nodiscard]] Id as() const {
-    return static_cast<Id>(id);
+  // The rung's traits as the lab's type `T`; throws std::bad_any_cast when the table gave another.
+  template <class T>
+  [[nodiscard]] const T& traits_as() const {
+    return std::any_cast<const T&>(traits);
   }
 };
 
@@ -204,6 +218,10 @@ struct lab {
   // Compares the outputs with the CPU reference after one launch on fresh inputs. "" when they
   // agree, else what differs first. Synchronous.
   std::string (*verify)(const case_ctx& c) = nullptr;
+
+  // Why `v` cannot run `p` on `dev`: first what the rung's needs say of the device, then the lab's
+  // own refusal. nullopt when it can. No GPU work. What the runner, `memlab list` and tests ask.
+  [[nodiscard]] std::optional<std::string> why_not(const variant& v, const case_params& p, const device_info& dev) const;
 
   [[nodiscard]] const variant* find_variant(std::string_view name) const;
   [[nodiscard]] const axis* find_axis(std::string_view name) const;

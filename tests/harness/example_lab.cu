@@ -62,7 +62,15 @@ const lab& table() {
       .size_meaning = "bytes",
       .axes = {increment_axis},
       .roof = roof_kind::dram,
-      .variants = {{"add", "one byte per thread", launch_add, {kernel_ref::of(&add_kernel)}, 0, false, 0}},
+      .variants =
+          {
+              {
+                  .name = "add",
+                  .teaches = "one byte per thread",
+                  .launch = launch_add,
+                  .kernels = {kernel_ref::of(&add_kernel)},
+              },
+          },
       .unsupported = refusal,
       .plan = plan_case,
       .setup = nullptr,

@@ -1,0 +1,133 @@
+"""Timing a PyTorch or Triton launch the way memlab's C++ harness times its kernels
+(src/harness/timing.hpp; docs/results-schema.md, "Timing"):
+
+  cold   the L2 flushed (a fill of twice its size), then a GPU-side wait holds the stream while the
+         host enqueues the start event, one launch and the stop event: the host's launch cost (tens
+         of microseconds for a Python launch) is not timed.
+  batch  k launches enqueued behind the wait: GPU time per launch, L2 warm, no host gap.
+  graph  the same k launches captured once in torch.cuda.CUDAGraph and replayed behind the wait.
+
+memlab holds the stream with a kernel spinning on a host flag; PyTorch has none, so the wait is
+torch.cuda._sleep(cycles), calibrated to milliseconds at start-up. If the host took longer to
+enqueue than the wait lasted (the GPU could have gone idle between the events), the sample is
+dropped and the wait doubled: the host never leaks into a kept sample.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from .stats import StoppingRule
+
+
+class Timer:
+    def __init__(self, torch, l2_bytes: int, max_time_s: float):
+        self.torch = torch
+        self.flush_buf = torch.empty(max(2 * l2_bytes, 1), dtype=torch.uint8, device="cuda")
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.stop = torch.cuda.Event(enable_timing=True)
+        self.max_time_s = max_time_s
+        self.hold_ms = 1.0
+        self.dropped_host_bound = 0
+        self.cycles_per_ms = self._calibrate()
+
+    def _calibrate(self) -> float:
+        torch = self.torch
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles)  # load the kernel
+        torch.cuda.synchronize()
+        best = float("inf")
+        for _ in range(5):
+            self.start.record()
+            torch.cuda._sleep(cycles)
+            self.stop.record()
+            self.stop.synchronize()
+            best = min(best, self.start.elapsed_time(self.stop))
+        return cycles / best
+
+    def _hold(self, host_ms_expected: float) -> float:
+        ms = max(self.hold_ms, 2 * host_ms_expected)
+        self.torch.cuda._sleep(int(self.cycles_per_ms * ms))
+        return ms
+
+    def _held_sample(self, enqueue: Callable[[], None], launches: int, host_ms: float) -> float | None:
+        """Milliseconds per launch of `enqueue()` (which makes `launches` launches, expected to take
+        `host_ms` of host time), or None when the wait ended before the host was done."""
+        held = self._hold(host_ms + 0.2)
+        t0 = time.perf_counter()
+        self.start.record()
+        enqueue()
+        self.stop.record()
+        spent = (time.perf_counter() - t0) * 1e3
+        self.stop.synchronize()
+        if spent > 0.8 * held:  # the wait may have ended before the host was done
+            self.hold_ms = min(2 * self.hold_ms, 1000.0)
+            self.dropped_host_bound += 1
+            return None
+        return self.start.elapsed_time(self.stop) / launches
+
+    def _host_ms(self, fn: Callable[[], None]) -> float:
+        """Host time of one launch, for sizing the wait."""
+        t0 = time.perf_counter()
+        fn()
+        ms = (time.perf_counter() - t0) * 1e3
+        self.torch.cuda.synchronize()
+        return ms
+
+    def rule(self, fraction: float) -> StoppingRule:
+        return StoppingRule(self.max_time_s * fraction)
+
+    def cold(self, fn: Callable[[], None]) -> dict:
+        fn()  # warm-up: compilation, allocation, autotuning
+        self.torch.cuda.synchronize()
+        host = self._host_ms(fn)
+        value = 0
+
+        def sample():
+            nonlocal value
+            value = (value + 1) % 255
+            self.flush_buf.fill_(value)
+            self.torch.cuda.synchronize()
+            return self._held_sample(fn, 1, host)
+
+        return self.rule(0.5).run(sample)
+
+    def launches_for(self, estimate_ms: float, cap: int = 256, target_ms: float = 1.0) -> int:
+        return 100 if estimate_ms <= 0 else int(min(max(round(target_ms / estimate_ms + 0.5), 1), cap))
+
+    def batch(self, fn: Callable[[], None], estimate_ms: float) -> dict:
+        k = self.launches_for(estimate_ms)
+        for _ in range(k):
+            fn()
+        self.torch.cuda.synchronize()
+        host = self._host_ms(fn)
+
+        def enqueue():
+            for _ in range(k):
+                fn()
+
+        return self.rule(0.25).run(lambda: self._held_sample(enqueue, k, host * k))
+
+    def graph(self, fn: Callable[[], None], estimate_ms: float) -> tuple[dict, str]:
+        torch = self.torch
+        k = self.launches_for(estimate_ms, cap=2000)
+        try:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    fn()
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for _ in range(k):
+                    fn()
+        except Exception as e:  # noqa: BLE001 - any failure to capture is reported, not fatal
+            torch.cuda.synchronize()
+            return {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0, "p25_ms": 0.0, "p75_ms": 0.0, "samples": 0,
+                    "rel_spread": 0.0, "mean_ms": 0.0}, f"cannot be captured in a CUDA graph: {type(e).__name__}: {e}"
+        g.replay()
+        torch.cuda.synchronize()
+        host = self._host_ms(g.replay)
+        return self.rule(0.25).run(lambda: self._held_sample(g.replay, k, host)), ""

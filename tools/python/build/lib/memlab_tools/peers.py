@@ -1,0 +1,597 @@
+"""memlab-peers: what a user would call instead of memlab's kernels, in PyTorch and Triton, verified and
+timed with memlab's definitions (gpu_timing.py), written as memlab.results/1 records marked as peers.
+
+  memlab-peers copy --dtype f16 --sizes 2^12..2^31 --out peers.json
+  memlab-peers copy --dtype f16 --sizes 2^28 --src-offset 0,2 --triton-block 1024,4096
+  memlab-peers transpose --dtype f32 --shape 16384x16384,10000x7000
+  memlab-peers gather --sizes 2^24 --table-bytes 200MiB
+  memlab-peers matmul --shape 4096x4096x4096
+
+Every case is verified first (inputs: never-zero random bytes, or values in [-1, 1) for matmul;
+the output poisoned), against a reference on the CPU (exact for data movement; for matmul a
+float64 product within a bound derived from k and the precision). Results are written after every
+case; Ctrl-C stops after the current case and keeps them (exit 130).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import __version__
+from .results import SCHEMA, write_atomically
+from .sizes import parse_counts, parse_sizes
+
+ELEM = {"u8": 1, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+
+
+# ---- the cases -----------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    """One peer at one point: what to launch, how to check it, what it moves and computes."""
+
+    launch: Callable[[], None]
+    verify: Callable[[], str]  # "" when the output equals the reference, else what differs first
+    bytes: int
+    flops: int = 0
+    note: str = ""
+    policy: dict = field(default_factory=lambda: {"threads": 0, "items_per_thread": 0, "vec_bytes": 0,
+                                                   "stages": 0, "grid": 0})
+
+
+@dataclass
+class Peer:
+    lab: str
+    variant: str
+    library: str  # "torch" or "triton"
+    make: Callable  # (ctx, params) -> Case
+    dtypes: tuple = ("u8", "f16", "bf16", "f32", "f64")
+
+
+def _torch_dtype(torch, name):
+    return {"u8": torch.uint8, "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+            "f64": torch.float64}[name]
+
+
+def _random_bytes(torch, nbytes: int, seed: int):
+    """Never-zero random bytes on the GPU (a zero could hide an unwritten output)."""
+    g = torch.Generator(device="cuda")
+    g.manual_seed(seed)
+    return torch.randint(1, 256, (max(nbytes, 0),), dtype=torch.uint8, device="cuda", generator=g)
+
+
+def _first_difference(got_bytes, want_bytes, elem: int) -> str:
+    """Where two byte tensors differ first, in elements; "" when equal."""
+    if got_bytes.numel() != want_bytes.numel():
+        return f"{got_bytes.numel()} bytes written, {want_bytes.numel()} expected"
+    diff = (got_bytes != want_bytes).nonzero()
+    if diff.numel() == 0:
+        return ""
+    b = int(diff[0])
+    return (f"element {b // elem} (byte {b % elem}) is 0x{int(got_bytes[b]):02x}, expected 0x{int(want_bytes[b]):02x}"
+            + (": never written" if int(got_bytes[b]) == 0 else ""))
+
+
+# copy -------------------------------------------------------------------------------------------------------
+
+def _copy_buffers(ctx, p):
+    torch = ctx.torch
+    es, n = ELEM[p["dtype"]], p["n"]
+    src_raw = _random_bytes(torch, p["src_offset"] + n * es, ctx.seed())
+    dst_raw = torch.zeros(p["dst_offset"] + n * es, dtype=torch.uint8, device="cuda")
+    dt = _torch_dtype(torch, p["dtype"])
+    src = src_raw[p["src_offset"]:].view(dt)
+    dst = dst_raw[p["dst_offset"]:].view(dt)
+    want = src_raw[p["src_offset"]:]
+    return src, dst, dst_raw, want, es
+
+
+def _copy_check(dst_raw, offset, want, es):
+    head = dst_raw[:offset]
+    if head.numel() and bool((head != 0).any()):
+        return "a byte before the destination was written"
+    return _first_difference(dst_raw[offset:], want, es)
+
+
+def make_torch_copy(ctx, p):
+    src, dst, dst_raw, want, es = _copy_buffers(ctx, p)
+    return Case(lambda: dst.copy_(src), lambda: _copy_check(dst_raw, p["dst_offset"], want, es), 2 * p["n"] * es)
+
+
+def make_torch_clone(ctx, p):
+    src, _, _, want, es = _copy_buffers(ctx, p)
+    out = {}
+
+    def launch():
+        out["t"] = src.clone()
+
+    def verify():
+        return _first_difference(out["t"].view(ctx.torch.uint8).reshape(-1), want, es)
+
+    return Case(launch, verify, 2 * p["n"] * es, note="clone allocates its output (PyTorch's caching allocator)")
+
+
+def make_triton_copy(ctx, p):
+    from .triton_kernels import copy as triton_copy
+
+    src, dst, dst_raw, want, es = _copy_buffers(ctx, p)
+    block = p["block"]
+    grid = (max(1, math.ceil(p["n"] / block)),)
+    fn = lambda: triton_copy[grid](src, dst, p["n"], BLOCK=block)  # noqa: E731
+    policy = {"threads": 128, "items_per_thread": block // 128, "vec_bytes": 0, "stages": 0, "grid": grid[0]}
+    return Case(fn, lambda: _copy_check(dst_raw, p["dst_offset"], want, es), 2 * p["n"] * es, policy=policy)
+
+
+# transpose --------------------------------------------------------------------------------------------------
+
+def _transpose_buffers(ctx, p):
+    torch = ctx.torch
+    rows, cols, es = p["rows"], p["cols"], ELEM[p["dtype"]]
+    x = _random_bytes(torch, rows * cols * es, ctx.seed()).view(_torch_dtype(torch, p["dtype"])).reshape(rows, cols)
+    int_type = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[es]
+    return x, int_type, es
+
+
+def _transpose_check(torch, x, out, int_type, es):
+    want = x.view(int_type).cpu().numpy().T  # the CPU reference: element (c, r) = input (r, c)
+    got = out.view(int_type).cpu().numpy()
+    if got.shape != want.shape:
+        return f"output shape {got.shape}, expected {want.shape}"
+    import numpy as np
+
+    bad = np.argwhere(got != want)
+    if bad.size == 0:
+        return ""
+    r, c = bad[0]
+    return f"out[{r}, {c}] = {got[r, c]:#x}, expected input[{c}, {r}] = {want[r, c]:#x}"
+
+
+def make_torch_transpose(ctx, p):
+    torch = ctx.torch
+    x, int_type, es = _transpose_buffers(ctx, p)
+    out = {}
+
+    def launch():
+        out["t"] = x.t().contiguous()
+
+    return Case(launch, lambda: _transpose_check(torch, x, out["t"], int_type, es), 2 * x.numel() * es)
+
+
+def make_triton_transpose(ctx, p):
+    from .triton_kernels import transpose as triton_transpose
+
+    torch = ctx.torch
+    x, int_type, es = _transpose_buffers(ctx, p)
+    rows, cols = p["rows"], p["cols"]
+    y = torch.zeros(cols, rows, dtype=x.dtype, device="cuda")
+    bm = bn = 64
+    grid = (math.ceil(rows / bm), math.ceil(cols / bn))
+    fn = lambda: triton_transpose[grid](x, y, rows, cols, BM=bm, BN=bn)  # noqa: E731
+    policy = {"threads": 128, "items_per_thread": bm * bn // 128, "vec_bytes": 0, "stages": 0, "grid": grid[0] * grid[1]}
+    return Case(fn, lambda: _transpose_check(torch, x, y, int_type, es), 2 * x.numel() * es, policy=policy)
+
+
+# gather -----------------------------------------------------------------------------------------------------
+
+MASK64 = (1 << 64) - 1
+
+
+def _mix64(x):
+    """splitmix64's finaliser (src/harness/fill.hpp), on numpy uint64 arrays."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(MASK64)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def gather_indices(n: int, table_elements: int):
+    """The gather lab's random draw (src/labs/gather/gather.hpp: index_seed, random_index), so the
+    peers gather exactly the elements memlab's variants gather."""
+    import numpy as np
+
+    seed = _mix64(np.uint64(0x6761746865720000) ^ _mix64(np.uint64(n)) ^ _mix64(~np.uint64(table_elements)))
+    i = np.arange(n, dtype=np.uint64)
+    r = _mix64(seed ^ _mix64(i)) & np.uint64(0xFFFFFFFF)
+    with np.errstate(over="ignore"):
+        return ((r * np.uint64(table_elements)) >> np.uint64(32)).astype(np.uint32)
+
+
+def _gather_case(ctx, p, op: str, order: str):
+    import numpy as np
+
+    torch = ctx.torch
+    es = ELEM[p["dtype"]]
+    elements = p["table_bytes"] // es
+    idx_np = gather_indices(p["n"], elements)
+    if order == "sorted":
+        idx_np = np.sort(idx_np)
+    distinct = int(np.unique(idx_np).size)
+    table = _random_bytes(torch, elements * es, ctx.seed()).view(_torch_dtype(torch, p["dtype"]))
+    index_type = torch.int32 if op == "index_select" else torch.int64  # take wants int64 indices
+    idx = torch.from_numpy(idx_np.astype(np.int64)).to("cuda", dtype=index_type)
+    out = {}
+
+    def launch():
+        out["t"] = table.index_select(0, idx) if op == "index_select" else table.take(idx)
+
+    def verify():
+        int_type = {4: np.int32, 8: np.int64}[es]
+        want = table.cpu().numpy().view(int_type)[idx_np]  # the CPU reference: out[i] = table[idx[i]]
+        got = out["t"].cpu().numpy().view(int_type)
+        bad = np.flatnonzero(got != want)
+        return "" if bad.size == 0 else f"out[{bad[0]}] = {got[bad[0]]:#x}, expected table[{idx_np[bad[0]]}]"
+
+    # The job's bytes, as the gather lab counts them (4-byte indices): take's API wants int64 indices,
+    # and the 4 more bytes it reads per lookup are its cost, not the job's. So GB/s ranks as time does.
+    note = "" if op == "index_select" else "take reads int64 indices: 4 bytes per lookup more than counted"
+    return Case(launch, verify, distinct * es + 4 * p["n"] + p["n"] * es, note=note)
+
+
+# matmul -----------------------------------------------------------------------------------------------------
+
+def _matmul_case(ctx, p, tf32: bool):
+    torch = ctx.torch
+    n = p["n"]
+    m, k = p["m"] or n, p["k"] or n  # the matmul lab's convention: 0 = the same as n
+    g = torch.Generator(device="cuda")
+    g.manual_seed(ctx.seed())
+    def values(rows, cols):  # in [-1, 1), both signs, never zero: an unwritten C cannot pass
+        x = torch.rand(rows, cols, device="cuda", generator=g) * 2 - 1
+        return torch.where(x.abs() < 2.0 ** -10, torch.full_like(x, 2.0 ** -10), x)
+
+    a, b = values(m, k), values(k, n)
+    out = {}
+
+    def launch():
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        out["t"] = torch.matmul(a, b)
+
+    def verify():
+        # Sampled rows against float64, within the matmul lab's bounds: for f32, gamma_k sum|a b|, any
+        # summation order (u = 2^-24, gamma_j = j u / (1 - j u)); for TF32, each input also loses up
+        # to 2^-10 relative when rounded to 10 mantissa bits (either rounding mode), so
+        # ((1 + 2^-10)^2 (1 + gamma_2k) - 1) sum|a b|.
+        rows = torch.unique(torch.linspace(0, m - 1, min(m, 64), device="cuda").long())
+        ref = (a[rows].double() @ b.double())
+        mag = a[rows].double().abs() @ b.double().abs()
+        u = 2.0 ** -24
+        gamma = lambda j: j * u / (1 - j * u)  # noqa: E731
+        rel = (1 + 2.0 ** -10) ** 2 * (1 + gamma(2 * k)) - 1 if tf32 else gamma(k)
+        got = out["t"][rows].double()
+        bad = ((got - ref).abs() > rel * mag) | ~torch.isfinite(got)
+        if not bool(bad.any()):
+            return ""
+        r, c = (int(v) for v in bad.nonzero()[0])
+        return f"C[{int(rows[r])}, {c}] = {float(got[r, c])}, expected {float(ref[r, c])} within {float(rel * mag[r, c])}"
+
+    es = 4
+    note = "TF32 tensor cores (torch.backends.cuda.matmul.allow_tf32 = True): not an f32 product" if tf32 else ""
+    return Case(launch, verify, (m * k + k * n + m * n) * es, flops=2 * m * n * k, note=note)
+
+
+PEERS = [
+    Peer("copy", "torch_copy_", "torch", make_torch_copy),
+    Peer("copy", "torch_clone", "torch", make_torch_clone),
+    Peer("copy", "triton_copy", "triton", make_triton_copy),
+    Peer("transpose", "torch_t_contiguous", "torch", make_torch_transpose, ("f16", "f32", "f64")),
+    Peer("transpose", "triton_transpose", "triton", make_triton_transpose, ("f16", "f32", "f64")),
+    Peer("gather", "torch_index_select_random", "torch", lambda c, p: _gather_case(c, p, "index_select", "random"), ("f32", "f64")),
+    Peer("gather", "torch_index_select_sorted", "torch", lambda c, p: _gather_case(c, p, "index_select", "sorted"), ("f32", "f64")),
+    Peer("gather", "torch_take_random", "torch", lambda c, p: _gather_case(c, p, "take", "random"), ("f32", "f64")),
+    Peer("gather", "torch_take_sorted", "torch", lambda c, p: _gather_case(c, p, "take", "sorted"), ("f32", "f64")),
+    Peer("matmul", "torch_matmul", "torch", lambda c, p: _matmul_case(c, p, False), ("f32",)),
+    Peer("matmul", "torch_matmul_tf32", "torch", lambda c, p: _matmul_case(c, p, True), ("f32",)),
+]
+LABS = sorted({p.lab for p in PEERS})
+ROOF = {"copy": "dram", "transpose": "dram", "gather": "dram", "matmul": "fp32"}
+
+
+# ---- planning (no GPU) ----------------------------------------------------------------------------------------
+
+def _shapes(text: str, rank: int, flag: str) -> list[tuple]:
+    out = []
+    for item in text.split(","):
+        parts = item.strip().lower().split("x")
+        if len(parts) != rank or not all(x.strip().isdigit() and int(x) > 0 for x in parts):
+            raise ValueError(f'{flag}: "{item}" is not {rank} positive extents joined by x')
+        out.append(tuple(int(x) for x in parts))
+    return out
+
+
+def plan(args) -> list[tuple[Peer, dict]]:
+    """(peer, params) for every case asked for; raises ValueError (a usage error) before any GPU work."""
+    peers = [p for p in PEERS if p.lab == args.lab]
+    if args.variant:
+        names = [v for item in args.variant for v in item.split(",")]
+        unknown = [v for v in names if v not in {p.variant for p in peers}]
+        if unknown:
+            raise ValueError(f"--variant: unknown peer {unknown[0]!r} (peers of {args.lab}: "
+                             + ", ".join(p.variant for p in peers) + ")")
+        peers = [p for p in peers if p.variant in names]
+    dtypes = args.dtype.split(",") if args.dtype else [{"gather": "f32", "matmul": "f32", "transpose": "f32"}.get(args.lab, "f32")]
+    for d in dtypes:
+        if d not in ELEM:
+            raise ValueError(f"--dtype: {d!r} is not one of {', '.join(ELEM)}")
+    points: list[dict] = []
+    if args.lab in ("copy", "gather"):
+        sizes = parse_sizes(args.sizes or ("2^16..2^28:*4" if args.lab == "copy" else "2^24"))
+        extra = [{}]
+        if args.lab == "copy":
+            so = parse_counts(args.src_offset, "--src-offset")
+            do = parse_counts(args.dst_offset, "--dst-offset")
+            extra = [{"src_offset": a, "dst_offset": b} for a in so for b in do]
+        else:
+            extra = [{"table_bytes": t.value} for t in parse_sizes(args.table_bytes or "200MiB")]
+        for d in dtypes:
+            for s in sizes:
+                for e in extra:
+                    points.append({"dtype": d, "n": s.elements(ELEM[d]), **e})
+    elif args.lab == "transpose":
+        for d in dtypes:
+            for r, c in _shapes(args.shape or "16384x16384,10000x7000", 2, "--shape"):
+                points.append({"dtype": d, "n": 1, "rows": r, "cols": c})  # the lab's n: one matrix
+    else:  # matmul
+        for d in dtypes:
+            for m, n, k in _shapes(args.shape or "4096x4096x4096", 3, "--shape"):
+                # The matmul lab's params: n the size, m and k axes where 0 means "the same as n".
+                points.append({"dtype": d, "n": n, "m": 0 if m == n else m, "k": 0 if k == n else k})
+    blocks = parse_counts(args.triton_block, "--triton-block")
+    cases = []
+    for pt in points:
+        for peer in peers:
+            if pt["dtype"] not in peer.dtypes:
+                continue
+            for b in blocks if peer.variant == "triton_copy" else [None]:
+                cases.append((peer, dict(pt, block=b) if b is not None else dict(pt)))
+    if not cases:
+        raise ValueError("nothing to run: no peer of this lab takes the dtypes asked for")
+    if len(cases) > 20000:
+        raise ValueError(f"the sweep has {len(cases)} cases, more than 20000: narrow --sizes or an axis")
+    return cases
+
+
+# ---- running ------------------------------------------------------------------------------------------------
+
+class Context:
+    def __init__(self, torch):
+        self.torch = torch
+        self.counter = int(time.time_ns()) & 0xFFFFFFFF
+
+    def seed(self) -> int:
+        self.counter += 1
+        return self.counter
+
+
+def _device(torch, like: dict | None) -> dict:
+    props = torch.cuda.get_device_properties(0)
+    d = {"name": props.name, "cc": f"{props.major}.{props.minor}", "sm_count": props.multi_processor_count,
+         "l2_bytes": int(getattr(props, "L2_cache_size", 0)), "mem_clock_khz": 0, "bus_width_bits": 0,
+         "peak_gbps": 0.0, "ordinal": torch.cuda.current_device(), "global_mem_bytes": int(props.total_memory),
+         "measured_peak_gbps": 0.0}
+    clock = getattr(props, "memory_clock_rate", 0)
+    bus = getattr(props, "memory_bus_width", 0)
+    if clock and bus:
+        d.update(mem_clock_khz=int(clock), bus_width_bits=int(bus), peak_gbps=2 * clock * 1e3 * bus / 8 / 1e9)
+    if like:  # the same machine's memlab run: its peaks and ceiling, so percentages compare
+        for key in ("mem_clock_khz", "bus_width_bits", "peak_gbps", "measured_peak_gbps", "sm_default_clock_khz"):
+            if key in like:
+                d[key] = like[key]
+    return d
+
+
+def _record(peer: Peer, params: dict, case: Case | None, library_version: str) -> dict:
+    return {"lab": peer.lab, "variant": peer.variant, "params": params,
+            "policy": case.policy if case else {"threads": 0, "items_per_thread": 0, "vec_bytes": 0, "stages": 0, "grid": 0},
+            "bytes": case.bytes if case else 0, "flops": case.flops if case else 0,
+            "peer": True, "library": library_version}
+
+
+def derive(rec: dict, device: dict) -> None:
+    """The derived fields, as the C++ derive() computes them."""
+    def per_s(amount, s):
+        return amount / (s["median_ms"] * 1e-3) / 1e9 if s.get("samples", 0) and s["median_ms"] > 0 else 0.0
+
+    rec["gbps"] = per_s(rec["bytes"], rec["cold"])
+    rec["batch_gbps"] = per_s(rec["bytes"], rec["batch"])
+    rec["graph_gbps"] = per_s(rec["bytes"], rec["graph"])
+    rec["gflops"] = per_s(rec["flops"], rec["cold"])
+    peak, ceiling = device.get("peak_gbps", 0), device.get("measured_peak_gbps", 0)
+    rec["pct_peak"] = 100 * rec["gbps"] / peak if peak else 0.0
+    rec["pct_measured"] = 100 * rec["gbps"] / ceiling if ceiling else 0.0
+    roof = ROOF[rec["lab"]]
+    if roof == "dram":
+        rec["roof"] = {"name": "dram", "value": peak, "unit": "GB/s"}
+        rec["pct_roof"] = rec["pct_peak"]
+    else:  # FP32 at the default SM clock (the Python peers do not read the clock during a sample)
+        value = device["sm_count"] * 128 * 2 * device.get("sm_default_clock_khz", 0) * 1e3 / 1e9
+        rec["roof"] = {"name": "fp32", "value": value, "unit": "GFLOP/s"}
+        rec["pct_roof"] = 100 * rec["gflops"] / value if value else 0.0
+    ws = 2 * rec["bytes"]
+    rec["l2_resident"] = bool(device.get("l2_bytes")) and rec["bytes"] <= device["l2_bytes"] and ws > 0
+    rec.setdefault("hardware_bytes", 0)
+    rec.setdefault("hardware_gbps", 0.0)
+    rec.setdefault("sm_clock_mhz", 0.0)
+    rec.setdefault("throttled_samples", 0)
+
+
+_stop = {"signal": 0, "time": 0.0}
+
+
+def _on_signal(sig, _frame):
+    if _stop["signal"] and time.monotonic() - _stop["time"] > 0.5:
+        sys.exit(130)
+    if not _stop["signal"]:
+        _stop.update(signal=sig, time=time.monotonic())
+
+
+def _git_sha() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                              cwd=os.path.dirname(__file__), check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run(args, cases) -> int:
+    try:
+        import torch
+    except ImportError:
+        print("memlab-peers: PyTorch is not installed (pip install torch); the peers need it and a GPU", file=sys.stderr)
+        return 3
+    if not torch.cuda.is_available():
+        print("memlab-peers: no usable CUDA device (torch.cuda.is_available() is False)", file=sys.stderr)
+        return 3
+    try:
+        import triton
+        triton_version = f"triton {triton.__version__}"
+    except ImportError:
+        triton_version = ""
+    from tqdm import tqdm
+
+    from .gpu_timing import Timer
+
+    like = None
+    if args.like:
+        with open(args.like) as f:
+            like = json.load(f)["device"]
+    device = _device(torch, like)
+    timer = Timer(torch, device["l2_bytes"], args.max_time)
+    ctx = Context(torch)
+    doc = {"schema": SCHEMA, "memlab_version": f"memlab-tools {__version__}", "git_sha": _git_sha(),
+           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv),
+           "argv": sys.argv, "ended": "running", "planned_cases": len(cases),
+           "options": {k: str(v) for k, v in vars(args).items() if v not in (None, False, "")},
+           "units": {"time": "ms", "bytes": "bytes", "bandwidth": "GB/s (1e9 bytes per second)",
+                     "compute": "GFLOP/s (1e9 floating-point operations per second)", "clock": "MHz"},
+           "byte_convention": "as memlab's: the fewest bytes the job must move, reads plus writes",
+           "timing": {"cold": "L2 flushed (a fill of 2 x L2), then torch.cuda._sleep holds the stream while the host "
+                              "enqueues the start event, one launch, the stop event; a sample whose host time outlasted "
+                              "the wait is dropped and the wait doubled",
+                      "batch": "launches queued behind the same wait: GPU time per launch",
+                      "graph": "the same launches captured in torch.cuda.CUDAGraph, replayed behind the wait",
+                      "statistics": "median, min, max, p25, p75 (type 7), mean; rel_spread = (p75 - p25) / median",
+                      "stopping": "as memlab's: rel_spread < 0.5% with >= 10 samples, or the budget (half cold, a "
+                                  "quarter batch, a quarter graph)",
+                      "max_time_s": args.max_time, "target_rel_spread": 0.005, "min_samples": 10,
+                      "max_samples": 5000, "throttle_threshold": 0.0, "l2_flush_bytes": 2 * device["l2_bytes"],
+                      "batch_target_ms": 1.0, "max_queued_launches": 256, "blocking_timeout_s": 0.0},
+           "device": device,
+           "labs": {args.lab: {"roof": ROOF[args.lab], "params": list(cases[0][1].keys())}},
+           "results": []}
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+
+    def save(ended=None):
+        if ended:
+            doc["ended"] = ended
+        if args.out:
+            write_atomically(args.out, doc)
+
+    failed = ok = 0
+    for peer, params in tqdm(cases, desc=f"memlab-peers {args.lab}", unit="case", file=sys.stderr,
+                             disable=args.quiet):
+        if _stop["signal"]:
+            save(f"interrupted by {signal.Signals(_stop['signal']).name} after {len(doc['results'])} of {len(cases)} cases")
+            print(f"memlab-peers: interrupted; {len(doc['results'])} case(s) written", file=sys.stderr)
+            return 130
+        library = f"torch {torch.__version__}" if peer.library == "torch" else triton_version
+        rec = _record(peer, params, None, library)
+        empty = {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0, "p25_ms": 0.0, "p75_ms": 0.0, "samples": 0,
+                 "rel_spread": 0.0, "mean_ms": 0.0}
+        rec.update(cold=dict(empty), batch=dict(empty), graph=dict(empty), graph_note="", verified=False,
+                   status="ok", note="")
+        if peer.library == "triton" and not triton_version:
+            rec.update(status="skipped", note="triton is not installed (pip install triton)")
+        elif peer.variant == "triton_copy" and (params["src_offset"] % ELEM[params["dtype"]] or params["dst_offset"] % ELEM[params["dtype"]]):
+            rec.update(status="skipped", note="offsets must be whole elements")
+        else:
+            try:
+                case = peer.make(ctx, params)
+                rec.update(_record(peer, params, case, library))
+                rec["note"] = case.note
+                case.launch()
+                torch.cuda.synchronize()
+                diff = case.verify()
+                if diff:
+                    rec.update(status="failed", note="verification failed: " + diff)
+                    failed += 1
+                else:
+                    rec["verified"] = True
+                    rec["cold"] = timer.cold(case.launch)
+                    rec["batch"] = timer.batch(case.launch, rec["cold"]["median_ms"])
+                    rec["graph"], rec["graph_note"] = timer.graph(case.launch, rec["cold"]["median_ms"])
+                    dropped = sum(rec[k].pop("dropped", 0) for k in ("cold", "batch", "graph"))
+                    if dropped:
+                        rec["note"] = (rec["note"] + "; " if rec["note"] else "") + \
+                            f"{dropped} sample(s) dropped: the host outlasted the GPU-side wait"
+                    ok += 1
+                del case
+            except torch.cuda.OutOfMemoryError:
+                rec.update(status="skipped", note="out of device memory")
+                torch.cuda.empty_cache()
+        derive(rec, device)
+        doc["results"].append(rec)
+        save()
+        torch.cuda.empty_cache()
+    save("complete")
+    if failed:
+        print(f"memlab-peers: {failed} case(s) FAILED verification", file=sys.stderr)
+        return 1
+    if ok == 0:
+        print("memlab-peers: nothing was measured: every case was skipped", file=sys.stderr)
+        return 4
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="memlab-peers",
+        description="PyTorch and Triton peers of memlab's labs, verified and timed like memlab (cold with the "
+                    "L2 flushed and the host launch hidden, batch, CUDA graph), written as memlab.results/1.",
+        epilog="Exit codes: 0 ok; 1 a verification failed; 2 usage error; 3 no PyTorch or no GPU; "
+               "4 every case skipped; 130 interrupted (results so far written).")
+    ap.add_argument("lab", choices=LABS, help="the lab whose peers to run")
+    ap.add_argument("--variant", action="append", help="peers to run, comma-separated (default: all of the lab)")
+    ap.add_argument("--dtype", help="u8, f16, bf16, f32, f64, comma-separated (default f32)")
+    ap.add_argument("--sizes", help="copy, gather: memlab's --sizes grammar (2^12..2^31, 64MiB, 1M)")
+    ap.add_argument("--src-offset", default="0", help="copy: bytes added to the source (a whole element)")
+    ap.add_argument("--dst-offset", default="0", help="copy: bytes added to the destination")
+    ap.add_argument("--triton-block", default="1024", help="copy: the Triton kernel's BLOCK, a list (default 1024)")
+    ap.add_argument("--table-bytes", help="gather: table sizes (default 200MiB)")
+    ap.add_argument("--shape", help="transpose: ROWSxCOLS list (default 16384x16384,10000x7000); "
+                                    "matmul: MxNxK list (default 4096x4096x4096)")
+    ap.add_argument("--max-time", type=float, default=0.5, help="seconds per case (default 0.5)")
+    ap.add_argument("--like", help="a memlab results file from the same machine: its peaks and measured ceiling")
+    ap.add_argument("--out", help="results file (.json), rewritten after every case")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if not (args.max_time > 0 and math.isfinite(args.max_time)):
+            raise ValueError(f"--max-time: takes seconds above 0 (got {args.max_time})")
+        if args.out and not args.out.endswith(".json"):
+            raise ValueError(f"--out: {args.out}: memlab-peers writes JSON (.json)")
+        cases = plan(args)
+    except ValueError as e:
+        print(f"memlab-peers: {e}", file=sys.stderr)
+        return 2
+    return run(args, cases)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
