@@ -22,6 +22,12 @@ inline const variant& variant_of(const lab& l, std::string_view name) {
   return *v;
 }
 
+// The traits (the lab's own description) of the rung `name`.
+template <class Traits>
+const Traits& traits_of(const lab& l, std::string_view name) {
+  return variant_of(l, name).traits_as<Traits>();
+}
+
 // The lab's refusal of `variant` for `p` on `dev` (nullopt: it runs).
 inline std::optional<std::string> refusal(const lab& l, std::string_view variant, const case_params& p,
                                           const device_info& dev = {}) {

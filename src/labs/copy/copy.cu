@@ -254,18 +254,14 @@ void launch_thrust(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
-std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
-  if (v.as<variant_id>() == variant_id::vec32 && dev.cc_major < 10) {
-    return "vec32 needs 32-byte global loads and stores (LDG.E.ENL2.256), sm_100 or newer; this device is sm_" +
-           std::to_string(dev.cc_major) + std::to_string(dev.cc_minor);
-  }
+std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info&) {
   const std::uint64_t es = size_of(p.type), so = p[src_offset_axis], dso = p[dst_offset_axis];
   const std::string where = " (src +" + std::to_string(so) + " B, dst +" + std::to_string(dso) + " B)";
   if (so % es != 0 || dso % es != 0) {
     return "offsets must be multiples of the " + std::to_string(es) + "-byte " + std::string(to_string(p.type)) +
            " element" + where;
   }
-  const auto align = static_cast<std::uint64_t>(v.alignment);
+  const auto align = static_cast<std::uint64_t>(v.needs.alignment);
   if (align > 0 && (so % align != 0 || dso % align != 0)) {
     return std::string(v.name) + " needs src and dst " + std::to_string(align) + "-byte aligned" + where;
   }
@@ -275,7 +271,8 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
   const std::uint64_t es = size_of(p.type), payload = p.n * es;
   case_plan out;
-  if (v.as<variant_id>() == variant_id::library) {
+  const auto& r = v.traits_as<rung_traits>();
+  if (r.method == copy_method::library) {
     // memlab::copy plans from the real addresses; cudaMalloc's are 256-byte aligned, so an
     // allocation at any multiple of 256 plus the offsets gives the same plan.
     constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
@@ -283,7 +280,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
                                    copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
     out.policy = {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
   } else {
-    out.policy = plan(v.as<variant_id>(), es, p.n, dev.sm_count);
+    out.policy = plan(r, es, p.n, dev.sm_count);
   }
   out.bytes = 2 * payload;  // read n, write n
   out.working_set = 2 * payload;
@@ -301,21 +298,19 @@ std::string verify(const case_ctx& c) {
 
 }  // namespace
 
-launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_count) {
+launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n, int sm_count) {
   auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   const std::uint64_t bytes = n * elem_size;
-  switch (v) {
-    case variant_id::scalar:
+  switch (r.method) {
+    case copy_method::elements:
       return {threads_per_cta, 1, static_cast<int>(elem_size), 0, ceil_div(n, threads_per_cta)};
-    case variant_id::vec8:
-    case variant_id::vec16:
-    case variant_id::vec32: {
-      const std::uint64_t vb = v == variant_id::vec8 ? 8 : v == variant_id::vec16 ? 16 : 32;
+    case copy_method::vectors: {
+      const auto vb = static_cast<std::uint64_t>(r.vec_bytes);
       const std::uint64_t vectors = bytes / vb;
       const std::uint64_t tail_thread = vectors * vb != bytes ? 1 : 0;  // the thread that copies the tail
       return {threads_per_cta, 1, static_cast<int>(vb), 0, ceil_div(vectors + tail_thread, threads_per_cta)};
     }
-    case variant_id::vec16_unroll: {
+    case copy_method::unrolled: {
       const std::uint64_t vectors = bytes / 16;
       const std::uint64_t cta_bytes = std::uint64_t{threads_per_cta} * unroll_vectors * 16;  // in flight per CTA
       const std::uint64_t resident = std::max<std::uint64_t>(1, bytes_in_flight_per_sm / cta_bytes) *
@@ -343,27 +338,75 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {"scalar", "one element per thread: 1- and 2-byte types waste most of each memory instruction",
-               launch_rung<scalar_rung>, kernels_of_every_dtype<scalar_rung>(), 0, false, int(variant_id::scalar)},
-              {"vec8", "one 8-byte vector per thread (64-bit loads and stores)", launch_rung<vec8_rung>,
-               kernels_of_every_dtype<vec8_rung>(), 8, false, int(variant_id::vec8)},
-              {"vec16", "one 16-byte vector per thread (128-bit loads and stores), tail element-wise",
-               launch_rung<vec16_rung>, kernels_of_every_dtype<vec16_rung>(), 16, false, int(variant_id::vec16)},
-              {"vec16_unroll", "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
-               launch_rung<vec16_unroll_rung>, kernels_of_every_dtype<vec16_unroll_rung>(), 16, false,
-               int(variant_id::vec16_unroll)},
-              {"vec32",
-               "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
-               launch_rung<vec32_rung>, kernels_of_every_dtype<vec32_rung>(), 32, false, int(variant_id::vec32)},
-              {"auto",
-               "memlab::copy: 16-byte loads and stores at any alignment (byte-wise head and tail, funnel-shift "
-               "realignment when src and dst are misaligned to each other), one short-lived grid",
-               launch_auto, auto_kernels(), 0, false, int(variant_id::library)},
-              {"memcpy", "cudaMemcpyAsync device to device", launch_memcpy, {}, 0, true, int(variant_id::memcpy)},
-              {"cub", "cub::DeviceTransform::Transform with an identity functor", launch_cub,
-               {kernel_ref::with_type<identity_op>()}, 0, true, int(variant_id::cub)},
-              {"thrust", "thrust::copy on raw device pointers (CCCL forwards it to cudaMemcpyAsync)", launch_thrust, {},
-               0, true, int(variant_id::thrust)},
+              {
+                  .name = "scalar",
+                  .teaches = "one element per thread: 1- and 2-byte types waste most of each memory instruction",
+                  .launch = launch_rung<scalar_rung>,
+                  .kernels = kernels_of_every_dtype<scalar_rung>(),
+                  .traits = rung_traits{.method = copy_method::elements},
+              },
+              {
+                  .name = "vec8",
+                  .teaches = "one 8-byte vector per thread (64-bit loads and stores)",
+                  .launch = launch_rung<vec8_rung>,
+                  .kernels = kernels_of_every_dtype<vec8_rung>(),
+                  .needs = {.alignment = 8},
+                  .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 8},
+              },
+              {
+                  .name = "vec16",
+                  .teaches = "one 16-byte vector per thread (128-bit loads and stores), tail element-wise",
+                  .launch = launch_rung<vec16_rung>,
+                  .kernels = kernels_of_every_dtype<vec16_rung>(),
+                  .needs = {.alignment = 16},
+                  .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 16},
+              },
+              {
+                  .name = "vec16_unroll",
+                  .teaches = "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
+                  .launch = launch_rung<vec16_unroll_rung>,
+                  .kernels = kernels_of_every_dtype<vec16_unroll_rung>(),
+                  .needs = {.alignment = 16},
+                  .traits = rung_traits{.method = copy_method::unrolled, .vec_bytes = 16},
+              },
+              {
+                  .name = "vec32",
+                  .teaches = "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
+                  .launch = launch_rung<vec32_rung>,
+                  .kernels = kernels_of_every_dtype<vec32_rung>(),
+                  .needs = {.alignment = 32, .min_cc = 100, .feature = "32-byte global loads and stores (LDG.E.ENL2.256)"},
+                  .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 32},
+              },
+              {
+                  .name = "auto",
+                  .teaches = "memlab::copy: 16-byte loads and stores at any alignment (byte-wise head and tail, "
+                             "funnel-shift realignment when src and dst are misaligned to each other), one short-lived grid",
+                  .launch = launch_auto,
+                  .kernels = auto_kernels(),
+                  .traits = rung_traits{.method = copy_method::library},
+              },
+              {
+                  .name = "memcpy",
+                  .teaches = "cudaMemcpyAsync device to device",
+                  .launch = launch_memcpy,
+                  .peer = true,
+                  .traits = rung_traits{},
+              },
+              {
+                  .name = "cub",
+                  .teaches = "cub::DeviceTransform::Transform with an identity functor",
+                  .launch = launch_cub,
+                  .kernels = {kernel_ref::with_type<identity_op>()},
+                  .peer = true,
+                  .traits = rung_traits{},
+              },
+              {
+                  .name = "thrust",
+                  .teaches = "thrust::copy on raw device pointers (CCCL forwards it to cudaMemcpyAsync)",
+                  .launch = launch_thrust,
+                  .peer = true,
+                  .traits = rung_traits{},
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

@@ -9,8 +9,19 @@
 
 namespace memlab::labs::copy {
 
-// `library` is memlab::copy (include/memlab/copy.cuh); its variant name is "auto".
-enum class variant_id { scalar, vec8, vec16, vec16_unroll, vec32, library, memcpy, cub, thrust };
+// How a rung moves the bytes, as far as planning its launch goes.
+enum class copy_method {
+  elements,  // one element per thread
+  vectors,   // one vector of vec_bytes per thread, the tail element-wise
+  unrolled,  // `unroll_vectors` 16-byte vectors in flight per thread, grid-stride, grid by bytes in flight
+  library,   // memlab::copy (include/memlab/copy.cuh): plans from the real addresses
+  peer,      // a library peer: its own launch configuration
+};
+// What the lab's model reads of a rung (its table record's traits).
+struct rung_traits {
+  copy_method method = copy_method::peer;
+  int vec_bytes = 0;  // vectors: the width of each access
+};
 
 inline constexpr int threads_per_cta = 256;
 // vec16_unroll keeps this many 16-byte vectors in flight per thread before its first store.
@@ -21,7 +32,7 @@ inline constexpr int unroll_vectors = 4;
 inline constexpr int bytes_in_flight_per_sm = 64 * 1024;
 
 // The launch of the ladder's rungs (memlab::copy and the peers plan their own: all zero).
-launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, int sm_count);
+launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n, int sm_count);
 
 const lab& table();
 

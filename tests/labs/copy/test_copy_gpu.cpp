@@ -53,7 +53,7 @@ TEST_P(copy_gpu, edge_sizes_and_alignments) {
       SCOPED_TRACE("n=" + std::to_string(n) + " src+" + std::to_string(so) + " dst+" + std::to_string(doff));
       if (const auto why_not = l.unsupported(v, p, dev)) {
         // Only the vector variants may refuse, and only for pointers off their vector width.
-        const int align = v.alignment;
+        const int align = v.needs.alignment;
         EXPECT_GT(align, 0) << name << " refused an element-aligned case: " << *why_not;
         if (align > 0) {
           EXPECT_TRUE(so % static_cast<std::uint64_t>(align) != 0 || doff % static_cast<std::uint64_t>(align) != 0)

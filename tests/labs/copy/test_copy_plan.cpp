@@ -20,6 +20,8 @@ case_params copy_case(dtype type, std::uint64_t n, std::uint64_t so, std::uint64
   return table().make_case(type, n, {{"src_offset", axis_value{{so, 0, 0}, 1}}, {"dst_offset", axis_value{{doff, 0, 0}, 1}}});
 }
 
+const rung_traits& traits(std::string_view rung) { return test::traits_of<rung_traits>(table(), rung); }
+
 // The value of the number axis `name` in a planned case.
 std::uint64_t value(const case_params& p, std::string_view name) {
   for (const auto& [axis_name, v] : p.axes)
@@ -30,11 +32,11 @@ std::uint64_t value(const case_params& p, std::string_view name) {
 TEST(copy_plan, scalar_and_vector_grids_cover_every_element_and_the_tail) {
   for (std::uint64_t n : {1ull, 15ull, 16ull, 17ull, 4097ull, (1ull << 31)}) {
     for (std::size_t es : {1u, 2u, 4u, 8u}) {
-      const auto s = plan(variant_id::scalar, es, n, 132);
+      const auto s = plan(traits("scalar"), es, n, 132);
       EXPECT_GE(s.grid * static_cast<std::uint64_t>(s.threads), n);
       EXPECT_LT((s.grid - 1) * static_cast<std::uint64_t>(s.threads), n);
-      for (auto v : {variant_id::vec8, variant_id::vec16, variant_id::vec32}) {
-        const auto p = plan(v, es, n, 132);
+      for (std::string_view v : {"vec8", "vec16", "vec32"}) {
+        const auto p = plan(traits(v), es, n, 132);
         const auto vb = static_cast<std::uint64_t>(p.vec_bytes);
         const std::uint64_t threads_needed = (n * es) / vb + ((n * es) % vb != 0 ? 1 : 0);
         EXPECT_GE(p.grid * static_cast<std::uint64_t>(p.threads), threads_needed) << "n=" << n << " es=" << es;
@@ -44,19 +46,23 @@ TEST(copy_plan, scalar_and_vector_grids_cover_every_element_and_the_tail) {
 }
 
 TEST(copy_plan, vec16_unroll_grid_is_sized_by_bytes_in_flight_not_by_n) {
-  const auto big = plan(variant_id::vec16_unroll, 2, 1ull << 31, 132);
+  const auto big = plan(traits("vec16_unroll"), 2, 1ull << 31, 132);
   const std::uint64_t per_cta = static_cast<std::uint64_t>(big.threads) * static_cast<std::uint64_t>(big.items_per_thread) * 16;
   EXPECT_EQ(big.grid, 132u * (bytes_in_flight_per_sm / per_cta));
   EXPECT_EQ(big.vec_bytes, 16);
   // Small copies do not pay for a full grid: one CTA per tile of work.
-  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 4096, 132).grid, 1u);      // 16 KiB: exactly one tile
-  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 1u << 20, 132).grid, 256u);  // 4 MiB: 256 tiles < 528 resident
-  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 3, 132).grid, 1u);     // only a tail
-  EXPECT_EQ(plan(variant_id::vec16_unroll, 4, 0, 132).grid, 0u);
+  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 4096, 132).grid, 1u);      // 16 KiB: exactly one tile
+  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 1u << 20, 132).grid, 256u);  // 4 MiB: 256 tiles < 528 resident
+  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 3, 132).grid, 1u);     // only a tail
+  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 0, 132).grid, 0u);
 }
 
 TEST(copy_plan, peers_have_no_policy_of_ours) {
-  for (auto v : {variant_id::memcpy, variant_id::cub, variant_id::thrust}) EXPECT_EQ(to_string(plan(v, 4, 1024, 132)), "-");
+  for (const auto& v : table().variants) {
+    if (v.peer) {
+      EXPECT_EQ(to_string(plan(v.traits_as<rung_traits>(), 4, 1024, 132)), "-") << v.name;
+    }
+  }
 }
 
 TEST(copy_lab_registry, ladder_then_peers_with_their_kernels) {
@@ -91,11 +97,11 @@ TEST(copy_lab_registry, vector_variants_refuse_misaligned_pointers_and_say_why) 
   // An offset that is not a whole element is refused by every variant.
   EXPECT_TRUE(test::refusal(l, "scalar", copy_case(dtype::f32, 100, 2, 0), dev));
   // The alignment each variant declares (what the GPU tests hold the refusals to).
-  EXPECT_EQ(test::variant_of(l, "vec8").alignment, 8);
-  EXPECT_EQ(test::variant_of(l, "vec16").alignment, 16);
-  EXPECT_EQ(test::variant_of(l, "vec16_unroll").alignment, 16);
-  EXPECT_EQ(test::variant_of(l, "vec32").alignment, 32);
-  for (std::string_view any : {"scalar", "auto", "memcpy", "cub", "thrust"}) EXPECT_EQ(test::variant_of(l, any).alignment, 0) << any;
+  EXPECT_EQ(test::variant_of(l, "vec8").needs.alignment, 8);
+  EXPECT_EQ(test::variant_of(l, "vec16").needs.alignment, 16);
+  EXPECT_EQ(test::variant_of(l, "vec16_unroll").needs.alignment, 16);
+  EXPECT_EQ(test::variant_of(l, "vec32").needs.alignment, 32);
+  for (std::string_view any : {"scalar", "auto", "memcpy", "cub", "thrust"}) EXPECT_EQ(test::variant_of(l, any).needs.alignment, 0) << any;
 }
 
 // vec32 runs only where the device has 32-byte global accesses (sm_100 and newer), and says why
@@ -115,7 +121,7 @@ TEST(copy_lab_registry, vec32_needs_sm_100_and_32_byte_alignment) {
   const auto off16 = test::refusal(l, "vec32", copy_case(dtype::f32, 1000, 16, 0), b200);
   ASSERT_TRUE(off16);
   EXPECT_NE(off16->find("32-byte aligned"), std::string::npos) << *off16;
-  const auto p = plan(variant_id::vec32, 2, 1000, 148);  // 2000 B: 62 vectors and a 16-byte tail
+  const auto p = plan(traits("vec32"), 2, 1000, 148);  // 2000 B: 62 vectors and a 16-byte tail
   EXPECT_EQ(p.vec_bytes, 32);
   EXPECT_EQ(p.grid, 1u);
   // memlab::copy (auto) plans its 32-byte body from the device's compute capability.
