@@ -275,7 +275,7 @@ case_shape shape_of(const case_params& p) {
 }
 
 copy_args args_of(const case_ctx& c) {
-  const copy_geometry g = geometry(c.v->as<variant_id>(), c.p.n * size_of(c.p.type), c.p[tile_axis]);
+  const copy_geometry g = geometry(*c.v, c.p.n * size_of(c.p.type), c.p[tile_axis]);
   return {c.ptr(dst_buffer), c.ptr(src_buffer, c.p[src_offset_axis]), g.payload, g.main, g.tile,
           static_cast<std::uint32_t>(c.p[smem_offset_axis])};
 }
@@ -283,7 +283,7 @@ copy_args args_of(const case_ctx& c) {
 // The kernel of a case: by rung, write-back width and stages. Every kernel but tma_tensor's takes
 // (copy_args).
 template <template <int> class Path, int Width>
-const void* tile_rung_kernel(int writeback) {
+const void* tile_rung_kernel(int writeback, std::uint64_t) {
   switch (writeback) {
     case 4: return reinterpret_cast<const void*>(&tile_kernel<Path<Width>, 4>);
     case 8: return reinterpret_cast<const void*>(&tile_kernel<Path<Width>, 8>);
@@ -294,7 +294,7 @@ template <int>
 using cg_path = ldgsts_cg_path;
 
 template <template <int> class Kernel>
-const void* staged_kernel(std::uint64_t stages) {
+const void* staged_kernel(int, std::uint64_t stages) {
   switch (stages) {
     case 1: return reinterpret_cast<const void*>(Kernel<1>::fn);
     case 2: return reinterpret_cast<const void*>(Kernel<2>::fn);
@@ -311,39 +311,26 @@ struct divergent_fn {
   static constexpr auto fn = &divergent_commit_kernel<S>;
 };
 
-const void* kernel_for(variant_id v, int writeback, std::uint64_t stages) {
-  switch (v) {
-    case variant_id::ldg_sts4: return tile_rung_kernel<ldg_sts_path, 4>(writeback);
-    case variant_id::ldg_sts8: return tile_rung_kernel<ldg_sts_path, 8>(writeback);
-    case variant_id::ldg_sts16: return tile_rung_kernel<ldg_sts_path, 16>(writeback);
-    case variant_id::ldgsts_ca4: return tile_rung_kernel<ldgsts_ca_path, 4>(writeback);
-    case variant_id::ldgsts_ca8: return tile_rung_kernel<ldgsts_ca_path, 8>(writeback);
-    case variant_id::ldgsts_ca16: return tile_rung_kernel<ldgsts_ca_path, 16>(writeback);
-    case variant_id::ldgsts_cg16: return tile_rung_kernel<cg_path, 16>(writeback);
-    case variant_id::pipelined: return staged_kernel<pipelined_fn>(stages);
-    case variant_id::divergent_commit: return staged_kernel<divergent_fn>(stages);
-    case variant_id::tma_bulk: return reinterpret_cast<const void*>(&tma_bulk_kernel);
-    case variant_id::tma_tensor: return reinterpret_cast<const void*>(&tma_tensor_kernel);
-    default: return nullptr;  // the peers launch their own
-  }
-}
+const void* tma_bulk_fn(int, std::uint64_t) { return reinterpret_cast<const void*>(&tma_bulk_kernel); }
+const void* tma_tensor_fn(int, std::uint64_t) { return reinterpret_cast<const void*>(&tma_tensor_kernel); }
 
-// Every kernel a variant may launch (each write-back width, each stage count), for `memlab inspect`.
-std::vector<kernel_ref> kernels_of_variant(variant_id v) {
+// Every kernel a rung may launch (each write-back width, each stage count), for `memlab inspect`.
+std::vector<kernel_ref> kernels_of(const rung_traits& t) {
   std::vector<kernel_ref> out;
   const auto add = [&](const void* k) {
     for (const auto& r : out)
       if (r.symbol == k) return;
     out.push_back({k, nullptr});
   };
-  if (is_pipelined(v)) {
-    for (std::uint64_t s = 1; s <= static_cast<std::uint64_t>(max_stages); ++s) add(kernel_for(v, 16, s));
-  } else if (is_tma(v)) {
-    add(kernel_for(v, 16, 1));
+  if (t.kernel == nullptr) return out;
+  if (t.pipelined) {
+    for (std::uint64_t s = 1; s <= static_cast<std::uint64_t>(max_stages); ++s) add(t.kernel(16, s));
+  } else if (is_tma(t)) {
+    add(t.kernel(16, 1));
   } else {
     // The write-back widths the path can meet: smem offsets are multiples of its access width.
     for (int wb : {16, 8, 4})
-      if (wb >= access_bytes(v)) add(kernel_for(v, wb, 1));
+      if (wb >= t.access_bytes) add(t.kernel(wb, 1));
   }
   return out;
 }
@@ -367,11 +354,11 @@ CUtensorMapDataType tensor_type(dtype t) {
 void launch_path(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (p.grid == 0) return;
-  const auto v = c.v->as<variant_id>();
+  const auto& t = c.v->traits_as<rung_traits>();
   copy_args a = args_of(c);
-  const std::size_t smem = smem_bytes(v, a.tile, c.p[stages_axis], a.smem_offset);
-  const void* kernel = kernel_for(v, writeback_bytes(a.smem_offset), c.p[stages_axis]);
-  if (v == variant_id::tma_tensor) {
+  const std::size_t smem = smem_bytes(*c.v, a.tile, c.p[stages_axis], a.smem_offset);
+  const void* kernel = t.kernel(writeback_bytes(a.smem_offset), c.p[stages_axis]);
+  if (t.path == tile_path::tma_tensor) {
     auto& maps = std::any_cast<const tensor_maps&>(c.state);
     void* args[] = {const_cast<CUtensorMap*>(&maps.src), const_cast<CUtensorMap*>(&maps.dst), &a};
     MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel, grid_of(p.grid, "async"), dim3(static_cast<unsigned>(p.threads)), args,
@@ -398,13 +385,13 @@ void launch_cub(const case_ctx& c, cudaStream_t s) {
 }
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
-  return device_rule(v.as<variant_id>(), shape_of(p), dev.cc_major, dev.smem_per_block_optin);
+  return device_rule(v, shape_of(p), dev.smem_per_block_optin);
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
   const std::uint64_t payload = p.n * size_of(p.type);
   case_plan out;
-  out.policy = plan(v.as<variant_id>(), shape_of(p), dev.sm_count);
+  out.policy = plan(v, shape_of(p), dev.sm_count);
   out.bytes = 2 * payload;  // read n, write n
   out.working_set = 2 * payload;
   // The source to its exact end, so compute-sanitizer flags any read past it.
@@ -415,15 +402,14 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
 // Lets every kernel of the variant use the device's whole opt-in shared memory (the kernels are
 // shared by cases of different tiles); makes tma_tensor's two tensor maps.
 void setup(case_ctx& c) {
-  const auto v = c.v->as<variant_id>();
-  if (is_peer(v)) return;
+  if (c.v->peer) return;
   for (const auto& k : c.v->kernels) {
     cudaFuncAttributes attr{};
     MEMLAB_CUDA_CHECK(cudaFuncGetAttributes(&attr, k.symbol));
     const int limit = c.dev.smem_per_block_optin - static_cast<int>(attr.sharedSizeBytes);
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k.symbol, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
   }
-  if (v != variant_id::tma_tensor) return;
+  if (c.v->traits_as<rung_traits>().path != tile_path::tma_tensor) return;
   const copy_args a = args_of(c);
   tensor_maps maps{};
   if (a.main > 0) {  // no rows, no map: the launch copies only the tail
@@ -444,8 +430,16 @@ std::string verify(const case_ctx& c) {
                      [&](std::uint64_t j) { return reference_byte(seed, so, j); });
 }
 
-variant rung(variant_id id, std::string_view name, std::string_view teaches) {
-  return {name, teaches, launch_path, kernels_of_variant(id), 0, false, int(id)};
+// A rung of memlab's: its record, completed with every kernel its traits may launch.
+variant with_kernels(variant v) {
+  v.kernels = kernels_of(v.traits_as<rung_traits>());
+  return v;
+}
+
+// The rungs' traits, named once: the path, its access width, and how it picks its kernel.
+template <template <int> class Path, int Width>
+constexpr rung_traits tile_rung(tile_path path) {
+  return {.path = path, .access_bytes = Width, .kernel = &tile_rung_kernel<Path, Width>};
 }
 
 }  // namespace
@@ -465,27 +459,99 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              rung(variant_id::ldg_sts4, "ldg_sts4", "through registers, 4-byte accesses: LDG.E + STS"),
-              rung(variant_id::ldg_sts8, "ldg_sts8", "through registers, 8-byte accesses: LDG.E.64 + STS.64"),
-              rung(variant_id::ldg_sts16, "ldg_sts16", "through registers, 16-byte accesses: LDG.E.128 + STS.128"),
-              rung(variant_id::ldgsts_ca4, "ldgsts_ca4",
-                   "cp.async.ca 4 B (LDGSTS.E): no registers, allocates in L1, every chunk in flight"),
-              rung(variant_id::ldgsts_ca8, "ldgsts_ca8", "cp.async.ca 8 B (LDGSTS.E.64)"),
-              rung(variant_id::ldgsts_ca16, "ldgsts_ca16", "cp.async.ca 16 B (LDGSTS.E.128): still through L1"),
-              rung(variant_id::ldgsts_cg16, "ldgsts_cg16",
-                   "cp.async.cg 16 B (LDGSTS.E.BYPASS.128): L2 straight to shared memory, L1 bypassed"),
-              rung(variant_id::pipelined, "pipelined",
-                   "ldgsts_cg16 through --stages shared buffers, one CTA per SM: commit per tile, wait_group<stages-1>"),
-              rung(variant_id::divergent_commit, "divergent_commit",
-                   "pipelined with its commit inside a divergent branch: the warp counts two groups per tile and "
-                   "over-waits"),
-              rung(variant_id::tma_bulk, "tma_bulk",
-                   "TMA (sm_90): one cp.async.bulk per tile (UBLKCP) on an mbarrier, and one bulk store back"),
-              rung(variant_id::tma_tensor, "tma_tensor",
-                   "TMA (sm_90): a 2D tensor map of 256-byte rows, a box per tile in (UTMALDG) and out (UTMASTG)"),
-              {"cub", "cub::DeviceTransform::Transform with an identity functor (Hopper: bulk copies into shared memory)",
-               launch_cub, {kernel_ref::with_type<identity_op>()}, 0, true, int(variant_id::cub)},
-              {"memcpy", "cudaMemcpyAsync device to device", launch_memcpy, {}, 0, true, int(variant_id::memcpy)},
+              with_kernels({
+                  .name = "ldg_sts4",
+                  .teaches = "through registers, 4-byte accesses: LDG.E + STS",
+                  .launch = launch_path,
+                  .needs = {.alignment = 4},
+                  .traits = tile_rung<ldg_sts_path, 4>(tile_path::registers),
+              }),
+              with_kernels({
+                  .name = "ldg_sts8",
+                  .teaches = "through registers, 8-byte accesses: LDG.E.64 + STS.64",
+                  .launch = launch_path,
+                  .needs = {.alignment = 8},
+                  .traits = tile_rung<ldg_sts_path, 8>(tile_path::registers),
+              }),
+              with_kernels({
+                  .name = "ldg_sts16",
+                  .teaches = "through registers, 16-byte accesses: LDG.E.128 + STS.128",
+                  .launch = launch_path,
+                  .needs = {.alignment = 16},
+                  .traits = tile_rung<ldg_sts_path, 16>(tile_path::registers),
+              }),
+              with_kernels({
+                  .name = "ldgsts_ca4",
+                  .teaches = "cp.async.ca 4 B (LDGSTS.E): no registers, allocates in L1, every chunk in flight",
+                  .launch = launch_path,
+                  .needs = {.alignment = 4},
+                  .traits = tile_rung<ldgsts_ca_path, 4>(tile_path::cp_async),
+              }),
+              with_kernels({
+                  .name = "ldgsts_ca8",
+                  .teaches = "cp.async.ca 8 B (LDGSTS.E.64)",
+                  .launch = launch_path,
+                  .needs = {.alignment = 8},
+                  .traits = tile_rung<ldgsts_ca_path, 8>(tile_path::cp_async),
+              }),
+              with_kernels({
+                  .name = "ldgsts_ca16",
+                  .teaches = "cp.async.ca 16 B (LDGSTS.E.128): still through L1",
+                  .launch = launch_path,
+                  .needs = {.alignment = 16},
+                  .traits = tile_rung<ldgsts_ca_path, 16>(tile_path::cp_async),
+              }),
+              with_kernels({
+                  .name = "ldgsts_cg16",
+                  .teaches = "cp.async.cg 16 B (LDGSTS.E.BYPASS.128): L2 straight to shared memory, L1 bypassed",
+                  .launch = launch_path,
+                  .needs = {.alignment = 16},
+                  .traits = tile_rung<cg_path, 16>(tile_path::cp_async),
+              }),
+              with_kernels({
+                  .name = "pipelined",
+                  .teaches = "ldgsts_cg16 through --stages shared buffers, one CTA per SM: commit per tile, wait_group<stages-1>",
+                  .launch = launch_path,
+                  .needs = {.alignment = 16},
+                  .traits = rung_traits{.path = tile_path::cp_async, .access_bytes = 16, .pipelined = true, .kernel = &staged_kernel<pipelined_fn>},
+              }),
+              with_kernels({
+                  .name = "divergent_commit",
+                  .teaches = "pipelined with its commit inside a divergent branch: the warp counts two groups per tile and "
+                             "over-waits",
+                  .launch = launch_path,
+                  .needs = {.alignment = 16},
+                  .traits = rung_traits{.path = tile_path::cp_async, .access_bytes = 16, .pipelined = true, .kernel = &staged_kernel<divergent_fn>},
+              }),
+              with_kernels({
+                  .name = "tma_bulk",
+                  .teaches = "TMA (sm_90): one cp.async.bulk per tile (UBLKCP) on an mbarrier, and one bulk store back",
+                  .launch = launch_path,
+                  .needs = {.alignment = 16, .min_cc = 90, .feature = "the Tensor Memory Accelerator (cp.async.bulk, UBLKCP/UTMALDG)"},
+                  .traits = rung_traits{.path = tile_path::tma_bulk, .access_bytes = 16, .kernel = &tma_bulk_fn},
+              }),
+              with_kernels({
+                  .name = "tma_tensor",
+                  .teaches = "TMA (sm_90): a 2D tensor map of 256-byte rows, a box per tile in (UTMALDG) and out (UTMASTG)",
+                  .launch = launch_path,
+                  .needs = {.alignment = 16, .min_cc = 90, .feature = "the Tensor Memory Accelerator (cp.async.bulk, UBLKCP/UTMALDG)", .shape = "tiles of whole 256-byte rows, at most 256 of them"},
+                  .traits = rung_traits{.path = tile_path::tma_tensor, .access_bytes = 16, .kernel = &tma_tensor_fn},
+              }),
+              {
+                  .name = "cub",
+                  .teaches = "cub::DeviceTransform::Transform with an identity functor (Hopper: bulk copies into shared memory)",
+                  .launch = launch_cub,
+                  .kernels = {kernel_ref::with_type<identity_op>()},
+                  .peer = true,
+                  .traits = rung_traits{},
+              },
+              {
+                  .name = "memcpy",
+                  .teaches = "cudaMemcpyAsync device to device",
+                  .launch = launch_memcpy,
+                  .peer = true,
+                  .traits = rung_traits{},
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

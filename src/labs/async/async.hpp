@@ -17,24 +17,23 @@
 
 namespace memlab::labs::async {
 
-// Ladder order: through registers, cp.async (L1-allocating, then L1-bypassing), the pipeline and
-// its pitfall, TMA, then the peers.
-enum class variant_id {
-  ldg_sts4,
-  ldg_sts8,
-  ldg_sts16,
-  ldgsts_ca4,
-  ldgsts_ca8,
-  ldgsts_ca16,
-  ldgsts_cg16,
-  pipelined,
-  divergent_commit,
-  tma_bulk,
-  tma_tensor,
-  cub,
-  memcpy,
+// How a rung moves a tile from global to shared memory.
+enum class tile_path {
+  registers,   // LDG + STS
+  cp_async,    // LDGSTS (cp.async .ca or .cg)
+  tma_bulk,    // cp.async.bulk (UBLKCP) on an mbarrier
+  tma_tensor,  // a 2D tensor map (UTMALDG / UTMASTG)
+  library,     // a peer: its own path
 };
-inline constexpr std::size_t variant_count = 13;
+
+// What the lab's model reads of a rung (its table record's traits).
+struct rung_traits {
+  tile_path path = tile_path::library;
+  int access_bytes = 0;    // bytes per access of the global -> shared path (TMA: 16, its address rule); peers: 0
+  bool pipelined = false;  // streams its tiles through --stages buffers (pipelined, divergent_commit)
+  // The kernel for a write-back width and a stage count (nullptr for the peers).
+  const void* (*kernel)(int writeback, std::uint64_t stages) = nullptr;
+};
 
 inline constexpr int threads_per_cta = 256;
 // The TMA rungs: one warp per CTA, lane 0 issues the copies; residency is then bounded by shared
@@ -52,16 +51,11 @@ inline constexpr std::uint64_t tma_static_smem = 16;
 // and ldgsts_cg16 3037 GB/s at 4 KiB, 2976-2990 at 16 KiB; CUB 3011 in the same run).
 inline constexpr std::uint64_t default_tile_bytes = 4 * 1024;
 
-bool is_peer(variant_id v);
-bool is_tma(variant_id v);
-bool is_pipelined(variant_id v);  // pipelined, divergent_commit: --stages applies
+bool is_tma(const rung_traits& t);
 
-// Bytes per access of the variant's global -> shared path (4, 8, 16; 16 for TMA, whose addresses
-// must be 16-byte aligned); 0 for the peers.
-int access_bytes(variant_id v);
 // Alignment the global source must have (bytes); the shared destination's.
-std::uint64_t src_alignment(variant_id v);
-std::uint64_t smem_alignment(variant_id v);
+std::uint64_t src_alignment(const rung_traits& t);
+std::uint64_t smem_alignment(const rung_traits& t);
 
 // Width of the common write-back (LDS + STG) for a tile at smem_offset: the widest of 16, 8, 4
 // bytes that divides it. The 16-byte paths only run at multiples of 16: theirs is always 16.
@@ -74,10 +68,10 @@ struct copy_geometry {
   std::uint64_t tile = 0;     // bytes per tile (per stage)
   std::uint64_t tiles = 0;    // ceil(main / tile); the last one may be partial
 };
-copy_geometry geometry(variant_id v, std::uint64_t payload, std::uint64_t tile);
+copy_geometry geometry(const variant& v, std::uint64_t payload, std::uint64_t tile);
 
 // Dynamic shared memory a CTA of v asks for: its tile(s) plus the offset.
-std::uint64_t smem_bytes(variant_id v, std::uint64_t tile, std::uint64_t stages, std::uint64_t smem_offset);
+std::uint64_t smem_bytes(const variant& v, std::uint64_t tile, std::uint64_t stages, std::uint64_t smem_offset);
 
 // The device-independent rules: element-aligned offsets, the path's alignment, tile sizes, stages.
 struct case_shape {
@@ -87,14 +81,15 @@ struct case_shape {
   std::uint64_t stages = 1;
   std::uint64_t tile = default_tile_bytes;
 };
-std::optional<std::string> case_rule(variant_id v, const case_shape& s);
-// The same plus the device's: TMA below sm_90, shared memory per CTA.
-std::optional<std::string> device_rule(variant_id v, const case_shape& s, int cc_major, int smem_per_block_optin);
+std::optional<std::string> case_rule(const variant& v, const case_shape& s);
+// The same plus the device's shared memory per CTA (TMA's sm_90 is the rung's needs, checked by the
+// harness first).
+std::optional<std::string> device_rule(const variant& v, const case_shape& s, int smem_per_block_optin);
 
 // Threads, chunks per thread per tile, bytes per access (TMA: the tile, one instruction), stages,
 // grid. The tile rungs launch one CTA per tile; pipelined and divergent_commit one CTA per SM
 // (at most one per tile), each streaming its tiles through the stages; the peers plan their own.
-launch_policy plan(variant_id v, const case_shape& s, int sm_count);
+launch_policy plan(const variant& v, const case_shape& s, int sm_count);
 
 const lab& table();
 

@@ -10,70 +10,33 @@ namespace memlab::labs::async {
 
 namespace {
 
-std::string name_of(variant_id v) {
-  switch (v) {
-    case variant_id::ldg_sts4: return "ldg_sts4";
-    case variant_id::ldg_sts8: return "ldg_sts8";
-    case variant_id::ldg_sts16: return "ldg_sts16";
-    case variant_id::ldgsts_ca4: return "ldgsts_ca4";
-    case variant_id::ldgsts_ca8: return "ldgsts_ca8";
-    case variant_id::ldgsts_ca16: return "ldgsts_ca16";
-    case variant_id::ldgsts_cg16: return "ldgsts_cg16";
-    case variant_id::pipelined: return "pipelined";
-    case variant_id::divergent_commit: return "divergent_commit";
-    case variant_id::tma_bulk: return "tma_bulk";
-    case variant_id::tma_tensor: return "tma_tensor";
-    case variant_id::cub: return "cub";
-    case variant_id::memcpy: return "memcpy";
-  }
-  return "?";
-}
+const rung_traits& traits(const variant& v) { return v.traits_as<rung_traits>(); }
 
 // Why each path needs what it needs, for the refusals.
-std::string alignment_reason(variant_id v) {
-  switch (v) {
-    case variant_id::ldg_sts4:
-    case variant_id::ldg_sts8:
-    case variant_id::ldg_sts16: return "its loads and stores are " + std::to_string(access_bytes(v)) + "-byte vectors";
-    case variant_id::ldgsts_ca4:
-    case variant_id::ldgsts_ca8:
-    case variant_id::ldgsts_ca16:
-    case variant_id::ldgsts_cg16:
-    case variant_id::pipelined:
-    case variant_id::divergent_commit:
-      return "cp.async of " + std::to_string(access_bytes(v)) + " bytes needs both addresses aligned to its size";
-    case variant_id::tma_bulk: return "cp.async.bulk needs 16-byte aligned global and shared addresses";
-    case variant_id::tma_tensor:
+std::string alignment_reason(const rung_traits& t) {
+  switch (t.path) {
+    case tile_path::registers: return "its loads and stores are " + std::to_string(t.access_bytes) + "-byte vectors";
+    case tile_path::cp_async:
+      return "cp.async of " + std::to_string(t.access_bytes) + " bytes needs both addresses aligned to its size";
+    case tile_path::tma_bulk: return "cp.async.bulk needs 16-byte aligned global and shared addresses";
+    case tile_path::tma_tensor:
       return "a tensor map's global address must be 16-byte aligned, a tensor copy's shared address 128-byte aligned";
-    default: return {};
+    case tile_path::library: return {};
   }
+  return {};
 }
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
 }  // namespace
 
-bool is_peer(variant_id v) { return v == variant_id::cub || v == variant_id::memcpy; }
-bool is_tma(variant_id v) { return v == variant_id::tma_bulk || v == variant_id::tma_tensor; }
-bool is_pipelined(variant_id v) { return v == variant_id::pipelined || v == variant_id::divergent_commit; }
+bool is_tma(const rung_traits& t) { return t.path == tile_path::tma_bulk || t.path == tile_path::tma_tensor; }
 
-int access_bytes(variant_id v) {
-  switch (v) {
-    case variant_id::ldg_sts4:
-    case variant_id::ldgsts_ca4: return 4;
-    case variant_id::ldg_sts8:
-    case variant_id::ldgsts_ca8: return 8;
-    case variant_id::cub:
-    case variant_id::memcpy: return 0;
-    default: return 16;
-  }
-}
+std::uint64_t src_alignment(const rung_traits& t) { return static_cast<std::uint64_t>(t.access_bytes); }
 
-std::uint64_t src_alignment(variant_id v) { return static_cast<std::uint64_t>(access_bytes(v)); }
-
-std::uint64_t smem_alignment(variant_id v) {
-  if (v == variant_id::tma_tensor) return 128;
-  return static_cast<std::uint64_t>(access_bytes(v));
+std::uint64_t smem_alignment(const rung_traits& t) {
+  if (t.path == tile_path::tma_tensor) return 128;
+  return static_cast<std::uint64_t>(t.access_bytes);
 }
 
 int writeback_bytes(std::uint64_t smem_offset) {
@@ -82,29 +45,30 @@ int writeback_bytes(std::uint64_t smem_offset) {
   return 4;
 }
 
-copy_geometry geometry(variant_id v, std::uint64_t payload, std::uint64_t tile) {
+copy_geometry geometry(const variant& v, std::uint64_t payload, std::uint64_t tile) {
   copy_geometry g;
   g.payload = payload;
   g.tile = tile;
-  if (is_peer(v)) return g;
-  const std::uint64_t granule = v == variant_id::tma_tensor ? tensor_row_bytes : 16;
+  if (v.peer) return g;
+  const std::uint64_t granule = traits(v).path == tile_path::tma_tensor ? tensor_row_bytes : 16;
   g.main = payload / granule * granule;
   g.tiles = ceil_div(g.main, tile);
   return g;
 }
 
-std::uint64_t smem_bytes(variant_id v, std::uint64_t tile, std::uint64_t stages, std::uint64_t smem_offset) {
-  if (is_peer(v)) return 0;
-  return (is_pipelined(v) ? stages : 1) * tile + smem_offset;
+std::uint64_t smem_bytes(const variant& v, std::uint64_t tile, std::uint64_t stages, std::uint64_t smem_offset) {
+  if (v.peer) return 0;
+  return (traits(v).pipelined ? stages : 1) * tile + smem_offset;
 }
 
-std::optional<std::string> case_rule(variant_id v, const case_shape& s) {
-  const std::string name = name_of(v);
+std::optional<std::string> case_rule(const variant& v, const case_shape& s) {
+  const std::string name(v.name);
+  const rung_traits& t = traits(v);
   const std::string es = std::to_string(s.elem_size);
   if (s.src_offset % s.elem_size != 0) {
     return "src offset +" + std::to_string(s.src_offset) + " B is not a whole " + es + "-byte element";
   }
-  if (is_peer(v)) {
+  if (v.peer) {
     if (s.smem_offset != 0) return name + " uses no shared memory of memlab's: --smem-offset applies to memlab's paths";
     if (s.stages != 1) return name + " has no stages of memlab's: --stages applies to pipelined and divergent_commit";
     if (s.tile != default_tile_bytes) {
@@ -113,25 +77,25 @@ std::optional<std::string> case_rule(variant_id v, const case_shape& s) {
     }
     return std::nullopt;
   }
-  if (!is_pipelined(v) && s.stages != 1) {
+  if (!t.pipelined && s.stages != 1) {
     return name + " copies one tile per CTA, a single stage: --stages applies to pipelined and divergent_commit";
   }
   if (s.stages < 1 || s.stages > static_cast<std::uint64_t>(max_stages)) {
     return "--stages " + std::to_string(s.stages) + " is outside 1.." + std::to_string(max_stages);
   }
-  const std::uint64_t sa = src_alignment(v), ma = smem_alignment(v);
+  const std::uint64_t sa = src_alignment(t), ma = smem_alignment(t);
   if (s.src_offset % sa != 0) {
     return name + " needs the global source " + std::to_string(sa) + "-byte aligned (src +" +
-           std::to_string(s.src_offset) + " B): " + alignment_reason(v);
+           std::to_string(s.src_offset) + " B): " + alignment_reason(t);
   }
   if (s.smem_offset % ma != 0) {
     return name + " needs its shared tile " + std::to_string(ma) + "-byte aligned (smem +" +
-           std::to_string(s.smem_offset) + " B): " + alignment_reason(v);
+           std::to_string(s.smem_offset) + " B): " + alignment_reason(t);
   }
   if (s.tile == 0 || s.tile % 16 != 0) {
     return "--tile-bytes " + std::to_string(s.tile) + " is not a positive multiple of 16 (every path moves 16-byte units)";
   }
-  if (v == variant_id::tma_tensor) {
+  if (t.path == tile_path::tma_tensor) {
     if (s.tile % tensor_row_bytes != 0 || s.tile / tensor_row_bytes > max_box_rows) {
       return "tma_tensor's tile is a box of whole 256-byte rows, at most 256 of them: --tile-bytes must be a multiple of "
              "256 up to 65536 (got " + std::to_string(s.tile) + ")";
@@ -140,34 +104,32 @@ std::optional<std::string> case_rule(variant_id v, const case_shape& s) {
   return std::nullopt;
 }
 
-std::optional<std::string> device_rule(variant_id v, const case_shape& s, int cc_major, int smem_per_block_optin) {
+std::optional<std::string> device_rule(const variant& v, const case_shape& s, int smem_per_block_optin) {
   if (auto why = case_rule(v, s)) return why;
-  if (is_tma(v) && cc_major < 9) {
-    return name_of(v) + " needs the Tensor Memory Accelerator (cp.async.bulk, UBLKCP/UTMALDG), sm_90 or newer; this device is sm_" +
-           std::to_string(cc_major) + "x";
-  }
-  if (is_peer(v)) return std::nullopt;
-  const std::uint64_t need = smem_bytes(v, s.tile, s.stages, s.smem_offset) + (is_tma(v) ? tma_static_smem : 0);
+  if (v.peer) return std::nullopt;
+  const rung_traits& t = traits(v);
+  const std::uint64_t need = smem_bytes(v, s.tile, s.stages, s.smem_offset) + (is_tma(t) ? tma_static_smem : 0);
   if (smem_per_block_optin > 0 && need > static_cast<std::uint64_t>(smem_per_block_optin)) {
-    return name_of(v) + " needs " + std::to_string(need) + " B of shared memory per CTA (" +
-           (is_pipelined(v) ? std::to_string(s.stages) + " stages x " : std::string()) + std::to_string(s.tile) +
+    return std::string(v.name) + " needs " + std::to_string(need) + " B of shared memory per CTA (" +
+           (t.pipelined ? std::to_string(s.stages) + " stages x " : std::string()) + std::to_string(s.tile) +
            " B + offset " + std::to_string(s.smem_offset) + "); this device allows " +
            std::to_string(smem_per_block_optin) + " B";
   }
   return std::nullopt;
 }
 
-launch_policy plan(variant_id v, const case_shape& s, int sm_count) {
-  if (is_peer(v)) return {};
+launch_policy plan(const variant& v, const case_shape& s, int sm_count) {
+  if (v.peer) return {};
+  const rung_traits& t = traits(v);
   const copy_geometry g = geometry(v, s.n * s.elem_size, s.tile);
   // A case with only a tail (main = 0) still launches one CTA: its thread 0 copies the tail.
   const std::uint64_t tail_cta = g.tiles == 0 && g.payload > 0 ? 1 : 0;
-  if (is_tma(v)) {
+  if (is_tma(t)) {
     return {tma_threads, 1, static_cast<int>(s.tile), 1, g.tiles + tail_cta};
   }
-  const int width = access_bytes(v);
+  const int width = t.access_bytes;
   const auto chunks = static_cast<int>(ceil_div(s.tile / static_cast<std::uint64_t>(width), threads_per_cta));
-  if (is_pipelined(v)) {
+  if (t.pipelined) {
     const std::uint64_t grid = std::min<std::uint64_t>(g.tiles, static_cast<std::uint64_t>(std::max(sm_count, 1)));
     return {threads_per_cta, chunks, width, static_cast<int>(s.stages), grid + (grid == 0 ? tail_cta : 0)};
   }

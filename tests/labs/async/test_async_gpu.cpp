@@ -42,8 +42,8 @@ struct async_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::strin
   }
 };
 
-bool is_peer(const std::string& name) { return name == "cub" || name == "memcpy"; }
-bool is_staged(const std::string& name) { return name == "pipelined" || name == "divergent_commit"; }
+bool is_peer(const std::string& name) { return test::variant_of(table(), name).peer; }
+bool is_staged(const std::string& name) { return test::variant_of(table(), name).traits_as<rung_traits>().pipelined; }
 
 TEST_P(async_gpu, edge_sizes_and_offsets) {
   const auto& [name, type] = GetParam();

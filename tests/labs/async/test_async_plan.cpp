@@ -35,17 +35,21 @@ device_info h100() {
   return d;
 }
 
-TEST(async_lab, ladder_in_order_with_its_kernels) {
+const variant& rung(std::string_view name) { return test::variant_of(table(), name); }
+
+TEST(async_lab, every_rung_of_memlab_has_a_path_and_its_kernels_the_peers_come_last) {
   const lab& l = table();
-  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"ldg_sts4", "ldg_sts8", "ldg_sts16", "ldgsts_ca4", "ldgsts_ca8",
-                                                  "ldgsts_ca16", "ldgsts_cg16", "pipelined", "divergent_commit",
-                                                  "tma_bulk", "tma_tensor", "cub", "memcpy"}));
-  ASSERT_EQ(l.variants.size(), variant_count);
-  for (std::size_t i = 0; i < l.variants.size(); ++i) {
-    const auto& v = l.variants[i];
-    const auto id = v.as<variant_id>();
-    EXPECT_EQ(id, static_cast<variant_id>(i)) << v.name;
-    EXPECT_EQ(v.peer, is_peer(id)) << v.name;
+  bool seen_peer = false;
+  for (const auto& v : l.variants) {
+    const auto& t = v.traits_as<rung_traits>();
+    EXPECT_EQ(v.peer, t.path == tile_path::library) << v.name;
+    EXPECT_EQ(v.peer, t.kernel == nullptr) << v.name;
+    if (!v.peer) {
+      EXPECT_FALSE(seen_peer) << v.name << " comes after a peer";
+      EXPECT_FALSE(v.kernels.empty()) << v.name;
+      EXPECT_EQ(v.needs.alignment, t.access_bytes) << v.name << ": the needs state the path's access width";
+    }
+    seen_peer = seen_peer || v.peer;
     for (const auto& k : v.kernels) EXPECT_TRUE(k.symbol != nullptr || k.instantiated_with != nullptr) << v.name;
   }
   // One kernel per write-back width the path can meet, per stage count, or one.
@@ -65,19 +69,19 @@ TEST(async_lab, ladder_in_order_with_its_kernels) {
 
 TEST(async_model, the_payload_splits_into_tiles_and_a_short_tail) {
   // 17 f32 = 68 bytes: 64 through shared memory, 4 byte by byte.
-  auto g = geometry(variant_id::ldgsts_cg16, 68, 16384);
+  auto g = geometry(rung("ldgsts_cg16"), 68, 16384);
   EXPECT_EQ(g.main, 64u);
   EXPECT_EQ(g.tiles, 1u);
-  g = geometry(variant_id::tma_tensor, 68, 16384);  // rows of 256 bytes: all tail
+  g = geometry(rung("tma_tensor"), 68, 16384);  // rows of 256 bytes: all tail
   EXPECT_EQ(g.main, 0u);
   EXPECT_EQ(g.tiles, 0u);
-  g = geometry(variant_id::tma_tensor, 4097 * 4, 4096);
+  g = geometry(rung("tma_tensor"), 4097 * 4, 4096);
   EXPECT_EQ(g.main, 16384u);
   EXPECT_EQ(g.tiles, 4u);
-  g = geometry(variant_id::ldg_sts4, (1u << 20) + 20, 16384);
+  g = geometry(rung("ldg_sts4"), (1u << 20) + 20, 16384);
   EXPECT_EQ(g.main, (1u << 20) + 16);
   EXPECT_EQ(g.tiles, 65u);  // 64 whole tiles and one of 16 bytes
-  EXPECT_EQ(geometry(variant_id::memcpy, 100, 16384).main, 0u);
+  EXPECT_EQ(geometry(rung("memcpy"), 100, 16384).main, 0u);
 }
 
 TEST(async_model, writeback_is_as_wide_as_the_tiles_alignment_allows) {
@@ -155,29 +159,29 @@ TEST(async_lab, tma_needs_sm_90) {
 TEST(async_model, launch_policies) {
   const case_shape big{4, 1u << 28, 0, 0, 1, 16384};
   // One CTA per 16 KiB tile: 1 GiB / 16 KiB.
-  auto p = plan(variant_id::ldgsts_cg16, big, 132);
+  auto p = plan(rung("ldgsts_cg16"), big, 132);
   EXPECT_EQ(p.grid, 65536u);
   EXPECT_EQ(p.threads, threads_per_cta);
   EXPECT_EQ(p.vec_bytes, 16);
   EXPECT_EQ(p.items_per_thread, 4);  // 16 KiB / 256 threads / 16 B
-  EXPECT_EQ(plan(variant_id::ldg_sts4, big, 132).items_per_thread, 16);
+  EXPECT_EQ(plan(rung("ldg_sts4"), big, 132).items_per_thread, 16);
   // The pipeline: one CTA per SM, its stages in the policy.
   case_shape staged = big;
   staged.stages = 3;
-  p = plan(variant_id::pipelined, staged, 132);
+  p = plan(rung("pipelined"), staged, 132);
   EXPECT_EQ(p.grid, 132u);
   EXPECT_EQ(p.stages, 3);
   // TMA: a warp per CTA, one instruction per tile.
-  p = plan(variant_id::tma_bulk, big, 132);
+  p = plan(rung("tma_bulk"), big, 132);
   EXPECT_EQ(p.threads, tma_threads);
   EXPECT_EQ(p.vec_bytes, 16384);
   EXPECT_EQ(p.grid, 65536u);
   // Only a tail: one CTA; nothing at all: none. A few tiles: never more pipelined CTAs than tiles.
-  EXPECT_EQ(plan(variant_id::tma_tensor, case_shape{4, 17, 0, 0, 1, 16384}, 132).grid, 1u);
-  EXPECT_EQ(plan(variant_id::ldgsts_cg16, case_shape{4, 0, 0, 0, 1, 16384}, 132).grid, 0u);
+  EXPECT_EQ(plan(rung("tma_tensor"), case_shape{4, 17, 0, 0, 1, 16384}, 132).grid, 1u);
+  EXPECT_EQ(plan(rung("ldgsts_cg16"), case_shape{4, 0, 0, 0, 1, 16384}, 132).grid, 0u);
   staged.n = 3 * 16384 / 4;
-  EXPECT_EQ(plan(variant_id::pipelined, staged, 132).grid, 3u);
-  EXPECT_EQ(plan(variant_id::cub, big, 132).grid, 0u);
+  EXPECT_EQ(plan(rung("pipelined"), staged, 132).grid, 3u);
+  EXPECT_EQ(plan(rung("cub"), big, 132).grid, 0u);
 }
 
 TEST(async_lab, plans_declare_two_bytes_per_payload_byte) {
