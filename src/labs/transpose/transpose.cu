@@ -424,7 +424,7 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (p.grid == 0) return;
   const dims d = dims_of(c.p);
-  const auto edge = static_cast<std::uint64_t>(tile_edge(c.v->as<variant_id>(), size_of(c.p.type)));
+  const auto edge = static_cast<std::uint64_t>(tile_edge(c.v->traits_as<variant_id>(), size_of(c.p.type)));
   const matrices m{d.rows, d.cols, ceil_div(d.rows, edge), ceil_div(d.cols, edge), c.p[band_axis]};
   visit_lab_dtype(c.p.type, [&](auto tag) {
     using T = decltype(tag);
@@ -486,7 +486,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
     return std::to_string(d.batch) + " matrices of " + std::to_string(d.rows) + " x " + std::to_string(d.cols) +
            " elements span more than 2^62 bytes";
   }
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   if (v.peer && p[band_axis] != default_band) {
     return "--band orders memlab's tiles; " + std::string(v.name) + " has none and runs at the default band (" +
            std::to_string(default_band) + ") only";
@@ -499,7 +499,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   const std::size_t es = size_of(p.type);
   const dims d = dims_of(p);
   const std::uint64_t payload = elements_of(p) * es;
@@ -527,7 +527,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
 }
 
 void setup(case_ctx& c) {
-  if (c.v->as<variant_id>() != variant_id::cublas) return;
+  if (c.v->traits_as<variant_id>() != variant_id::cublas) return;
   (void)handles();  // created here, outside any timing
   if (c.p.type == dtype::f16) {
     const dims d = dims_of(c.p);
@@ -598,7 +598,7 @@ std::string verify_values(const case_ctx& c) {
 }
 
 std::string verify(const case_ctx& c) {
-  const auto id = c.v->as<variant_id>();
+  const auto id = c.v->traits_as<variant_id>();
   if (id == variant_id::cublas) return verify_values(c);
   const std::size_t es = size_of(c.p.type);
   const std::uint64_t seed = c.seeds[in_buffer], payload = elements_of(c.p) * es;
@@ -629,33 +629,69 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {"naive", "32x32 tiles, a thread per element: coalesced reads, stores down columns (a sector per lane)",
-               launch_rung<naive_rung>, kernels_of_lab_dtypes<naive_rung>(), 0, false, int(variant_id::naive)},
-              {"smem", "the tile through shared memory (32x32, row-major): coalesced both ways, column reads of the "
-                       "tile in one bank",
-               launch_rung<smem_rung>, kernels_of_lab_dtypes<smem_rung>(), 0, false, int(variant_id::smem)},
-              {"smem_padded", "+1 word per tile row: the column reads spread over the 32 banks",
-               launch_rung<smem_padded_rung>, kernels_of_lab_dtypes<smem_padded_rung>(), 0, false,
-               int(variant_id::smem_padded)},
-              {"smem_swizzled", "no padding: word index XOR row, conflict-free rows and columns",
-               launch_rung<smem_swizzled_rung>, kernels_of_lab_dtypes<smem_swizzled_rung>(), 0, false,
-               int(variant_id::smem_swizzled)},
-              {"smem_vec",
-               "64x64 tiles, 16-byte global loads and stores (16 B x sizeof(T) in flight per thread), 16-byte shared "
-               "stores into swizzled slots",
-               launch_rung<smem_vec_rung>, kernels_of_lab_dtypes<smem_vec_rung>(), 16, false,
-               int(variant_id::smem_vec)},
-              {"smem_vec_rows",
-               "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x 128 B per "
-               "warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
-               launch_rung<smem_vec_rows_rung>, kernels_of_lab_dtypes<smem_vec_rows_rung>(), 16, false,
-               int(variant_id::smem_vec_rows)},
-              {"cublas", "cuBLAS: cublasSgeam / cublasDgeam (1 x A^T + 0 x B); f16: cublasLtMatrixTransform",
-               launch_cublas, {}, 0, true, int(variant_id::cublas)},
+              {
+                  .name = "naive",
+                  .teaches = "32x32 tiles, a thread per element: coalesced reads, stores down columns (a sector per lane)",
+                  .launch = launch_rung<naive_rung>,
+                  .kernels = kernels_of_lab_dtypes<naive_rung>(),
+                  .traits = variant_id::naive,
+              },
+              {
+                  .name = "smem",
+                  .teaches = "the tile through shared memory (32x32, row-major): coalesced both ways, column reads of the "
+                             "tile in one bank",
+                  .launch = launch_rung<smem_rung>,
+                  .kernels = kernels_of_lab_dtypes<smem_rung>(),
+                  .traits = variant_id::smem,
+              },
+              {
+                  .name = "smem_padded",
+                  .teaches = "+1 word per tile row: the column reads spread over the 32 banks",
+                  .launch = launch_rung<smem_padded_rung>,
+                  .kernels = kernels_of_lab_dtypes<smem_padded_rung>(),
+                  .traits = variant_id::smem_padded,
+              },
+              {
+                  .name = "smem_swizzled",
+                  .teaches = "no padding: word index XOR row, conflict-free rows and columns",
+                  .launch = launch_rung<smem_swizzled_rung>,
+                  .kernels = kernels_of_lab_dtypes<smem_swizzled_rung>(),
+                  .traits = variant_id::smem_swizzled,
+              },
+              {
+                  .name = "smem_vec",
+                  .teaches = "64x64 tiles, 16-byte global loads and stores (16 B x sizeof(T) in flight per thread), "
+                             "16-byte shared stores into swizzled slots",
+                  .launch = launch_rung<smem_vec_rung>,
+                  .kernels = kernels_of_lab_dtypes<smem_vec_rung>(),
+                  .needs = {.alignment = 16, .shape = "rows and columns of whole 16-byte vectors"},
+                  .traits = variant_id::smem_vec,
+              },
+              {
+                  .name = "smem_vec_rows",
+                  .teaches = "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x "
+                             "128 B per warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
+                  .launch = launch_rung<smem_vec_rows_rung>,
+                  .kernels = kernels_of_lab_dtypes<smem_vec_rows_rung>(),
+                  .needs = {.alignment = 16, .shape = "rows and columns of whole 16-byte vectors"},
+                  .traits = variant_id::smem_vec_rows,
+              },
+              {
+                  .name = "cublas",
+                  .teaches = "cuBLAS: cublasSgeam / cublasDgeam (1 x A^T + 0 x B); f16: cublasLtMatrixTransform",
+                  .launch = launch_cublas,
+                  .peer = true,
+                  .traits = variant_id::cublas,
+              },
               // No kernels listed: memlab::copy's are the copy lab's `auto` rung's (`memlab inspect copy`),
               // and a kernel is labelled once.
-              {"copy", "memlab::copy of the same bytes, not transposed: the ceiling", launch_copy, {}, 0, true,
-               int(variant_id::copy)},
+              {
+                  .name = "copy",
+                  .teaches = "memlab::copy of the same bytes, not transposed: the ceiling",
+                  .launch = launch_copy,
+                  .peer = true,
+                  .traits = variant_id::copy,
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,
