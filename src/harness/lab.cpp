@@ -90,8 +90,8 @@ std::uint64_t case_plan::device_bytes() const {
 // ---- lab ----------------------------------------------------------------------------------------------
 
 std::optional<std::string> lab::why_not(const variant& v, const case_params& p, const device_info& dev) const {
-  const int cc = dev.cc_major * 10 + dev.cc_minor;
-  if (v.needs.min_cc > 0 && cc < v.needs.min_cc) {
+  const int cc = dev.cc_major * 10 + dev.cc_minor;  // 0: no device known (planning on the host)
+  if (v.needs.min_cc > 0 && cc > 0 && cc < v.needs.min_cc) {
     return std::string(v.name) + " needs " + (v.needs.feature.empty() ? "" : std::string(v.needs.feature) + ", ") +
            "sm_" + std::to_string(v.needs.min_cc) + " or newer; this device is sm_" + std::to_string(cc);
   }

@@ -219,8 +219,8 @@ struct lab {
   // agree, else what differs first. Synchronous.
   std::string (*verify)(const case_ctx& c) = nullptr;
 
-  // Why `v` cannot run `p` on `dev`: first what the rung's needs say of the device, then the lab's
-  // own refusal. nullopt when it can. No GPU work. What the runner, `memlab list` and tests ask.
+  // Why `v` cannot run `p` on `dev`: first what the rung's needs say of the device (when one is
+  // known: a default device_info plans on the host), then the lab's own refusal. nullopt when it can. No GPU work. What the runner, `memlab list` and tests ask.
   [[nodiscard]] std::optional<std::string> why_not(const variant& v, const case_params& p, const device_info& dev) const;
 
   [[nodiscard]] const variant* find_variant(std::string_view name) const;

@@ -198,7 +198,7 @@ void launch(const case_ctx& c, cudaStream_t s) {
     using T = decltype(tag);
     T* out = c.ptr<T>(out_buffer);
     const T* in = c.ptr<const T>(in_buffer);
-    switch (c.v->as<variant_id>()) {
+    switch (c.v->traits_as<variant_id>()) {
       case variant_id::aos: aos_kernel<T><<<grid, block, 0, s>>>(out, in, c.p.n, field); break;
       case variant_id::soa: soa_kernel<T><<<grid, block, 0, s>>>(out, in, c.p.n, field); break;
       case variant_id::aos_vec: aos_vec_kernel<T><<<grid, block, 0, s>>>(out, in, c.p.n, field); break;
@@ -214,7 +214,7 @@ std::optional<std::string> refusal(const variant& /*v*/, const case_params& p, c
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   const std::size_t es = size_of(p.type);
   const sector_count s = sectors_touched(id, es, p.n, p[field_axis]);
   case_plan out;
@@ -232,7 +232,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 
 std::string verify(const case_ctx& c) {
   const std::size_t es = size_of(c.p.type);
-  const auto id = c.v->as<variant_id>();
+  const auto id = c.v->traits_as<variant_id>();
   const std::uint64_t n = c.p.n, field = c.p[field_axis];
   return check_elements_from(c.buffers[out_buffer], n, es, c.seeds[in_buffer],
                              [&](std::uint64_t i) { return source_element(id, n, field, i); });

@@ -130,8 +130,6 @@ const axis k_axis{"k", "the inner dimension: columns of A, rows of B; 0 = the sa
 
 gemm_shape shape_of(const case_params& p) { return resolve(p.n, p[m_axis], p[k_axis]); }
 
-bool is_peer(variant_id v) { return v == variant_id::cublas_sgemm || v == variant_id::cublas_tf32; }
-
 // What setup leaves for launch and verify.
 struct case_state {
   std::uint64_t seed_a = 0, seed_b = 0;
@@ -141,20 +139,20 @@ const case_state& state_of(const case_ctx& c) { return std::any_cast<const case_
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& /*dev*/) {
   if (p.type != dtype::f32) return "matmul is f32 only (" + std::string(to_string(p.type)) + " asked)";
-  return shape_rule(v.as<variant_id>(), shape_of(p));
+  return shape_rule(v.traits_as<variant_id>(), shape_of(p));
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
   const gemm_shape s = shape_of(p);
   case_plan out;
-  out.policy = plan(v.as<variant_id>(), s);
+  out.policy = plan(v.traits_as<variant_id>(), s);
   out.flops = flops_of(s);
   out.bytes = bytes_of(s);  // A and B read once, C written once: the roofline's DRAM bytes
   out.working_set = bytes_of(s);
   out.buffers = {{"a", 4 * s.m * s.k, buffer_role::scratch},
                  {"b", 4 * s.k * s.n, buffer_role::scratch},
                  {"c", 4 * s.m * s.n, buffer_role::output}};
-  if (is_peer(v.as<variant_id>())) out.buffers.push_back({"cublas_workspace", workspace_bytes, buffer_role::scratch});
+  if (v.peer) out.buffers.push_back({"cublas_workspace", workspace_bytes, buffer_role::scratch});
   return out;
 }
 
@@ -172,7 +170,7 @@ void setup(case_ctx& c) {
   st.seed_b = next_seed();
   fill_inputs(c.ptr<float>(a_buffer), s.m * s.k, st.seed_a);
   fill_inputs(c.ptr<float>(b_buffer), s.k * s.n, st.seed_b);
-  if (is_peer(c.v->as<variant_id>())) st.blas = std::make_shared<blas_handle>();
+  if (c.v->peer) st.blas = std::make_shared<blas_handle>();
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
   c.state = std::move(st);
 }
@@ -182,7 +180,7 @@ template <auto Kernel>
 void launch_rung(const case_ctx& c, cudaStream_t st) {
   const gemm_shape s = shape_of(c.p);
   if (s.m == 0 || s.n == 0) return;
-  const auto id = c.v->as<variant_id>();
+  const auto id = c.v->traits_as<variant_id>();
   const tiling t = tiling_of(id);
   const dim3 grid(static_cast<unsigned>((s.n + t.tile_n - 1) / t.tile_n),
                   static_cast<unsigned>((s.m + t.tile_m - 1) / t.tile_m));
@@ -265,7 +263,7 @@ std::string verify(const case_ctx& c) {
   std::memcpy(got.data(), c_bytes.data(), 4 * c_elems);
   const auto A = to_host<float>(c.buffers[a_buffer], s.m * s.k);  // exactly what the kernel read
   const auto B = to_host<float>(c.buffers[b_buffer], s.k * s.n);
-  const bool tf32 = c.v->as<variant_id>() == variant_id::cublas_tf32;
+  const bool tf32 = c.v->traits_as<variant_id>() == variant_id::cublas_tf32;
   const sample_set set = samples_of(s, state_of(c).seed_a ^ state_of(c).seed_b);
 
   std::vector<checked_element> checked;
@@ -326,11 +324,8 @@ std::string verify(const case_ctx& c) {
   return {};
 }
 
-variant rung(variant_id id, std::string_view name, std::string_view teaches, launch_fn launch,
-             std::vector<kernel_ref> kernels) {
-  const int align = tiling_of(id).vec_bytes == 16 ? 16 : 0;
-  return {name, teaches, launch, std::move(kernels), align, is_peer(id), int(id)};
-}
+// The alignment a rung's 16-byte accesses need: what its tiling says (a test holds the table to it).
+constexpr rung_needs needs_of(variant_id id) { return {.alignment = tiling_of(id).vec_bytes == 16 ? 16 : 0}; }
 
 }  // namespace
 
@@ -353,32 +348,77 @@ const lab& table() {
       .roof = roof_kind::fp32,
       .variants =
           {
-              rung(variant_id::naive, "naive",
-                   "one output per thread, both operands from global memory (threads along n: B coalesced, A broadcast)",
-                   launch_rung<&naive_kernel>, {kernel_ref::of(&naive_kernel)}),
-              rung(variant_id::smem_tiled, "smem_tiled",
-                   "32 x 32 tiles of A and B in shared memory, one output per thread: each loaded element serves 32 FMAs",
-                   launch_rung<&smem_tiled_kernel>, {kernel_ref::of(&smem_tiled_kernel)}),
-              rung(variant_id::blocktiled_1d, "blocktiled_1d",
-                   "1D register blocking: 8 outputs of a column per thread, one shared B value serves 8 FMAs",
-                   launch_rung<&blocktiled_1d_kernel>, {kernel_ref::of(&blocktiled_1d_kernel)}),
-              rung(variant_id::blocktiled_2d, "blocktiled_2d",
-                   "2D register blocking: an 8 x 8 block per thread, 64 FMAs per 16 shared loads, 128 x 128 CTA tiles",
-                   launch_rung<&blocktiled_2d_kernel>, {kernel_ref::of(&blocktiled_2d_kernel)}),
-              rung(variant_id::vectorized, "vectorized",
-                   "16-byte global loads and stores, the A tile transposed in shared memory: LDS.128 for both operands",
-                   launch_rung<&vectorized_kernel>, {kernel_ref::of(&vectorized_kernel)}),
-              rung(variant_id::warptiled, "warptiled",
-                   "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4: conflict-free B fragments (4 wavefronts, not 8)",
-                   launch_rung<warptiled>, {kernel_ref::of(warptiled)}),
-              rung(variant_id::double_buffered, "double_buffered",
-                   "two shared buffers and a register prefetch: the next step's loads hide behind this step's math",
-                   launch_rung<double_buffered>, {kernel_ref::of(double_buffered)}),
-              rung(variant_id::cublas_sgemm, "cublas_sgemm", "cuBLAS SGEMM (f32 products, CUBLAS_DEFAULT_MATH)",
-                   launch_cublas<variant_id::cublas_sgemm>, {}),
-              rung(variant_id::cublas_tf32, "cublas_tf32",
-                   "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor cores, NOT an f32 product (for scale)",
-                   launch_cublas<variant_id::cublas_tf32>, {}),
+              {
+                  .name = "naive",
+                  .teaches = "one output per thread, both operands from global memory (threads along n: B coalesced, A broadcast)",
+                  .launch = launch_rung<&naive_kernel>,
+                  .kernels = {kernel_ref::of(&naive_kernel)},
+                  .needs = needs_of(variant_id::naive),
+                  .traits = variant_id::naive,
+              },
+              {
+                  .name = "smem_tiled",
+                  .teaches = "32 x 32 tiles of A and B in shared memory, one output per thread: each loaded element serves 32 FMAs",
+                  .launch = launch_rung<&smem_tiled_kernel>,
+                  .kernels = {kernel_ref::of(&smem_tiled_kernel)},
+                  .needs = needs_of(variant_id::smem_tiled),
+                  .traits = variant_id::smem_tiled,
+              },
+              {
+                  .name = "blocktiled_1d",
+                  .teaches = "1D register blocking: 8 outputs of a column per thread, one shared B value serves 8 FMAs",
+                  .launch = launch_rung<&blocktiled_1d_kernel>,
+                  .kernels = {kernel_ref::of(&blocktiled_1d_kernel)},
+                  .needs = needs_of(variant_id::blocktiled_1d),
+                  .traits = variant_id::blocktiled_1d,
+              },
+              {
+                  .name = "blocktiled_2d",
+                  .teaches = "2D register blocking: an 8 x 8 block per thread, 64 FMAs per 16 shared loads, 128 x 128 CTA tiles",
+                  .launch = launch_rung<&blocktiled_2d_kernel>,
+                  .kernels = {kernel_ref::of(&blocktiled_2d_kernel)},
+                  .needs = needs_of(variant_id::blocktiled_2d),
+                  .traits = variant_id::blocktiled_2d,
+              },
+              {
+                  .name = "vectorized",
+                  .teaches = "16-byte global loads and stores, the A tile transposed in shared memory: LDS.128 for both operands",
+                  .launch = launch_rung<&vectorized_kernel>,
+                  .kernels = {kernel_ref::of(&vectorized_kernel)},
+                  .needs = needs_of(variant_id::vectorized),
+                  .traits = variant_id::vectorized,
+              },
+              {
+                  .name = "warptiled",
+                  .teaches = "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4: conflict-free B fragments (4 wavefronts, "
+                             "not 8)",
+                  .launch = launch_rung<warptiled>,
+                  .kernels = {kernel_ref::of(warptiled)},
+                  .needs = needs_of(variant_id::warptiled),
+                  .traits = variant_id::warptiled,
+              },
+              {
+                  .name = "double_buffered",
+                  .teaches = "two shared buffers and a register prefetch: the next step's loads hide behind this step's math",
+                  .launch = launch_rung<double_buffered>,
+                  .kernels = {kernel_ref::of(double_buffered)},
+                  .needs = needs_of(variant_id::double_buffered),
+                  .traits = variant_id::double_buffered,
+              },
+              {
+                  .name = "cublas_sgemm",
+                  .teaches = "cuBLAS SGEMM (f32 products, CUBLAS_DEFAULT_MATH)",
+                  .launch = launch_cublas<variant_id::cublas_sgemm>,
+                  .peer = true,
+                  .traits = variant_id::cublas_sgemm,
+              },
+              {
+                  .name = "cublas_tf32",
+                  .teaches = "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor cores, NOT an f32 product (for scale)",
+                  .launch = launch_cublas<variant_id::cublas_tf32>,
+                  .peer = true,
+                  .traits = variant_id::cublas_tf32,
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

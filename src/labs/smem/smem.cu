@@ -250,7 +250,7 @@ void fill_plan(case_plan& out, variant_id v, const case_params& p, std::uint64_t
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
   if (p.type != dtype::f32) return "smem moves 4-byte words: f32 only";
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   if (auto why = stride_rule(id, p[stride_axis])) return why;
   const std::uint64_t need = region_bytes(id, p[stride_axis]);
   if (dev.smem_per_block_optin > 0 && need > static_cast<std::uint64_t>(dev.smem_per_block_optin)) {
@@ -263,7 +263,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 // The grid here assumes the thread limit alone sets residency (2048 threads per SM: 8 CTAs); setup
 // asks the occupancy calculator, which also counts shared memory, and re-plans.
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   const std::uint64_t per_sm = static_cast<std::uint64_t>(std::max(dev.max_threads_per_sm, threads_per_cta)) / threads_per_cta;
   case_plan out;
   fill_plan(out, id, p, grid_of_case(id, p.n, per_sm * static_cast<std::uint64_t>(std::max(dev.sm_count, 1))));
@@ -273,7 +273,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
 }
 
 void setup(case_ctx& c) {
-  const auto id = c.v->as<variant_id>();
+  const auto id = c.v->traits_as<variant_id>();
   const void* k = kernel_for(id);
   const auto smem = static_cast<int>(region_bytes(id, c.p[stride_axis]));
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, c.dev.smem_per_block_optin));
@@ -286,7 +286,7 @@ void setup(case_ctx& c) {
 }
 
 void launch(const case_ctx& c, cudaStream_t s) {
-  const auto id = c.v->as<variant_id>();
+  const auto id = c.v->traits_as<variant_id>();
   if (c.plan.policy.grid == 0) return;
   auto* out = c.ptr<std::uint32_t>(out_buffer);
   const auto* in = c.ptr<const std::uint32_t>(in_buffer);
@@ -300,7 +300,7 @@ void launch(const case_ctx& c, cudaStream_t s) {
 }
 
 std::string verify(const case_ctx& c) {
-  const auto id = c.v->as<variant_id>();
+  const auto id = c.v->traits_as<variant_id>();
   const std::uint64_t seed = c.seeds[in_buffer], stride = c.p[stride_axis];
   std::array<std::uint32_t, lanes> sums{};  // a load rung's output depends on the lane only
   if (is_load(id)) {

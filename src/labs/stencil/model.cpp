@@ -11,22 +11,20 @@
 
 namespace memlab::labs::stencil {
 
-int dimensions(variant_id v) { return v <= variant_id::d1_copy ? 1 : 3; }
-
-bool is_peer(variant_id v) { return v == variant_id::d1_copy || v == variant_id::d3_copy; }
-
-bool uses_cp_async(variant_id v) {
+int dimensions(variant_id v) {
   switch (v) {
+    case variant_id::d1_ldg:
+    case variant_id::d1_ldg_sts:
+    case variant_id::d1_ldg_no_branch:
     case variant_id::d1_ldgsts:
     case variant_id::d1_ldgsts_no_branch:
     case variant_id::d1_ldgsts_vec16:
-    case variant_id::d3_ldgsts:
-    case variant_id::d3_ldgsts_no_branch:
-    case variant_id::d3_ldgsts_vec16:
-    case variant_id::d3_ldgsts_overlap: return true;
-    default: return false;
+    case variant_id::d1_copy: return 1;
+    default: return 3;
   }
 }
+
+bool is_peer(variant_id v) { return v == variant_id::d1_copy || v == variant_id::d3_copy; }
 
 int access_bytes(variant_id v) {
   switch (v) {

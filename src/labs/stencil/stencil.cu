@@ -556,18 +556,14 @@ const axis side_axis{"side",
 
 geometry geometry_of_case(const variant& v, const case_params& p) {
   const axis_value& xy = p.shape(xy_axis);
-  return geometry_of(v.as<variant_id>(), p.n, xy[0], xy[1], p[side_axis]);
+  return geometry_of(v.traits_as<variant_id>(), p.n, xy[0], xy[1], p[side_axis]);
 }
 
 std::uint64_t stages_of(const case_params& p) { return p[stages_axis]; }
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
   if (p.type != dtype::f32) return "stencil is built for f32 only";
-  const auto id = v.as<variant_id>();
-  if (uses_cp_async(id) && dev.cc_major > 0 && dev.cc_major < 8) {
-    return "cp.async (LDGSTS) needs sm_80 or newer; this device is sm_" + std::to_string(dev.cc_major) +
-           std::to_string(dev.cc_minor);
-  }
+  const auto id = v.traits_as<variant_id>();
   const std::uint64_t stages = p[stages_axis];
   if (id != variant_id::d3_ldgsts_overlap && stages != parse_axis(stages_axis, stages_axis.defaults).front()[0]) {
     return "--stages sets 3d_ldgsts_overlap's tile buffers; " + std::string(v.name) + " stages one tile";
@@ -582,11 +578,11 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   const geometry g = geometry_of_case(v, p);
   case_plan out;
   out.bytes = declared_bytes(g);
-  if (is_peer(id)) {
+  if (v.peer) {
     // A copy of half the declared bytes (read it, write it): the same bytes as the stencil.
     const std::uint64_t half = out.bytes / 2;
     constexpr std::uintptr_t base = std::uintptr_t{1} << 40;  // cudaMalloc's 256-byte alignment
@@ -628,8 +624,8 @@ const void* overlap_kernel(std::uint64_t stages) {
 // Fresh random floats in the three input domains, each from its own seed; the overlap kernel's
 // shared-memory limit raised to its buffers (above the 48 KiB default from 3 stages on).
 void setup(case_ctx& c) {
-  if (is_peer(c.v->as<variant_id>())) return;
-  if (c.v->as<variant_id>() == variant_id::d3_ldgsts_overlap) {
+  if (c.v->peer) return;
+  if (c.v->traits_as<variant_id>() == variant_id::d3_ldgsts_overlap) {
     const std::uint64_t stages = stages_of(c.p);
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(overlap_kernel(stages), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(overlap_smem_bytes(stages))));
@@ -715,7 +711,7 @@ std::string verify_copy(const case_ctx& c) {
                      [&](std::uint64_t j) { return random_byte(seed, j); });
 }
 
-std::string verify(const case_ctx& c) { return is_peer(c.v->as<variant_id>()) ? verify_copy(c) : verify_stencil(c); }
+std::string verify(const case_ctx& c) { return c.v->peer ? verify_copy(c) : verify_stencil(c); }
 
 // A 1D rung: kernel(out, left4, center, right, n).
 using kernel_1d = void (*)(float*, const float*, const float*, const float*, std::int64_t);
@@ -791,48 +787,116 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {"1d_ldg", "no staging: each point's 8 neighbours loaded from global memory (L1 serves re-reads), "
-                         "branches pick the domain of each",
-               launch_1d<d1_ldg_kernel>, one_kernel(&d1_ldg_kernel), 0, false, int(id::d1_ldg)},
-              {"1d_ldg_sts", "the tile and its halo staged in shared memory (LDG + STS); the halo loaded by edge "
+              {
+                  .name = "1d_ldg",
+                  .teaches = "no staging: each point's 8 neighbours loaded from global memory (L1 serves re-reads), "
+                             "branches pick the domain of each",
+                  .launch = launch_1d<d1_ldg_kernel>,
+                  .kernels = one_kernel(&d1_ldg_kernel),
+                  .traits = id::d1_ldg,
+              },
+              {
+                  .name = "1d_ldg_sts",
+                  .teaches = "the tile and its halo staged in shared memory (LDG + STS); the halo loaded by edge "
                              "threads under branches",
-               launch_1d<d1_ldg_sts_kernel>, one_kernel(&d1_ldg_sts_kernel), 0, false, int(id::d1_ldg_sts)},
-              {"1d_ldg_no_branch", "the same staging, each point's array selected (SEL): one predicated load per point",
-               launch_1d<d1_ldg_no_branch_kernel>, one_kernel(&d1_ldg_no_branch_kernel), 0, false,
-               int(id::d1_ldg_no_branch)},
-              {"1d_ldgsts", "ldg_sts through cp.async (LDGSTS, 4 B): no register round trip; the same branches",
-               launch_1d<d1_ldgsts_kernel>, one_kernel(&d1_ldgsts_kernel), 0, false, int(id::d1_ldgsts)},
-              {"1d_ldgsts_no_branch", "cp.async (4 B), each point's array selected: one predicated copy per point",
-               launch_1d<d1_ldgsts_no_branch_kernel>, one_kernel(&d1_ldgsts_no_branch_kernel), 0, false,
-               int(id::d1_ldgsts_no_branch)},
-              {"1d_ldgsts_vec16", "16-byte cp.async chunks (LDGSTS.128), LDS.128 and STG.128; 4-byte copies only "
-                                  "for a chunk that straddles two arrays or is misaligned",
-               launch_1d<d1_ldgsts_vec16_kernel>, one_kernel(&d1_ldgsts_vec16_kernel), 0, false,
-               int(id::d1_ldgsts_vec16)},
-              {"1d_copy", "memlab::copy of the same declared bytes: the 1D stencil's ceiling", launch_copy, {}, 0, true,
-               int(id::d1_copy)},
-              {"3d_ldg", "64 x 72 tile staged through registers (LDG + STS, 4 B), a branch per row picks its domain",
-               launch_3d<d3_ldg_kernel>, one_kernel(&d3_ldg_kernel), 0, false, int(id::d3_ldg)},
-              {"3d_ldg_no_branch", "memlab::halo::load_rows through registers: each row's array selected (SEL), one "
-                                   "predicated load per element, all loads before the stores",
-               launch_3d<d3_ldg_no_branch_kernel>, one_kernel(&d3_ldg_no_branch_kernel), 0, false,
-               int(id::d3_ldg_no_branch)},
-              {"3d_ldgsts", "3d_ldg's branches through cp.async (LDGSTS, 4 B)", launch_3d<d3_ldgsts_kernel>,
-               one_kernel(&d3_ldgsts_kernel), 0, false, int(id::d3_ldgsts)},
-              {"3d_ldgsts_no_branch", "memlab::halo::load_rows through cp.async (4 B)",
-               launch_3d<d3_ldgsts_no_branch_kernel>, one_kernel(&d3_ldgsts_no_branch_kernel), 0, false,
-               int(id::d3_ldgsts_no_branch)},
-              {"3d_ldgsts_vec16", "16-byte accesses: cp.async.cg (LDGSTS.E.BYPASS.128), LDS.128, STG.128",
-               launch_3d<d3_ldgsts_vec16_kernel>, one_kernel(&d3_ldgsts_vec16_kernel), 0, false,
-               int(id::d3_ldgsts_vec16)},
-              {"3d_ldgsts_overlap", "vec16 on a persistent grid with --stages tile buffers: the next tiles' cp.async "
-                                    "in flight while this one is computed and stored",
-               launch_overlap,
-               {kernel_ref::of(&d3_ldgsts_overlap_kernel<2>), kernel_ref::of(&d3_ldgsts_overlap_kernel<3>),
-                kernel_ref::of(&d3_ldgsts_overlap_kernel<4>)},
-               0, false, int(id::d3_ldgsts_overlap)},
-              {"3d_copy", "memlab::copy of the same declared bytes: the 3D stencil's ceiling", launch_copy, {}, 0, true,
-               int(id::d3_copy)},
+                  .launch = launch_1d<d1_ldg_sts_kernel>,
+                  .kernels = one_kernel(&d1_ldg_sts_kernel),
+                  .traits = id::d1_ldg_sts,
+              },
+              {
+                  .name = "1d_ldg_no_branch",
+                  .teaches = "the same staging, each point's array selected (SEL): one predicated load per point",
+                  .launch = launch_1d<d1_ldg_no_branch_kernel>,
+                  .kernels = one_kernel(&d1_ldg_no_branch_kernel),
+                  .traits = id::d1_ldg_no_branch,
+              },
+              {
+                  .name = "1d_ldgsts",
+                  .teaches = "ldg_sts through cp.async (LDGSTS, 4 B): no register round trip; the same branches",
+                  .launch = launch_1d<d1_ldgsts_kernel>,
+                  .kernels = one_kernel(&d1_ldgsts_kernel),
+                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .traits = id::d1_ldgsts,
+              },
+              {
+                  .name = "1d_ldgsts_no_branch",
+                  .teaches = "cp.async (4 B), each point's array selected: one predicated copy per point",
+                  .launch = launch_1d<d1_ldgsts_no_branch_kernel>,
+                  .kernels = one_kernel(&d1_ldgsts_no_branch_kernel),
+                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .traits = id::d1_ldgsts_no_branch,
+              },
+              {
+                  .name = "1d_ldgsts_vec16",
+                  .teaches = "16-byte cp.async chunks (LDGSTS.128), LDS.128 and STG.128; 4-byte copies only "
+                             "for a chunk that straddles two arrays or is misaligned",
+                  .launch = launch_1d<d1_ldgsts_vec16_kernel>,
+                  .kernels = one_kernel(&d1_ldgsts_vec16_kernel),
+                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .traits = id::d1_ldgsts_vec16,
+              },
+              {
+                  .name = "1d_copy",
+                  .teaches = "memlab::copy of the same declared bytes: the 1D stencil's ceiling",
+                  .launch = launch_copy,
+                  .peer = true,
+                  .traits = id::d1_copy,
+              },
+              {
+                  .name = "3d_ldg",
+                  .teaches = "64 x 72 tile staged through registers (LDG + STS, 4 B), a branch per row picks its domain",
+                  .launch = launch_3d<d3_ldg_kernel>,
+                  .kernels = one_kernel(&d3_ldg_kernel),
+                  .traits = id::d3_ldg,
+              },
+              {
+                  .name = "3d_ldg_no_branch",
+                  .teaches = "memlab::halo::load_rows through registers: each row's array selected (SEL), one "
+                             "predicated load per element, all loads before the stores",
+                  .launch = launch_3d<d3_ldg_no_branch_kernel>,
+                  .kernels = one_kernel(&d3_ldg_no_branch_kernel),
+                  .traits = id::d3_ldg_no_branch,
+              },
+              {
+                  .name = "3d_ldgsts",
+                  .teaches = "3d_ldg's branches through cp.async (LDGSTS, 4 B)",
+                  .launch = launch_3d<d3_ldgsts_kernel>,
+                  .kernels = one_kernel(&d3_ldgsts_kernel),
+                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .traits = id::d3_ldgsts,
+              },
+              {
+                  .name = "3d_ldgsts_no_branch",
+                  .teaches = "memlab::halo::load_rows through cp.async (4 B)",
+                  .launch = launch_3d<d3_ldgsts_no_branch_kernel>,
+                  .kernels = one_kernel(&d3_ldgsts_no_branch_kernel),
+                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .traits = id::d3_ldgsts_no_branch,
+              },
+              {
+                  .name = "3d_ldgsts_vec16",
+                  .teaches = "16-byte accesses: cp.async.cg (LDGSTS.E.BYPASS.128), LDS.128, STG.128",
+                  .launch = launch_3d<d3_ldgsts_vec16_kernel>,
+                  .kernels = one_kernel(&d3_ldgsts_vec16_kernel),
+                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .traits = id::d3_ldgsts_vec16,
+              },
+              {
+                  .name = "3d_ldgsts_overlap",
+                  .teaches = "vec16 on a persistent grid with --stages tile buffers: the next tiles' cp.async "
+                             "in flight while this one is computed and stored",
+                  .launch = launch_overlap,
+                  .kernels = {kernel_ref::of(&d3_ldgsts_overlap_kernel<2>), kernel_ref::of(&d3_ldgsts_overlap_kernel<3>), kernel_ref::of(&d3_ldgsts_overlap_kernel<4>)},
+                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .traits = id::d3_ldgsts_overlap,
+              },
+              {
+                  .name = "3d_copy",
+                  .teaches = "memlab::copy of the same declared bytes: the 3D stencil's ceiling",
+                  .launch = launch_copy,
+                  .peer = true,
+                  .traits = id::d3_copy,
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

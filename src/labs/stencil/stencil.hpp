@@ -23,7 +23,9 @@
 
 namespace memlab::labs::stencil {
 
-// Ladder order: the 1D rungs, its copy peer, then the 3D rungs and theirs.
+// The lab's kernel families, one per rung: each table record names its own as its traits (a test
+// checks the table and this enum agree, value for value). d1_/d3_: the 1D and 3D stencils (a C++
+// name cannot start with a digit; the rungs are 1d_.../3d_...).
 enum class variant_id {
   d1_ldg,
   d1_ldg_sts,
@@ -40,11 +42,8 @@ enum class variant_id {
   d3_ldgsts_overlap,
   d3_copy,
 };
-inline constexpr std::size_t variant_count = 14;
-
 int dimensions(variant_id v);  // 1 or 3
 bool is_peer(variant_id v);    // the copy of the same declared bytes, memlab::copy
-bool uses_cp_async(variant_id v);
 // Width in bytes of the variant's global -> shared accesses (its policy's v): 4 or 16; for the
 // peers, 16 (memlab::copy's body).
 int access_bytes(variant_id v);

@@ -201,7 +201,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
     return "--src-offset is in bytes and must be a multiple of the " + std::to_string(es) + "-byte " +
            std::string(to_string(p.type)) + " element (got " + std::to_string(offset) + " B)";
   }
-  if (v.as<variant_id>() == variant_id::vec16 && stride != 1) {
+  if (v.traits_as<variant_id>() == variant_id::vec16 && stride != 1) {
     return "vec16 copies a dense source (stride 1): one 16-byte vector holds neighbouring elements (got stride " +
            std::to_string(stride) + ")";
   }
@@ -214,7 +214,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   const std::size_t es = size_of(p.type);
   const access_strides st = strides_of(id, p[stride_axis]);
   const sector_count sectors = sectors_touched(id, es, p.n, p[stride_axis], p[src_offset_axis]);
@@ -232,7 +232,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 
 std::string verify(const case_ctx& c) {
   const std::size_t es = size_of(c.p.type);
-  const access_strides st = strides_of(c.v->as<variant_id>(), c.p[stride_axis]);
+  const access_strides st = strides_of(c.v->traits_as<variant_id>(), c.p[stride_axis]);
   const std::uint64_t seed = c.seeds[src_buffer], offset = c.p[src_offset_axis], n = c.p.n;
   return check_bytes(
       c.buffers[dst_buffer], 0, extent(n, st.dst) * es, es,

@@ -333,13 +333,13 @@ void launch_tile(const case_ctx& c, cudaStream_t s) {
   const void* src = c.ptr(src_buffer, c.p[src_offset_axis]);
   int r = static_cast<int>(rows), cl = static_cast<int>(cols);
   void* args[] = {&dst, &src, &r, &cl};
-  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(c.v->as<variant_id>(), c.p.type, rows, cols), grid_of(grid, "tile"),
+  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(c.v->traits_as<variant_id>(), c.p.type, rows, cols), grid_of(grid, "tile"),
                                      dim3(threads_per_cta), args, smem, s));
 }
 
 // The device-independent rules.
 std::optional<std::string> case_rule(const variant& v, const case_params& p) {
-  const auto id = v.as<variant_id>();
+  const auto id = v.traits_as<variant_id>();
   const std::size_t es = size_of(p.type);
   const std::uint64_t rows = rows_of(p), cols = cols_of(p), ctas = p[ctas_axis], offset = p[src_offset_axis];
   if (p.type != dtype::f32 && p.type != dtype::f16) return "tile is built for f32 and f16 only";
@@ -384,7 +384,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
   const std::uint64_t payload = payload_bytes(p);
   case_plan out;
-  out.policy = plan(v.as<variant_id>(), size_of(p.type), rows_of(p), cols_of(p), grid_of_case(p));
+  out.policy = plan(v.traits_as<variant_id>(), size_of(p.type), rows_of(p), cols_of(p), grid_of_case(p));
   out.bytes = 2 * payload;  // each tile read once, written once
   out.working_set = 2 * payload;
   out.buffers = {{"src", p[src_offset_axis] + payload, buffer_role::input},
@@ -398,7 +398,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 void setup(case_ctx& c) {
   const std::uint64_t bytes = rows_of(c.p) * cols_of(c.p) * size_of(c.p.type);
   const int limit = std::max(c.dev.smem_per_block_optin, static_cast<int>(bytes));  // refusal() capped bytes
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(c.v->as<variant_id>(), c.p.type, rows_of(c.p), cols_of(c.p)),
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(c.v->traits_as<variant_id>(), c.p.type, rows_of(c.p), cols_of(c.p)),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
 }
 

@@ -42,8 +42,9 @@ struct async_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::strin
   }
 };
 
-bool is_peer(const std::string& name) { return test::variant_of(table(), name).peer; }
-bool is_staged(const std::string& name) { return test::variant_of(table(), name).traits_as<rung_traits>().pipelined; }
+bool is_peer(const std::string& name) { return test::variant_of(labs::async::table(), name).peer; }
+bool is_staged(const std::string& name) { return test::variant_of(labs::async::table(), name).traits_as<labs::async::rung_traits>().pipelined;
+}
 
 TEST_P(async_gpu, edge_sizes_and_offsets) {
   const auto& [name, type] = GetParam();

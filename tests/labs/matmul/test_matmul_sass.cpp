@@ -64,7 +64,7 @@ TEST_F(sass_proof, matmul_global_widths_are_what_each_policy_claims) {
       const labeled_kernel& k = kernel(r, v);
       const memlab::variant* info = labs::matmul::table().find_variant(v);
       ASSERT_NE(info, nullptr);
-      const int bits = 8 * labs::matmul::tiling_of(info->as<labs::matmul::variant_id>()).vec_bytes;
+      const int bits = 8 * labs::matmul::tiling_of(info->traits_as<labs::matmul::variant_id>()).vec_bytes;
       EXPECT_EQ(widths(global_widths(k, mem_dir::load)), std::set<int>{bits}) << "LDG width";
       EXPECT_EQ(widths(global_widths(k, mem_dir::store)), std::set<int>{bits}) << "STG width";
     }

@@ -50,7 +50,7 @@ TEST_P(smem_gpu, a_full_grid_with_a_ragged_end) {
   const std::string& name = GetParam();
   const std::uint64_t stride = name == "padded" || name == "swizzled" ? 32 : 4;
   auto c = test::prepare(l, name, smem_case((1u << 20) + 37, stride), dev);
-  if (labs::smem::is_bank_bound(c.v->as<labs::smem::variant_id>())) {
+  if (labs::smem::is_bank_bound(c.v->traits_as<labs::smem::variant_id>())) {
     // setup sized the grid from the occupancy calculator: every CTA resident, each with work.
     EXPECT_GE(c.plan.policy.grid, static_cast<std::uint64_t>(dev.sm_count));
     EXPECT_LE(c.plan.policy.grid * labs::smem::warps_per_cta, labs::smem::tasks_of(c.p.n) + labs::smem::warps_per_cta - 1);

@@ -217,7 +217,7 @@ TEST(smem_lab, ladder_and_plans) {
   ASSERT_EQ(l.variants.size(), variant_count);
   for (std::size_t i = 0; i < l.variants.size(); ++i) {
     const auto& v = l.variants[i];
-    EXPECT_EQ(v.as<variant_id>(), static_cast<variant_id>(i)) << v.name;
+    EXPECT_EQ(v.traits_as<variant_id>(), static_cast<variant_id>(i)) << v.name;
     ASSERT_EQ(v.kernels.size(), 1u) << v.name;
     EXPECT_NE(v.kernels[0].symbol, nullptr) << v.name;
     EXPECT_FALSE(v.peer);

@@ -35,7 +35,7 @@ case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, st
                                            {"stages", axis_value{{stages, 0, 0}, 1}}});
 }
 
-variant_id id_of(const std::string& name) { return test::variant_of(labs::stencil::table(), name).as<variant_id>(); }
+variant_id id_of(const std::string& name) { return test::variant_of(labs::stencil::table(), name).traits_as<variant_id>(); }
 
 void run_and_verify(const std::string& name, const case_params& p, const device_info& dev) {
   auto c = test::prepare(labs::stencil::table(), name, p, dev);

@@ -264,11 +264,18 @@ TEST(stencil_plan, policies_buffers_and_the_peer_moves_the_same_bytes) {
 
 TEST(stencil_plan, the_default_run_is_one_case_per_variant) {
   const lab& l = table();
-  EXPECT_EQ(l.variants.size(), variant_count);
   EXPECT_EQ(parse_axis(*l.find_axis("xy"), l.find_axis("xy")->defaults).size(), 1u);
   EXPECT_EQ(parse_axis(*l.find_axis("side"), l.find_axis("side")->defaults).size(), 1u);
   EXPECT_EQ(parse_axis(*l.find_axis("stages"), l.find_axis("stages")->defaults).size(), 1u);
-  for (std::size_t i = 0; i < l.variants.size(); ++i) EXPECT_EQ(l.variants[i].id, static_cast<int>(i));
+  // The kernel families and the table agree: each record's traits, in the enum's order, every value once; the
+  // records the model calls peers are the table's peers, and its 1D rungs carry the 1d_ prefix.
+  for (std::size_t i = 0; i < l.variants.size(); ++i) {
+    const auto& v = l.variants[i];
+    EXPECT_EQ(v.traits_as<variant_id>(), static_cast<variant_id>(i)) << v.name;
+    EXPECT_EQ(v.peer, is_peer(v.traits_as<variant_id>())) << v.name;
+    EXPECT_EQ(v.name.substr(0, 3), dimensions(v.traits_as<variant_id>()) == 1 ? "1d_" : "3d_") << v.name;
+  }
+  EXPECT_EQ(l.variants.size(), static_cast<std::size_t>(variant_id::d3_copy) + 1);
 }
 
 // ---- branch-free addresses ---------------------------------------------------------------------------

@@ -216,7 +216,7 @@ TEST_F(sass_proof, stencil_no_branch_rungs_have_no_divergent_branch_around_their
 TEST_F(sass_proof, stencil_policies_print_the_compiled_width) {
   for (const auto& v : labs::stencil::table().variants) {
     if (v.peer) continue;
-    const auto id = v.as<labs::stencil::variant_id>();
+    const auto id = v.traits_as<labs::stencil::variant_id>();
     const bool sixteen = std::string(v.name).find("vec16") != std::string::npos ||
                          std::string(v.name).find("overlap") != std::string::npos;
     EXPECT_EQ(labs::stencil::access_bytes(id), sixteen ? 16 : 4) << v.name;

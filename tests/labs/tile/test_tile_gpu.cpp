@@ -34,7 +34,7 @@ TEST_P(tile_gpu, shapes_grids_and_offsets) {
   const auto& [name, type] = GetParam();
   const lab& l = labs::tile::table();
   const variant& info = test::variant_of(l, name);
-  const auto v = info.as<labs::tile::variant_id>();
+  const auto v = info.traits_as<labs::tile::variant_id>();
   const std::uint64_t es = size_of(type);
   const int align = labs::tile::required_alignment(v);
   ASSERT_EQ(info.alignment, align);
@@ -110,7 +110,7 @@ TEST_P(tile_gpu, a_tile_not_a_multiple_of_the_thread_layout_is_rejected) {
 TEST_P(tile_gpu, a_tile_larger_than_shared_memory_is_refused) {
   const auto& [name, type] = GetParam();
   const lab& l = labs::tile::table();
-  const bool static_layout = labs::tile::is_static(test::variant_of(l, name).as<labs::tile::variant_id>());
+  const bool static_layout = labs::tile::is_static(test::variant_of(l, name).traits_as<labs::tile::variant_id>());
   const auto p = tile_case(type, 512, 256, 1, 0, 0);  // 512 KiB f32, 256 KiB f16
   const auto why = test::refusal(l, name, p, dev);
   ASSERT_TRUE(why);

@@ -47,9 +47,9 @@ TEST(tile_lab_registry, ladder_in_order_with_its_kernels) {
     EXPECT_FALSE(v.peer) << v.name;
     EXPECT_EQ(l.find_variant(v.name), &v) << v.name;
     // The table's ids are the ladder's enum, in order.
-    EXPECT_EQ(v.as<variant_id>(), static_cast<variant_id>(i)) << v.name;
+    EXPECT_EQ(v.traits_as<variant_id>(), static_cast<variant_id>(i)) << v.name;
     // One kernel per dtype (f32, f16), and per compiled shape of a static layout; each by symbol.
-    const std::size_t per_dtype = is_static(v.as<variant_id>()) ? static_tiles.size() : 1u;
+    const std::size_t per_dtype = is_static(v.traits_as<variant_id>()) ? static_tiles.size() : 1u;
     EXPECT_EQ(v.kernels.size(), 2 * per_dtype) << v.name;
     for (const auto& k : v.kernels) {
       EXPECT_NE(k.symbol, nullptr) << v.name;
@@ -132,7 +132,7 @@ TEST(tile_lab_unsupported, variants_that_assume_alignment_refuse_a_misaligned_so
   const lab& l = table();
   const device_info dev;
   for (const auto& info : l.variants) {
-    const int align = required_alignment(info.as<variant_id>());
+    const int align = required_alignment(info.traits_as<variant_id>());
     EXPECT_EQ(info.alignment, align) << info.name << ": the table declares the model's contract";
     const auto p4 = tile_case(dtype::f32, 128, 128, 2, 0, 4);
     const auto p8 = tile_case(dtype::f32, 128, 128, 2, 0, 8);

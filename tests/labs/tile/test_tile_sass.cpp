@@ -57,7 +57,7 @@ TEST_F(sass_proof, tile_every_variant_and_dtype_is_found_on_every_arch) {
     for (const auto& info : labs::tile::table().variants) {
       for (const auto& [dt, bits] : dtypes) {
         const auto ks = kernels_of(r, info.name, dt);
-        const bool is_static = labs::tile::is_static(info.as<labs::tile::variant_id>());
+        const bool is_static = labs::tile::is_static(info.traits_as<labs::tile::variant_id>());
         EXPECT_EQ(ks.size(), is_static ? statics : 1u) << arch << " " << info.name << " " << dt;
       }
     }
@@ -79,7 +79,7 @@ TEST_F(sass_proof, tile_global_to_shared_widths_per_variant) {
         // The policy each result row prints says the same width.
         const memlab::variant* info = labs::tile::table().find_variant(e.variant);
         ASSERT_NE(info, nullptr) << e.variant;
-        const auto v = info->as<labs::tile::variant_id>();
+        const auto v = info->traits_as<labs::tile::variant_id>();
         EXPECT_EQ(labs::tile::plan(v, static_cast<std::size_t>(bits / 8), 128, 128, 1).vec_bytes * 8, want) << e.variant;
       }
     }
