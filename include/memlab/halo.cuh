@@ -12,7 +12,7 @@
 // that overhangs the data's last row or column); the rest of the shared tile keeps what it held.
 //
 // No branch decides where a row comes from or whether it is loaded: `source` is meant to select a
-// pointer (SEL), and each chunk is one predicated instruction (the *_if functions below), so a
+// pointer (SEL), and each chunk is one predicated instruction (arch/'s *_if wrappers), so a
 // warp never diverges around a halo load. The same functions serve a caller's own loads. Thread t takes chunks t, t + Threads, ... in row-major order, so a
 // warp's access covers 32 consecutive chunks: whole rows, or contiguous pieces of them. The loop is
 // unrolled (Rows, RowChunks and Threads are compile-time).
@@ -33,6 +33,8 @@
 
 #include "memlab/arch/config.cuh"
 #include "memlab/arch/cp_async.cuh"
+#include "memlab/arch/ld_global.cuh"
+#include "memlab/arch/ld_st_shared.cuh"
 #include "memlab/vector.cuh"
 
 namespace memlab::halo {
@@ -46,76 +48,16 @@ enum class path {
 // ---- one access under a predicate ---------------------------------------------------------------
 // `if (p) load` in C++ is the compiler's to lower: when it judges the guarded block large enough
 // (the 64-bit address arithmetic of a halo point counts), it branches around it (sm_90: BSSY/BRA).
-// These are single predicated PTX instructions (@p ...), the form CUTLASS uses for its predicated
-// cp.async, so the SASS is a predicated instruction and never a branch. The address is computed
-// whether or not p holds; it is only dereferenced when p holds. PTX ISA 7.0 (cp.async: sm_80+).
-
-// cp.async of Bytes (4, 8: .ca; 16: .cg) from global to shared when `pred`.
-template <int Bytes>
-__device__ __forceinline__ void cp_async_if(bool pred, void* dst_shared, const void* src_global) {
-  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
-#if MEMLAB_HAS_CP_ASYNC
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  if constexpr (Bytes == 16) {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.cg.shared.global [%1], [%2], 16;\n}\n" ::"r"(
-                     static_cast<int>(pred)),
-                 "r"(dst), "l"(src_global)
-                 : "memory");
-  } else {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.ca.shared.global [%1], [%2], %3;\n}\n" ::"r"(
-                     static_cast<int>(pred)),
-                 "r"(dst), "l"(src_global), "n"(Bytes)
-                 : "memory");
-  }
-#else
-  static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
-#endif
-}
-
-// A global load of Bytes when `pred`, zero otherwise; through the read-only path (ld.global.nc:
-// LDG.E.CONSTANT, LDG.E.128.CONSTANT), as the compiler loads a `const T* __restrict__`: the source
-// must not be written while the kernel runs.
-template <int Bytes>
-__device__ __forceinline__ vector_t<Bytes> load_if(bool pred, const void* src_global) {
-  static_assert(Bytes == 4 || Bytes == 16, "4- or 16-byte loads");
-  vector_t<Bytes> v{};
-  if constexpr (Bytes == 4) {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %1, 0;\n @p ld.global.nc.b32 %0, [%2];\n}\n"
-                 : "+r"(v)
-                 : "r"(static_cast<int>(pred)), "l"(src_global));
-  } else {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n @p ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%5];\n}\n"
-                 : "+r"(v.x), "+r"(v.y), "+r"(v.z), "+r"(v.w)
-                 : "r"(static_cast<int>(pred)), "l"(src_global));
-  }
-  return v;
-}
-
-// A shared-memory store of Bytes (STS, STS.128) when `pred`.
-template <int Bytes>
-__device__ __forceinline__ void store_shared_if(bool pred, void* dst_shared, vector_t<Bytes> v) {
-  static_assert(Bytes == 4 || Bytes == 16, "4- or 16-byte stores");
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  if constexpr (Bytes == 4) {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p st.shared.b32 [%1], %2;\n}\n" ::"r"(
-                     static_cast<int>(pred)),
-                 "r"(dst), "r"(v)
-                 : "memory");
-  } else {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p st.shared.v4.b32 [%1], {%2, %3, %4, %5};\n}\n" ::"r"(
-                     static_cast<int>(pred)),
-                 "r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-                 : "memory");
-  }
-}
+// The predicated forms in arch/ (cp_async_if, ld_global_nc_if, st_shared_if) are single predicated
+// PTX instructions, so the SASS is a predicated instruction and never a branch.
 
 // One chunk global -> shared along `Path` when `pred` (registers: load_if then store_shared_if).
 template <path Path, int Bytes>
 __device__ __forceinline__ void copy_if(bool pred, void* dst_shared, const void* src_global) {
   if constexpr (Path == path::cp_async) {
-    cp_async_if<Bytes>(pred, dst_shared, src_global);
+    arch::cp_async_if<Bytes>(pred, dst_shared, src_global);
   } else {
-    store_shared_if<Bytes>(pred, dst_shared, load_if<Bytes>(pred, src_global));
+    arch::st_shared_if<Bytes>(pred, dst_shared, arch::ld_global_nc_if<Bytes>(pred, src_global));
   }
 }
 
@@ -149,7 +91,7 @@ __device__ __forceinline__ void load_rows(void* __restrict__ smem, RowSource&& s
     for (int u = 0; u < rounds; ++u) {
       bool ok;
       const std::byte* src = chunk(u, ok);
-      cp_async_if<Bytes>(ok, s + (t + u * Threads) * Bytes, src);
+      arch::cp_async_if<Bytes>(ok, s + (t + u * Threads) * Bytes, src);
     }
   } else {
     // The loads in one loop, the stores in the next: ptxas may still move a store up behind its load
@@ -160,10 +102,10 @@ __device__ __forceinline__ void load_rows(void* __restrict__ smem, RowSource&& s
 #pragma unroll
     for (int u = 0; u < rounds; ++u) {
       const std::byte* src = chunk(u, ok[u]);
-      r[u] = load_if<Bytes>(ok[u], src);
+      r[u] = arch::ld_global_nc_if<Bytes>(ok[u], src);
     }
 #pragma unroll
-    for (int u = 0; u < rounds; ++u) store_shared_if<Bytes>(ok[u], s + (t + u * Threads) * Bytes, r[u]);
+    for (int u = 0; u < rounds; ++u) arch::st_shared_if<Bytes>(ok[u], s + (t + u * Threads) * Bytes, r[u]);
   }
 }
 

@@ -38,6 +38,30 @@ __device__ __forceinline__ void cp_async_ca(void* __restrict__ dst_shared, const
 #endif
 }
 
+// @p cp.async of Bytes (4, 8: .ca; 16: .cg) when `pred`: one predicated instruction (@P LDGSTS),
+// never a branch; the address is formed either way and dereferenced only when `pred` holds (the
+// form CUTLASS uses for its predicated cp.async). PTX ISA 7.0, sm_80+.
+template <int Bytes>
+__device__ __forceinline__ void cp_async_if(bool pred, void* dst_shared, const void* src_global) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#if MEMLAB_HAS_CP_ASYNC
+  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  if constexpr (Bytes == 16) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.cg.shared.global [%1], [%2], 16;\n}\n" ::"r"(
+                     static_cast<int>(pred)),
+                 "r"(dst), "l"(src_global)
+                 : "memory");
+  } else {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.ca.shared.global [%1], [%2], %3;\n}\n" ::"r"(
+                     static_cast<int>(pred)),
+                 "r"(dst), "l"(src_global), "n"(Bytes)
+                 : "memory");
+  }
+#else
+  static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
+#endif
+}
+
 // cp.async.commit_group: closes the group of this thread's cp.async issued since the last commit.
 __device__ __forceinline__ void cp_async_commit() {
 #if MEMLAB_HAS_CP_ASYNC

@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(threads) d1_ldg_sts_kernel(float* __restrict__
 }
 
 // ldg_no_branch: the same staging with every point's address selected (line_1d) and moved by
-// predicated instructions (memlab::halo::load_if, store_shared_if: @p LDG, @p STS, never a branch);
+// predicated instructions (memlab::arch::ld_global_nc_if, st_shared_if: @p LDG, @p STS, never a branch);
 // the 8 halo points by threads 0..7. The loads in one loop, the stores after them: ptxas issues
 // them in batches (sm_90: 4 loads, 2 stores, 5 loads, ...), where ldg_sts waits for each load.
 __global__ void __launch_bounds__(threads) d1_ldg_no_branch_kernel(float* __restrict__ out,
@@ -185,14 +185,14 @@ __global__ void __launch_bounds__(threads) d1_ldg_no_branch_kernel(float* __rest
   const line_1d src = line_of(left4, center, right, n, base, T1);
   vector_t<4> v[P1 + 1];
 #pragma unroll
-  for (int u = 0; u < P1; ++u) v[u] = halo::load_if<4>(t + u * threads < src.end, src(t + u * threads));
+  for (int u = 0; u < P1; ++u) v[u] = arch::ld_global_nc_if<4>(t + u * threads < src.end, src(t + u * threads));
   // Threads 0..3: the left halo, local points -4..-1; 4..7: the right halo, T1 .. T1 + 3.
   const int h = t < R ? t - R : T1 + t - R;
   const bool halo_ok = t < 2 * R && h < src.end;
-  v[P1] = halo::load_if<4>(halo_ok, src(h));
+  v[P1] = arch::ld_global_nc_if<4>(halo_ok, src(h));
 #pragma unroll
-  for (int u = 0; u < P1; ++u) halo::store_shared_if<4>(t + u * threads < src.end, &s[H1 + t + u * threads], v[u]);
-  halo::store_shared_if<4>(halo_ok, &s[H1 + h], v[P1]);
+  for (int u = 0; u < P1; ++u) arch::st_shared_if<4>(t + u * threads < src.end, &s[H1 + t + u * threads], v[u]);
+  arch::st_shared_if<4>(halo_ok, &s[H1 + h], v[P1]);
   __syncthreads();
   derivatives_1d(out, s, base, n);
 }
@@ -237,7 +237,7 @@ __global__ void __launch_bounds__(threads) d1_ldgsts_kernel(float* __restrict__ 
 }
 
 // ldgsts_no_branch: cp.async with every address selected, one predicated copy per point
-// (memlab::halo::cp_async_if: @p LDGSTS).
+// (memlab::arch::cp_async_if: @p LDGSTS).
 __global__ void __launch_bounds__(threads) d1_ldgsts_no_branch_kernel(float* __restrict__ out,
                                                                       const float* __restrict__ left4,
                                                                       const float* __restrict__ center,
@@ -249,10 +249,10 @@ __global__ void __launch_bounds__(threads) d1_ldgsts_no_branch_kernel(float* __r
 #pragma unroll
   for (int u = 0; u < P1; ++u) {
     const int l = t + u * threads;
-    halo::cp_async_if<4>(l < src.end, &s[H1 + l], src(l));
+    arch::cp_async_if<4>(l < src.end, &s[H1 + l], src(l));
   }
   const int h = t < R ? t - R : T1 + t - R;
-  halo::cp_async_if<4>(t < 2 * R && h < src.end, &s[H1 + h], src(h));
+  arch::cp_async_if<4>(t < 2 * R && h < src.end, &s[H1 + h], src(h));
   arch::cp_async_commit();
   arch::cp_async_wait_all();
   __syncthreads();
@@ -283,9 +283,9 @@ __global__ void __launch_bounds__(threads) d1_ldgsts_vec16_kernel(float* __restr
     const bool one_array = (l >= src.left_end && l + 4 <= src.right_begin) || l == src.right_begin ||
                            (l == -R && src.left_end == 0 && left_aligned);
     const bool whole = needed && one_array;
-    halo::cp_async_if<16>(whole, &s[H1 + l], src(l));
+    arch::cp_async_if<16>(whole, &s[H1 + l], src(l));
 #pragma unroll
-    for (int e = 0; e < 4; ++e) halo::cp_async_if<4>(needed && !whole && l + e < src.end, &s[H1 + l + e], src(l + e));
+    for (int e = 0; e < 4; ++e) arch::cp_async_if<4>(needed && !whole && l + e < src.end, &s[H1 + l + e], src(l + e));
   };
 #pragma unroll
   for (int u = 0; u < quads; ++u) chunk(true, 4 * (t + u * threads));
@@ -437,7 +437,7 @@ __device__ __forceinline__ void derivatives_3d_vec16(const float* s, const volum
 }
 
 // Through the read-only path (LDG.E.CONSTANT), as the 1D kernels' const __restrict__ pointers and
-// halo::load_if load: the rungs differ in their branches, not in the load instruction.
+// arch::ld_global_nc_if load: the rungs differ in their branches, not in the load instruction.
 struct ldg_copy {
   __device__ void operator()(float* d, const float* s) const { *d = __ldg(s); }
 };
