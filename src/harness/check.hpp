@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -82,8 +83,8 @@ std::string check_bytes(const device_buffer& out, std::uint64_t payload_offset, 
              hex_byte(have) + ")";
     }
     if (pos >= payload_end) {
-      return "out-of-bounds store: byte " + std::to_string(pos - payload_end) + " past the end of the output was written (" +
-             hex_byte(have) + ")";
+      return "out-of-bounds store: byte " + std::to_string(pos - payload_end) +
+             " past the end of the output was written (" + hex_byte(have) + ")";
     }
     const std::uint64_t off = pos - payload_offset, e = off / elem_size;
     const std::string where = "element " + std::to_string(e) + " (byte " + std::to_string(off % elem_size) + " of it)";
@@ -94,6 +95,23 @@ std::string check_bytes(const device_buffer& out, std::uint64_t payload_offset, 
     }
     return where + " is " + hex_byte(have) + ", expected " + hex_byte(should) +
            (have == poison_byte ? ": never written" : "") + (more.empty() ? "" : " " + more);
+  }
+  return {};
+}
+
+// The poisoned guard after an output's first `payload_bytes` bytes: "" while untouched, else the first
+// byte a stray store wrote. For labs that compare the payload their own way (within a tolerance, bit
+// for bit as values); check_bytes and check_elements_from check the guard themselves.
+inline std::string check_guard(const device_buffer& out, std::uint64_t payload_bytes,
+                               std::string_view what = "the output") {
+  std::vector<std::uint8_t> guard(out.size() - payload_bytes);
+  if (guard.empty()) return {};
+  MEMLAB_CUDA_CHECK(cudaMemcpy(guard.data(), out.data() + payload_bytes, guard.size(), cudaMemcpyDeviceToHost));
+  for (std::size_t k = 0; k < guard.size(); ++k) {
+    if (guard[k] != poison_byte) {
+      return "out-of-bounds store: byte " + std::to_string(k) + " past the end of " + std::string(what) +
+             " was written (" + hex_byte(guard[k]) + ")";
+    }
   }
   return {};
 }

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "harness/check.hpp"
+#include "harness/copy_peer.hpp"
 #include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
@@ -273,12 +274,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   case_plan out;
   const auto& r = v.traits_as<rung_traits>();
   if (r.method == copy_method::library) {
-    // memlab::copy plans from the real addresses; cudaMalloc's are 256-byte aligned, so an
-    // allocation at any multiple of 256 plus the offsets gives the same plan.
-    constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
-    const copy_plan cp = plan_copy(base + p[dst_offset_axis], 2 * base + p[src_offset_axis], payload,
-                                   copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-    out.policy = {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
+    out.policy = copy_policy(payload, dev, p[dst_offset_axis], p[src_offset_axis]);
   } else {
     out.policy = plan(r, es, p.n, dev.sm_count);
   }

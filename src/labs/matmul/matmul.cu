@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "harness/check.hpp"
+#include "harness/cublas_check.hpp"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "harness/text.hpp"
@@ -91,12 +92,6 @@ void reference_row(const float* A, const float* B, const gemm_shape& s, std::uin
 
 namespace {
 
-void check_cublas(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("matmul: ") + call + " failed: " + cublasGetStatusName(status) + " (" +
-                             cublasGetStatusString(status) + ")");
-  }
-}
 
 // One handle per case, created in setup (never per launch), destroyed with the case.
 class blas_handle {
@@ -252,12 +247,7 @@ std::string verify(const case_ctx& c) {
   const std::uint64_t c_elems = s.m * s.n;
   // C and its guard, which must still hold poison.
   const auto c_bytes = to_host<std::uint8_t>(c.buffers[c_buffer], c.buffers[c_buffer].size());
-  for (std::uint64_t b = 4 * c_elems; b < c_bytes.size(); ++b) {
-    if (c_bytes[b] != poison_byte) {
-      return "out-of-bounds store: byte " + std::to_string(b - 4 * c_elems) + " past the end of C was written (" +
-             hex_byte(c_bytes[b]) + ")";
-    }
-  }
+  if (auto why = check_guard(c.buffers[c_buffer], 4 * c_elems, "C"); !why.empty()) return why;
   if (c_elems == 0) return {};
   std::vector<float> got(c_elems);
   std::memcpy(got.data(), c_bytes.data(), 4 * c_elems);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "harness/check.hpp"
+#include "harness/copy_peer.hpp"
 #include "harness/error.hpp"
 #include "harness/fill.hpp"
 #include "harness/launch.cuh"
@@ -585,9 +586,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   if (v.peer) {
     // A copy of half the declared bytes (read it, write it): the same bytes as the stencil.
     const std::uint64_t half = out.bytes / 2;
-    constexpr std::uintptr_t base = std::uintptr_t{1} << 40;  // cudaMalloc's 256-byte alignment
-    const copy_plan cp = plan_copy(base, 2 * base, half, copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-    out.policy = {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
+    out.policy = copy_policy(half, dev);
     out.working_set = out.bytes;
     out.buffers = {{"src", half, buffer_role::input}, {"dst", half, buffer_role::output}};
     return out;
@@ -669,15 +668,7 @@ std::string verify_stencil(const case_ctx& c) {
   const float* center = to_host(center_h, c.buffers[center_buffer], g.points());
   const float* right = to_host(right_h, c.buffers[right_buffer], g.side_points());
   const float* out = to_host(out_h, c.buffers[out_buffer], g.points());
-  std::vector<std::uint8_t> guard(guard_bytes);
-  MEMLAB_CUDA_CHECK(cudaMemcpy(guard.data(), c.buffers[out_buffer].data() + sizeof(float) * g.points(), guard_bytes,
-                               cudaMemcpyDeviceToHost));
-  for (std::size_t k = 0; k < guard.size(); ++k) {
-    if (guard[k] != poison_byte) {
-      return "out-of-bounds store: byte " + std::to_string(k) + " past the end of the output was written (" +
-             hex_byte(guard[k]) + ")";
-    }
-  }
+  if (auto why = check_guard(c.buffers[out_buffer], sizeof(float) * g.points()); !why.empty()) return why;
   const host_field f{left, center, right};
   const tolerance tl = check_tolerance();
   // (x, y, z) of output i: two divisions in 3D, none in 1D (2^27 points per case, on the host).

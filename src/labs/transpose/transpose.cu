@@ -45,6 +45,8 @@
 #include <stdexcept>
 
 #include "harness/check.hpp"
+#include "harness/cublas_check.hpp"
+#include "harness/copy_peer.hpp"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/transpose/transpose.hpp"
@@ -311,10 +313,6 @@ __global__ void __launch_bounds__(vec_threads, sizeof(T) == 2 ? 4 : 8)
 
 namespace {
 
-void check_cublas(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + " failed: " + cublasGetStatusString(s));
-}
-
 // One cuBLAS and one cuBLASLt handle for the process, created on the first cuBLAS case (before any
 // timing: a case is verified first). Never destroyed: destroying them from a static destructor
 // would race the CUDA runtime's own teardown at exit; the process's end releases them.
@@ -509,10 +507,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   out.working_set = 2 * payload;
   out.buffers = {{"in", payload, buffer_role::input}, {"out", payload, buffer_role::output}};
   if (id == variant_id::copy) {
-    // memlab::copy plans from the real addresses; cudaMalloc's are 256-byte aligned.
-    constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
-    const copy_plan cp = plan_copy(base, 2 * base, payload, copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-    out.policy = {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
+    out.policy = copy_policy(payload, dev);
   }
   if (tile_edge(id, es) > 0) {
     const launch_cost cost = model(id, es, d);
@@ -559,16 +554,9 @@ std::string verify_values(const case_ctx& c) {
   const std::size_t es = size_of(c.p.type);
   const std::uint64_t n = elements_of(c.p), seed = c.seeds[in_buffer];
   const device_buffer& out = c.buffers[out_buffer];
-  // The guard after the output: poison, checked like every lab's (check_bytes over the whole
-  // allocation would demand equal bits of the payload too).
-  std::vector<std::uint8_t> guard(out.size() - n * es);
-  MEMLAB_CUDA_CHECK(cudaMemcpy(guard.data(), out.data() + n * es, guard.size(), cudaMemcpyDeviceToHost));
-  for (std::size_t k = 0; k < guard.size(); ++k) {
-    if (guard[k] != poison_byte) {
-      return "out-of-bounds store: byte " + std::to_string(k) + " past the end of the output was written (" +
-             hex_byte(guard[k]) + ")";
-    }
-  }
+  // The guard after the output (check_bytes over the whole allocation would demand equal bits of the
+  // payload too).
+  if (auto why = check_guard(out, n * es); !why.empty()) return why;
   constexpr std::uint64_t chunk = std::uint64_t{1} << 24;  // elements staged at a time
   std::vector<std::uint8_t> host(std::min(n, chunk) * es);
   for (std::uint64_t first = 0; first < n; first += chunk) {
