@@ -764,6 +764,9 @@ std::vector<kernel_ref> one_kernel(Kernel* k) {
 
 // ---- the lab's table ------------------------------------------------------------------------------------
 
+// What every cp.async rung needs of the device.
+constexpr rung_needs cp_async_needs{.min_cc = 80, .feature = "cp.async (LDGSTS)"};
+
 const lab& table() {
   using id = variant_id;
   static const lab stencil_lab{
@@ -806,7 +809,7 @@ const lab& table() {
                   .teaches = "ldg_sts through cp.async (LDGSTS, 4 B): no register round trip; the same branches",
                   .launch = launch_1d<d1_ldgsts_kernel>,
                   .kernels = one_kernel(&d1_ldgsts_kernel),
-                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .needs = cp_async_needs,
                   .traits = id::d1_ldgsts,
               },
               {
@@ -814,7 +817,7 @@ const lab& table() {
                   .teaches = "cp.async (4 B), each point's array selected: one predicated copy per point",
                   .launch = launch_1d<d1_ldgsts_no_branch_kernel>,
                   .kernels = one_kernel(&d1_ldgsts_no_branch_kernel),
-                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .needs = cp_async_needs,
                   .traits = id::d1_ldgsts_no_branch,
               },
               {
@@ -823,7 +826,7 @@ const lab& table() {
                              "for a chunk that straddles two arrays or is misaligned",
                   .launch = launch_1d<d1_ldgsts_vec16_kernel>,
                   .kernels = one_kernel(&d1_ldgsts_vec16_kernel),
-                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .needs = cp_async_needs,
                   .traits = id::d1_ldgsts_vec16,
               },
               {
@@ -853,7 +856,7 @@ const lab& table() {
                   .teaches = "3d_ldg's branches through cp.async (LDGSTS, 4 B)",
                   .launch = launch_3d<d3_ldgsts_kernel>,
                   .kernels = one_kernel(&d3_ldgsts_kernel),
-                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .needs = cp_async_needs,
                   .traits = id::d3_ldgsts,
               },
               {
@@ -861,7 +864,7 @@ const lab& table() {
                   .teaches = "memlab::halo::load_rows through cp.async (4 B)",
                   .launch = launch_3d<d3_ldgsts_no_branch_kernel>,
                   .kernels = one_kernel(&d3_ldgsts_no_branch_kernel),
-                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .needs = cp_async_needs,
                   .traits = id::d3_ldgsts_no_branch,
               },
               {
@@ -869,7 +872,7 @@ const lab& table() {
                   .teaches = "16-byte accesses: cp.async.cg (LDGSTS.E.BYPASS.128), LDS.128, STG.128",
                   .launch = launch_3d<d3_ldgsts_vec16_kernel>,
                   .kernels = one_kernel(&d3_ldgsts_vec16_kernel),
-                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .needs = cp_async_needs,
                   .traits = id::d3_ldgsts_vec16,
               },
               {
@@ -878,7 +881,7 @@ const lab& table() {
                              "in flight while this one is computed and stored",
                   .launch = launch_overlap,
                   .kernels = {kernel_ref::of(&d3_ldgsts_overlap_kernel<2>), kernel_ref::of(&d3_ldgsts_overlap_kernel<3>), kernel_ref::of(&d3_ldgsts_overlap_kernel<4>)},
-                  .needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"},
+                  .needs = cp_async_needs,
                   .traits = id::d3_ldgsts_overlap,
               },
               {
