@@ -240,7 +240,7 @@ case_plan plan_case(const variant& /*v*/, const case_params& p, const device_inf
 // Both orders come from one draw: the variant keeps its own in idx, the other lives only here.
 void setup(case_ctx& c) {
   const std::uint64_t n = c.p.n, elements = table_elements(c.p);
-  const bool random = c.v->traits_as<variant_id>() == variant_id::random;
+  const bool random = c.v->traits_as<gather_rung>().order == index_order::random;
   device_buffer other(n * sizeof(std::uint32_t));
   auto* idx = c.ptr<std::uint32_t>(idx_buffer);
   auto* tmp = reinterpret_cast<std::uint32_t*>(other.data());
@@ -260,7 +260,7 @@ std::string verify(const case_ctx& c) {
   std::vector<std::uint32_t> idx(n);
   if (n > 0) MEMLAB_CUDA_CHECK(cudaMemcpy(idx.data(), c.ptr(idx_buffer), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
   // The indices first: the order the variant claims, over exactly the multiset of the draw.
-  if (c.v->traits_as<variant_id>() == variant_id::random) {
+  if (c.v->traits_as<gather_rung>().order == index_order::random) {
     const auto bad = first_where(n, [&](std::uint64_t i) { return idx[i] != random_index(seed, i, elements); });
     if (bad < n) return "idx[" + std::to_string(bad) + "] = " + std::to_string(idx[bad]) + " is not the random draw";
   } else {
@@ -298,12 +298,20 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {"random", "idx uniform over the table: each lane of a warp reads its own 32-byte sector",
-               launch_order<random_order>, kernels_of<order_rung<random_order>, float, double>(), 0, false,
-               int(variant_id::random)},
-              {"sorted", "the same indices ascending: a warp's lookups share sectors and the table streams once",
-               launch_order<sorted_order>, kernels_of<order_rung<sorted_order>, float, double>(), 0, false,
-               int(variant_id::sorted)},
+              {
+                  .name = "random",
+                  .teaches = "idx uniform over the table: each lane of a warp reads its own 32-byte sector",
+                  .launch = launch_order<random_order>,
+                  .kernels = kernels_of<order_rung<random_order>, float, double>(),
+                  .traits = gather_rung{.order = index_order::random},
+              },
+              {
+                  .name = "sorted",
+                  .teaches = "the same indices ascending: a warp's lookups share sectors and the table streams once",
+                  .launch = launch_order<sorted_order>,
+                  .kernels = kernels_of<order_rung<sorted_order>, float, double>(),
+                  .traits = gather_rung{.order = index_order::sorted},
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

@@ -16,7 +16,12 @@
 
 namespace memlab::labs::gather {
 
-enum class variant_id { random, sorted };
+// The order a rung's indices come in (its traits in the table): the draw as is, or sorted ascending.
+// Both are the same multiset, so both gather exactly the same elements.
+enum class index_order { random, sorted };
+struct gather_rung {
+  index_order order = index_order::random;
+};
 
 inline constexpr int threads_per_cta = 256;
 // Lookups per thread, all index loads then all table loads issued before the first store: four

@@ -28,8 +28,8 @@ namespace memlab::labs::layout {
 
 // Output element i holds input element aos: 3 i + f, soa: f n + i (the input holds the random stream
 // from its first byte). Byte k of it: byte (that element) x es + k of the stream.
-std::uint64_t source_element(variant_id v, std::uint64_t n, std::uint64_t field, std::uint64_t i) {
-  return v == variant_id::soa ? field * n + i : 3 * i + field;
+std::uint64_t source_element(point_layout layout, std::uint64_t n, std::uint64_t field, std::uint64_t i) {
+  return layout == point_layout::soa ? field * n + i : 3 * i + field;
 }
 
 // ---- the kernels ------------------------------------------------------------------------------------
@@ -189,7 +189,9 @@ std::vector<kernel_ref> kernels_of_lab_dtypes() {
   return kernels_of<Rung, __half, float, double>();
 }
 
-void launch(const case_ctx& c, cudaStream_t s) {
+// kernel(out, in, n, field), whatever the rung.
+template <class Rung>
+void launch_rung(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (c.p.n == 0 || p.grid == 0) return;
   const std::uint64_t field = c.p[field_axis];
@@ -198,11 +200,7 @@ void launch(const case_ctx& c, cudaStream_t s) {
     using T = decltype(tag);
     T* out = c.ptr<T>(out_buffer);
     const T* in = c.ptr<const T>(in_buffer);
-    switch (c.v->traits_as<variant_id>()) {
-      case variant_id::aos: aos_kernel<T><<<grid, block, 0, s>>>(out, in, c.p.n, field); break;
-      case variant_id::soa: soa_kernel<T><<<grid, block, 0, s>>>(out, in, c.p.n, field); break;
-      case variant_id::aos_vec: aos_vec_kernel<T><<<grid, block, 0, s>>>(out, in, c.p.n, field); break;
-    }
+    Rung::template kernel<T>()<<<grid, block, 0, s>>>(out, in, c.p.n, field);
   });
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
@@ -214,11 +212,11 @@ std::optional<std::string> refusal(const variant& /*v*/, const case_params& p, c
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
-  const auto id = v.traits_as<variant_id>();
+  const auto& r = v.traits_as<layout_rung>();
   const std::size_t es = size_of(p.type);
-  const sector_count s = sectors_touched(id, es, p.n, p[field_axis]);
+  const sector_count s = sectors_touched(r, es, p.n, p[field_axis]);
   case_plan out;
-  out.policy = plan(id, es, p.n);
+  out.policy = plan(r, es, p.n);
   out.bytes = 2 * p.n * es;  // one field of n points read, n elements written
   out.hardware_bytes = (s.ld_per_warp + s.st_per_warp) * sector_bytes;
   out.working_set = out.hardware_bytes;
@@ -232,10 +230,10 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 
 std::string verify(const case_ctx& c) {
   const std::size_t es = size_of(c.p.type);
-  const auto id = c.v->traits_as<variant_id>();
+  const point_layout layout = c.v->traits_as<layout_rung>().layout;
   const std::uint64_t n = c.p.n, field = c.p[field_axis];
   return check_elements_from(c.buffers[out_buffer], n, es, c.seeds[in_buffer],
-                             [&](std::uint64_t i) { return source_element(id, n, field, i); });
+                             [&](std::uint64_t i) { return source_element(layout, n, field, i); });
 }
 
 }  // namespace
@@ -256,14 +254,29 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {"aos", "array of structures: field f of point i at element 3 i + f (a warp spans 3x the bytes it uses)",
-               launch, kernels_of_lab_dtypes<aos_rung>(), 0, false, int(variant_id::aos)},
-              {"soa", "structure of arrays: field f of point i at element f n + i (contiguous)", launch,
-               kernels_of_lab_dtypes<soa_rung>(), 0, false, int(variant_id::soa)},
-              {"aos_vec",
-               "array of structures loaded whole: V = 16 / sizeof(T) points per thread as three 16-byte loads, the "
-               "field picked in registers, one 16-byte store",
-               launch, kernels_of_lab_dtypes<aos_vec_rung>(), 0, false, int(variant_id::aos_vec)},
+              {
+                  .name = "aos",
+                  .teaches =
+                      "array of structures: field f of point i at element 3 i + f (a warp spans 3x the bytes it uses)",
+                  .launch = launch_rung<aos_rung>,
+                  .kernels = kernels_of_lab_dtypes<aos_rung>(),
+                  .traits = layout_rung{.layout = point_layout::aos},
+              },
+              {
+                  .name = "soa",
+                  .teaches = "structure of arrays: field f of point i at element f n + i (contiguous)",
+                  .launch = launch_rung<soa_rung>,
+                  .kernels = kernels_of_lab_dtypes<soa_rung>(),
+                  .traits = layout_rung{.layout = point_layout::soa},
+              },
+              {
+                  .name = "aos_vec",
+                  .teaches = "array of structures loaded whole: V = 16 / sizeof(T) points per thread as three 16-byte "
+                             "loads, the field picked in registers, one 16-byte store",
+                  .launch = launch_rung<aos_vec_rung>,
+                  .kernels = kernels_of_lab_dtypes<aos_vec_rung>(),
+                  .traits = layout_rung{.layout = point_layout::aos, .whole_structures = true},
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

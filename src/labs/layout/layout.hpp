@@ -19,7 +19,17 @@
 
 namespace memlab::labs::layout {
 
-enum class variant_id { aos, soa, aos_vec };
+// Where field f of point i lives in the input (a rung's traits, read by the model below).
+enum class point_layout {
+  aos,  // array of structures: element 3 i + f
+  soa,  // structure of arrays: element f n + i
+};
+struct layout_rung {
+  point_layout layout = point_layout::aos;
+  // false: one element per access (16 bytes of points in flight per thread); true: whole structures,
+  // V = 16 / sizeof(T) points per thread as three 16-byte loads and one 16-byte store (aos only).
+  bool whole_structures = false;
+};
 
 inline constexpr int threads_per_cta = 256;
 // aos and soa keep 16 bytes of independent element loads in flight per thread (4 f32), issued before
@@ -31,7 +41,7 @@ inline constexpr std::uint64_t warp_size = 32;
 // Points per aos_vec thread: V = 16 / sizeof(T) (4 f32, 8 f16, 2 f64); 3 V elements = 48 bytes.
 constexpr std::uint64_t vec_points(std::size_t elem_size) { return 16 / elem_size; }
 
-launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n);
+launch_policy plan(const layout_rung& r, std::size_t elem_size, std::uint64_t n);
 
 // 32-byte sectors the launch touches, counted two ways:
 //   per_request   for each warp request (a warp instruction with an active lane), its distinct
@@ -47,7 +57,7 @@ struct sector_count {
   std::uint64_t ld_per_warp = 0, st_per_warp = 0;
   friend bool operator==(const sector_count&, const sector_count&) = default;
 };
-sector_count sectors_touched(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t field);
+sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field);
 
 const lab& table();
 

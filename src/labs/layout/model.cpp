@@ -18,8 +18,8 @@ std::uint64_t span_sectors(std::uint64_t lo, std::uint64_t hi) {
 
 }  // namespace
 
-launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n) {
-  if (v == variant_id::aos_vec) {
+launch_policy plan(const layout_rung& r, std::size_t elem_size, std::uint64_t n) {
+  if (r.whole_structures) {
     const std::uint64_t main = n / vec_points(elem_size);
     const std::uint64_t threads = main + (main * vec_points(elem_size) < n ? 1 : 0);  // + the tail's thread
     return {threads_per_cta, 1, 16, 0, ceil_div(threads, threads_per_cta)};
@@ -29,16 +29,16 @@ launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n) {
           ceil_div(n, std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items))};
 }
 
-sector_count sectors_touched(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t field) {
+sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field) {
   sector_count c;
   const std::uint64_t es = elem_size;
-  if (v != variant_id::aos_vec) {
+  if (!r.whole_structures) {
     // Each warp request: 32 consecutive points e0 .. e0 + k - 1 (the full tiles and the rolled partial
     // tile alike), field f: aos elements 3 e + f (a 3-element stride is under a sector: the span
     // counts), soa elements f n + e; the stores out[e]. Requests of a warp cover disjoint points.
     for (std::uint64_t e0 = 0; e0 < n; e0 += warp_size) {
       const std::uint64_t k = std::min(warp_size, n - e0);
-      const std::uint64_t ld = v == variant_id::aos ? span_sectors((3 * e0 + field) * es, (3 * (e0 + k - 1) + field + 1) * es)
+      const std::uint64_t ld = r.layout == point_layout::aos ? span_sectors((3 * e0 + field) * es, (3 * (e0 + k - 1) + field + 1) * es)
                                                     : span_sectors((field * n + e0) * es, (field * n + e0 + k) * es);
       const std::uint64_t st = span_sectors(e0 * es, (e0 + k) * es);
       c.ld_requests += 1;

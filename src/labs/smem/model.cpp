@@ -9,8 +9,8 @@
 // l = l' mod 32 / gcd(s, 32): B = 32 / gcd(s, 32) distinct banks, and `m` consecutive lanes put at
 // most ceil(m / B) in one of them. For 8 (16) bytes the lane covers a pair (quad) of banks given by
 // the element mod 16 (mod 8): B = 16 / gcd(s, 16) (8 / gcd(s, 8)) per half (quarter) warp. No two
-// lanes ever touch the same element, so no broadcast. Padded (33 words per row) and swizzled
-// (column xor row) put the 32 lanes in 32 banks: one wavefront.
+// lanes ever touch the same element, so no broadcast. The padded (33 words per row) and swizzled
+// (column xor row) patterns put the 32 lanes in 32 banks: one wavefront.
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -46,116 +46,98 @@ int strided_wavefronts(std::uint64_t stride, int width, int active) {
 
 }  // namespace
 
-bool is_bank_bound(variant_id v) { return v != variant_id::global_strided_store && v != variant_id::smem_to_smem; }
-
-bool is_load(variant_id v) {
-  return v == variant_id::load_stride || v == variant_id::padded || v == variant_id::swizzled ||
-         v == variant_id::load_vec8 || v == variant_id::load_vec16;
-}
-
-int access_bytes(variant_id v) {
-  switch (v) {
-    case variant_id::load_vec8: return 8;
-    case variant_id::load_vec16: return 16;
-    default: return 4;
-  }
-}
-
-std::uint32_t address_of(variant_id v, std::uint64_t stride, int lane, int k) {
+std::uint32_t address_of(const smem_rung& r, std::uint64_t stride, int lane, int k) {
   const auto l = static_cast<std::uint64_t>(lane);
   const auto c = static_cast<std::uint64_t>(k % columns);
-  const auto w = static_cast<std::uint64_t>(access_bytes(v));
-  switch (v) {
-    case variant_id::load_stride:
-    case variant_id::load_vec8:
-    case variant_id::load_vec16: return static_cast<std::uint32_t>((l * stride + c) * w);
-    case variant_id::padded: return static_cast<std::uint32_t>((l * 33 + c) * 4);
-    case variant_id::swizzled: return static_cast<std::uint32_t>((l * 32 + (c ^ l)) * 4);
-    case variant_id::store_stride:
-    case variant_id::global_strided_store:
-    case variant_id::smem_to_smem: return static_cast<std::uint32_t>(l * stride * 4);
+  const auto w = static_cast<std::uint64_t>(r.access_bytes);
+  switch (r.pattern) {
+    case address_pattern::padded: return static_cast<std::uint32_t>((l * 33 + c) * 4);
+    case address_pattern::swizzled: return static_cast<std::uint32_t>((l * 32 + (c ^ l)) * 4);
+    case address_pattern::strided:
+      // The loads walk the columns; a store (and the copies) keeps its one word, l*stride.
+      return static_cast<std::uint32_t>(r.load ? (l * stride + c) * w : l * stride * 4);
   }
   return 0;
 }
 
-std::uint64_t region_bytes(variant_id v, std::uint64_t stride) {
-  const auto w = static_cast<std::uint64_t>(access_bytes(v));
-  switch (v) {
-    case variant_id::load_stride:
-    case variant_id::load_vec8:
-    case variant_id::load_vec16: return round_up((31 * stride + columns) * w, fill_round);
-    case variant_id::padded: return round_up(32 * 33 * 4, fill_round);
-    case variant_id::swizzled: return 32 * 32 * 4;
-    case variant_id::store_stride: return std::uint64_t{warps_per_cta} * lanes * stride * 4;
-    case variant_id::global_strided_store: return std::uint64_t{threads_per_cta} * stride * 4;
-    case variant_id::smem_to_smem: return 2 * std::uint64_t{threads_per_cta} * stride * 4;
+std::uint64_t region_bytes(const smem_rung& r, std::uint64_t stride) {
+  const auto w = static_cast<std::uint64_t>(r.access_bytes);
+  switch (r.pattern) {
+    case address_pattern::padded: return round_up(32 * 33 * 4, fill_round);
+    case address_pattern::swizzled: return 32 * 32 * 4;
+    case address_pattern::strided:
+      if (r.load) return round_up((31 * stride + columns) * w, fill_round);
+      // store_stride: each warp its own 32 x stride words (8 warps: 256 x stride words); the copies:
+      // 256 x stride words per shared array.
+      static_assert(warps_per_cta * lanes == threads_per_cta);
+      return static_cast<std::uint64_t>(std::max(r.copy_arrays, 1)) * threads_per_cta * stride * 4;
   }
   return 0;
 }
 
-std::uint64_t fill_words(variant_id v, std::uint64_t stride) { return is_load(v) ? region_bytes(v, stride) / 4 : 0; }
+std::uint64_t fill_words(const smem_rung& r, std::uint64_t stride) { return r.load ? region_bytes(r, stride) / 4 : 0; }
 
-int request_wavefronts(variant_id v, std::uint64_t stride, int active) {
+int request_wavefronts(const smem_rung& r, std::uint64_t stride, int active) {
   if (active <= 0) return 0;
-  if (v == variant_id::padded || v == variant_id::swizzled) return 1;
-  return strided_wavefronts(stride, access_bytes(v), std::min(active, lanes));
+  if (r.pattern != address_pattern::strided) return 1;
+  return strided_wavefronts(stride, r.access_bytes, std::min(active, lanes));
 }
 
 std::uint64_t tasks_of(std::uint64_t n) { return ceil_div(n, lanes); }
 
-launch_counts predict(variant_id v, std::uint64_t s, std::uint64_t n, std::uint64_t grid) {
+launch_counts predict(const smem_rung& r, std::uint64_t s, std::uint64_t n, std::uint64_t grid) {
   launch_counts c;
   const std::uint64_t tasks = tasks_of(n), full = n / lanes;
   const int rem = static_cast<int>(n % lanes);
   // Wavefronts of one request by every warp (task) once: full warps, then the partial one.
-  const auto per_warp = [&](variant_id pattern) {
-    return full * static_cast<std::uint64_t>(request_wavefronts(pattern, s, lanes)) +
-           static_cast<std::uint64_t>(request_wavefronts(pattern, s, rem));
+  const auto per_warp = [&]() {
+    return full * static_cast<std::uint64_t>(request_wavefronts(r, s, lanes)) +
+           static_cast<std::uint64_t>(request_wavefronts(r, s, rem));
   };
   const auto p = static_cast<std::uint64_t>(accesses_per_thread);
-  const auto w = static_cast<std::uint64_t>(access_bytes(v));
-  if (is_load(v)) {
-    const std::uint64_t f = fill_words(v, s), fill_requests = grid * ceil_div(f, lanes);
+  const auto w = static_cast<std::uint64_t>(r.access_bytes);
+  if (r.load) {
+    const std::uint64_t f = fill_words(r, s), fill_requests = grid * ceil_div(f, lanes);
     c.ld_requests = tasks * p;
-    c.ld_wavefronts = p * per_warp(v);
+    c.ld_wavefronts = p * per_warp();
     c.st_requests = fill_requests;  // 32 consecutive words each: one wavefront
     c.st_wavefronts = fill_requests;
     c.bytes = n * p * w + grid * f * 4;
-  } else if (v == variant_id::store_stride) {
+  } else if (is_bank_bound(r)) {  // store_stride
     c.st_requests = tasks * p;
-    c.st_wavefronts = p * per_warp(v);
+    c.st_wavefronts = p * per_warp();
     c.ld_requests = tasks;  // each lane reads its word back once
-    c.ld_wavefronts = per_warp(v);
+    c.ld_wavefronts = per_warp();
     c.bytes = n * p * 4 + n * 4;
   } else {
-    const std::uint64_t copies = v == variant_id::smem_to_smem ? 2 : 1;  // shared arrays each element passes
+    const auto copies = static_cast<std::uint64_t>(r.copy_arrays);  // shared arrays each element passes
     c.st_requests = copies * tasks;
-    c.st_wavefronts = copies * per_warp(v);
+    c.st_wavefronts = copies * per_warp();
     c.ld_requests = copies * tasks;
-    c.ld_wavefronts = copies * per_warp(v);
+    c.ld_wavefronts = copies * per_warp();
     c.bytes = 2 * copies * n * 4;
   }
   return c;
 }
 
-std::optional<std::string> stride_rule(variant_id v, std::uint64_t stride) {
+std::optional<std::string> stride_rule(const variant& v, std::uint64_t stride) {
   if (stride < 1 || stride > max_stride) {
     return "--stride " + std::to_string(stride) + " is outside 1.." + std::to_string(max_stride);
   }
-  if ((v == variant_id::padded || v == variant_id::swizzled) && stride != 32) {
-    return std::string(v == variant_id::padded ? "padded" : "swizzled") +
+  if (v.traits_as<smem_rung>().pattern != address_pattern::strided && stride != 32) {
+    return std::string(v.name) +
            " is the stride-32 pattern (a 32 x 32 tile read by columns) made conflict-free: run it at --stride 32";
   }
   return std::nullopt;
 }
 
-std::uint64_t grid_of_case(variant_id v, std::uint64_t n, std::uint64_t resident) {
-  if (!is_bank_bound(v)) return ceil_div(n, threads_per_cta);
+std::uint64_t grid_of_case(const smem_rung& r, std::uint64_t n, std::uint64_t resident) {
+  if (!is_bank_bound(r)) return ceil_div(n, threads_per_cta);
   return std::min(std::max<std::uint64_t>(resident, 1), ceil_div(tasks_of(n), warps_per_cta));
 }
 
-launch_policy plan(variant_id v, std::uint64_t /*n*/, std::uint64_t grid) {
-  return {threads_per_cta, is_bank_bound(v) ? accesses_per_thread : 1, access_bytes(v), 0, grid};
+launch_policy plan(const smem_rung& r, std::uint64_t /*n*/, std::uint64_t grid) {
+  return {threads_per_cta, is_bank_bound(r) ? accesses_per_thread : 1, r.access_bytes, 0, grid};
 }
 
 }  // namespace memlab::labs::smem

@@ -15,8 +15,8 @@
 // model's wavefronts x 128 B, the bytes the banks really deliver (model.cpp). The roof: 32 banks x
 // 4 B x SMs x the SM clock measured during the case.
 //
-// Reading order: the CPU reference, the bank-bound kernels (stores, loads at a stride, padded,
-// swizzled, 8- and 16-byte loads), the reference's copies, then plans, refusals and launchers, and the
+// Reading order: the CPU reference, the bank-bound kernels (stores, loads at a stride, smem_padded,
+// smem_swizzled, 8- and 16-byte loads), the reference's copies, then plans, refusals and launchers, and the
 // lab's table at the end.
 #include <algorithm>
 #include <array>
@@ -118,7 +118,7 @@ struct strided_pattern {
   }
 };
 
-//   padded: the 32 x 32 tile with rows of 33 words; lane l reads row l, column c: bank (l + c) mod 32.
+//   padded (smem_padded): the 32 x 32 tile with rows of 33 words; lane l reads row l, column c: bank (l + c) mod 32.
 struct padded_pattern {
   static constexpr int width = 4;
   static __device__ __forceinline__ std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane, std::uint32_t) {
@@ -129,7 +129,7 @@ struct padded_pattern {
   }
 };
 
-//   swizzled: the 32 x 32 tile with no padding; column c of row l is stored at column c xor l, so the
+//   swizzled (smem_swizzled): the 32 x 32 tile with no padding; column c of row l is stored at column c xor l, so the
 //   32 lanes reading column c hit 32 different banks. With the region 128-byte aligned, the byte
 //   address region + 128 l + 4 (c xor l) is (region + 128 l + 4 l) xor 4 c: one LOP3 per load.
 struct swizzled_pattern {
@@ -143,8 +143,8 @@ struct swizzled_pattern {
 };
 
 // The CTAs per SM the load kernels are built for (their launch bound), by architecture as CUB picks
-// its policies. 8 (2048 threads, at most 32 registers each): without a bound ptxas kept swizzled's 32
-// addresses in 32 registers (44 in all), 5 CTAs fit per SM, and it ran 4% slower than padded (H100,
+// its policies. 8 (2048 threads, at most 32 registers each): without a bound ptxas kept smem_swizzled's 32
+// addresses in 32 registers (44 in all), 5 CTAs fit per SM, and it ran 4% slower than smem_padded (H100,
 // first run); bounded, it computes most addresses with a LOP3 as it goes. sm_100's ptxas spills 4
 // bytes of swizzled at 32 registers (a build error under -warn-spills): 6 there (40 registers), not
 // measured on a B200.
@@ -222,37 +222,25 @@ enum buffer_index { in_buffer, out_buffer };
 const axis stride_axis{"stride", "distance between neighbouring lanes' accesses, in accesses of the rung's width (words for 4 B)",
                        axis_grammar::counts, "1,2,4,8,16,32", 1, max_stride};
 
-const void* kernel_for(variant_id v) {
-  switch (v) {
-    case variant_id::store_stride: return reinterpret_cast<const void*>(&store_stride_kernel);
-    case variant_id::load_stride: return reinterpret_cast<const void*>(&load_kernel<strided_pattern<4>>);
-    case variant_id::padded: return reinterpret_cast<const void*>(&load_kernel<padded_pattern>);
-    case variant_id::swizzled: return reinterpret_cast<const void*>(&load_kernel<swizzled_pattern>);
-    case variant_id::load_vec8: return reinterpret_cast<const void*>(&load_kernel<strided_pattern<8>>);
-    case variant_id::load_vec16: return reinterpret_cast<const void*>(&load_kernel<strided_pattern<16>>);
-    case variant_id::global_strided_store: return reinterpret_cast<const void*>(&global_strided_store_kernel);
-    case variant_id::smem_to_smem: return reinterpret_cast<const void*>(&smem_to_smem_kernel);
-  }
-  return nullptr;
-}
+// The rung's one kernel, as the table names it: for cudaFuncSetAttribute and cudaLaunchKernel.
+const void* kernel_of(const variant& v) { return v.kernels.front().symbol; }
 
-std::uint64_t input_words(variant_id v, const case_params& p) {
-  return is_load(v) ? fill_words(v, p[stride_axis]) : p.n;
+std::uint64_t input_words(const smem_rung& r, const case_params& p) {
+  return r.load ? fill_words(r, p[stride_axis]) : p.n;
 }
 
 // The plan with `grid` CTAs: the policy, the bytes, the model's wavefronts as hardware bytes.
-void fill_plan(case_plan& out, variant_id v, const case_params& p, std::uint64_t grid) {
-  const launch_counts c = predict(v, p[stride_axis], p.n, grid);
-  out.policy = plan(v, p.n, grid);
+void fill_plan(case_plan& out, const smem_rung& r, const case_params& p, std::uint64_t grid) {
+  const launch_counts c = predict(r, p[stride_axis], p.n, grid);
+  out.policy = plan(r, p.n, grid);
   out.bytes = c.bytes;
   out.hardware_bytes = c.hardware_bytes();
 }
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
   if (p.type != dtype::f32) return "smem moves 4-byte words: f32 only";
-  const auto id = v.traits_as<variant_id>();
-  if (auto why = stride_rule(id, p[stride_axis])) return why;
-  const std::uint64_t need = region_bytes(id, p[stride_axis]);
+  if (auto why = stride_rule(v, p[stride_axis])) return why;
+  const std::uint64_t need = region_bytes(v.traits_as<smem_rung>(), p[stride_axis]);
   if (dev.smem_per_block_optin > 0 && need > static_cast<std::uint64_t>(dev.smem_per_block_optin)) {
     return std::string(v.name) + " needs " + std::to_string(need) + " B of shared memory per CTA; this device allows " +
            std::to_string(dev.smem_per_block_optin) + " B";
@@ -263,63 +251,59 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 // The grid here assumes the thread limit alone sets residency (2048 threads per SM: 8 CTAs); setup
 // asks the occupancy calculator, which also counts shared memory, and re-plans.
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
-  const auto id = v.traits_as<variant_id>();
+  const auto& r = v.traits_as<smem_rung>();
   const std::uint64_t per_sm = static_cast<std::uint64_t>(std::max(dev.max_threads_per_sm, threads_per_cta)) / threads_per_cta;
   case_plan out;
-  fill_plan(out, id, p, grid_of_case(id, p.n, per_sm * static_cast<std::uint64_t>(std::max(dev.sm_count, 1))));
-  out.working_set = 4 * (input_words(id, p) + p.n);
-  out.buffers = {{"in", 4 * input_words(id, p), buffer_role::input}, {"out", 4 * p.n, buffer_role::output}};
+  fill_plan(out, r, p, grid_of_case(r, p.n, per_sm * static_cast<std::uint64_t>(std::max(dev.sm_count, 1))));
+  out.working_set = 4 * (input_words(r, p) + p.n);
+  out.buffers = {{"in", 4 * input_words(r, p), buffer_role::input}, {"out", 4 * p.n, buffer_role::output}};
   return out;
 }
 
 void setup(case_ctx& c) {
-  const auto id = c.v->traits_as<variant_id>();
-  const void* k = kernel_for(id);
-  const auto smem = static_cast<int>(region_bytes(id, c.p[stride_axis]));
+  const auto& r = c.v->traits_as<smem_rung>();
+  const void* k = kernel_of(*c.v);
+  const auto smem = static_cast<int>(region_bytes(r, c.p[stride_axis]));
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, c.dev.smem_per_block_optin));
-  if (!is_bank_bound(id)) return;
+  if (!is_bank_bound(r)) return;
   int per_sm = 0;
   MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads_per_cta, static_cast<std::size_t>(smem)));
   if (per_sm < 1) throw std::runtime_error("smem: " + std::string(c.v->name) + " cannot run one CTA per SM");
-  fill_plan(c.plan, id, c.p,
-            grid_of_case(id, c.p.n, static_cast<std::uint64_t>(per_sm) * static_cast<std::uint64_t>(c.dev.sm_count)));
+  fill_plan(c.plan, r, c.p,
+            grid_of_case(r, c.p.n, static_cast<std::uint64_t>(per_sm) * static_cast<std::uint64_t>(c.dev.sm_count)));
 }
 
 void launch(const case_ctx& c, cudaStream_t s) {
-  const auto id = c.v->traits_as<variant_id>();
+  const auto& r = c.v->traits_as<smem_rung>();
   if (c.plan.policy.grid == 0) return;
   auto* out = c.ptr<std::uint32_t>(out_buffer);
   const auto* in = c.ptr<const std::uint32_t>(in_buffer);
   std::uint64_t n = c.p.n;
   auto stride = static_cast<std::uint32_t>(c.p[stride_axis]);
-  auto fill = static_cast<std::uint32_t>(fill_words(id, c.p[stride_axis]));
+  auto fill = static_cast<std::uint32_t>(fill_words(r, c.p[stride_axis]));
   void* load_args[] = {&out, &in, &n, &stride, &fill};
   void* other_args[] = {&out, &in, &n, &stride};
-  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(id), grid_of(c.plan.policy.grid, "smem"), dim3(threads_per_cta),
-                                     is_load(id) ? load_args : other_args, region_bytes(id, c.p[stride_axis]), s));
+  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_of(*c.v), grid_of(c.plan.policy.grid, "smem"), dim3(threads_per_cta),
+                                     r.load ? load_args : other_args, region_bytes(r, c.p[stride_axis]), s));
 }
 
 std::string verify(const case_ctx& c) {
-  const auto id = c.v->traits_as<variant_id>();
+  const auto& r = c.v->traits_as<smem_rung>();
   const std::uint64_t seed = c.seeds[in_buffer], stride = c.p[stride_axis];
   std::array<std::uint32_t, lanes> sums{};  // a load rung's output depends on the lane only
-  if (is_load(id)) {
+  if (r.load) {
     for (int l = 0; l < lanes; ++l)
-      sums[static_cast<std::size_t>(l)] = load_sum(id, stride, l, [&](std::uint32_t i) { return input_word(seed, i); });
+      sums[static_cast<std::size_t>(l)] = load_sum(r, stride, l, [&](std::uint32_t i) { return input_word(seed, i); });
   }
   const auto expected_word = [&](std::uint64_t t) -> std::uint32_t {
-    if (is_load(id)) return sums[t % lanes];
-    if (id == variant_id::store_stride) return stored_value(input_word(seed, t));
+    if (r.load) return sums[t % lanes];
+    if (is_bank_bound(r)) return stored_value(input_word(seed, t));  // store_stride: its last value
     return input_word(seed, t);
   };
   return check_bytes(
       c.buffers[out_buffer], 0, 4 * c.p.n, 4,
       [&](std::uint64_t j) { return static_cast<std::uint8_t>(expected_word(j / 4) >> (8 * (j % 4))); },
       [&](std::uint64_t e) { return "(thread " + std::to_string(e) + ", lane " + std::to_string(e % lanes) + ")"; });
-}
-
-variant rung(variant_id id, std::string_view name, std::string_view teaches) {
-  return {name, teaches, launch, {kernel_ref{kernel_for(id), nullptr}}, 0, false, int(id)};
 }
 
 }  // namespace
@@ -339,22 +323,64 @@ const lab& table() {
       .roof = roof_kind::smem,
       .variants =
           {
-              rung(variant_id::store_stride, "store_stride",
-                   "4-byte stores at --stride words: gcd(stride, 32) wavefronts per request"),
-              rung(variant_id::load_stride, "load_stride",
-                   "4-byte loads at --stride words: gcd(stride, 32) wavefronts per request"),
-              rung(variant_id::padded, "padded",
-                   "stride 32 (a 32x32 tile read by columns) with rows padded to 33 words: 1 wavefront"),
-              rung(variant_id::swizzled, "swizzled",
-                   "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address"),
-              rung(variant_id::load_vec8, "load_vec8",
-                   "8-byte loads (LDS.64) at --stride vectors: 2 wavefronts at best (half-warps)"),
-              rung(variant_id::load_vec16, "load_vec16",
-                   "16-byte loads (LDS.128) at --stride vectors: 4 wavefronts at best (quarter-warps)"),
-              rung(variant_id::global_strided_store, "global_strided_store",
-                   "the reference's copy_shmem: global -> shared at a stride -> global, one element per thread"),
-              rung(variant_id::smem_to_smem, "smem_to_smem",
-                   "the same through a second shared array: shared -> shared is LDS + STS through a register"),
+              {
+                  .name = "store_stride",
+                  .teaches = "4-byte stores at --stride words: gcd(stride, 32) wavefronts per request",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&store_stride_kernel)},
+                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4},
+              },
+              {
+                  .name = "load_stride",
+                  .teaches = "4-byte loads at --stride words: gcd(stride, 32) wavefronts per request",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&load_kernel<strided_pattern<4>>)},
+                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4, .load = true},
+              },
+              {
+                  .name = "smem_padded",
+                  .teaches = "stride 32 (a 32x32 tile read by columns) with rows padded to 33 words: 1 wavefront",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&load_kernel<padded_pattern>)},
+                  .needs = {.feature = {}, .shape = "--stride 32 (the 32 x 32 tile read by columns)"},
+                  .traits = smem_rung{.pattern = address_pattern::padded, .access_bytes = 4, .load = true},
+              },
+              {
+                  .name = "smem_swizzled",
+                  .teaches = "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&load_kernel<swizzled_pattern>)},
+                  .needs = {.feature = {}, .shape = "--stride 32 (the 32 x 32 tile read by columns)"},
+                  .traits = smem_rung{.pattern = address_pattern::swizzled, .access_bytes = 4, .load = true},
+              },
+              {
+                  .name = "load_vec8",
+                  .teaches = "8-byte loads (LDS.64) at --stride vectors: 2 wavefronts at best (half-warps)",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&load_kernel<strided_pattern<8>>)},
+                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 8, .load = true},
+              },
+              {
+                  .name = "load_vec16",
+                  .teaches = "16-byte loads (LDS.128) at --stride vectors: 4 wavefronts at best (quarter-warps)",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&load_kernel<strided_pattern<16>>)},
+                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 16, .load = true},
+              },
+              {
+                  .name = "global_strided_store",
+                  .teaches = "the reference's copy_shmem: global -> shared at a stride -> global, one element per thread",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&global_strided_store_kernel)},
+                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4, .copy_arrays = 1},
+              },
+              {
+                  .name = "smem_to_smem",
+                  .teaches = "the same through a second shared array: shared -> shared is LDS + STS through a register",
+                  .launch = launch,
+                  .kernels = {kernel_ref::of(&smem_to_smem_kernel)},
+                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4, .copy_arrays = 2},
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

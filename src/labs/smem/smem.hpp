@@ -12,8 +12,8 @@
 //     load_stride, load_vec8, load_vec16   element l*stride + (k mod 32) of the CTA's region (elements
 //                                          of the access width; the column k mod 32 shifts every lane
 //                                          by the same banks, so each request has the same conflicts);
-//     padded      word l*33 + (k mod 32):  a 32 x 32 tile read by columns, rows padded to 33 words;
-//     swizzled    word l*32 + ((k mod 32) xor l): the same tile, columns XOR-swizzled by row;
+//     smem_padded    word l*33 + (k mod 32):  a 32 x 32 tile read by columns, rows padded to 33 words;
+//     smem_swizzled  word l*32 + ((k mod 32) xor l): the same tile, columns XOR-swizzled by row;
 //     store_stride  word l*stride of the warp's own region, every request (the same word: no two
 //                 lanes ever write one word, and the last value stays for the check).
 //   The load rungs first fill their region (whole 1 KiB blocks: 4-byte stores, 32 consecutive
@@ -33,17 +33,23 @@
 
 namespace memlab::labs::smem {
 
-enum class variant_id {
-  store_stride,
-  load_stride,
-  padded,
-  swizzled,
-  load_vec8,
-  load_vec16,
-  global_strided_store,
-  smem_to_smem,
+// Where a rung's lanes point, within the region of its CTA (or warp).
+enum class address_pattern {
+  strided,   // lane l: access l*stride (+ the column k mod 32 for the loads), in accesses of the rung's width
+  padded,    // word l*33 + column: a 32 x 32 tile read by columns, rows padded to 33 words
+  swizzled,  // word l*32 + (column xor l): the same tile, columns XOR-swizzled by row
 };
-inline constexpr std::size_t variant_count = 8;
+
+// A rung, by its properties (its traits in the table): what the model below reads.
+struct smem_rung {
+  address_pattern pattern = address_pattern::strided;
+  int access_bytes = 4;  // per lane and access: 4, 8 or 16
+  bool load = false;     // reads a region it filled first; false: stores (store_stride) or copies
+  // 0: shared-memory-bound (a persistent grid, accesses_per_thread accesses per lane). 1 or 2: one of
+  // the reference's copies, one element per thread through that many shared arrays (2: the element
+  // goes shared -> shared between them).
+  int copy_arrays = 0;
+};
 
 inline constexpr int threads_per_cta = 256;
 inline constexpr int warps_per_cta = threads_per_cta / 32;
@@ -55,23 +61,22 @@ inline constexpr int columns = 32;
 inline constexpr std::uint64_t max_stride = 32;
 inline constexpr std::uint64_t wavefront_bytes = 128;  // 32 banks x 4 bytes
 
-bool is_bank_bound(variant_id v);  // the persistent, shared-memory-bound rungs
-bool is_load(variant_id v);        // the rungs that read a filled region
-int access_bytes(variant_id v);    // 4, 8 or 16 bytes per lane
+// The persistent, shared-memory-bound rungs (all but the reference's copies).
+constexpr bool is_bank_bound(const smem_rung& r) { return r.copy_arrays == 0; }
 
 // The byte offset, from the start of the region its warp uses, of what lane `lane` touches in
-// request k of a task (k < accesses_per_thread) of v at `stride`. For store_stride the region is
+// request k of a task (k < accesses_per_thread) of rung r at `stride`. For store_stride the region is
 // the warp's own; for the global copies, `lane` is the thread in its CTA (0..255) and k is 0.
-std::uint32_t address_of(variant_id v, std::uint64_t stride, int lane, int k);
+std::uint32_t address_of(const smem_rung& r, std::uint64_t stride, int lane, int k);
 
 // Shared memory one CTA uses (dynamic), and the 4-byte words a load rung fills.
-std::uint64_t region_bytes(variant_id v, std::uint64_t stride);
-std::uint64_t fill_words(variant_id v, std::uint64_t stride);
+std::uint64_t region_bytes(const smem_rung& r, std::uint64_t stride);
+std::uint64_t fill_words(const smem_rung& r, std::uint64_t stride);
 
-// Closed forms. Wavefronts of one request of v at `stride` whose lanes 0 .. active-1 take part
+// Closed forms. Wavefronts of one request of r at `stride` whose lanes 0 .. active-1 take part
 // (1 <= active <= 32; for the global copies the request of any warp of the CTA), and of the
 // write-back / fill requests.
-int request_wavefronts(variant_id v, std::uint64_t stride, int active);
+int request_wavefronts(const smem_rung& r, std::uint64_t stride, int active);
 
 // Everything one launch asks of shared memory: warp-level requests (instructions) and the
 // wavefronts they take, loads and stores apart; and the bytes the lanes ask for (the fewest bytes
@@ -84,26 +89,27 @@ struct launch_counts {
   [[nodiscard]] std::uint64_t hardware_bytes() const { return wavefronts() * wavefront_bytes; }
 };
 // `grid`: CTAs launched (the load rungs fill once per CTA).
-launch_counts predict(variant_id v, std::uint64_t stride, std::uint64_t n, std::uint64_t grid);
+launch_counts predict(const smem_rung& r, std::uint64_t stride, std::uint64_t n, std::uint64_t grid);
 
-// Why v cannot run at this stride (padded and swizzled are the stride-32 tile only).
-std::optional<std::string> stride_rule(variant_id v, std::uint64_t stride);
+// Why rung v (its traits, its name for the message) cannot run at this stride (the padded and
+// swizzled patterns are the stride-32 tile only).
+std::optional<std::string> stride_rule(const variant& v, std::uint64_t stride);
 
 // Tasks (warps of 32 lanes) of n threads; CTAs of a non-persistent grid.
 std::uint64_t tasks_of(std::uint64_t n);
 // The grid: the bank-bound rungs as many CTAs as `resident` allows, at most one per 8 tasks; the
 // global copies one CTA per 256 threads.
-std::uint64_t grid_of_case(variant_id v, std::uint64_t n, std::uint64_t resident);
-launch_policy plan(variant_id v, std::uint64_t n, std::uint64_t grid);
+std::uint64_t grid_of_case(const smem_rung& r, std::uint64_t n, std::uint64_t resident);
+launch_policy plan(const smem_rung& r, std::uint64_t n, std::uint64_t grid);
 
 // The CPU reference: lane `lane`'s sum (mod 2^32) of the 4-byte words it loads in one task, from a
 // region whose word i is word(i); and the value a store_stride lane leaves in its word.
 template <class Word>
-std::uint32_t load_sum(variant_id v, std::uint64_t stride, int lane, Word&& word) {
+std::uint32_t load_sum(const smem_rung& r, std::uint64_t stride, int lane, Word&& word) {
   std::uint32_t sum = 0;
-  const int words = access_bytes(v) / 4;
+  const int words = r.access_bytes / 4;
   for (int k = 0; k < accesses_per_thread; ++k) {
-    const std::uint32_t w0 = address_of(v, stride, lane, k) / 4;
+    const std::uint32_t w0 = address_of(r, stride, lane, k) / 4;
     for (int j = 0; j < words; ++j) sum += word(w0 + static_cast<std::uint32_t>(j));
   }
   return sum;

@@ -7,19 +7,13 @@
 
 namespace memlab::labs::stride {
 
-access_strides strides_of(variant_id v, std::uint64_t stride) {
-  switch (v) {
-    case variant_id::strided: return {stride, 1};
-    case variant_id::strided_write: return {1, stride};
-    case variant_id::strided_rw: return {stride, stride};
-    case variant_id::vec16: return {1, 1};
-  }
-  return {};
+access_strides strides_of(const stride_rung& r, std::uint64_t stride) {
+  return {r.strided_src ? stride : 1, r.strided_dst ? stride : 1};
 }
 
-launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t src_offset) {
+launch_policy plan(const stride_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t src_offset) {
   auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
-  if (v == variant_id::vec16) {
+  if (r.vector_bytes == 16) {
     const std::uint64_t main = vec16_main_vectors(n * elem_size, src_offset % 16);
     // Threads 0..main: one per vector, and thread `main` copies the element-wise rest.
     return {threads_per_cta, 1, 16, 0, n == 0 ? 0 : ceil_div(main + 1, threads_per_cta)};
@@ -60,12 +54,12 @@ std::uint64_t sectors_of_ranges(byte_range a, byte_range b) {
 
 }  // namespace
 
-sector_count sectors_touched(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
+sector_count sectors_touched(const stride_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
                              std::uint64_t src_offset) {
   sector_count c;
   const std::uint64_t es = elem_size;
-  if (v != variant_id::vec16) {
-    const access_strides st = strides_of(v, stride);
+  if (r.vector_bytes != 16) {
+    const access_strides st = strides_of(r, stride);
     for (std::uint64_t first = 0; first < n; first += warp_size) {
       const std::uint64_t count = std::min(warp_size, n - first);
       c.read += sectors_of_sequence(src_offset + first * st.src * es, st.src * es, count, es);

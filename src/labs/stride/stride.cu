@@ -201,8 +201,9 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
     return "--src-offset is in bytes and must be a multiple of the " + std::to_string(es) + "-byte " +
            std::string(to_string(p.type)) + " element (got " + std::to_string(offset) + " B)";
   }
-  if (v.traits_as<variant_id>() == variant_id::vec16 && stride != 1) {
-    return "vec16 copies a dense source (stride 1): one 16-byte vector holds neighbouring elements (got stride " +
+  if (v.traits_as<stride_rung>().vector_bytes != 0 && stride != 1) {
+    return std::string(v.name) +
+           " copies a dense source (stride 1): one 16-byte vector holds neighbouring elements (got stride " +
            std::to_string(stride) + ")";
   }
   // Byte counts (offset + the span of n accesses stride apart) must stay far from 64-bit overflow.
@@ -214,12 +215,12 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
-  const auto id = v.traits_as<variant_id>();
+  const auto& r = v.traits_as<stride_rung>();
   const std::size_t es = size_of(p.type);
-  const access_strides st = strides_of(id, p[stride_axis]);
-  const sector_count sectors = sectors_touched(id, es, p.n, p[stride_axis], p[src_offset_axis]);
+  const access_strides st = strides_of(r, p[stride_axis]);
+  const sector_count sectors = sectors_touched(r, es, p.n, p[stride_axis], p[src_offset_axis]);
   case_plan out;
-  out.policy = plan(id, es, p.n, p[src_offset_axis]);
+  out.policy = plan(r, es, p.n, p[src_offset_axis]);
   out.bytes = 2 * p.n * es;  // useful bytes: n elements read, n written, whatever the stride
   out.hardware_bytes = (sectors.read + sectors.write) * sector_bytes;
   out.working_set = out.hardware_bytes;  // what the caches must hold: every sector touched
@@ -232,7 +233,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 
 std::string verify(const case_ctx& c) {
   const std::size_t es = size_of(c.p.type);
-  const access_strides st = strides_of(c.v->traits_as<variant_id>(), c.p[stride_axis]);
+  const access_strides st = strides_of(c.v->traits_as<stride_rung>(), c.p[stride_axis]);
   const std::uint64_t seed = c.seeds[src_buffer], offset = c.p[src_offset_axis], n = c.p.n;
   return check_bytes(
       c.buffers[dst_buffer], 0, extent(n, st.dst) * es, es,
@@ -261,18 +262,38 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {"strided", "thread e reads src[e x stride], writes dst[e]: a warp's loads span 32 x stride elements",
-               launch_rung<strided_rung>, kernels_of_every_dtype<strided_rung>(), 0, false, int(variant_id::strided)},
-              {"strided_write",
-               "thread e reads src[e], writes dst[e x stride]: coalesced loads, scattered partial-sector stores",
-               launch_rung<strided_write_rung>, kernels_of_every_dtype<strided_write_rung>(), 0, false,
-               int(variant_id::strided_write)},
-              {"strided_rw", "thread e copies element e x stride: both sides scattered", launch_rung<strided_rw_rung>,
-               kernels_of_every_dtype<strided_rw_rung>(), 0, false, int(variant_id::strided_rw)},
-              {"vec16",
-               "stride 1, 16-byte loads and stores from any element offset: a misaligned source is read aligned "
-               "and realigned through a warp shuffle (+1 vector per warp)",
-               launch_rung<vec16_rung>, kernels_of_every_dtype<vec16_rung>(), 0, false, int(variant_id::vec16)},
+              {
+                  .name = "strided",
+                  .teaches = "thread e reads src[e x stride], writes dst[e]: a warp's loads span 32 x stride elements",
+                  .launch = launch_rung<strided_rung>,
+                  .kernels = kernels_of_every_dtype<strided_rung>(),
+                  .traits = stride_rung{.strided_src = true},
+              },
+              {
+                  .name = "strided_write",
+                  .teaches =
+                      "thread e reads src[e], writes dst[e x stride]: coalesced loads, scattered partial-sector stores",
+                  .launch = launch_rung<strided_write_rung>,
+                  .kernels = kernels_of_every_dtype<strided_write_rung>(),
+                  .traits = stride_rung{.strided_dst = true},
+              },
+              {
+                  .name = "strided_rw",
+                  .teaches = "thread e copies element e x stride: both sides scattered",
+                  .launch = launch_rung<strided_rw_rung>,
+                  .kernels = kernels_of_every_dtype<strided_rw_rung>(),
+                  .traits = stride_rung{.strided_src = true, .strided_dst = true},
+              },
+              {
+                  .name = "vec16",
+                  .teaches = "stride 1, 16-byte loads and stores from any element offset: a misaligned source is read "
+                             "aligned and realigned through a warp shuffle (+1 vector per warp)",
+                  .launch = launch_rung<vec16_rung>,
+                  .kernels = kernels_of_every_dtype<vec16_rung>(),
+                  .needs = {.feature = {},
+                            .shape = "--stride 1 (a dense source: one 16-byte vector holds neighbouring elements)"},
+                  .traits = stride_rung{.vector_bytes = 16},
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

@@ -15,8 +15,6 @@
 
 namespace memlab::labs::stride {
 
-enum class variant_id { strided, strided_write, strided_rw, vec16 };
-
 inline constexpr int threads_per_cta = 256;
 // The strided variants keep 16 bytes of independent element loads in flight per thread (4 f32,
 // 8 f16, ...), issued before the first store: 2048 threads x 16 B = 32 KiB per SM, what the copy
@@ -29,11 +27,21 @@ inline constexpr std::uint64_t sector_bytes = 32;
 // Threads whose accesses one warp instruction carries.
 inline constexpr std::uint64_t warp_size = 32;
 
+// A rung, by what its kernel does (the table's traits, read by the model below): which side of the
+// copy is strided, and whether it moves 16-byte vectors instead of elements.
+struct stride_rung {
+  bool strided_src = false;  // thread-element e reads src[e x stride] (else src[e])
+  bool strided_dst = false;  // thread-element e writes dst[e x stride] (else dst[e])
+  // 0: one element per access (the strided kernels); 16: 16-byte vectors from any element offset of
+  // a dense source, realigned in registers (vec16_kernel), so stride 1 only.
+  int vector_bytes = 0;
+};
+
 // Elements between the accesses of neighbouring thread-elements, in the source and the destination.
 struct access_strides {
   std::uint64_t src = 1, dst = 1;
 };
-access_strides strides_of(variant_id v, std::uint64_t stride);
+access_strides strides_of(const stride_rung& r, std::uint64_t stride);
 
 // Elements an array of n accesses `stride` apart spans: (n - 1) x stride + 1 (0 for n = 0).
 constexpr std::uint64_t extent(std::uint64_t n, std::uint64_t stride) { return n == 0 ? 0 : (n - 1) * stride + 1; }
@@ -49,8 +57,8 @@ MEMLAB_HOST_DEVICE constexpr std::uint64_t vec16_main_vectors(std::uint64_t byte
   return whole >= 1 ? whole - 1 : 0;
 }
 
-// Threads, items per thread, access width and grid of variant v for n elements of elem_size bytes.
-launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t src_offset);
+// Threads, items per thread, access width and grid of rung r for n elements of elem_size bytes.
+launch_policy plan(const stride_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t src_offset);
 
 // 32-byte sectors the kernel's warps touch: for each warp access of 32 consecutive thread-elements
 // (the strided variants issue several per thread, each of 32 consecutive elements) or of 32
@@ -60,7 +68,7 @@ launch_policy plan(variant_id v, std::size_t elem_size, std::uint64_t n, std::ui
 struct sector_count {
   std::uint64_t read = 0, write = 0;
 };
-sector_count sectors_touched(variant_id v, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
+sector_count sectors_touched(const stride_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
                              std::uint64_t src_offset);
 
 const lab& table();

@@ -34,8 +34,8 @@
 // memlab's movers (include/memlab/tile.cuh), on the tile as one contiguous byte range:
 //   ldg_sts16               load_via_registers16: 16-byte LDG + STS, batches of 8 chunks (ptxas keeps
 //                           <= 4 in flight)
-//   ldgsts16                load_cp_async16: cp.async.cg 16 B (LDGSTS.E.BYPASS.128), every chunk in
-//                           flight at once
+//   ldgsts_cg16             load_cp_async16: cp.async.cg 16 B (LDGSTS.E.BYPASS.128), every chunk in
+//                           flight at once (the async lab's name for the same instruction)
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -220,7 +220,7 @@ struct ldg_sts16 {
     memlab::tile::load_via_registers16(s, g, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
   }
 };
-struct ldgsts16 {
+struct ldgsts_cg16 {
   template <class T>
   static __device__ void load(const T* g, T* s, int rows, int cols) {
     memlab::tile::load_cp_async16(s, g, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
@@ -267,34 +267,16 @@ kernel_fn kernel_of() {
 }
 
 template <template <int, int> class Static, class T>
-kernel_fn static_kernel(std::uint64_t rows, std::uint64_t cols) {
+kernel_fn static_kernel_of(std::uint64_t rows, std::uint64_t cols) {
   if (rows == 128 && cols == 256) return kernel_of<Static<128, 256>, T>();
   if (rows == 128 && cols == 128) return kernel_of<Static<128, 128>, T>();
   if (rows == 64 && cols == 64) return kernel_of<Static<64, 64>, T>();
   throw std::invalid_argument("tile: no static instantiation for " + tile_text(rows, cols));
 }
 
-kernel_fn kernel_for(variant_id v, dtype t, std::uint64_t rows, std::uint64_t cols) {
-  auto pick = [&](auto tag) -> kernel_fn {
-    using T = decltype(tag);
-    switch (v) {
-      case variant_id::cute_universal: return kernel_of<cute_universal, T>();
-      case variant_id::cute_autovec64: return kernel_of<cute_autovec64, T>();
-      case variant_id::cute_autovec128: return kernel_of<cute_autovec128, T>();
-      case variant_id::cute_default: return kernel_of<cute_default, T>();
-      case variant_id::cute_universal_static: return static_kernel<cute_universal_static, T>(rows, cols);
-      case variant_id::cute_autovec128_static: return static_kernel<cute_autovec128_static, T>(rows, cols);
-      case variant_id::cute_default_static: return static_kernel<cute_default_static, T>(rows, cols);
-      case variant_id::cute_tiled_universal: return kernel_of<cute_tiled_universal, T>();
-      case variant_id::cute_tiled_default: return kernel_of<cute_tiled_default, T>();
-      case variant_id::cute_tiled_default_static: return static_kernel<cute_tiled_default_static, T>(rows, cols);
-      case variant_id::cute_tiled_autovec128: return kernel_of<cute_tiled_autovec128, T>();
-      case variant_id::cute_tiled128: return kernel_of<cute_tiled128, T>();
-      case variant_id::ldg_sts16: return kernel_of<ldg_sts16, T>();
-      case variant_id::ldgsts16: return kernel_of<ldgsts16, T>();
-    }
-    throw std::invalid_argument("tile: unknown variant");
-  };
+// The kernel of a dtype: f32 or f16.
+template <class Pick>
+kernel_fn by_dtype(dtype t, Pick&& pick) {
   switch (t) {
     case dtype::f32: return pick(float{});
     case dtype::f16: return pick(__half{});
@@ -302,18 +284,44 @@ kernel_fn kernel_for(variant_id v, dtype t, std::uint64_t rows, std::uint64_t co
   }
 }
 
-// Every kernel of variant v: each dtype, and each compiled shape of a static variant.
-std::vector<kernel_ref> kernels_of_variant(variant_id v) {
+// A rung's kernel_picker (its traits' `kernel`): one kernel per dtype for a dynamic layout, one per
+// dtype and compiled shape for a static one.
+template <class Variant>
+kernel_fn dynamic_kernel(dtype t, std::uint64_t /*rows*/, std::uint64_t /*cols*/) {
+  return by_dtype(t, [](auto tag) { return kernel_of<Variant, decltype(tag)>(); });
+}
+template <template <int, int> class Static>
+kernel_fn static_kernel(dtype t, std::uint64_t rows, std::uint64_t cols) {
+  return by_dtype(t, [&](auto tag) { return static_kernel_of<Static, decltype(tag)>(rows, cols); });
+}
+
+// A rung's `kernels` in the table: every dtype (f32, f16), and every compiled shape of a static
+// layout, each by symbol; the same kernels its traits' picker gives (tests/labs/tile/test_tile_plan.cpp).
+template <class Variant>
+std::vector<kernel_ref> dynamic_kernels() {
+  return {{dynamic_kernel<Variant>(dtype::f32, 0, 0), nullptr}, {dynamic_kernel<Variant>(dtype::f16, 0, 0), nullptr}};
+}
+template <template <int, int> class Static>
+std::vector<kernel_ref> static_kernels() {
   std::vector<kernel_ref> out;
   for (dtype t : {dtype::f32, dtype::f16}) {
-    if (is_static(v)) {
-      for (const auto& [r, c] : static_tiles)
-        out.push_back({kernel_for(v, t, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(c)), nullptr});
-    } else {
-      out.push_back({kernel_for(v, t, 128, 128), nullptr});
-    }
+    for (const auto& [rows, cols] : static_tiles)
+      out.push_back({static_kernel<Static>(t, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)), nullptr});
   }
   return out;
+}
+
+// The shape rules of the rungs that have one, in words for `memlab list` (tile_rule() checks them;
+// every rung also needs a tile that is a multiple of the (8, 32) threads and fits in shared memory).
+constexpr std::string_view static_shapes = "the compiled tile shapes only: 128x256, 128x128, 64x64";
+constexpr std::string_view column_pieces = "rows a multiple of 8 x (16 B / element): 16-byte column pieces over the 8 "
+                                           "thread rows";
+constexpr std::string_view static_tiled_shapes = "the compiled tile shapes only (128x256, 128x128, 64x64); rows a "
+                                                 "multiple of 8 x (16 B / element)";
+
+// The case's kernel.
+kernel_fn kernel_for(const variant& v, const case_params& p) {
+  return v.traits_as<tile_rung>().kernel(p.type, p.shape(tile_axis)[0], p.shape(tile_axis)[1]);
 }
 
 // CTAs the case launches: 0 means one per tile of the whole matrix.
@@ -333,17 +341,16 @@ void launch_tile(const case_ctx& c, cudaStream_t s) {
   const void* src = c.ptr(src_buffer, c.p[src_offset_axis]);
   int r = static_cast<int>(rows), cl = static_cast<int>(cols);
   void* args[] = {&dst, &src, &r, &cl};
-  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(c.v->traits_as<variant_id>(), c.p.type, rows, cols), grid_of(grid, "tile"),
+  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(*c.v, c.p), grid_of(grid, "tile"),
                                      dim3(threads_per_cta), args, smem, s));
 }
 
 // The device-independent rules.
 std::optional<std::string> case_rule(const variant& v, const case_params& p) {
-  const auto id = v.traits_as<variant_id>();
   const std::size_t es = size_of(p.type);
   const std::uint64_t rows = rows_of(p), cols = cols_of(p), ctas = p[ctas_axis], offset = p[src_offset_axis];
   if (p.type != dtype::f32 && p.type != dtype::f16) return "tile is built for f32 and f16 only";
-  if (auto why = tile_rule(id, es, rows, cols)) return why;
+  if (auto why = tile_rule(v.traits_as<tile_rung>(), es, rows, cols)) return why;
   const std::uint64_t tile_elems = rows * cols;
   if (p.n < tile_elems) {
     return "n = " + std::to_string(p.n) + " is smaller than one " + tile_text(rows, cols) + " tile (" +
@@ -362,7 +369,7 @@ std::optional<std::string> case_rule(const variant& v, const case_params& p) {
     return "src offset +" + std::to_string(offset) + " B is not a whole " + std::to_string(es) + "-byte " +
            std::string(to_string(p.type)) + " element";
   }
-  const auto align = static_cast<std::uint64_t>(v.alignment);
+  const auto align = static_cast<std::uint64_t>(v.needs.alignment);
   if (align > 0 && offset % align != 0) {
     return std::string(v.name) + " assumes a " + std::to_string(align) + "-byte aligned source (src +" +
            std::to_string(offset) + " B)";
@@ -384,7 +391,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
   const std::uint64_t payload = payload_bytes(p);
   case_plan out;
-  out.policy = plan(v.traits_as<variant_id>(), size_of(p.type), rows_of(p), cols_of(p), grid_of_case(p));
+  out.policy = plan(v.traits_as<tile_rung>(), size_of(p.type), rows_of(p), cols_of(p), grid_of_case(p));
   out.bytes = 2 * payload;  // each tile read once, written once
   out.working_set = 2 * payload;
   out.buffers = {{"src", p[src_offset_axis] + payload, buffer_role::input},
@@ -398,18 +405,13 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 void setup(case_ctx& c) {
   const std::uint64_t bytes = rows_of(c.p) * cols_of(c.p) * size_of(c.p.type);
   const int limit = std::max(c.dev.smem_per_block_optin, static_cast<int>(bytes));  // refusal() capped bytes
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(c.v->traits_as<variant_id>(), c.p.type, rows_of(c.p), cols_of(c.p)),
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel_for(*c.v, c.p), cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
 }
 
 std::string verify(const case_ctx& c) {
   const std::uint64_t seed = c.seeds[src_buffer], offset = c.p[src_offset_axis];
   return check_bytes(c.buffers[dst_buffer], 0, payload_bytes(c.p), size_of(c.p.type),
                      [&](std::uint64_t j) { return reference_byte(seed, offset, j); });
-}
-
-variant rung(variant_id id, std::string_view name, std::string_view teaches) {
-  return {name, teaches, launch_tile, kernels_of_variant(id), required_alignment(id), false, int(id)};
 }
 
 }  // namespace
@@ -431,32 +433,129 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              rung(variant_id::cute_universal, "cute_universal",
-                   "the tutorial: local_partition (8, 32) on dynamic layouts, UniversalCopy<T>, one element per copy"),
-              rung(variant_id::cute_autovec64, "cute_autovec64",
-                   "the tutorial's partition, AutoVectorizingCopyWithAssumedAlignment<64>"),
-              rung(variant_id::cute_autovec128, "cute_autovec128",
-                   "the tutorial's partition, AutoVectorizingCopyWithAssumedAlignment<128>"),
-              rung(variant_id::cute_default, "cute_default", "the tutorial's partition, copy(src, dst): CuTe's default policy"),
-              rung(variant_id::cute_universal_static, "cute_universal_static",
-                   "cute_universal on static layouts (compile-time tile shape)"),
-              rung(variant_id::cute_autovec128_static, "cute_autovec128_static", "cute_autovec128 on static layouts"),
-              rung(variant_id::cute_default_static, "cute_default_static",
-                   "cute_default on static layouts (copy() then assumes 128-bit alignment)"),
-              rung(variant_id::cute_tiled_universal, "cute_tiled_universal",
-                   "contiguous partition: make_tiled_copy, (8, 32) threads x (16 B, 1) values, UniversalCopy<T> atom"),
-              rung(variant_id::cute_tiled_default, "cute_tiled_default", "contiguous partition, copy(src, dst) on dynamic layouts"),
-              rung(variant_id::cute_tiled_default_static, "cute_tiled_default_static",
-                   "contiguous partition, copy(src, dst) on static layouts"),
-              rung(variant_id::cute_tiled_autovec128, "cute_tiled_autovec128",
-                   "contiguous partition, AutoVectorizingCopyWithAssumedAlignment<128>"),
-              rung(variant_id::cute_tiled128, "cute_tiled128",
-                   "contiguous partition, a UniversalCopy<uint128_t> atom: 128 bits by construction"),
-              rung(variant_id::ldg_sts16, "ldg_sts16",
-                   "memlab::tile::load_via_registers16: the tile as one byte range, 16-byte LDG + STS, batches of 8 "
-                   "per thread (ptxas keeps <= 4 in flight)"),
-              rung(variant_id::ldgsts16, "ldgsts16",
-                   "memlab::tile::load_cp_async16: cp.async.cg 16 B (L1 bypass), every chunk in flight, commit + wait"),
+              {
+                  .name = "cute_universal",
+                  .teaches =
+                      "the tutorial: local_partition (8, 32) on dynamic layouts, UniversalCopy<T>, one element per copy",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_universal>(),
+                  .traits = tile_rung{.partition = tile_partition::local, .kernel = dynamic_kernel<cute_universal>},
+              },
+              {
+                  .name = "cute_autovec64",
+                  .teaches = "the tutorial's partition, AutoVectorizingCopyWithAssumedAlignment<64>",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_autovec64>(),
+                  .needs = {.alignment = 8, .feature = {}, .shape = {}},
+                  .traits = tile_rung{.partition = tile_partition::local, .kernel = dynamic_kernel<cute_autovec64>},
+              },
+              {
+                  .name = "cute_autovec128",
+                  .teaches = "the tutorial's partition, AutoVectorizingCopyWithAssumedAlignment<128>",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_autovec128>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = {}},
+                  .traits = tile_rung{.partition = tile_partition::local, .kernel = dynamic_kernel<cute_autovec128>},
+              },
+              {
+                  .name = "cute_default",
+                  .teaches = "the tutorial's partition, copy(src, dst): CuTe's default policy",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_default>(),
+                  .traits = tile_rung{.partition = tile_partition::local, .kernel = dynamic_kernel<cute_default>},
+              },
+              {
+                  .name = "cute_universal_static",
+                  .teaches = "cute_universal on static layouts (compile-time tile shape)",
+                  .launch = launch_tile,
+                  .kernels = static_kernels<cute_universal_static>(),
+                  .needs = {.feature = {}, .shape = static_shapes},
+                  .traits = tile_rung{.partition = tile_partition::local, .static_layout = true,
+                                      .kernel = static_kernel<cute_universal_static>},
+              },
+              {
+                  .name = "cute_autovec128_static",
+                  .teaches = "cute_autovec128 on static layouts",
+                  .launch = launch_tile,
+                  .kernels = static_kernels<cute_autovec128_static>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = static_shapes},
+                  .traits = tile_rung{.partition = tile_partition::local, .static_layout = true,
+                                      .kernel = static_kernel<cute_autovec128_static>},
+              },
+              {
+                  .name = "cute_default_static",
+                  .teaches = "cute_default on static layouts (copy() then assumes 128-bit alignment)",
+                  .launch = launch_tile,
+                  .kernels = static_kernels<cute_default_static>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = static_shapes},
+                  .traits = tile_rung{.partition = tile_partition::local, .static_layout = true,
+                                      .kernel = static_kernel<cute_default_static>},
+              },
+              {
+                  .name = "cute_tiled_universal",
+                  .teaches =
+                      "contiguous partition: make_tiled_copy, (8, 32) threads x (16 B, 1) values, UniversalCopy<T> atom",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_tiled_universal>(),
+                  .needs = {.feature = {}, .shape = column_pieces},
+                  .traits = tile_rung{.partition = tile_partition::tiled,
+                                      .kernel = dynamic_kernel<cute_tiled_universal>},
+              },
+              {
+                  .name = "cute_tiled_default",
+                  .teaches = "contiguous partition, copy(src, dst) on dynamic layouts",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_tiled_default>(),
+                  .needs = {.feature = {}, .shape = column_pieces},
+                  .traits = tile_rung{.partition = tile_partition::tiled, .kernel = dynamic_kernel<cute_tiled_default>},
+              },
+              {
+                  .name = "cute_tiled_default_static",
+                  .teaches = "contiguous partition, copy(src, dst) on static layouts",
+                  .launch = launch_tile,
+                  .kernels = static_kernels<cute_tiled_default_static>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = static_tiled_shapes},
+                  .traits = tile_rung{.partition = tile_partition::tiled, .access_bytes = 16, .static_layout = true,
+                                      .kernel = static_kernel<cute_tiled_default_static>},
+              },
+              {
+                  .name = "cute_tiled_autovec128",
+                  .teaches = "contiguous partition, AutoVectorizingCopyWithAssumedAlignment<128>",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_tiled_autovec128>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = column_pieces},
+                  .traits = tile_rung{.partition = tile_partition::tiled, .access_bytes = 16,
+                                      .kernel = dynamic_kernel<cute_tiled_autovec128>},
+              },
+              {
+                  .name = "cute_tiled128",
+                  .teaches = "contiguous partition, a UniversalCopy<uint128_t> atom: 128 bits by construction",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<cute_tiled128>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = column_pieces},
+                  .traits = tile_rung{.partition = tile_partition::tiled, .access_bytes = 16,
+                                      .kernel = dynamic_kernel<cute_tiled128>},
+              },
+              {
+                  .name = "ldg_sts16",
+                  .teaches = "memlab::tile::load_via_registers16: the tile as one byte range, 16-byte LDG + STS, "
+                             "batches of 8 per thread (ptxas keeps <= 4 in flight)",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<ldg_sts16>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = {}},
+                  .traits = tile_rung{.partition = tile_partition::byte_range, .access_bytes = 16,
+                                      .kernel = dynamic_kernel<ldg_sts16>},
+              },
+              {
+                  .name = "ldgsts_cg16",
+                  .teaches =
+                      "memlab::tile::load_cp_async16: cp.async.cg 16 B (L1 bypass), every chunk in flight, commit + wait",
+                  .launch = launch_tile,
+                  .kernels = dynamic_kernels<ldgsts_cg16>(),
+                  .needs = {.alignment = 16, .feature = {}, .shape = {}},
+                  .traits = tile_rung{.partition = tile_partition::byte_range, .access_bytes = 16,
+                                      .async_copy = true, .kernel = dynamic_kernel<ldgsts_cg16>},
+              },
           },
       .unsupported = refusal,
       .plan = plan_case,

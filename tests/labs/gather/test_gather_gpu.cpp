@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,13 @@ TEST_P(gather_gpu, checker_catches_an_unwritten_output) {
 // (Not parameterised by variant: it compares the two orders with each other, for each dtype.)
 using gather_bytes_gpu = test::gpu_test<>;
 
+// The table's rung for an index order (by its traits, not its name).
+std::string rung_of(const lab& l, labs::gather::index_order order) {
+  for (const auto& v : l.variants)
+    if (v.traits_as<labs::gather::gather_rung>().order == order) return std::string(v.name);
+  throw std::logic_error("the gather table has no rung of that order");
+}
+
 TEST_F(gather_bytes_gpu, declared_bytes_count_each_distinct_index_once) {
   const lab& l = labs::gather::table();
   for (const dtype type : {dtype::f32, dtype::f64}) {
@@ -81,8 +89,8 @@ TEST_F(gather_bytes_gpu, declared_bytes_count_each_distinct_index_once) {
       warp_sectors += s.size();
     }
     // The lab's setup draws and sorts the indices and counts what they touch when the case is prepared.
-    const auto random = test::prepare(l, "random", p, dev);
-    const auto sorted = test::prepare(l, "sorted", p, dev);
+    const auto random = test::prepare(l, rung_of(l, labs::gather::index_order::random), p, dev);
+    const auto sorted = test::prepare(l, rung_of(l, labs::gather::index_order::sorted), p, dev);
     const std::uint64_t rest = n * 4 + n * es;
     EXPECT_EQ(random.plan.bytes, distinct.size() * es + rest) << elements;
     EXPECT_EQ(sorted.plan.bytes, random.plan.bytes) << elements;

@@ -47,9 +47,18 @@ TEST(gather_plan, grid_covers_every_lookup) {
 TEST(gather_lab_registry, variants_axes_and_refusals) {
   const lab& l = table();
   EXPECT_EQ(test::find_lab("gather"), &l);
-  ASSERT_EQ(l.variants.size(), 2u);
-  EXPECT_EQ(l.variants[0].name, "random");
-  EXPECT_EQ(l.variants[1].name, "sorted");
+  // One rung per index order, each described by its traits; random first (the ladder: naive -> best).
+  std::vector<index_order> orders;
+  for (const auto& v : l.variants) {
+    EXPECT_FALSE(v.teaches.empty()) << v.name;
+    EXPECT_FALSE(v.peer) << v.name;
+    EXPECT_EQ(v.kernels.size(), 2u) << v.name << ": f32 and f64";
+    for (const auto& k : v.kernels) EXPECT_NE(k.symbol, nullptr) << v.name;
+    orders.push_back(v.traits_as<gather_rung>().order);
+  }
+  EXPECT_EQ(orders, (std::vector<index_order>{index_order::random, index_order::sorted}));
+  EXPECT_EQ(l.find_variant("random")->traits_as<gather_rung>().order, index_order::random);
+  EXPECT_EQ(l.find_variant("sorted")->traits_as<gather_rung>().order, index_order::sorted);
   ASSERT_EQ(l.axes.size(), 1u);
   EXPECT_EQ(l.axes[0].name, "table_bytes");
   const auto def = parse_axis(l.axes[0], l.axes[0].defaults);

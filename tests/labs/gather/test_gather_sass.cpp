@@ -1,13 +1,15 @@
 // SASS proof for the gather lab: both orders run the same code, element-wide table loads and
 // stores, 32-bit index loads. Needs cuobjdump, not a GPU.
 #include "inspect/sass_fixture.hpp"
+#include "labs/gather/gather.hpp"
 
 namespace memlab::inspect {
 namespace {
 
 TEST_F(sass_proof, gather_both_orders_load_32_bit_indices_and_element_wide_values) {
   for (const auto& [arch, r] : reports) {
-    for (const char* v : {"random", "sorted"}) {
+    for (const auto& rung : labs::gather::table().variants) {
+      const std::string v(rung.name);
       for (const auto& [dt, bits] : {std::pair<const char*, int>{"f32", 32}, {"f64", 64}}) {
         SCOPED_TRACE(arch + " " + v + " " + dt);
         const auto* k = find(r, "gather", v, dt);

@@ -7,8 +7,10 @@
 //     register and an STS out of it (no instruction copies shared to shared).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "inspect/sass_fixture.hpp"
+#include "labs/smem/smem.hpp"
 
 namespace memlab::inspect {
 namespace {
@@ -20,14 +22,20 @@ int count_opcode(const labeled_kernel& k, std::string_view op) {
 
 TEST_F(sass_proof, smem_bank_bound_rungs_keep_every_access_at_their_width) {
   struct want {
-    const char* variant;
+    std::string variant;
     mem_dir dir;
     int bits;
   };
+  // Every bank-bound rung of the table, at the direction and width its traits give.
+  std::vector<want> wants;
+  for (const auto& v : labs::smem::table().variants) {
+    const auto& t = v.traits_as<labs::smem::smem_rung>();
+    if (!labs::smem::is_bank_bound(t)) continue;
+    wants.push_back({std::string(v.name), t.load ? mem_dir::load : mem_dir::store, 8 * t.access_bytes});
+  }
+  ASSERT_EQ(wants.size(), 6u);  // store_stride, load_stride, smem_padded, smem_swizzled, load_vec8, load_vec16
   for (const auto& [arch, r] : reports) {
-    for (const want& w : {want{"store_stride", mem_dir::store, 32}, want{"load_stride", mem_dir::load, 32},
-                          want{"padded", mem_dir::load, 32}, want{"swizzled", mem_dir::load, 32},
-                          want{"load_vec8", mem_dir::load, 64}, want{"load_vec16", mem_dir::load, 128}}) {
+    for (const want& w : wants) {
       SCOPED_TRACE(arch + " " + w.variant);
       const auto* k = find(r, "smem", w.variant, "");
       ASSERT_NE(k, nullptr);

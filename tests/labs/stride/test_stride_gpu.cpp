@@ -26,6 +26,11 @@ case_params stride_case(dtype type, std::uint64_t n, std::uint64_t stride, std::
       type, n, {{"stride", axis_value{{stride, 0, 0}, 1}}, {"src_offset", axis_value{{so, 0, 0}, 1}}});
 }
 
+// A rung that moves 16-byte vectors (dense, stride 1 only), by its traits.
+bool moves_vectors(const lab& l, const std::string& name) {
+  return test::variant_of(l, name).traits_as<labs::stride::stride_rung>().vector_bytes != 0;
+}
+
 void run_and_verify(const lab& l, const std::string& variant_name, const case_params& p, const device_info& dev) {
   auto c = test::prepare(l, variant_name, p, dev);
   ASSERT_EQ(test::run_and_verify(c), "");
@@ -35,7 +40,7 @@ TEST_P(stride_gpu, edge_sizes_strides_and_offsets) {
   const auto& [name, type] = GetParam();
   const lab& l = labs::stride::table();
   const std::uint64_t es = size_of(type);
-  const bool vec = name == "vec16";
+  const bool vec = moves_vectors(l, name);
   // vec16: every element offset inside two 16-byte vectors; the strided variants: a few.
   std::vector<std::uint64_t> offsets;
   if (vec) {
@@ -66,7 +71,7 @@ TEST_P(stride_gpu, a_large_copy_with_a_ragged_end) {
   const auto& [name, type] = GetParam();
   const lab& l = labs::stride::table();
   const std::uint64_t es = size_of(type);
-  const std::uint64_t stride = name == "vec16" ? 1 : 5;
+  const std::uint64_t stride = moves_vectors(l, name) ? 1 : 5;
   run_and_verify(l, name, stride_case(type, (1u << 22) + 7, stride, 3 * es), dev);
 }
 
@@ -78,7 +83,7 @@ TEST_P(stride_gpu, refuses_offsets_inside_an_element_and_vec16_strides) {
     ASSERT_TRUE(why);
     EXPECT_NE(why->find("multiple"), std::string::npos) << *why;
   }
-  if (name == "vec16") {
+  if (moves_vectors(l, name)) {
     EXPECT_TRUE(test::refusal(l, name, stride_case(type, 100, 2, 0), dev));
   }
 }

@@ -22,13 +22,13 @@ case_params stride_case(dtype type, std::uint64_t n, std::uint64_t stride, std::
 
 // Brute force: every byte each warp access touches, as the kernels issue them, into a set of
 // sectors per warp access; summed.
-sector_count brute_force(variant_id v, std::uint64_t es, std::uint64_t n, std::uint64_t stride, std::uint64_t so) {
+sector_count brute_force(const stride_rung& rung, std::uint64_t es, std::uint64_t n, std::uint64_t stride, std::uint64_t so) {
   sector_count c;
   auto add = [](std::set<std::uint64_t>& s, std::uint64_t lo, std::uint64_t len) {
     for (std::uint64_t b = lo; b < lo + len; ++b) s.insert(b / sector_bytes);
   };
-  if (v != variant_id::vec16) {
-    const auto st = strides_of(v, stride);
+  if (rung.vector_bytes != 16) {
+    const auto st = strides_of(rung, stride);
     for (std::uint64_t g = 0; g < n; g += warp_size) {
       std::set<std::uint64_t> r, w;
       for (std::uint64_t e = g; e < std::min(n, g + warp_size); ++e) {
@@ -67,19 +67,20 @@ sector_count brute_force(variant_id v, std::uint64_t es, std::uint64_t n, std::u
 }
 
 TEST(stride_sectors, closed_form_matches_brute_force) {
-  for (auto v : {variant_id::strided, variant_id::strided_write, variant_id::strided_rw, variant_id::vec16}) {
+  for (const auto& v : table().variants) {
+    const auto& r = v.traits_as<stride_rung>();
     for (std::uint64_t es : {1u, 2u, 4u, 8u}) {
       for (std::uint64_t n : {0u, 1u, 2u, 7u, 15u, 16u, 17u, 31u, 32u, 33u, 127u, 128u, 129u, 1000u, 4097u}) {
         for (std::uint64_t stride : {1u, 2u, 3u, 5u, 8u, 16u, 33u}) {
-          if (v == variant_id::vec16 && stride != 1) continue;
+          if (r.vector_bytes != 0 && stride != 1) continue;
           for (std::uint64_t k = 0; k < 32; ++k) {
             const std::uint64_t so = k * es;
-            const auto want = brute_force(v, es, n, stride, so);
-            const auto got = sectors_touched(v, es, n, stride, so);
-            ASSERT_EQ(got.read, want.read) << "v" << static_cast<int>(v) << " es=" << es << " n=" << n
-                                           << " stride=" << stride << " off=" << so;
-            ASSERT_EQ(got.write, want.write) << "v" << static_cast<int>(v) << " es=" << es << " n=" << n
-                                             << " stride=" << stride << " off=" << so;
+            const auto want = brute_force(r, es, n, stride, so);
+            const auto got = sectors_touched(r, es, n, stride, so);
+            ASSERT_EQ(got.read, want.read) << v.name << " es=" << es << " n=" << n << " stride=" << stride
+                                           << " off=" << so;
+            ASSERT_EQ(got.write, want.write) << v.name << " es=" << es << " n=" << n << " stride=" << stride
+                                             << " off=" << so;
           }
         }
       }
@@ -87,45 +88,52 @@ TEST(stride_sectors, closed_form_matches_brute_force) {
   }
 }
 
+// A rung of the table by name, as its traits.
+const stride_rung& rung(std::string_view name) { return test::variant_of(table(), name).traits_as<stride_rung>(); }
+
 // The numbers the lab page quotes, for n = 2^20 f32 from an aligned source.
 TEST(stride_sectors, a_warp_of_f32_reads_min_stride_times_4_sectors_of_32) {
   const std::uint64_t n = 1u << 20, warps = n / 32;
+  const stride_rung& strided = rung("strided");
+  const stride_rung& vec16 = rung("vec16");
   for (std::uint64_t s : {1u, 2u, 4u, 8u, 16u, 32u}) {
-    const auto c = sectors_touched(variant_id::strided, 4, n, s, 0);
+    const auto c = sectors_touched(strided, 4, n, s, 0);
     EXPECT_EQ(c.read, warps * std::min<std::uint64_t>(4 * s, 32)) << s;
     EXPECT_EQ(c.write, warps * 4) << s;
   }
   // Stride 32: 32 sectors (1 KiB) for 128 useful bytes, 8x; u8 at stride 32: 32x.
-  EXPECT_EQ(sectors_touched(variant_id::strided, 1, n, 32, 0).read * sector_bytes, 32 * n);
+  EXPECT_EQ(sectors_touched(strided, 1, n, 32, 0).read * sector_bytes, 32 * n);
   // A misaligned start costs one sector per warp: 5 instead of 4 for f32 elements...
-  EXPECT_EQ(sectors_touched(variant_id::strided, 4, n, 1, 4).read, warps * 5);
+  EXPECT_EQ(sectors_touched(strided, 4, n, 1, 4).read, warps * 5);
   // ... and 17 instead of 16 for vec16 whenever the source is not 32-byte (sector) aligned: 33
   // aligned vectors per 32 outputs, or 32 vectors that start mid-sector (offset 16).
-  EXPECT_EQ(sectors_touched(variant_id::vec16, 4, n, 1, 0).read, warps / 4 * 16);
+  EXPECT_EQ(sectors_touched(vec16, 4, n, 1, 0).read, warps / 4 * 16);
   for (std::uint64_t so : {4u, 8u, 12u, 16u, 20u, 32u}) {
-    const auto c = sectors_touched(variant_id::vec16, 4, n, 1, so);
+    const auto c = sectors_touched(vec16, 4, n, 1, so);
     EXPECT_NEAR(static_cast<double>(c.read), static_cast<double>(warps / 4 * (so % 32 == 0 ? 16 : 17)), 4.0) << so;
     EXPECT_EQ(c.write, warps / 4 * 16) << so;  // the stores stay aligned: 16 per warp
   }
 }
 
 TEST(stride_plan, grids_cover_every_element) {
+  const stride_rung& strided = rung("strided");
+  const stride_rung& vec16 = rung("vec16");
   for (std::uint64_t n : {1ull, 15ull, 4097ull, (1ull << 26) + 3}) {
     for (std::size_t es : {1u, 2u, 4u, 8u}) {
-      const auto p = plan(variant_id::strided, es, n, 0);
+      const auto p = plan(strided, es, n, 0);
       EXPECT_EQ(p.items_per_thread * static_cast<int>(es), bytes_per_thread);
       EXPECT_EQ(p.vec_bytes, static_cast<int>(es));
       EXPECT_GE(p.grid * static_cast<std::uint64_t>(p.threads * p.items_per_thread), n);
       for (std::uint64_t so = 0; so < 16; so += es) {
-        const auto q = plan(variant_id::vec16, es, n, so);
+        const auto q = plan(vec16, es, n, so);
         const std::uint64_t main = vec16_main_vectors(n * es, so % 16);
         EXPECT_EQ(q.vec_bytes, 16);
         EXPECT_GT(q.grid * static_cast<std::uint64_t>(q.threads), main);  // thread `main` exists
       }
     }
   }
-  EXPECT_EQ(plan(variant_id::strided, 4, 0, 0).grid, 0u);
-  EXPECT_EQ(plan(variant_id::vec16, 4, 0, 4).grid, 0u);
+  EXPECT_EQ(plan(strided, 4, 0, 0).grid, 0u);
+  EXPECT_EQ(plan(vec16, 4, 0, 4).grid, 0u);
 }
 
 TEST(stride_plan, vec16_main_vectors_never_read_past_the_source) {
@@ -143,13 +151,21 @@ TEST(stride_plan, vec16_main_vectors_never_read_past_the_source) {
 TEST(stride_lab_registry, variants_axes_and_refusals) {
   const lab& l = table();
   EXPECT_EQ(test::find_lab("stride"), &l);
-  std::vector<std::string_view> names;
+  std::set<std::string_view> names;
   for (const auto& v : l.variants) {
-    names.push_back(v.name);
+    EXPECT_TRUE(names.insert(v.name).second) << v.name << " twice";
+    EXPECT_FALSE(v.teaches.empty()) << v.name;
+    EXPECT_FALSE(v.peer) << v.name;
     EXPECT_FALSE(v.kernels.empty()) << v.name;
     for (const auto& k : v.kernels) EXPECT_NE(k.symbol, nullptr) << v.name;
+    const auto& r = v.traits_as<stride_rung>();  // every rung describes itself
+    EXPECT_TRUE(r.vector_bytes == 0 || r.vector_bytes == 16) << v.name;
+    // A vector rung is dense on both sides and says so in its needs.
+    if (r.vector_bytes != 0) {
+      EXPECT_FALSE(r.strided_src || r.strided_dst) << v.name;
+      EXPECT_FALSE(v.needs.shape.empty()) << v.name;
+    }
   }
-  EXPECT_EQ(names, (std::vector<std::string_view>{"strided", "strided_write", "strided_rw", "vec16"}));
   const device_info dev;
   EXPECT_FALSE(test::refusal(l, "strided", stride_case(dtype::f32, 100, 32, 8), dev));
   EXPECT_FALSE(test::refusal(l, "vec16", stride_case(dtype::f32, 100, 1, 4), dev));
@@ -167,19 +183,25 @@ TEST(stride_lab_registry, variants_axes_and_refusals) {
   // Useful bytes are 2 x n x elem whatever the stride; the footprint grows with it: each variant
   // allocates the span of its own scattered side(s), + the output's guard.
   const std::uint64_t n = 1000, es = 4, dense = n * es, span = extent(n, 32) * es;
-  const std::vector<std::pair<std::string_view, std::uint64_t>> footprints{
-      {"strided", span + dense}, {"strided_write", dense + span}, {"strided_rw", span + span}};
-  for (const auto& [name, allocated] : footprints) {
+  int scattered = 0;
+  for (const auto& v : l.variants) {
+    const auto& r = v.traits_as<stride_rung>();
+    if (r.vector_bytes != 0) continue;
+    const std::uint64_t allocated = (r.strided_src ? span : dense) + (r.strided_dst ? span : dense);
     const auto p = stride_case(dtype::f32, n, 32, 0);
-    ASSERT_FALSE(test::refusal(l, name, p, dev)) << name;
-    const case_plan planned = test::plan_of(l, name, p, dev);
-    EXPECT_EQ(planned.bytes, 2 * n * es) << name;
-    EXPECT_GT(planned.device_bytes(), 32 * 4 * 999u) << name;
-    EXPECT_EQ(planned.device_bytes(), allocated + guard_bytes) << name;
+    ASSERT_FALSE(l.why_not(v, p, dev)) << v.name;
+    const case_plan planned = l.plan(v, p, dev);
+    EXPECT_EQ(planned.bytes, 2 * n * es) << v.name;
+    EXPECT_GT(planned.device_bytes(), 32 * 4 * 999u) << v.name;
+    EXPECT_EQ(planned.device_bytes(), allocated + guard_bytes) << v.name;
+    ++scattered;
   }
+  EXPECT_EQ(scattered, 3);  // strided, strided_write, strided_rw
   // vec16 is dense: its footprint is the payload on both sides.
   const auto dense_case = stride_case(dtype::f32, n, 1, 0);
   EXPECT_EQ(test::plan_of(l, "vec16", dense_case, dev).device_bytes(), 2 * dense + guard_bytes);
+  // Its refusal names the rung, from the table.
+  EXPECT_EQ(strided16->rfind("vec16 copies a dense source", 0), 0u) << *strided16;
 }
 
 }  // namespace

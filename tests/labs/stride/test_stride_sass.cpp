@@ -2,6 +2,7 @@
 // (the lesson is the addresses, not the width); vec16 moves 128-bit vectors, misaligned or not.
 // Needs cuobjdump, not a GPU.
 #include "inspect/sass_fixture.hpp"
+#include "labs/stride/stride.hpp"
 
 namespace memlab::inspect {
 namespace {
@@ -10,7 +11,9 @@ const std::array<std::pair<const char*, int>, 5> stride_dtypes{{{"u8", 8}, {"f16
 
 TEST_F(sass_proof, stride_strided_variants_use_element_wide_accesses_only) {
   for (const auto& [arch, r] : reports) {
-    for (const char* v : {"strided", "strided_write", "strided_rw"}) {
+    for (const auto& rung : labs::stride::table().variants) {
+      if (rung.traits_as<labs::stride::stride_rung>().vector_bytes != 0) continue;  // vec16: below
+      const std::string v(rung.name);
       for (const auto& [dt, bits] : stride_dtypes) {
         SCOPED_TRACE(arch + " " + v + " " + dt);
         const auto* k = find(r, "stride", v, dt);

@@ -34,10 +34,9 @@ TEST_P(tile_gpu, shapes_grids_and_offsets) {
   const auto& [name, type] = GetParam();
   const lab& l = labs::tile::table();
   const variant& info = test::variant_of(l, name);
-  const auto v = info.traits_as<labs::tile::variant_id>();
+  const auto& rung = info.traits_as<labs::tile::tile_rung>();
   const std::uint64_t es = size_of(type);
-  const int align = labs::tile::required_alignment(v);
-  ASSERT_EQ(info.alignment, align);
+  const int align = info.needs.alignment;
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> tiles{{128, 256}, {128, 128}, {64, 64}, {64, 160}};
   int ran = 0, expected = 0;
   for (const auto& [rows, cols] : tiles) {
@@ -47,10 +46,10 @@ TEST_P(tile_gpu, shapes_grids_and_offsets) {
         SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + " ctas=" + std::to_string(ctas) + " src+" +
                      std::to_string(so));
         // The only refusals allowed: a shape no static variant is built for, an offset below the contract.
-        const bool static_shape = labs::tile::is_static(v) && rows == 64 && cols == 160;
+        const bool static_shape = rung.static_layout && rows == 64 && cols == 160;
         const bool misaligned = align > 0 && so % static_cast<std::uint64_t>(align) != 0;
         if (!static_shape && !misaligned) ++expected;
-        if (const auto why_not = l.unsupported(info, p, dev)) {
+        if (const auto why_not = l.why_not(info, p, dev)) {
           EXPECT_TRUE(static_shape || misaligned) << *why_not;
           continue;
         }
@@ -110,7 +109,7 @@ TEST_P(tile_gpu, a_tile_not_a_multiple_of_the_thread_layout_is_rejected) {
 TEST_P(tile_gpu, a_tile_larger_than_shared_memory_is_refused) {
   const auto& [name, type] = GetParam();
   const lab& l = labs::tile::table();
-  const bool static_layout = labs::tile::is_static(test::variant_of(l, name).traits_as<labs::tile::variant_id>());
+  const bool static_layout = test::variant_of(l, name).traits_as<labs::tile::tile_rung>().static_layout;
   const auto p = tile_case(type, 512, 256, 1, 0, 0);  // 512 KiB f32, 256 KiB f16
   const auto why = test::refusal(l, name, p, dev);
   ASSERT_TRUE(why);

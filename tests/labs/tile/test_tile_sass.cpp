@@ -7,6 +7,7 @@
 // and copy() on dynamic layouts stay element-wide (they assume no alignment), copy() on static
 // layouts, AutoVectorizingCopyWithAssumedAlignment<128> and a 128-bit atom give 128-bit accesses.
 #include <set>
+#include <string>
 #include <vector>
 
 #include "inspect/sass_fixture.hpp"
@@ -16,17 +17,20 @@ namespace memlab::inspect {
 namespace {
 
 struct expected_widths {
-  const char* variant;
+  std::string variant;
   bool vector;  // 128-bit global loads and shared stores; else one element each
 };
 
-const std::vector<expected_widths> ladder{
-    {"cute_universal", false},          {"cute_autovec64", false},         {"cute_autovec128", false},
-    {"cute_default", false},            {"cute_universal_static", false},  {"cute_autovec128_static", false},
-    {"cute_default_static", false},     {"cute_tiled_universal", false},   {"cute_tiled_default", false},
-    {"cute_tiled_default_static", true}, {"cute_tiled_autovec128", true},  {"cute_tiled128", true},
-    {"ldg_sts16", true},
-};
+// Every rung that copies through registers (LDG + STS; not cp.async), with the width its traits
+// claim: 16 bytes, or one element.
+std::vector<expected_widths> ladder() {
+  std::vector<expected_widths> out;
+  for (const auto& v : labs::tile::table().variants) {
+    const auto& t = v.traits_as<labs::tile::tile_rung>();
+    if (!t.async_copy) out.push_back({std::string(v.name), t.access_bytes == 16});
+  }
+  return out;
+}
 
 const std::vector<std::pair<const char*, int>> dtypes{{"f32", 32}, {"f16", 16}};
 
@@ -57,7 +61,7 @@ TEST_F(sass_proof, tile_every_variant_and_dtype_is_found_on_every_arch) {
     for (const auto& info : labs::tile::table().variants) {
       for (const auto& [dt, bits] : dtypes) {
         const auto ks = kernels_of(r, info.name, dt);
-        const bool is_static = labs::tile::is_static(info.traits_as<labs::tile::variant_id>());
+        const bool is_static = info.traits_as<labs::tile::tile_rung>().static_layout;
         EXPECT_EQ(ks.size(), is_static ? statics : 1u) << arch << " " << info.name << " " << dt;
       }
     }
@@ -66,7 +70,9 @@ TEST_F(sass_proof, tile_every_variant_and_dtype_is_found_on_every_arch) {
 
 TEST_F(sass_proof, tile_global_to_shared_widths_per_variant) {
   for (const auto& [arch, r] : reports) {
-    for (const auto& e : ladder) {
+    const auto rungs = ladder();
+    ASSERT_EQ(rungs.size(), labs::tile::table().variants.size() - 1) << "one cp.async rung";
+    for (const auto& e : rungs) {
       for (const auto& [dt, bits] : dtypes) {
         const int want = e.vector ? 128 : bits;
         for (const auto* k : kernels_of(r, e.variant, dt)) {
@@ -79,18 +85,19 @@ TEST_F(sass_proof, tile_global_to_shared_widths_per_variant) {
         // The policy each result row prints says the same width.
         const memlab::variant* info = labs::tile::table().find_variant(e.variant);
         ASSERT_NE(info, nullptr) << e.variant;
-        const auto v = info->traits_as<labs::tile::variant_id>();
-        EXPECT_EQ(labs::tile::plan(v, static_cast<std::size_t>(bits / 8), 128, 128, 1).vec_bytes * 8, want) << e.variant;
+        const auto& t = info->traits_as<labs::tile::tile_rung>();
+        EXPECT_EQ(labs::tile::plan(t, static_cast<std::size_t>(bits / 8), 128, 128, 1).vec_bytes * 8, want) << e.variant;
       }
     }
   }
 }
 
-TEST_F(sass_proof, tile_ldgsts16_copies_with_cp_async_cg_16_bytes_and_no_register_round_trip) {
+TEST_F(sass_proof, tile_ldgsts_cg16_copies_with_cp_async_cg_16_bytes_and_no_register_round_trip) {
+  ASSERT_TRUE(labs::tile::table().find_variant("ldgsts_cg16")->traits_as<labs::tile::tile_rung>().async_copy);
   for (const auto& [arch, r] : reports) {
     for (const auto& [dt, bits] : dtypes) {
-      SCOPED_TRACE(arch + " ldgsts16 " + dt);
-      const auto ks = kernels_of(r, "ldgsts16", dt);
+      SCOPED_TRACE(arch + " ldgsts_cg16 " + dt);
+      const auto ks = kernels_of(r, "ldgsts_cg16", dt);
       ASSERT_EQ(ks.size(), 1u);
       const auto& k = *ks[0];
       EXPECT_TRUE(global_widths(k, mem_dir::load).empty()) << "no LDG: the data never enters registers";
