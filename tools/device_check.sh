@@ -58,7 +58,7 @@ for s in "${steps[@]}"; do
         --max-time 0.3 --out "$out/spot_stride.json"
       step spot_gather run gather --sizes 2^26 --table-bytes 8MiB,200MiB --max-time 0.4 --out "$out/spot_gather.json"
       step spot_tile run tile --dtype f32 --tile 128x128,128x256 --ctas 0 \
-        --variant cute_universal,cute_tiled_autovec128,ldg_sts16,ldgsts16 --max-time 0.4 --out "$out/spot_tile.json" ;;
+        --variant cute_universal,cute_tiled_autovec128,ldg_sts16,ldgsts_cg16 --max-time 0.4 --out "$out/spot_tile.json" ;;
     timing)  # batch vs graph at small sizes; two runs for repeatability
       step copy_f16_a run copy --dtype f16 --sizes 2^12..2^31 --out "$out/copy_f16_a.json"
       step copy_f16_b run copy --dtype f16 --sizes 2^12..2^31 --out "$out/copy_f16_b.json" ;;

@@ -342,7 +342,7 @@ const lab& table() {
                   .teaches = "stride 32 (a 32x32 tile read by columns) with rows padded to 33 words: 1 wavefront",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<padded_pattern>)},
-                  .needs = {.feature = {}, .shape = "--stride 32 (the 32 x 32 tile read by columns)"},
+                  .needs = {.shape = "--stride 32 (the 32 x 32 tile read by columns)"},
                   .traits = smem_rung{.pattern = address_pattern::padded, .access_bytes = 4, .load = true},
               },
               {
@@ -350,7 +350,7 @@ const lab& table() {
                   .teaches = "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<swizzled_pattern>)},
-                  .needs = {.feature = {}, .shape = "--stride 32 (the 32 x 32 tile read by columns)"},
+                  .needs = {.shape = "--stride 32 (the 32 x 32 tile read by columns)"},
                   .traits = smem_rung{.pattern = address_pattern::swizzled, .access_bytes = 4, .load = true},
               },
               {
