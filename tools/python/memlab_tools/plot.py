@@ -545,26 +545,29 @@ def split_series(series: dict, rows_of: dict) -> list[tuple[str, list[str]]]:
     return [g for g in out if g[1]]
 
 
-def _overlapping(curves: dict) -> list[list[str]]:
-    """Groups of series that lie on one another (within 1.5% at a third or more of the x they share)."""
+def marker_turns(curves: dict) -> dict:
+    """{series: indices of its points that show a marker}. Where several series lie on one another (within
+    1.5% at one x), they take turns: at the k-th such x only the (k mod count)-th of them shows its marker,
+    so each stays visible along a shared line; everywhere else every point shows its marker."""
     names = list(curves)
-    parent = {s: s for s in names}
-
-    def root(s):
-        while parent[s] != s:
-            s = parent[s]
-        return s
-
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            common = set(curves[a]) & set(curves[b])
-            close = [x for x in common if abs(curves[a][x] - curves[b][x]) <= 0.015 * max(abs(curves[a][x]), 1e-12)]
-            if common and 3 * len(close) >= len(common):
-                parent[root(b)] = root(a)
-    groups = defaultdict(list)
-    for s in names:
-        groups[root(s)].append(s)
-    return [g for g in groups.values() if len(g) > 1]
+    shown = {s: [] for s in names}
+    xs = sorted({x for c in curves.values() for x in c}, key=float)
+    for i, x in enumerate(xs):
+        here = [s for s in names if x in curves[s]]
+        clusters = []
+        for s in here:
+            for c in clusters:
+                ref = curves[c[0]][x]
+                if abs(curves[s][x] - ref) <= 0.015 * max(abs(ref), 1e-12):
+                    c.append(s)
+                    break
+            else:
+                clusters.append([s])
+        for c in clusters:
+            for j, s in enumerate(c):
+                if len(c) == 1 or j == i % len(c):
+                    shown[s].append(sorted(curves[s], key=float).index(x))
+    return shown
 
 
 def _draw_series(ax, lab, pts_by_label, rows_of, labels, x_of=lambda pts: [p[0] for p in pts],
@@ -573,15 +576,12 @@ def _draw_series(ax, lab, pts_by_label, rows_of, labels, x_of=lambda pts: [p[0] 
     their markers (the first at x0, x0+k, ..., the second at x1, x1+k, ...), so each stays visible."""
     styles = panel_styles([(lab, rows_of[s].variant, is_peer(rows_of[s])) for s in labels])
     curves = {s: dict(zip(x_of(pts_by_label[s]), y_of(pts_by_label[s]))) for s in labels}
-    phase = {}
-    for group in _overlapping(curves):
-        for j, s in enumerate(group):
-            phase[s] = (j, len(group))
+    turns = marker_turns(curves)
     for i, s in enumerate(labels):
         st = styles[(lab, rows_of[s].variant, is_peer(rows_of[s]))]
         pts = pts_by_label[s]
         ax.plot(x_of(pts), y_of(pts), color=st["color"], marker=st["marker"], mfc=st["mfc"], ls=st["ls"],
-                ms=6, lw=1.4, label=s, zorder=3 + 0.1 * (len(labels) - i), markevery=phase.get(s))
+                ms=6, lw=1.4, label=s, zorder=3 + 0.1 * (len(labels) - i), markevery=turns[s])
 
 
 def _label_log_axis(axis):
@@ -763,7 +763,8 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
             hx.set_ylabel("hardware GB/s (model's bytes / cold median), axis from 0", fontsize=8)
             hx.set_title("time x model: what the memory system moved", fontsize=9)
         for a in axs[row]:
-            if min(values) > 0 and max(values) >= 16 * min(values):
+            powers = all(isinstance(v, int) and v > 0 and v & (v - 1) == 0 for v in values)
+            if min(values) > 0 and (max(values) >= 16 * min(values) or (powers and max(values) >= 4 * min(values))):
                 a.set_xscale("log", base=2)
             elif len(values) <= 12:
                 a.set_xticks(sorted(values))
