@@ -441,7 +441,7 @@ def ladder_plots(p: Plotter):
         ncols = 1 if len(points) == 1 else 2
         nrows = math.ceil(len(points) / ncols)
         bars = max(len(c) for c in cells)
-        fig, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, nrows * (0.32 * bars + 1.4) + 1.3),
+        fig, axes = plt.subplots(nrows, ncols, figsize=(max(7.5 * ncols, 10.5), nrows * (0.32 * bars + 1.4) + 1.3),
                                  squeeze=False, layout="constrained")
         drawn = []
         for i, (pt, cell) in enumerate(zip(points, cells)):
@@ -480,7 +480,7 @@ def ladder_plots(p: Plotter):
             ax.set_xlim(0, limit * 1.12)
             ax.set_xlabel(AXIS[how] + ", axis from 0", fontsize=8)
             far = [text.split(" (")[0] for v, text, _ in roofs if (v, text, _) not in reach]
-            ax.set_title((fmt_point((k, v) for k, v in pt if k not in fixed) or fmt_point(pt))
+            ax.set_title(fmt_point((k, v) for k, v in pt if k not in fixed)
                          + (f"\n(off this scale: {'; '.join(far)})" if far else ""), fontsize=9)
             ax.grid(True, axis="x", alpha=0.3)
             ax.tick_params(axis="x", labelsize=8)
