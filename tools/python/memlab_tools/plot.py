@@ -796,6 +796,8 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
 # ---- roofline -------------------------------------------------------------------------------------------------
 
 def roofline(p: Plotter):
+    """Above: the results that count flops, the best case of each variant, one panel per lab (1D and 3D apart),
+    each under the roofs of what it shows. Below: each bandwidth lab's best rung and best peer under its roof."""
     ok = p.recs
     if not ok:
         return
@@ -815,84 +817,84 @@ def roofline(p: Plotter):
             bw_labs[roof].append(r)
     if not flops and not bw_labs:
         return
-    # Left: results with flops, the best case of each variant, under the roofs of what is drawn.
     top = {}
     for r in flops:
         k = (r.lab, r.variant, r.params.get("dtype", ""))
         if k not in top or value(r, "gflops") > value(top[k], "gflops"):
             top[k] = r
-    panels = (["roofline"] if top else []) + (["bars"] if bw_labs else [])
-    fig = plt.figure(figsize=(8 * len(panels) + 3, 7.5), layout="constrained")
-    sub = fig.subfigures(1, len(panels), width_ratios=[1.5, 1] if len(panels) == 2 else None)
-    sub = [sub] if len(panels) == 1 else list(sub)
+    rank = ladder_rank(flops)
+    panels = defaultdict(list)  # (lab, 1d/3d family): the variants' keys, in ladder order
+    for k in sorted(top, key=lambda k: (k[0], rank(top[k]), k[1])):
+        panels[(k[0], _family(k[1])[0])].append(k)
+    best = {}
+    for roof in bw_labs:
+        for r in bw_labs[roof]:
+            k = (roof, r.lab, "peer" if is_peer(r) else "rung")
+            if k not in best or value(r, "gbps") > value(best[k], "gbps"):
+                best[k] = r
+    roof_order = sorted(bw_labs, key=lambda k: (k != "dram", k))
+    bar_height = 0.3 * len(best) + 1.2 * len(roof_order) if best else 0
+    fig = plt.figure(figsize=(max(5.6 * len(panels) + 0.5, 13), (8.5 if top else 0) + bar_height + 0.6),
+                     layout="constrained")
+    subs = fig.subfigures(int(bool(top)) + int(bool(best)), 1, squeeze=False,
+                          height_ratios=[h for h in (8.5 if top else 0, bar_height) if h])[:, 0]
     series, named = [], []  # named: the roofs drawn
     if top:
-        left = sub[0].subplots()
+        axs = subs[0].subplots(1, len(panels), sharex=True, sharey=True, squeeze=False)[0]
         intensity = {k: r.data["flops"] / (r.data.get("hardware_bytes") or r.data["bytes"]) for k, r in top.items()}
         lo = min(intensity.values()) / 10
         hi = max(10.0, 10 ** math.ceil(math.log10(max(intensity.values())) + 0.5))
         ai = np.logspace(math.log10(lo), math.log10(hi), 200)
-        tf32, tf32_text = tf32_roof(list(top.values()))
-        ceil_flops = tf32 or fp32
-        roofs = [(dram, "DRAM theoretical", "-"), (ceiling, "DRAM measured (cudaMemcpy)", ":"),
-                 (l2, "L2 measured", "-.")] + ([(smem, "shared memory", "--")] if any(lab_roof([r]) == "smem" for r in
-                                                                                       top.values()) else [])
-        handles = [Line2D([], [], ls="none", label="roofs")]
-        for bw, text, ls in roofs:
-            if bw:
-                handles += left.plot(ai, np.minimum(bw * ai, ceil_flops), ls=ls, color="black", lw=1,
-                                     label=f"  {text} {bw:.0f} GB/s")
-                named.append(text)
-        for v, text in ((fp32, f"FP32 {fp32:.0f} GFLOP/s"), (tf32, tf32_text.split(" (")[0])):
-            if v:
-                named.append(text.split(" ")[0])
-                left.axhline(v, color="black", lw=1.2, ls="-")
-                left.annotate(text, (0.99, v), xycoords=("axes fraction", "data"), ha="right", va="bottom", fontsize=8,
-                              xytext=(0, 2), textcoords="offset points")
-        by_lab = defaultdict(list)
-        rank = ladder_rank(flops)
-        for k in sorted(top, key=lambda k: (k[0], rank(top[k]), k[1])):
-            by_lab[k[0]].append(k)
-        styles = panel_styles([(k[0], k[1], is_peer(top[k])) for ks in by_lab.values() for k in ks])
-        for lab, ks in by_lab.items():
-            common = {kk: vv for kk, vv in top[ks[0]].params.items()
-                      if all(top[k].params.get(kk) == vv for k in ks)}
-            varies = sorted({kk for k in ks for kk in top[k].params} - set(common))
-            handles.append(Line2D([], [], ls="none", label=f"{lab}: " + fmt_point(common.items())
-                                  + (f"; each at its best {', '.join(varies)}" if varies else "")))
+        all_tf32 = tf32_roof(list(top.values()))[0]
+        ys = [value(r, "gflops") for r in top.values()]
+        for ax, ((lab, fam), ks) in zip(axs, panels.items()):
+            rows = [top[k] for k in ks]
+            tf32, tf32_text = tf32_roof(rows)
+            ceil_flops = tf32 or fp32
+            handles = []
+            roofs = [(dram, "DRAM theoretical", "-"), (ceiling, "DRAM measured (cudaMemcpy)", ":"),
+                     (l2, "L2 measured", "-.")] + ([(smem, "shared memory", "--")] if lab_roof(rows) == "smem" else [])
+            for bw, text, ls in roofs:
+                if bw:
+                    handles += ax.plot(ai, np.minimum(bw * ai, ceil_flops), ls=ls, color="black", lw=1,
+                                       label=f"{text} {bw:.0f} GB/s")
+                    named.append(text)
+            for v, text in ((fp32, f"FP32 {fp32:.0f} GFLOP/s"), (tf32, tf32_text.split(" (")[0])):
+                if v:
+                    named.append(text.split(" ")[0])
+                    ax.axhline(v, color="black", lw=1.2, ls="-")
+                    ax.annotate(text, (0.99, v), xycoords=("axes fraction", "data"), ha="right", va="bottom",
+                                fontsize=8, xytext=(0, 2), textcoords="offset points")
+            styles = panel_styles([(k[0], k[1], is_peer(top[k])) for k in ks])
             for k in ks:
                 r = top[k]
                 st = styles[(k[0], k[1], is_peer(r))]
-                h = left.scatter([intensity[k]], [value(r, "gflops")], s=55, color=st["color"], marker=st["marker"],
-                                 facecolors=st["mfc"] if is_peer(r) else st["color"], edgecolors=st["color"],
-                                 linewidths=1.3, zorder=3, label=f"  {label(r, r.params)}")
-                handles.append(h)
+                handles.append(ax.scatter([intensity[k]], [value(r, "gflops")], s=55, color=st["color"],
+                                          marker=st["marker"], facecolors=st["mfc"] if is_peer(r) else st["color"],
+                                          edgecolors=st["color"], linewidths=1.3, zorder=3,
+                                          label=label(r, r.params)))
                 series.append(f"{lab}/{k[1]}")
-        if not tf32 and tf32_text:
-            handles.append(Line2D([], [], ls="none", label=tf32_text))
-        left.set_xscale("log")
-        left.set_yscale("log")
-        left.set_xlim(lo, hi)
-        ys = [value(r, "gflops") for r in top.values()]
-        left.set_ylim(min(ys + [dram * lo]) / 3, max(ys + [ceil_flops]) * 3)
-        left.set_xlabel("arithmetic intensity, FLOP per DRAM byte (the lab's modelled bytes, else the declared); "
-                        "log scale", fontsize=8)
-        left.set_ylabel("GFLOP/s, cold median (log scale)", fontsize=8)
-        left.set_title("results that count flops: the best case of each variant, under the roofs of what is drawn",
-                       fontsize=9)
-        left.grid(True, which="both", alpha=0.25)
-        left.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                    fontsize=7.5, frameon=False)
-    if bw_labs:
-        roof_order = sorted(bw_labs, key=lambda k: (k != "dram", k))
-        best = {}
-        for roof in roof_order:
-            for r in bw_labs[roof]:
-                k = (roof, r.lab, "peer" if is_peer(r) else "rung")
-                if k not in best or value(r, "gbps") > value(best[k], "gbps"):
-                    best[k] = r
-        heights = [sum(1 for k in best if k[0] == roof) for roof in roof_order]
-        axs = sub[-1].subplots(len(roof_order), 1, height_ratios=heights, squeeze=False)[:, 0]
+            if not tf32 and tf32_text:
+                handles.append(Line2D([], [], ls="none", label=tf32_text))
+            common = {kk: vv for kk, vv in rows[0].params.items() if all(r.params.get(kk) == vv for r in rows)}
+            varies = sorted({kk for r in rows for kk in r.params} - set(common))
+            ax.set_title(f"{lab}{' ' + fam.upper() if fam else ''}\n{fmt_point(common.items())}"
+                         + (f"; each at its best {', '.join(varies)}" if varies else ""), fontsize=9)
+            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.1), fontsize=7.5, frameon=False,
+                      ncol=2)
+            ax.grid(True, which="both", alpha=0.25)
+            ax.tick_params(labelsize=8)
+            ax.set_xlabel("FLOP per DRAM byte (the lab's modelled bytes, else the declared); log scale", fontsize=8)
+        axs[0].set_xscale("log")
+        axs[0].set_yscale("log")
+        axs[0].set_xlim(lo, hi)
+        axs[0].set_ylim(min(ys + [dram * lo]) / 3, max(ys + [all_tf32 or fp32]) * 3)
+        axs[0].set_ylabel("GFLOP/s, cold median (log scale)", fontsize=8)
+        subs[0].suptitle("results that count flops: the best case of each variant, under the roofs of what each "
+                         "panel shows", fontsize=10)
+    if best:
+        heights = [sum(1 for k in best if k[0] == roof) + 2 for roof in roof_order]
+        axs = subs[-1].subplots(len(roof_order), 1, height_ratios=heights, squeeze=False)[:, 0]
         for ax, roof in zip(axs, roof_order):
             ks = sorted((k for k in best if k[0] == roof), key=lambda k: (k[1], k[2] == "peer"))[::-1]
             vals = [value(best[k], "gbps") for k in ks]
@@ -903,7 +905,7 @@ def roofline(p: Plotter):
                 else [(v, ROOF_NAMES.get(roof, roof), "-") for v, _, _ in roof_lines(bw_labs[roof], "gbps")]
             ref = lines[0][0] if lines and lines[0][0] else 0
             for i, (k, v) in enumerate(zip(ks, vals)):
-                ax.text(v * 1.01, i, f"{fmt_value(v)}" + (f" ({100 * v / ref:.0f}%)" if ref else ""), va="center",
+                ax.text(v * 1.005, i, f"{fmt_value(v)}" + (f" ({100 * v / ref:.0f}%)" if ref else ""), va="center",
                         fontsize=7.5)
             for v, text, ls in lines:
                 if v:
@@ -911,10 +913,10 @@ def roofline(p: Plotter):
                     named.append(text)
             ax.set_yticks(range(len(ks)))
             ax.set_yticklabels([f"{k[1]} {label(best[k], best[k].params)}" for k in ks], fontsize=8)
-            ax.set_xlim(0, 1.25 * max(vals + [v for v, _, _ in lines]))
+            ax.set_xlim(0, 1.12 * max(vals + [v for v, _, _ in lines]))
             names = "; ".join(f"{t.split(' (')[0]} {v:.0f} GB/s" for v, t, _ in lines if v)
-            ax.set_title(f"{ROOF_NAMES.get(roof, roof)}-bound labs: best rung and best peer (hatched) of each"
-                         + (f"\n{names}; (%) of the first" if names else ""), fontsize=9)
+            ax.set_title(f"{ROOF_NAMES.get(roof, roof)}-bound labs: best rung and best peer (hatched) of each; "
+                         + (f"{names}; (%) of the first" if names else ""), fontsize=9)
             ax.set_xlabel("GB/s (bytes read + written / cold median), axis from 0", fontsize=8)
             ax.grid(True, axis="x", alpha=0.25)
             ax.tick_params(labelsize=8)
@@ -923,9 +925,9 @@ def roofline(p: Plotter):
     drawn = list(top.values()) + [r for rs in bw_labs.values() for r in rs]
     roofs_named = list(dict.fromkeys(named))
     p.save(fig, "roofline.png", "roofline", "*", series,
-           f"{len(top)} variants' best results with flops placed by arithmetic intensity under the roofs they reach "
-           f"({', '.join(roofs_named)}); each bandwidth lab's best rung and best peer in GB/s under its own roof, "
-           "axes from zero.", drawn, roofs=roofs_named)
+           f"{len(top)} variants' best results with flops, one panel per lab, placed by arithmetic intensity under "
+           f"the roofs they reach ({', '.join(roofs_named)}); each bandwidth lab's best rung and best peer in GB/s "
+           "under its own roof, axes from zero.", drawn, roofs=roofs_named)
 
 
 # ---- time tables -------------------------------------------------------------------------------------------
@@ -980,10 +982,12 @@ def draw(recs: list[Record], out: str, kinds=KINDS) -> Plotter:
     return p
 
 
-def plot_files(paths: list[str], out: str, kinds=KINDS) -> Plotter:
-    """memlab-plot without its command line: draws `paths` into the folder `out` (which exists), writes
-    index.md, returns what was made and what was not. ResultsError for a bad file, OSError for a bad `out`."""
-    p = draw(records(paths), out, kinds)
+def plot_files(paths: list[str], out: str, kinds=KINDS, labs=None) -> Plotter:
+    """memlab-plot without its command line: draws `paths` (only the results of `labs`, when given) into the
+    folder `out` (which exists), writes index.md, returns what was made and what was not. ResultsError for a
+    bad file, OSError for a bad `out`."""
+    recs = records(paths)
+    p = draw([r for r in recs if not labs or r.lab in labs], out, kinds)
     write_index(p, paths)
     return p
 
@@ -1010,6 +1014,8 @@ def parser() -> cli.Parser:
     ap.add_argument("results", nargs="+", help="memlab.results/1 files")
     ap.add_argument("-o", "--out", required=True, help="folder for the PNGs, tables and index.md")
     ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
+    ap.add_argument("--lab", help="draw only the results of these labs, comma-separated (default: every lab in the "
+                                  "files)")
     return ap
 
 
@@ -1021,12 +1027,16 @@ def _main(argv=None) -> int:
         return cli.fail(prog, f"--only: {sorted(kinds - set(KINDS))[0]!r} is not one of {', '.join(KINDS)}")
     if MISSING:
         return cli.fail(prog, f"{MISSING} is not installed (pip install ./tools/python)", cli.MISSING_DEPENDENCY)
+    labs = set(args.lab.split(",")) if args.lab else None
     try:
-        records(args.results)  # every file checked before the folder is made
+        recs = records(args.results)  # every file checked before the folder is made
+        if labs and labs - {r.lab for r in recs}:
+            return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
+                                  f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "index.md"), "a"):
             pass
-        p = plot_files(args.results, args.out, kinds)
+        p = plot_files(args.results, args.out, kinds, labs)
     except ResultsError as e:
         return cli.fail(prog, str(e))
     except OSError as e:

@@ -163,6 +163,14 @@ def test_an_out_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys):
         assert err.count("\n") == 1 and err.startswith(f"memlab-plot: -o {out}: cannot write there"), err
 
 
+def test_lab_draws_one_lab_of_a_file_of_all(tmp_path, capsys):
+    files = fx("verification/defaults_0aa6be0.json", "peers/peers_matmul_f32.json")
+    assert plot.main(files + ["-o", str(tmp_path), "--lab", "matmul", "--only", "ladder"]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["index.md", "ladder_matmul_f32.png"]
+    assert plot.main(files + ["-o", str(tmp_path), "--lab", "fft"]) == 2
+    assert "--lab: no results of fft in these files (they hold async, copy," in capsys.readouterr().err
+
+
 def test_flags_and_a_missing_matplotlib(tmp_path, capsys, monkeypatch):
     assert plot.main(fx("gather_f32.json") + ["-o", str(tmp_path), "--only", "pie"]) == 2
     assert "--only: 'pie' is not one of" in capsys.readouterr().err
