@@ -451,7 +451,7 @@ def ladder_plots(p: Plotter):
             # Each panel's own scale: a roof far above its bars (one CTA's 20 GB/s under 3352) is named, not
             # drawn; rows under another roof (TF32) may run far past the lab's: they are cut and say so.
             main = [v for v, (_, r) in zip(vals, cell) if not is_tf32(r)] or vals
-            reach = [rf for rf in roofs if rf[0] <= 4 * max(main)]
+            reach = [rf for rf in roofs if rf[0] <= 10 * max(main)]
             limit = 1.2 * max(main + [v for v, _, _ in reach])
             styles = [style(lab, r.variant, is_peer(r)) for _, r in cell]
             ys = list(range(len(cell)))[::-1]
