@@ -1040,7 +1040,8 @@ def _main(argv=None) -> int:
     except ResultsError as e:
         return cli.fail(prog, str(e))
     except OSError as e:
-        return cli.fail(prog, f"-o {args.out}: cannot write there ({e.strerror or e})")
+        why = "a file, not a folder" if os.path.exists(args.out) and not os.path.isdir(args.out) else e.strerror or e
+        return cli.fail(prog, f"-o {args.out}: cannot write there ({why})")
     for n in p.notes:
         print(f"{prog}: not drawn: {n}", file=sys.stderr)
     print(f"{prog}: {len(p.made)} files in {args.out} (index.md lists them"

@@ -124,7 +124,7 @@ def load(path: str) -> dict:
     for i, r in enumerate(doc["results"]):
         problem = record_problem(r)
         if problem:
-            who = f" ({r.get('lab')} {r.get('variant')})" if isinstance(r, dict) and r.get("variant") else ""
+            who = f" ({r.get('lab') or '?'} {r.get('variant')})" if isinstance(r, dict) and r.get("variant") else ""
             raise ResultsError(f"{path}: result {i}{who}: {problem}")
     return doc
 
