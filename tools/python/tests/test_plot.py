@@ -101,6 +101,12 @@ def test_transpose_with_its_peers(tmp_path):
     assert len(ladder["points"]) == 2 and not p.notes
 
 
+def test_a_peers_file_alone(tmp_path):
+    # Only framework peers, one with a param of its own (a Triton block): it was KeyError: 'block'.
+    p = _draw(tmp_path, fx("peers/peers_copy_f16.json"))
+    assert {m["kind"] for m in p.made} >= {"ladder", "size"} and not p.notes
+
+
 def test_a_band_sweep_draws_peers_without_the_axis_as_level_lines(tmp_path):
     p = _draw(tmp_path, fx("transpose_band.json", "peers/peers_transpose_f32.json"), kinds=("sweep",))
     (sweep,) = p.made
