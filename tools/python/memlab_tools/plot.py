@@ -489,7 +489,8 @@ def ladder_plots(p: Plotter):
             axes[j // ncols][j % ncols].axis("off")
         handles = [Patch(facecolor="#888888", label="memlab's rungs, in ladder order")]
         if any(is_peer(r) for c in cells for _, r in c):
-            handles.append(Patch(facecolor="#888888", hatch="//", edgecolor="white", label="peers: libraries, frameworks"))
+            handles.append(Patch(facecolor="#888888", hatch="//", edgecolor="white",
+                                 label="peers: libraries, frameworks"))
         handles += [Line2D([], [], color="black", lw=1, ls=ls, label=text) for _, text, ls in roofs]
         if tf32_label:
             handles.append(Line2D([], [], ls="none", label=tf32_label))
@@ -667,7 +668,8 @@ def size_plots(p: Plotter):
             best = max(at_big, key=at_big.get) if at_big and how != "time" else ""
             p.save(fig, name, "size", lab, labels,
                    f"{lab} ({dtype}{', ' + title_fixed if title_fixed else ''}): "
-                   + (f"{UNITS[how]} (axis from zero) and time per case (log-log)" if two else "time per case (log-log)")
+                   + (f"{UNITS[how]} (axis from zero) and time per case (log-log)" if two
+                      else "time per case (log-log)")
                    + f" against size for {len(labels)} variants and peers in {len(groups)} panel(s)"
                    + (f"; at n={big} the best is {best}, {fmt_value(at_big[best])} {UNITS[how]}" if best else "")
                    + ".", members, panels=[ls for _, ls in groups])
@@ -950,7 +952,8 @@ def time_tables(p: Plotter):
                  f"the reference study's.", "",
                  "| N | " + " | ".join(impls) + " |", "| ---: |" + " ---: |" * len(impls)]
         for n in sizes:
-            lines.append(f"| {n} | " + " | ".join(f"{cells[(n, v)]:.6f}" if (n, v) in cells else "-" for v in impls) + " |")
+            lines.append(f"| {n} | " + " | ".join(f"{cells[(n, v)]:.6f}" if (n, v) in cells else "-" for v in impls)
+                         + " |")
         name = f"times_{lab}_{dtype}.md"
         with open(os.path.join(p.out, name), "w") as f:
             f.write("\n".join(lines) + "\n")

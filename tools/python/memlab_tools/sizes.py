@@ -29,14 +29,16 @@ class Size:
         if not self.is_bytes:
             return self.value
         if self.value % elem_size:
-            raise ValueError(f'{flag}: "{self.text}" ({self.value} bytes) is not a multiple of the element size ({elem_size})')
+            raise ValueError(f'{flag}: "{self.text}" ({self.value} bytes) is not a multiple of the element size '
+                             f'({elem_size})')
         return self.value // elem_size
 
 
 def _value(text: str, flag: str) -> tuple[int, bool]:
     m = _VALUE.match(text.strip())
     if not m or m.group(3) not in _SUFFIX:
-        raise ValueError(f'{flag}: invalid value "{text}": N or 2^k, optionally K|M|G (elements) or B|KiB|MiB|GiB (bytes)')
+        raise ValueError(f'{flag}: invalid value "{text}": N or 2^k, optionally K|M|G (elements) or B|KiB|MiB|GiB '
+                         '(bytes)')
     if m.group(1) and int(m.group(2)) > 62:
         raise ValueError(f'{flag}: "{text}": 2^k takes k <= 62')
     base = 1 << int(m.group(2)) if m.group(1) else int(m.group(2))
