@@ -16,7 +16,6 @@ case; Ctrl-C stops after the current case and keeps them (exit 130).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import signal
@@ -26,8 +25,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import __version__
-from .results import SCHEMA, write_atomically
+from . import __version__, cli
+from .results import SCHEMA, ResultsError, load, write_atomically
 from .sizes import parse_counts, parse_sizes
 
 ELEM = {"u8": 1, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
@@ -310,8 +309,17 @@ def _shapes(text: str, rank: int, flag: str) -> list[tuple]:
     return out
 
 
+# The flags each lab's peers read: a flag given to a lab that has no such axis is a usage error, not ignored.
+LAB_FLAGS = {"copy": ("sizes", "src_offset", "dst_offset", "triton_block"), "gather": ("sizes", "table_bytes"),
+             "transpose": ("shape",), "matmul": ("shape",)}
+
+
 def plan(args) -> list[tuple[Peer, dict]]:
     """(peer, params) for every case asked for; raises ValueError (a usage error) before any GPU work."""
+    for flag in ("sizes", "src_offset", "dst_offset", "triton_block", "table_bytes", "shape"):
+        if getattr(args, flag, None) is not None and flag not in LAB_FLAGS[args.lab]:
+            labs = [lab for lab, flags in LAB_FLAGS.items() if flag in flags]
+            raise ValueError(f"--{flag.replace('_', '-')}: {args.lab} has no such axis (it is {' and '.join(labs)}'s)")
     peers = [p for p in PEERS if p.lab == args.lab]
     if args.variant:
         names = [v for item in args.variant for v in item.split(",")]
@@ -329,11 +337,11 @@ def plan(args) -> list[tuple[Peer, dict]]:
         sizes = parse_sizes(args.sizes or ("2^16..2^28:*4" if args.lab == "copy" else "2^24"))
         extra = [{}]
         if args.lab == "copy":
-            so = parse_counts(args.src_offset, "--src-offset")
-            do = parse_counts(args.dst_offset, "--dst-offset")
+            so = parse_counts(args.src_offset or "0", "--src-offset")
+            do = parse_counts(args.dst_offset or "0", "--dst-offset")
             extra = [{"src_offset": a, "dst_offset": b} for a in so for b in do]
         else:
-            extra = [{"table_bytes": t.value} for t in parse_sizes(args.table_bytes or "200MiB")]
+            extra = [{"table_bytes": t.value} for t in parse_sizes(args.table_bytes or "200MiB", flag="--table-bytes")]
         for d in dtypes:
             for s in sizes:
                 for e in extra:
@@ -347,7 +355,7 @@ def plan(args) -> list[tuple[Peer, dict]]:
             for m, n, k in _shapes(args.shape or "4096x4096x4096", 3, "--shape"):
                 # The matmul lab's params: n the size, m and k axes where 0 means "the same as n".
                 points.append({"dtype": d, "n": n, "m": 0 if m == n else m, "k": 0 if k == n else k})
-    blocks = parse_counts(args.triton_block, "--triton-block")
+    blocks = parse_counts(args.triton_block or "1024", "--triton-block")
     cases = []
     for pt in points:
         for peer in peers:
@@ -448,7 +456,8 @@ def run(args, cases) -> int:
     try:
         import torch
     except ImportError:
-        print("memlab-peers: PyTorch is not installed (pip install torch); the peers need it and a GPU", file=sys.stderr)
+        print("memlab-peers: PyTorch is not installed (pip install './tools/python[gpu]'); the peers need it and a GPU",
+              file=sys.stderr)
         return 3
     if not torch.cuda.is_available():
         print("memlab-peers: no usable CUDA device (torch.cuda.is_available() is False)", file=sys.stderr)
@@ -458,21 +467,15 @@ def run(args, cases) -> int:
         triton_version = f"triton {triton.__version__}"
     except ImportError:
         triton_version = ""
-    from tqdm import tqdm
-
     from .gpu_timing import Timer
 
-    like = None
-    if args.like:
-        with open(args.like) as f:
-            like = json.load(f)["device"]
-    device = _device(torch, like)
+    device = _device(torch, args.like_device)
     timer = Timer(torch, device["l2_bytes"], args.max_time)
     ctx = Context(torch)
     doc = {"schema": SCHEMA, "memlab_version": f"memlab-tools {__version__}", "git_sha": _git_sha(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv),
            "argv": sys.argv, "ended": "running", "planned_cases": len(cases),
-           "options": {k: str(v) for k, v in vars(args).items() if v not in (None, False, "")},
+           "options": {k: str(v) for k, v in vars(args).items() if v not in (None, False, "") and k != "like_device"},
            "units": {"time": "ms", "bytes": "bytes", "bandwidth": "GB/s (1e9 bytes per second)",
                      "compute": "GFLOP/s (1e9 floating-point operations per second)", "clock": "MHz"},
            "byte_convention": "as memlab's: the fewest bytes the job must move, reads plus writes",
@@ -498,6 +501,17 @@ def run(args, cases) -> int:
             doc["ended"] = ended
         if args.out:
             write_atomically(args.out, doc)
+
+    try:
+        return _run_cases(args, cases, torch, triton_version, timer, ctx, device, doc, save)
+    except OSError as e:
+        return cli.fail("memlab-peers", f"--out {args.out}: cannot be written ({e.strerror or e}); stopped after "
+                                        f"{len(doc['results'])} of {len(cases)} cases")
+
+
+def _run_cases(args, cases, torch, triton_version, timer, ctx, device, doc, save) -> int:
+    from tqdm import tqdm
+
 
     failed = ok = 0
     for peer, params in tqdm(cases, desc=f"memlab-peers {args.lab}", unit="case", file=sys.stderr,
@@ -556,7 +570,7 @@ def run(args, cases) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = cli.Parser(
         prog="memlab-peers",
         description="PyTorch and Triton peers of memlab's labs, verified and timed like memlab (cold with the "
                     "L2 flushed and the host launch hidden, batch, CUDA graph), written as memlab.results/1.",
@@ -566,9 +580,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--variant", action="append", help="peers to run, comma-separated (default: all of the lab)")
     ap.add_argument("--dtype", help="u8, f16, bf16, f32, f64, comma-separated (default f32)")
     ap.add_argument("--sizes", help="copy, gather: memlab's --sizes grammar (2^12..2^31, 64MiB, 1M)")
-    ap.add_argument("--src-offset", default="0", help="copy: bytes added to the source (a whole element)")
-    ap.add_argument("--dst-offset", default="0", help="copy: bytes added to the destination")
-    ap.add_argument("--triton-block", default="1024", help="copy: the Triton kernel's BLOCK, a list (default 1024)")
+    ap.add_argument("--src-offset", help="copy: bytes added to the source (a whole element; default 0)")
+    ap.add_argument("--dst-offset", help="copy: bytes added to the destination (default 0)")
+    ap.add_argument("--triton-block", help="copy: the Triton kernel's BLOCK, a list (default 1024)")
     ap.add_argument("--table-bytes", help="gather: table sizes (default 200MiB)")
     ap.add_argument("--shape", help="transpose: ROWSxCOLS list (default 16384x16384,10000x7000); "
                                     "matmul: MxNxK list (default 4096x4096x4096)")
@@ -579,18 +593,47 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None) -> int:
+def _writable_folder(path: str) -> str:
+    """Why a file cannot be created at `path` ("" when it can): checked before any GPU work, so a
+    typo in --out does not cost a sweep."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        return "is a folder"
+    if not os.path.isdir(folder):
+        return f"its folder {folder} does not exist"
+    try:
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".memlab-peers-check."):
+            pass
+    except OSError as e:
+        return f"cannot write in {folder} ({e.strerror or e})"
+    return ""
+
+
+def _main(argv=None) -> int:
     args = parser().parse_args(argv)
+    args.like_device = None
     try:
         if not (args.max_time > 0 and math.isfinite(args.max_time)):
             raise ValueError(f"--max-time: takes seconds above 0 (got {args.max_time})")
         if args.out and not args.out.endswith(".json"):
             raise ValueError(f"--out: {args.out}: memlab-peers writes JSON (.json)")
+        if args.out and _writable_folder(args.out):
+            raise ValueError(f"--out: {args.out}: {_writable_folder(args.out)}")
+        if args.like:
+            try:
+                args.like_device = load(args.like)["device"]
+            except ResultsError as e:
+                raise ValueError(f"--like: {e}") from None
         cases = plan(args)
     except ValueError as e:
-        print(f"memlab-peers: {e}", file=sys.stderr)
-        return 2
+        return cli.fail("memlab-peers", str(e))
     return run(args, cases)
+
+
+def main(argv=None) -> int:
+    return cli.run(_main, argv)
 
 
 if __name__ == "__main__":

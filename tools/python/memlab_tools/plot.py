@@ -1,41 +1,97 @@
 """memlab-plot RESULTS.json... -o DIR: pictures of memlab runs and peers, merged.
 
-  size_<lab>_<dtype>[_<params>].png   GB/s against size (log x), one line per variant and peer
-                                      (peers dashed), the DRAM theoretical peak and the measured
-                                      ceiling as horizontal lines
-  sweep_<lab>_<axis>_<...>.png        GB/s against one axis of a lab at a fixed size (stride,
-                                      offsets, table bytes, ...), with the hardware GB/s the lab's
-                                      model declares (dashed) where it declares one
-  points_<lab>_<dtype>.png            labs that no size or sweep figure shows (a few tiles, matrices):
-                                      bars per point, one per variant and peer, GB/s (GFLOP/s where
-                                      the lab counts flops)
-  roofline.png                        results that declare flops under the DRAM, L2, shared-memory
-                                      and FP32 roofs; beside it, each lab's best rung and best peer
-                                      in GB/s under the bandwidth roofs
-  times_<lab>_<dtype>.md              time per size per implementation (the reference study's table)
-  index.md                            every picture with one sentence
+  ladder_<lab>_<dtype>.png      every lab: each rung (memlab's, in ladder order) and each peer (hatched) as a
+                                bar with its value, at the lab's headline points (those most variants
+                                measured; the largest size), axis from zero, the lab's roof marked
+  size_<lab>_<dtype>_<...>.png  labs measured over sizes: GB/s against size (axis from zero) above the time
+                                per case (log-log, so the launch-bound sizes are readable); rungs and peers
+                                in separate panels when they are more than 8 (1D and 3D apart)
+  sweep_<lab>_<axis>_<...>.png  one axis of a lab swept at a fixed point (stride, offsets, table bytes,
+                                stages); where the lab models the bytes the hardware moves (smem's
+                                wavefronts, the sector models), the model and the hardware GB/s beside it
+  roofline.png                  results that count flops under the roofs they are bound by (TF32 as well
+                                when a TF32 result is drawn); each bandwidth lab's best rung and best peer
+                                under its own roof
+  times_<lab>_<dtype>.md        time per size per implementation (the reference study's table)
+  index.md                      every picture with one sentence, and what was not drawn, with why
 
-Every number comes from the files: GB/s from the declared bytes over the cold median.
+Every number comes from the files: GB/s from the declared bytes over the cold median. A lab the plotter
+does not know (a new one) gets the same pictures from its records: its ladder in GB/s, GFLOP/s where
+it counts flops, or its time per case where it counts neither.
+
+Style: each variant keeps its colour and marker in every picture (STYLE_ORDER; variants not in it get
+one from a hash of their name); memlab's rungs solid with filled markers, peers dashed with open ones;
+roofs thin black lines named on the plot, never in the series' colours.
+
+Files from several runs may hold the same case: the last file given that holds it is drawn, and
+index.md says how many cases that concerned. Runs made with --profile (times under a profiler) and
+results a run skipped or failed are not drawn; index.md lists them with the reason, and so does
+stderr, once per reason. Exit codes: 0 drawn; 2 bad input (a file that cannot be read or is not a
+memlab results file, an --out folder that cannot be written); 3 matplotlib or numpy missing.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import re
 import sys
+import zlib
 from collections import defaultdict
 
-from .results import Record, ResultsError, rate, records
+from . import cli
+from .results import Record, ResultsError, records
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    MISSING = ""
+except ImportError as e:  # memlab-plot says so and exits 3; the rest of the package works without it
+    MISSING = e.name or "matplotlib"
 
 SIZE = "n"
+DPI = 110
+MAX_SERIES = 8   # per panel: more are split into panels (1D / 3D, rungs / peers)
+MAX_POINTS = 6   # ladder panels per figure
 
+
+# ---- the style map ---------------------------------------------------------------------------------------------
+
+# Rungs: filled markers, solid lines. Peers: open markers, dashed lines, their own darker colours. No grey or
+# black: those are the roofs'.
+RUNG_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
+PEER_COLOURS = ["#000080", "#008b8b", "#daa520", "#c71585", "#556b2f", "#6a5acd", "#800000", "#ff4500"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p"]
+
+# Each lab's rungs in ladder order and its peers: a variant's place here is its colour and marker, the same in
+# every picture. A stencil's 1d_/3d_ prefix is dropped first, so a technique keeps its colour in both.
+STYLE_ORDER = {
+    "copy": (["scalar", "vec8", "vec16", "vec16_unroll", "vec32", "auto"],
+             ["memcpy", "cub", "thrust", "torch_copy_", "torch_clone", "triton_copy"]),
+    "stride": (["strided", "strided_write", "strided_rw", "vec16"], []),
+    "gather": (["random", "sorted"], ["torch_index_select_random", "torch_index_select_sorted", "torch_take_random",
+                                      "torch_take_sorted"]),
+    "tile": (["cute_universal", "cute_autovec64", "cute_autovec128", "cute_default", "cute_universal_static",
+              "cute_autovec128_static", "cute_default_static", "cute_tiled_universal", "cute_tiled_default",
+              "cute_tiled_default_static", "cute_tiled_autovec128", "cute_tiled128", "ldg_sts16", "ldgsts16"], []),
+    "smem": (["store_stride", "load_stride", "padded", "swizzled", "load_vec8", "load_vec16", "global_strided_store",
+              "smem_to_smem"], []),
+    "async": (["ldg_sts4", "ldg_sts8", "ldg_sts16", "ldgsts_ca4", "ldgsts_ca8", "ldgsts_ca16", "ldgsts_cg16",
+               "pipelined", "divergent_commit", "tma_bulk", "tma_tensor"], ["memcpy", "cub"]),
+    "transpose": (["naive", "smem", "smem_padded", "smem_swizzled", "smem_vec", "smem_vec_rows", "auto"],
+                  ["cublas", "copy", "torch_t_contiguous", "triton_transpose"]),
+    "layout": (["aos", "soa", "aos_vec"], []),
+    "stencil": (["ldg", "ldg_sts", "ldg_no_branch", "ldgsts", "ldgsts_no_branch", "ldgsts_vec16", "ldgsts_overlap"],
+                ["copy"]),
+    "matmul": (["naive", "smem_tiled", "blocktiled_1d", "blocktiled_2d", "vectorized", "warptiled", "double_buffered"],
+               ["cublas_sgemm", "cublas_tf32", "torch_matmul", "torch_matmul_tf32"]),
+}
 
 # Files written before results carried `peer` (memlab < 0.1.0 at 39c3c8d) mark none: their library
 # variants are known by lab and name.
@@ -44,354 +100,849 @@ _LEGACY_PEERS = {("copy", "memcpy"), ("copy", "cub"), ("copy", "thrust"), ("asyn
                  ("matmul", "cublas_sgemm"), ("matmul", "cublas_tf32")}
 
 
-def _is_peer(rec: Record) -> bool:
+def is_peer(rec: Record) -> bool:
     return bool(rec.data.get("peer", (rec.lab, rec.variant) in _LEGACY_PEERS))
 
 
-def _lab_roof(rows: list[Record]) -> str:
+def _family(variant: str) -> tuple[str, str]:
+    """('1d', 'ldg') for a stencil's 1d_ldg; ('', name) for a variant without a dimension prefix."""
+    m = re.match(r"^(\d+d)_(.+)$", variant)
+    return (m.group(1), m.group(2)) if m else ("", variant)
+
+
+def style(lab: str, variant: str, peer: bool) -> dict:
+    """The variant's colour, marker and line: from its place in STYLE_ORDER, else from its name's hash."""
+    key = _family(variant)[1]
+    rungs, peers = STYLE_ORDER.get(lab, ([], []))
+    order = peers if peer else rungs
+    i = order.index(key) if key in order else zlib.crc32(f"{lab}/{key}".encode())
+    colours = PEER_COLOURS if peer else RUNG_COLOURS
+    return {"color": colours[i % len(colours)], "marker": MARKERS[i % len(MARKERS)], "ls": "--" if peer else "-",
+            "mfc": "white" if peer else colours[i % len(colours)]}
+
+
+def panel_styles(series: list[tuple[str, str, bool]]) -> dict:
+    """{series: style} for one panel's (lab, variant, peer) series, no two alike: a colour already taken (a
+    hashed name, or two labs' rungs on one roofline) moves to the next free one of its palette."""
+    out, taken = {}, set()
+    for s in series:
+        st = dict(style(*s))
+        colours = PEER_COLOURS if s[2] else RUNG_COLOURS
+        if st["color"] in taken:
+            free = [c for c in colours + (RUNG_COLOURS if s[2] else PEER_COLOURS) if c not in taken]
+            if free:
+                st["color"] = free[0]
+                st["mfc"] = "white" if s[2] else free[0]
+        taken.add(st["color"])
+        out[s] = st
+    return out
+
+
+# ---- what a lab is measured by ------------------------------------------------------------------------------------
+
+ROOF_NAMES = {"dram": "DRAM", "smem": "shared-memory roof", "fp32": "FP32 roof", "l2": "L2 (measured copy)",
+              "tf32": "TF32 roof"}
+
+# Dense TF32 tensor-core FLOP per SM per clock: A100 (sm_80) 1024, H100 (sm_90) 2048 (NVIDIA's datasheets:
+# 156 and 495 TFLOP/s at their boost clocks). Other devices: no TF32 roof is drawn, and the picture says so.
+TF32_FLOP_PER_SM_CLOCK = {"8.0": 1024, "9.0": 2048}
+
+
+def lab_roof(rows: list[Record]) -> str:
     """The roof the lab declares in its file ("dram" for files that predate roofs)."""
-    return rows[0].run.get("labs", {}).get(rows[0].lab, {}).get("roof") or rows[0].data.get("roof", {}).get("name", "dram")
+    r = rows[0]
+    return (r.run.get("labs", {}).get(r.lab, {}).get("roof") or (r.data.get("roof") or {}).get("name")
+            or ("dram" if r.data["bytes"] > 0 else ""))
 
 
-def _value(rec: Record, roof: str) -> float:
-    """What the lab is measured by: GFLOP/s under the FP32 roof, GB/s under the others (cold median)."""
-    if roof == "fp32":
-        ms = rec.data.get("cold", {}).get("median_ms", 0)
-        return rec.data.get("flops", 0) / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
-    return rate(rec.data)
+def is_tf32(rec: Record) -> bool:
+    """A result on TF32 tensor cores (cuBLAS or PyTorch with TF32 allowed): under the TF32 roof, not FP32's."""
+    return "tf32" in rec.variant.lower()
 
 
-_ROOF_NAMES = {"smem": "shared-memory roof", "fp32": "FP32 roof", "l2": "L2 (measured copy)"}
+def measure(rows: list[Record]) -> str:
+    """'gflops' for a lab under the FP32 roof, 'gbps' for one that counts bytes, else 'time' (a latency lab:
+    its time per case, lower is better)."""
+    if lab_roof(rows) == "fp32" and any(r.data.get("flops", 0) > 0 for r in rows):
+        return "gflops"
+    return "gbps" if any(r.data["bytes"] > 0 for r in rows) else "time"
 
 
-def _lab_roof_lines(ax, rows: list[Record]):
-    """A DRAM lab: the theoretical peak and the measured ceiling. Another: its roof, from the SM clock
-    measured during each case (the median over the rows drawn, and their range when it varies)."""
-    roof = _lab_roof(rows)
+def value(rec: Record, how: str) -> float:
+    ms = rec.data["cold"]["median_ms"]
+    if how == "gflops":
+        return rec.data.get("flops", 0) / ms / 1e6
+    if how == "gbps":
+        return rec.data["bytes"] / ms / 1e6
+    return ms * 1e3
+
+
+UNITS = {"gflops": "GFLOP/s", "gbps": "GB/s", "time": "µs"}
+AXIS = {"gflops": "GFLOP/s (flops / cold median)", "gbps": "GB/s (bytes read + written / cold median)",
+        "time": "µs per case (cold median; lower is better)"}
+
+
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2] if values else 0.0
+
+
+def roof_lines(rows: list[Record], how: str) -> list[tuple[float, str, str]]:
+    """(value, label, line style) of the roofs that bound `rows` in the unit of `how`: for a DRAM lab the
+    theoretical peak and the measured cudaMemcpy ceiling; for another, its roof from the SM clock measured
+    during each case (the median over the rows, with their range when it varies)."""
+    if how == "time" or not rows:
+        return []
+    roof = "fp32" if how == "gflops" else lab_roof(rows)
     if roof == "dram":
-        _roof_lines(ax, rows[0].run.get("device", {}))
-        return
-    values = sorted(r.data.get("roof", {}).get("value", 0) for r in rows if r.data.get("roof", {}).get("value"))
+        devices = {r.source: r.run.get("device", {}) for r in rows}.values()
+        peak = _median([d["peak_gbps"] for d in devices if d.get("peak_gbps")])
+        ceiling = _median([d["measured_peak_gbps"] for d in devices if d.get("measured_peak_gbps")])
+        return [(v, label, ls) for v, label, ls in (
+            (peak, f"DRAM theoretical {peak:.0f} GB/s", "-"),
+            (ceiling, f"measured ceiling {ceiling:.0f} GB/s (cudaMemcpy)", ":")) if v]
+    values = [(r.data.get("roof") or {}).get("value") for r in rows if not is_tf32(r)]
+    values = sorted(v for v in values if v)
     if not values:
-        return
-    unit = next(r.data["roof"].get("unit", "") for r in rows if r.data.get("roof", {}).get("value"))
-    mid = values[len(values) // 2]
+        return []
+    unit = UNITS[how]
+    mid = _median(values)
     spread = f", {values[0]:.0f}-{values[-1]:.0f} over the cases" if values[-1] > 1.01 * values[0] else ""
-    ax.axhline(mid, color="black", lw=1, ls="-", label=f"{_ROOF_NAMES.get(roof, roof)} {mid:.0f} {unit} (median{spread})")
+    return [(mid, f"{ROOF_NAMES.get(roof, roof)} {mid:.0f} {unit} (SM clock of the run{spread})", "-")]
 
 
-def _unit_label(roof: str) -> str:
-    return "GFLOP/s (flops / cold median)" if roof == "fp32" else "GB/s (bytes read + written / cold median)"
+def tf32_roof(rows: list[Record]) -> tuple[float, str]:
+    """(GFLOP/s, label) of the TF32 tensor-core roof at the SM clock of the TF32 results; (0, why not)."""
+    tf = [r for r in rows if is_tf32(r)]
+    if not tf:
+        return 0.0, ""
+    device = tf[0].run.get("device", {})
+    per = TF32_FLOP_PER_SM_CLOCK.get(str(device.get("cc", "")))
+    clocks = [r.data.get("sm_clock_mhz") or 0 for r in tf]
+    clock_mhz = _median([c for c in clocks if c]) or device.get("sm_default_clock_khz", 0) / 1e3
+    if not per or not clock_mhz or not device.get("sm_count"):
+        return 0.0, f"no TF32 roof: its FLOP per clock is not known here for cc {device.get('cc', '?')}"
+    v = device["sm_count"] * per * clock_mhz / 1e3
+    return v, f"TF32 roof {v:.0f} GFLOP/s ({device['sm_count']} SMs x {per} FLOP/clock x {clock_mhz:.0f} MHz)"
 
 
-def _label(rec: Record, fixed: dict) -> str:
+# ---- labels ------------------------------------------------------------------------------------------------------
+
+def fmt_value(v: float) -> str:
+    if v >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def fmt_param(k: str, v) -> str:
+    if k.endswith("_bytes") and isinstance(v, int) and v >= 1024 and v % 1024 == 0:
+        return f"{k}={v >> 20} MiB" if v % (1 << 20) == 0 else f"{k}={v >> 10} KiB"
+    if isinstance(v, int) and v >= 1024 and v & (v - 1) == 0:
+        return f"{k}=2^{v.bit_length() - 1}"
+    return f"{k}={v}"
+
+
+def fmt_point(pt) -> str:
+    return " ".join(fmt_param(k, v) for k, v in pt)
+
+
+def label(rec: Record, fixed) -> str:
     """The variant, the params of its own that the figure does not fix (a Triton block), and whose it is."""
     extra = [f"{k}={v}" for k, v in rec.params.items() if k not in fixed and k not in ("dtype", SIZE)]
     name = rec.variant + (f" ({', '.join(extra)})" if extra else "")
     if rec.data.get("library"):
-        return f"{name} [{rec.data['library'].split()[0]}]"
-    return name + (" [peer]" if _is_peer(rec) else "")
+        return f"{name} [{(rec.data['library'].split() or ['peer'])[0]}]"
+    return name + (" [peer]" if is_peer(rec) else "")
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")
 
 
-def _device_line(rec: Record) -> str:
-    d = rec.run.get("device", {})
-    return f"{d.get('name', '?')}, cc {d.get('cc', '?')}"
+def device_line(rows: list[Record]) -> str:
+    names = sorted({f"{r.run.get('device', {}).get('name', '?')}, cc {r.run.get('device', {}).get('cc', '?')}"
+                    for r in rows})
+    return names[0] if len(names) == 1 else " and ".join(names) + " (mixed devices)"
 
 
-def _roof_lines(ax, device: dict):
-    if device.get("peak_gbps"):
-        ax.axhline(device["peak_gbps"], color="black", lw=1, ls="-", label=f"DRAM theoretical {device['peak_gbps']:.0f} GB/s")
-    if device.get("measured_peak_gbps"):
-        ax.axhline(device["measured_peak_gbps"], color="gray", lw=1, ls="--",
-                   label=f"measured ceiling {device['measured_peak_gbps']:.0f} GB/s (cudaMemcpy)")
+def _sortable(v):
+    """A sort key for param values of any type (a param one record lacks is None)."""
+    return (2, 0, "") if v is None else (1, 0, v) if isinstance(v, str) else (0, v, "")
 
 
-def size_plots(recs: list[Record], out: str) -> list[dict]:
-    """One figure per (lab, dtype, other params shared by all its memlab rows)."""
-    made = []
-    by_lab = defaultdict(list)
-    for r in recs:
-        if r.ok and SIZE in r.params:
-            by_lab[(r.lab, r.params.get("dtype", ""))].append(r)
-    for (lab, dtype), rows in sorted(by_lab.items()):
-        sizes = {r.params[SIZE] for r in rows}
-        if len(sizes) < 3 or max(sizes) < 4 * min(sizes):
-            continue  # a few nearby sizes (4096, 4100, 8192): bars per point say more than a line
-        # One figure per combination of the lab's own params other than dtype and n (memlab's rows
-        # define them); a peer's parameters of its own (a Triton block) stay in its line's label.
-        own = [r for r in rows if not r.data.get("library")] or rows
-        roof = _lab_roof(rows)
-        keys = sorted({k for r in own for k in r.params if k not in ("dtype", SIZE)})
-        combos = sorted({tuple((k, r.params.get(k)) for k in keys) for r in own}) or [()]
+def _point_key(pt):
+    return tuple((k, _sortable(v)) for k, v in pt)
+
+
+# ---- the records a picture draws --------------------------------------------------------------------------------
+
+class Plotter:
+    """The records of one memlab-plot call, the pictures made from them and what was not drawn."""
+
+    def __init__(self, recs: list[Record], out: str):
+        self.out = out
+        self.made: list[dict] = []
+        self.notes: list[str] = []        # what was not drawn, one line per reason
+        self.drawn: set[int] = set()      # id() of every record some picture shows
+        profiled = sorted({r.source for r in recs if str((r.run.get("options") or {}).get("--profile", "")).lower()
+                           == "true"})
+        for src in profiled:
+            self.notes.append(f"{src}: a --profile run (each case timed once under the profiler, not as memlab "
+                              "times it): not drawn")
+        latest: dict[tuple, Record] = {}
+        repeated = 0
+        skipped = defaultdict(list)
+        for r in recs:
+            if r.source in profiled:
+                continue
+            if not r.ok:
+                skipped[(r.lab, r.variant, r.data.get("status", "ok"))].append(r.why_not())
+                continue
+            device = r.run.get("device", {}).get("name", "")
+            key = r.key() + (device,)
+            if key in latest:
+                repeated += 1
+            latest[key] = r  # the last file given wins; the first one's place keeps the ladder's order
+        for (lab, variant, _), whys in sorted(skipped.items()):
+            others = len(set(whys)) - 1
+            self.notes.append(f"{lab} {variant}: {len(whys)} case(s) not measured in their run ({whys[0]}"
+                              + (f"; and {others} other reason(s) like it" if others else "") + ")")
+        if repeated:
+            self.notes.append(f"{repeated} case(s) were in more than one file: each is drawn from the last file "
+                              "given that holds it")
+        self.recs = list(latest.values())
+
+    def save(self, fig, name: str, kind: str, lab: str, series, sentence: str, rows: list[Record], **facts):
+        """Writes the figure and lists it: its series, its panels' series (`panels`) and other `facts`."""
+        fig.savefig(os.path.join(self.out, name), dpi=DPI)
+        plt.close(fig)
+        self.drawn.update(id(r) for r in rows)
+        self.made.append({"file": name, "kind": kind, "lab": lab, "series": list(series), "sentence": sentence,
+                          **facts})
+
+    def by_lab_dtype(self):
+        groups = defaultdict(list)
+        for r in self.recs:
+            groups[(r.lab, str(r.params.get("dtype", "")))].append(r)
+        return sorted(groups.items())
+
+
+def own_rows(rows: list[Record]) -> list[Record]:
+    """memlab's own rows (not a framework peer's), which define a lab's points; all rows where none are."""
+    return [r for r in rows if not r.data.get("library")] or rows
+
+
+def lab_keys(rows: list[Record], without=("dtype",)) -> list[str]:
+    """The lab's own params (memlab's rows define them; a peer's extras, a Triton block, are not)."""
+    keys = []
+    for r in own_rows(rows):
+        keys += [k for k in r.params if k not in keys and k not in without]
+    return keys
+
+
+def matches(rec: Record, point: dict) -> bool:
+    """A record belongs to a point when it agrees on every param it has: a peer without one of the lab's
+    params (a transpose peer has no band) joins each point that agrees on the rest."""
+    return all(rec.params[k] == v for k, v in point.items() if k in rec.params)
+
+
+def ladder_rank(rows: list[Record]):
+    """A sort key for records in the lab's order: rungs, then peers; 1D before 3D; each in STYLE_ORDER's order
+    (the lab's table), then, for a variant it does not know, the order the runs wrote them."""
+    first = {}
+    for r in rows:
+        first.setdefault((is_peer(r), r.variant), len(first))
+
+    def rank(r):
+        dim, key = _family(r.variant)
+        known = STYLE_ORDER.get(r.lab, ([], []))[1 if is_peer(r) else 0]
+        return (is_peer(r), dim, known.index(key) if key in known else len(known),
+                first.get((is_peer(r), r.variant), len(first)))
+    return rank
+
+
+def has_size_axis(rows: list[Record]) -> bool:
+    sizes = {r.params[SIZE] for r in own_rows(rows) if isinstance(r.params.get(SIZE), (int, float))}
+    return len(sizes) >= 3 and min(sizes) > 0 and max(sizes) >= 4 * min(sizes)
+
+
+# ---- ladder: every lab ---------------------------------------------------------------------------------------
+
+def swept_axes(rows: list[Record]) -> set:
+    """The params (not the size) that take three values or more while the others stay fixed: a sweep figure
+    draws each of them."""
+    out = set()
+    for k in {k for r in rows for k, v in r.params.items() if k not in ("dtype", SIZE) and _is_number(v)}:
+        groups = defaultdict(set)
+        for r in rows:
+            if k in r.params:
+                groups[tuple(sorted(((kk, str(v)) for kk, v in r.params.items() if kk != k)))].add(r.params[k])
+        if any(len(v) >= 3 for v in groups.values()):
+            out.add(k)
+    return out
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def ladder_points(rows: list[Record], keys: list[str]) -> tuple[list[tuple], int]:
+    """The points a lab's ladder shows, and how many points there were: per configuration of its params
+    other than the size, the largest size most variants measured (every size, when the lab was not swept over
+    sizes); then those configurations holding at least half the most variants; at most MAX_POINTS (the
+    extremes of each axis first)."""
+    sized = has_size_axis(rows) and SIZE in keys
+    own = own_rows(rows)
+    points = sorted({tuple((k, r.params.get(k)) for k in keys) for r in own}, key=_point_key)
+    count = {pt: len({(r.variant, label(r, dict(pt))) for r in rows if matches(r, dict(pt))}) for pt in points}
+    if sized:
+        best = {}
+        for pt in points:
+            config = tuple((k, v) for k, v in pt if k != SIZE)
+            n = dict(pt)[SIZE]
+            if config not in best or (count[pt], n) > (count[best[config]], dict(best[config])[SIZE]):
+                best[config] = pt
+        chosen = list(best.values())
+    else:
+        chosen = list(points)
+    most = max(count[pt] for pt in chosen)
+    chosen = [pt for pt in chosen if 2 * count[pt] >= most]
+    # An axis a sweep figure shows (three values or more, the rest fixed): the ladder keeps its two ends.
+    for k in swept_axes(own):
+        values = {dict(pt).get(k) for pt in chosen} - {None}
+        if len(values) >= 3 and all(_is_number(v) for v in values):
+            chosen = [pt for pt in chosen if dict(pt).get(k) in (None, min(values), max(values))]
+    if len(chosen) > MAX_POINTS:
+        varying = [k for k in keys if len({dict(pt)[k] for pt in chosen}) > 1]
+        ends = {k: {min((dict(pt)[k] for pt in chosen), key=_sortable), max((dict(pt)[k] for pt in chosen),
+                                                                              key=_sortable)} for k in varying}
+        extreme = [pt for pt in chosen if all(dict(pt)[k] in ends[k] for k in varying)]
+        chosen = (extreme or chosen)[:MAX_POINTS]
+    return sorted(chosen, key=lambda pt: _point_key([kv for kv in pt if kv[0] != SIZE] + [kv for kv in pt
+                                                                                      if kv[0] == SIZE])), len(points)
+
+
+def ladder_plots(p: Plotter):
+    for (lab, dtype), rows in p.by_lab_dtype():
+        keys = lab_keys(rows)
+        how = measure(rows)
+        points, total = ladder_points(rows, keys)
+        fixed = {k: v for k, v in points[0] if all(dict(pt)[k] == v for pt in points)}
+        cells = []  # per point: [(label, record)] in ladder order
+        rank = ladder_rank(rows)
+        for pt in points:
+            here = {}
+            for r in rows:
+                if matches(r, dict(pt)):
+                    here.setdefault(label(r, dict(pt)), r)
+            cells.append(sorted(here.items(), key=lambda kv: (rank(kv[1]), kv[0])))
+        roofs = roof_lines(rows, how)
+        tf32, tf32_label = tf32_roof(rows) if how == "gflops" else (0.0, "")
+        ncols = 1 if len(points) == 1 else 2
+        nrows = math.ceil(len(points) / ncols)
+        bars = max(len(c) for c in cells)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(max(7.5 * ncols, 10.5), nrows * (0.32 * bars + 1.4) + 1.3),
+                                 squeeze=False, layout="constrained")
+        drawn = []
+        for i, (pt, cell) in enumerate(zip(points, cells)):
+            ax = axes[i // ncols][i % ncols]
+            names = [name for name, _ in cell]
+            vals = [value(r, how) for _, r in cell]
+            # Each panel's own scale: a roof far above its bars (one CTA's 20 GB/s under 3352) is named, not
+            # drawn; rows under another roof (TF32) may run far past the lab's: they are cut and say so.
+            main = [v for v, (_, r) in zip(vals, cell) if not is_tf32(r)] or vals
+            reach = [rf for rf in roofs if rf[0] <= 10 * max(main)]
+            limit = 1.2 * max(main + [v for v, _, _ in reach])
+            styles = [style(lab, r.variant, is_peer(r)) for _, r in cell]
+            ys = list(range(len(cell)))[::-1]
+            shown = [min(v, limit) for v in vals]
+            ax.barh(ys, shown, color=[s["color"] for s in styles], alpha=0.9, height=0.7,
+                    hatch=["//" if is_peer(r) else None for _, r in cell], edgecolor="white", linewidth=0)
+            top_roof = roofs[0][0] if roofs else 0
+            for y, v, (_, r) in zip(ys, vals, cell):
+                text = fmt_value(v)
+                if top_roof and not is_tf32(r):
+                    text += f"  ({100 * v / top_roof:.0f}%)"
+                if is_tf32(r) and tf32:
+                    text += f"  ({100 * v / tf32:.0f}% of TF32 roof)"
+                box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
+                if v > limit:
+                    ax.text(limit * 0.99, y, f"{text}, off scale (TF32 tensor cores) \u2192", va="center", ha="right",
+                            fontsize=7.5, bbox=box)
+                elif v > 0.35 * limit:
+                    ax.text(v * 0.985, y, text, va="center", ha="right", fontsize=7.5, bbox=box)
+                else:
+                    ax.text(v + limit * 0.01, y, text, va="center", ha="left", fontsize=7.5)
+            for v, lab_text, ls in reach:
+                ax.axvline(v, color="black", lw=1, ls=ls)
+            ax.set_yticks(ys)
+            ax.set_yticklabels(names, fontsize=8)
+            ax.set_xlim(0, limit * 1.12)
+            ax.set_xlabel(AXIS[how] + ", axis from 0", fontsize=8)
+            far = [text.split(" (")[0] for v, text, _ in roofs if (v, text, _) not in reach]
+            ax.set_title(fmt_point((k, v) for k, v in pt if k not in fixed)
+                         + (f"\n(off this scale: {'; '.join(far)})" if far else ""), fontsize=9)
+            ax.grid(True, axis="x", alpha=0.3)
+            ax.tick_params(axis="x", labelsize=8)
+            drawn += [r for _, r in cell]
+        for j in range(len(points), nrows * ncols):
+            axes[j // ncols][j % ncols].axis("off")
+        handles = [Patch(facecolor="#888888", label="memlab's rungs, in ladder order")]
+        if any(is_peer(r) for c in cells for _, r in c):
+            handles.append(Patch(facecolor="#888888", hatch="//", edgecolor="white",
+                                 label="peers: libraries, frameworks"))
+        handles += [Line2D([], [], color="black", lw=1, ls=ls, label=text) for _, text, ls in roofs]
+        if tf32_label:
+            handles.append(Line2D([], [], ls="none", label=tf32_label))
+        fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
+        what = {"gflops": "GFLOP/s", "gbps": "GB/s", "time": "time per case"}[how]
+        fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items())})" if fixed
+                                                                       else "")
+                     + f"\n{what} of every rung and peer, cold median"
+                     + (f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
+                     + ("; bytes = reads + writes; L2 flushed before every sample" if how == "gbps" else ""),
+                     fontsize=10)
+        name = slug(f"ladder_{lab}_{dtype}" if dtype else f"ladder_{lab}") + ".png"
+        best = {}
+        for c in cells:
+            for nm, r in c:
+                k = "peer" if is_peer(r) else "rung"
+                if not is_tf32(r) and (k not in best or (value(r, how) > value(best[k][1], how)) != (how == "time")):
+                    best[k] = (nm, r)
+        facts = "; ".join(f"best {k} {nm} {fmt_value(value(r, how))} {UNITS[how]}" for k, (nm, r) in
+                          sorted(best.items(), reverse=True))
+        where = ", ".join(fmt_point(pt) for pt in points)
+        variants = {(is_peer(r), r.variant) for c in cells for _, r in c}
+        sentence = (f"{lab} {dtype}: {len(variants)} variants and peers as bars with their values at "
+                    f"{len(points)} of its {total} points ({where}), axis from zero"
+                    + (f", under the {roofs[0][1]}" if roofs else "") + (f"; {facts}" if facts else "") + ".")
+        p.save(fig, name, "ladder", lab, sorted({nm for c in cells for nm, _ in c}), sentence, drawn,
+               points=[dict(pt) for pt in points], measure=how)
+
+
+# ---- size: labs measured over sizes ----------------------------------------------------------------------------
+
+def split_series(series: dict, rows_of: dict) -> list[tuple[str, list[str]]]:
+    """The panels a figure's series go to, (title, labels): 1D and 3D apart; else, above MAX_SERIES, memlab's
+    rungs and (with `auto`, or the best rung, for reference) the peers apart; then chunks of MAX_SERIES."""
+    labels = list(series)
+    families = defaultdict(list)
+    for s in labels:
+        families[_family(rows_of[s].variant)[0]].append(s)
+    if len(families) > 1 and all(families.values()):
+        groups = [(f"{fam.upper()} variants" if fam else "others", ls) for fam, ls in sorted(families.items())]
+    elif len(labels) > MAX_SERIES:
+        rungs = [s for s in labels if not is_peer(rows_of[s])]
+        peers = [s for s in labels if is_peer(rows_of[s])]
+        ref = [s for s in rungs if rows_of[s].variant == "auto"] or \
+            sorted(rungs, key=lambda s: -max(pt[1] for pt in series[s]))[:1]
+        groups = [("memlab's rungs", rungs), (f"{ref[0]} and the peers" if ref else "peers", ref + peers)]
+    else:
+        groups = [("", labels)]
+    out = []
+    for title, ls in groups:
+        for i in range(0, len(ls), MAX_SERIES):
+            out.append((title + (f" ({i // MAX_SERIES + 1})" if len(ls) > MAX_SERIES else ""), ls[i:i + MAX_SERIES]))
+    return [g for g in out if g[1]]
+
+
+def marker_turns(curves: dict) -> dict:
+    """{series: indices of its points that show a marker}. Where several series lie on one another (within
+    1.5% at one x), they take turns: at the k-th such x only the (k mod count)-th of them shows its marker,
+    so each stays visible along a shared line; everywhere else every point shows its marker."""
+    names = list(curves)
+    shown = {s: [] for s in names}
+    xs = sorted({x for c in curves.values() for x in c}, key=float)
+    for i, x in enumerate(xs):
+        here = [s for s in names if x in curves[s]]
+        clusters = []
+        for s in here:
+            for c in clusters:
+                ref = curves[c[0]][x]
+                if abs(curves[s][x] - ref) <= 0.015 * max(abs(ref), 1e-12):
+                    c.append(s)
+                    break
+            else:
+                clusters.append([s])
+        for c in clusters:
+            for j, s in enumerate(c):
+                if len(c) == 1 or j == i % len(c):
+                    shown[s].append(sorted(curves[s], key=float).index(x))
+    return shown
+
+
+def _draw_series(ax, lab, pts_by_label, rows_of, labels, x_of=lambda pts: [p[0] for p in pts],
+                 y_of=lambda pts: [p[1] for p in pts]):
+    """Lines with the style map's colours and markers. Series lying on one another take turns showing
+    their markers (the first at x0, x0+k, ..., the second at x1, x1+k, ...), so each stays visible."""
+    styles = panel_styles([(lab, rows_of[s].variant, is_peer(rows_of[s])) for s in labels])
+    curves = {s: dict(zip(x_of(pts_by_label[s]), y_of(pts_by_label[s]))) for s in labels}
+    turns = marker_turns(curves)
+    for i, s in enumerate(labels):
+        st = styles[(lab, rows_of[s].variant, is_peer(rows_of[s]))]
+        pts = pts_by_label[s]
+        ax.plot(x_of(pts), y_of(pts), color=st["color"], marker=st["marker"], mfc=st["mfc"], ls=st["ls"],
+                ms=6, lw=1.4, label=s, zorder=3 + 0.1 * (len(labels) - i), markevery=turns[s])
+
+
+def _label_log_axis(axis):
+    """Ticks at 1, 2, 5 x 10^k, written as plain numbers: 3.7 and 4.4 us read apart."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_locator(LogLocator(base=10, subs=(3.0, 4.0, 6.0, 7.0, 8.0, 9.0)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _roofs_on(ax, roofs, legend=True):
+    """The roofs as thin black lines without markers (no series looks like one), named in the legend."""
+    for v, text, ls in roofs:
+        ax.axhline(v, color="black", lw=1, ls=ls, zorder=1, label=text if legend else None)
+
+
+def size_plots(p: Plotter):
+    for (lab, dtype), rows in p.by_lab_dtype():
+        if not has_size_axis(rows):
+            continue
+        how = measure(rows)
+        rows = [r for r in rows if SIZE in r.params]
+        keys = [k for k in lab_keys(rows) if k != SIZE]
+        combos = sorted({tuple((k, r.params.get(k)) for k in keys) for r in own_rows(rows)}, key=_point_key)
+        size_meaning = rows[0].run.get("labs", {}).get(lab, {}).get("size_meaning", "elements")
         for combo in combos:
             fixed = dict(combo)
-            fig, ax = plt.subplots(figsize=(9, 5.5))
-            series = defaultdict(list)
+            series, rows_of, members = defaultdict(list), {}, []
             for r in rows:
-                if all(r.params.get(k, v) == v for k, v in fixed.items() if k in r.params):
-                    series[_label(r, fixed)].append((r.params[SIZE], _value(r, roof), _is_peer(r)))
-            for name, pts in sorted(series.items(), key=lambda kv: (kv[1][0][2], kv[0])):
+                if matches(r, fixed):
+                    s = label(r, fixed)
+                    series[s].append((r.params[SIZE], value(r, how), r.data["cold"]["median_ms"] * 1e3))
+                    rows_of.setdefault(s, r)
+                    members.append(r)
+            sizes = {pt[0] for pts in series.values() for pt in pts}
+            if len(sizes) < 3:
+                continue  # a few sizes of this configuration: the ladder shows them
+            for pts in series.values():
                 pts.sort()
-                if len({p[0] for p in pts}) < len(pts):
-                    print(f"memlab-plot: warning: {lab} {name} has sizes measured more than once (files from "
-                          "several runs?): every point is drawn", file=sys.stderr)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.5,
-                        ls="--" if pts[0][2] else "-", label=name)
-            _lab_roof_lines(ax, rows)
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel(f"size n ({rows[0].run.get('labs', {}).get(lab, {}).get('size_meaning', 'elements')}, {dtype})")
-            ax.set_ylabel(_unit_label(roof))
-            title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
-            ax.set_title(f"{lab} {dtype}{' (' + title_fixed + ')' if title_fixed else ''} on {_device_line(rows[0])}\n"
-                         "bytes = reads + writes; L2 flushed before every sample", fontsize=10)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8, loc="best")
-            name = f"size_{lab}_{dtype}" + (f"_{_slug(title_fixed)}" if title_fixed else "") + ".png"
-            fig.tight_layout()
-            fig.savefig(os.path.join(out, name), dpi=110)
-            plt.close(fig)
-            made.append({"file": name, "kind": "size", "lab": lab, "series": sorted(series),
-                         "sentence": f"{lab} ({dtype}{', ' + title_fixed if title_fixed else ''}): "
-                                     f"{'FLOP rate' if roof == 'fp32' else 'bandwidth'} against size for {len(series)} "
-                                     "variants and peers, under "
-                                     + ("the DRAM peak and the measured cudaMemcpy ceiling." if roof == "dram"
-                                        else f"the lab's {_ROOF_NAMES.get(roof, roof)}.")})
-    return made
-
-
-def sweep_plots(recs: list[Record], out: str) -> list[dict]:
-    """A lab's non-size axis swept at one size: GB/s (and hardware GB/s) against it."""
-    made = []
-    rows_by_lab = defaultdict(list)
-    for r in recs:
-        if r.ok:
-            rows_by_lab[r.lab].append(r)
-    for lab, rows in sorted(rows_by_lab.items()):
-        own = [r for r in rows if not r.data.get("library")] or rows
-        roof = _lab_roof(rows)
-        axes = sorted({k for r in own for k, v in r.params.items() if k not in ("dtype", SIZE) and isinstance(v, int)})
-        for axis in axes:
-            groups = defaultdict(list)
-            for r in rows:
-                rest = tuple(sorted((k, v) for k, v in r.params.items() if k != axis))
-                groups[rest].append(r)
-            # A figure per (size, dtype, other axes fixed) where the axis takes 3+ values.
-            by_fig = defaultdict(lambda: defaultdict(list))
-            for rest, rs in groups.items():
-                fixed = dict(rest)
-                fig_key = tuple((k, v) for k, v in rest)
-                for r in rs:
-                    by_fig[tuple((k, v) for k, v in fig_key if k != "variant")][r.variant].append(r)
-            for fig_key, series in by_fig.items():
-                values = {r.params[axis] for rs in series.values() for r in rs}
-                if len(values) < 3:
-                    continue
-                fixed = dict(fig_key)
-                fig, ax = plt.subplots(figsize=(9, 5.5))
-                for variant, rs in sorted(series.items(), key=lambda kv: (_is_peer(kv[1][0]), kv[0])):
-                    rs.sort(key=lambda r: r.params[axis])
-                    xs = [r.params[axis] for r in rs]
-                    peer = _is_peer(rs[0])
-                    line = ax.plot(xs, [_value(r, roof) for r in rs], marker="s" if peer else "o", ms=3,
-                                   ls=":" if peer else "-",
-                                   label=f"{_label(rs[0], rs[0].params)}" + ("" if roof == "fp32" else ": useful GB/s"))[0]
-                    hw = [r.data.get("hardware_gbps", 0) for r in rs]
-                    if any(hw) and not peer and roof != "fp32":
-                        ax.plot(xs, hw, marker="x", ms=3, ls="--", color=line.get_color(),
-                                label=f"{variant}: hardware GB/s (the lab's model)")
-                device = rows[0].run.get("device", {})
-                _lab_roof_lines(ax, [r for rs in series.values() for r in rs])
-                if min(values) > 0 and max(values) >= 16 * min(values):
+            rank = ladder_rank(members)
+            labels = sorted(series, key=lambda s: (rank(rows_of[s]), s))
+            series = {s: series[s] for s in labels}
+            groups = split_series(series, rows_of)
+            roofs = roof_lines(members, how)
+            two = how != "time"
+            fig, axes = plt.subplots(2 if two else 1, len(groups), figsize=(max(6.2 * len(groups) + 0.6, 9.5),
+                                                                             9.5 if two else 5.5),
+                                     squeeze=False, sharex=True, layout="constrained")
+            for c, (title, ls) in enumerate(groups):
+                top, bottom = axes[0][c], axes[-1][c]
+                if two:
+                    _draw_series(top, lab, series, rows_of, ls)
+                    _roofs_on(top, roofs)
+                    top.set_ylim(0, 1.08 * max([v for v, _, _ in roofs] + [pt[1] for s in ls for pt in series[s]]))
+                    top.set_ylabel(AXIS[how] + ", axis from 0", fontsize=8)
+                    top.set_title(title, fontsize=10)
+                _draw_series(bottom, lab, series, rows_of, ls, y_of=lambda pts: [pt[2] for pt in pts])
+                bottom.set_yscale("log")
+                _label_log_axis(bottom.yaxis)
+                bottom.set_ylabel("µs per case, cold median (log scale)", fontsize=8)
+                if not two:
+                    bottom.set_title(title, fontsize=10)
+                for ax in (top, bottom):
                     ax.set_xscale("log", base=2)
-                elif len(values) <= 12:
-                    ax.set_xticks(sorted(values))  # a few whole values (a field, stages): no ticks between them
-                if axis.endswith("_bytes") and device.get("l2_bytes"):
-                    ax.axvline(device["l2_bytes"], color="tab:gray", lw=1, ls="-.",
-                               label=f"L2 size {device['l2_bytes'] / 2**20:.0f} MiB")
-                ax.set_xlabel(axis + (" (bytes)" if axis.endswith("_bytes") or axis.endswith("_offset") else ""))
-                ax.set_ylabel("GFLOP/s (cold median)" if roof == "fp32" else "GB/s (cold median)")
-                title_fixed = ", ".join(f"{k}={v}" for k, v in fixed.items())
-                ax.set_title(f"{lab}: {axis} swept ({title_fixed}) on {_device_line(rows[0])}\n"
-                             + ("flops as the lab declares them" if roof == "fp32" else
-                                "useful bytes = reads + writes; hardware bytes from the lab's model"), fontsize=10)
-                ax.grid(True, alpha=0.3)
-                ax.legend(fontsize=8, loc="best")
-                name = _slug(f"sweep_{lab}_{axis}_{title_fixed}") + ".png"
-                fig.tight_layout()
-                fig.savefig(os.path.join(out, name), dpi=110)
-                plt.close(fig)
-                made.append({"file": name, "kind": "sweep", "lab": lab, "series": sorted(series),
-                             "sentence": f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed}: "
-                                         + ("GFLOP/s per variant." if roof == "fp32" else
-                                            "useful and (where modelled) hardware bandwidth per variant.")})
-    return made
+                    ax.grid(True, which="both", alpha=0.25)
+                    ax.tick_params(labelsize=8)
+                bottom.set_xlabel(f"size n ({size_meaning}, {dtype}; log scale)", fontsize=8)
+                handles = bottom.get_legend_handles_labels()[0]
+                if c == len(groups) - 1:  # the roofs once, under the last panel
+                    handles += [h for h in top.get_legend_handles_labels()[0] if h.get_label() not in ls]
+                bottom.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8,
+                              frameon=False)
+            title_fixed = ", ".join(fmt_param(k, v) for k, v in fixed.items())
+            fig.suptitle(f"{lab} {dtype}{' (' + title_fixed + ')' if title_fixed else ''} on {device_line(members)}\n"
+                         + ("bandwidth (top) and time (bottom) against size; " if two else "time against size; ")
+                         + "bytes = reads + writes; L2 flushed before every sample", fontsize=10)
+            in_name = "_".join(f"{k}={v}" for k, v in sorted(fixed.items()))  # the name sorts the params
+            name = slug(f"size_{lab}_{dtype}" + (f"_{in_name}" if in_name else "")) + ".png"
+            big = max(sizes)
+            at_big = {s: pts[-1][1] for s, pts in series.items() if pts[-1][0] == big}
+            best = max(at_big, key=at_big.get) if at_big and how != "time" else ""
+            p.save(fig, name, "size", lab, labels,
+                   f"{lab} ({dtype}{', ' + title_fixed if title_fixed else ''}): "
+                   + (f"{UNITS[how]} (axis from zero) and time per case (log-log)" if two
+                      else "time per case (log-log)")
+                   + f" against size for {len(labels)} variants and peers in {len(groups)} panel(s)"
+                   + (f"; at n={big} the best is {best}, {fmt_value(at_big[best])} {UNITS[how]}" if best else "")
+                   + ".", members, panels=[ls for _, ls in groups])
 
 
-def point_plots(recs: list[Record], out: str, skip_labs=()) -> list[dict]:
-    """Labs that no size or sweep figure shows (a few shapes: tiles, matrices): grouped bars, one group
-    per point, one bar per variant and peer, in GB/s (GFLOP/s where every result counts flops)."""
-    made = []
-    by_fig = defaultdict(list)
-    for r in recs:
-        if r.ok and r.lab not in skip_labs:
-            by_fig[(r.lab, r.params.get("dtype", ""))].append(r)
-    for (lab, dtype), rows in sorted(by_fig.items()):
-        flops = all(r.data.get("flops", 0) > 0 for r in rows)
-        roof = "fp32" if flops else _lab_roof(rows)
+# ---- sweep: one axis at a fixed point --------------------------------------------------------------------------
 
-        def value(r):
-            return _value(r, roof)
-
-        own = [r for r in rows if not r.data.get("library")] or rows
-        keys = [k for k in own[0].params if k != "dtype"]  # the lab's own point; a peer's extras go to its label
-
-        def point(r):
-            return tuple((k, r.params.get(k)) for k in keys)
-
-        points = sorted({point(r) for r in own}, key=str)
-        cells = {}
-        for r in rows:
-            # A peer lacks some of the lab's params (a CTA order, say): it joins every point it matches.
-            for pt in ([point(r)] if r in own else [pt for pt in points if all(r.params.get(k, v) == v for k, v in pt)]):
-                cells[(pt, _label(r, dict(pt)))] = value(r)
-        # The lab's own order (the ladder as its table declares it, as the rows came), peers last.
-        first = {}
-        for pt_v in cells:
-            first.setdefault(pt_v[1], len(first))
-        variants = sorted({v for _, v in cells}, key=lambda v: (v.endswith("]"), first[v]))
-        width = 0.8 / max(len(variants), 1)
-        fig, ax = plt.subplots(figsize=(min(18, max(9, 0.25 * len(points) * len(variants) + 3)), 5.5))
-        colors = plt.get_cmap("tab20" if len(variants) > 10 else "tab10").colors
-        for i, v in enumerate(variants):
-            ax.bar([j + i * width for j in range(len(points))], [cells.get((pt, v), 0) for pt in points], width,
-                   label=v, hatch="//" if v.endswith("]") else None, color=colors[i % len(colors)])
-        if _lab_roof(rows) == roof:  # a bandwidth lab that also counts flops: no GB/s roof on a GFLOP/s axis
-            _lab_roof_lines(ax, rows)
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(points))])
-        ax.set_xticklabels([" ".join(f"{k}={v}" for k, v in pt) for pt in points], fontsize=7, rotation=20, ha="right")
-        shown = [v for v in cells.values() if v > 0]
-        if shown and max(shown) > 20 * min(shown):
-            ax.set_yscale("log")  # a ladder that climbs 60x (naive to cuBLAS): every rung stays readable
-        gflops = roof == "fp32"  # the values follow the roof: an FP32 lab's peer without flops still reads GFLOP/s
-        ax.set_ylabel("GFLOP/s (cold median)" if gflops else "GB/s (bytes read + written / cold median)")
-        subtitle = "flops as the lab declares them" if gflops else "bytes = reads + writes; L2 flushed before every sample"
-        ax.set_title(f"{lab} {dtype} on {_device_line(rows[0])}\n{subtitle}", fontsize=10)
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=7, loc="best", ncol=2)
-        name = _slug(f"points_{lab}_{dtype}") + ".png"
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append({"file": name, "kind": "points", "lab": lab, "series": variants,
-                     "sentence": f"{lab} ({dtype}): {'GFLOP/s' if gflops else 'GB/s'} of {len(variants)} variants and "
-                                 f"peers at {len(points)} points."})
-    return made
+def amplification(rec: Record) -> float | None:
+    """The lab's model: bytes the access pattern moves per useful byte (shared-memory wavefronts per request,
+    32-byte sectors moved per sector needed); None where the lab models none."""
+    hw, b = rec.data.get("hardware_bytes") or 0, rec.data["bytes"]
+    return hw / b if hw > 0 and b > 0 else None
 
 
-def roofline(recs: list[Record], out: str) -> list[dict]:
-    ok = [r for r in recs if r.ok]
+MODEL_AXIS = {"smem": "wavefronts per request (hardware / useful bytes)",
+              "dram": "sectors moved per sector needed (hardware / useful bytes)"}
+
+
+def sweep_plots(p: Plotter):
+    for (lab, dtype), rows in p.by_lab_dtype():
+        how = measure(rows)
+        own = own_rows(rows)
+        axes_ = sorted({k for r in own for k, v in r.params.items() if k not in ("dtype", SIZE)
+                        and isinstance(v, (int, float)) and not isinstance(v, bool)})
+        for axis in axes_:
+            groups = defaultdict(list)
+            for r in own:
+                if axis in r.params:
+                    groups[tuple(sorted(((k, v) for k, v in r.params.items() if k != axis),
+                                        key=lambda kv: kv[0]))].append(r)
+            for fig_key, members in sorted(groups.items(), key=lambda kv: _point_key(kv[0])):
+                fixed = dict(fig_key)
+                series, rows_of = defaultdict(list), {}
+                for r in rows:  # memlab's rows and peers that have the axis, at this point
+                    if axis in r.params and matches(r, fixed):
+                        s = label(r, {**fixed, axis: None})
+                        series[s].append(r)
+                        rows_of.setdefault(s, r)
+                values = {r.params[axis] for rs in series.values() for r in rs}
+                swept = {s: rs for s, rs in series.items() if len({r.params[axis] for r in rs}) >= 2}
+                if len(values) < 3 or not swept:
+                    continue  # not a sweep: the ladder shows these points
+                # Peers without the axis (a transpose peer has no band): a level line at their value.
+                levels = {}
+                for r in rows:
+                    if axis not in r.params and matches(r, fixed):
+                        levels.setdefault(label(r, fixed), r)
+                _sweep_figure(p, lab, dtype, axis, fixed, swept, levels, how, values)
+
+
+def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, values):
+    rank = ladder_rank([r for rs in swept.values() for r in rs])
+    labels = sorted(swept, key=lambda s: (rank(swept[s][0]), s))
+    for s in labels:
+        swept[s].sort(key=lambda r: r.params[axis])
+    rows_of = {s: swept[s][0] for s in labels}
+    members = [r for s in labels for r in swept[s]] + list(levels.values())
+    amps = [amplification(r) for r in members if amplification(r) is not None]
+    # A model worth a panel moves more than the job needs (sectors, wavefronts), or differs along the sweep; a
+    # stencil's constant 5% of halo does not.
+    modelled = how == "gbps" and bool(amps) and (max(amps) > 1.1 or max(amps) - min(amps) > 0.05)
+    chunks = [labels[i:i + MAX_SERIES] for i in range(0, len(labels), MAX_SERIES)]
+    ncols = 3 if modelled else 1
+    fig, axs = plt.subplots(len(chunks), ncols, figsize=(max(4.6 * ncols + 2.6, 9.5), 4.6 * len(chunks)),
+                            squeeze=False, layout="constrained")
+    roofs = roof_lines(members, how)
+    pts = {s: [(r.params[axis], value(r, how), amplification(r), r) for r in swept[s]] for s in labels}
+    for row, chunk in enumerate(chunks):
+        ax = axs[row][0]
+        _draw_series(ax, lab, pts, rows_of, chunk)
+        for i, (name, r) in enumerate(sorted(levels.items())):
+            st = style(lab, r.variant, True)
+            ax.axhline(value(r, how), color=st["color"], ls="--", lw=1.2, label=f"{name} (no {axis} axis)")
+        _roofs_on(ax, roofs)
+        ys = [v for s in chunk for _, v, _, _ in pts[s]] + [v for v, _, _ in roofs] + \
+            [value(r, how) for r in levels.values()]
+        ax.set_ylim(0, 1.08 * max(ys))
+        ax.set_ylabel(("useful " if modelled else "") + AXIS[how] + ", axis from 0", fontsize=8)
+        ax.set_title("measured" + (": the useful bytes" if modelled else ""), fontsize=9)
+        if modelled:
+            mx, hx = axs[row][1], axs[row][2]
+            with_model = [s for s in chunk if any(a is not None for _, _, a, _ in pts[s])]
+            _draw_series(mx, lab, {s: [(x, a) for x, _, a, _ in pts[s] if a is not None] for s in with_model},
+                         rows_of, with_model)
+            mx.set_ylim(0, 1.1 * max(a for s in with_model for _, _, a, _ in pts[s] if a is not None))
+            mx.set_ylabel(MODEL_AXIS.get(lab_roof(members), "hardware bytes / useful bytes") + ", axis from 0",
+                          fontsize=8)
+            mx.set_title("the lab's model: computed, not measured", fontsize=9)
+            hw = {s: [(x, v * a) for x, v, a, _ in pts[s] if a is not None] for s in with_model}
+            _draw_series(hx, lab, hw, rows_of, with_model)
+            _roofs_on(hx, roofs, legend=False)
+            hx.set_ylim(0, 1.08 * max([v for s in with_model for _, v in hw[s]] + [v for v, _, _ in roofs]))
+            hx.set_ylabel("hardware GB/s (model's bytes / cold median), axis from 0", fontsize=8)
+            hx.set_title("time x model: what the memory system moved", fontsize=9)
+        for a in axs[row]:
+            powers = all(isinstance(v, int) and v > 0 and v & (v - 1) == 0 for v in values)
+            if min(values) > 0 and (max(values) >= 16 * min(values) or (powers and max(values) >= 4 * min(values))):
+                a.set_xscale("log", base=2)
+            elif len(values) <= 12:
+                a.set_xticks(sorted(values))
+            device = members[0].run.get("device", {})
+            if axis.endswith("_bytes") and device.get("l2_bytes") and \
+                    min(values) / 4 <= device["l2_bytes"] <= 4 * max(values):
+                a.axvline(device["l2_bytes"], color="black", lw=1, ls="-.", zorder=1)
+                a.annotate(f"L2 {device['l2_bytes'] / 2**20:.0f} MiB", (device["l2_bytes"], 0.02),
+                           xycoords=("data", "axes fraction"), fontsize=7, rotation=90, ha="right", va="bottom")
+            a.set_xlabel(axis + (" (bytes)" if axis.endswith(("_bytes", "_offset")) else "")
+                         + ("; log scale" if a.get_xscale() == "log" else ""), fontsize=8)
+            a.grid(True, alpha=0.25)
+            a.tick_params(labelsize=8)
+        axs[row][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
+                            handles=axs[row][0].get_legend_handles_labels()[0])
+    title_fixed = ", ".join(fmt_param(k, v) for k, v in fixed.items() if k != "dtype")
+    fig.suptitle(f"{lab} {dtype}: {axis} swept on {device_line(members)}\n({title_fixed})\n"
+                 + ("useful bytes = reads + writes; hardware bytes from the lab's model" if modelled else
+                    "flops as the lab declares them" if how == "gflops" else
+                    "bytes = reads + writes; L2 flushed before every sample"), fontsize=10)
+    name = slug(f"sweep_{lab}_{axis}_{', '.join(f'{k}={v}' for k, v in sorted(fixed.items()))}") + ".png"
+    p.save(fig, name, "sweep", lab, labels,
+           f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed} ({dtype}): {UNITS[how]} of "
+           f"{len(labels)} variant(s)" + (f" and {len(levels)} peer(s) as level lines" if levels else "")
+           + (", beside the lab's model (bytes moved per useful byte) and the hardware GB/s it implies" if modelled
+              else "") + ", axes from zero.", members, panels=chunks, modelled=modelled)
+
+
+# ---- roofline -------------------------------------------------------------------------------------------------
+
+def roofline(p: Plotter):
+    """Above: the results that count flops, the best case of each variant, one panel per lab (1D and 3D apart),
+    each under the roofs of what it shows. Below: each bandwidth lab's best rung and best peer under its roof."""
+    ok = p.recs
     if not ok:
-        return []
+        return
     device = ok[0].run.get("device", {})
     sms = device.get("sm_count", 0)
     clock_ghz = device.get("sm_default_clock_khz", 0) / 1e6
-    fp32 = max([r.data["roof"]["value"] for r in ok if r.data.get("roof", {}).get("name") == "fp32"] or
-               [sms * 128 * 2 * clock_ghz])
-    smem = sms * 32 * 4 * clock_ghz
-    dram = device.get("peak_gbps", 0)
-    l2 = device.get("measured_l2_gbps", 0)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(18, 7), gridspec_kw={"width_ratios": [3, 2], "wspace": 0.9})
     flops = [r for r in ok if r.data.get("flops", 0) > 0 and r.data["bytes"] > 0]
-    import numpy as np
-
-    # From 0.01 (or under the least intense result) to a decade past the most intense one (8192^3 f32
-    # GEMM: 1365 FLOP per byte).
-    intensities = [r.data["flops"] / (r.data.get("hardware_bytes") or r.data["bytes"]) for r in flops] or [1.0]
-    xs = [min(0.01, min(intensities) / 3), max(10.0, 10 ** math.ceil(math.log10(max(intensities)) + 0.5))]
-    ai = np.logspace(math.log10(xs[0]), math.log10(xs[1]), 200)
-    for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
-                            (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
-        if bw:
-            left.plot(ai, np.minimum(bw * ai, fp32) if fp32 else bw * ai, ls=style, color="gray", lw=1,
-                      label=f"{name} {bw:.0f} GB/s")
-    if fp32:
-        left.axhline(fp32, color="black", lw=1, label=f"FP32 {fp32:.0f} GFLOP/s")
-    else:  # files written before the SM clock was recorded
-        left.plot([], [], color="black", lw=1, label="FP32 and shared memory: no SM clock in these files")
-    # One point per lab and variant, its best case: a ladder reads as a column of rungs under the roofs.
+    fp32 = _median([r.data["roof"]["value"] for r in ok if (r.data.get("roof") or {}).get("name") == "fp32"
+                    and r.data["roof"].get("value")]) or sms * 128 * 2 * clock_ghz
+    smem = _median([r.data["roof"]["value"] for r in ok if (r.data.get("roof") or {}).get("name") == "smem"
+                    and r.data["roof"].get("value")]) or sms * 32 * 4 * clock_ghz
+    dram, ceiling, l2 = (device.get(k, 0) for k in ("peak_gbps", "measured_peak_gbps", "measured_l2_gbps"))
+    bw_labs = defaultdict(list)
+    for r in ok:
+        roof = lab_roof([r])
+        if roof not in ("fp32", "") and measure([r]) == "gbps":
+            bw_labs[roof].append(r)
+    if not flops and not bw_labs:
+        return
     top = {}
     for r in flops:
         k = (r.lab, r.variant, r.params.get("dtype", ""))
-        if k not in top or _value(r, "fp32") > _value(top[k], "fp32"):
+        if k not in top or value(r, "gflops") > value(top[k], "gflops"):
             top[k] = r
-    lab_colors = {lab: plt.get_cmap("tab10").colors[i % 10] for i, lab in enumerate(sorted({k[0] for k in top}))}
-    markers = "o^vDPX*hp<>8"
-    seen = defaultdict(int)
-    for (lab, variant, dtype), r in top.items():
-        # Bytes the memory system really moved where the lab models them (halos, re-reads), else the declared.
-        moved = r.data.get("hardware_bytes") or r.data["bytes"]
-        point = {k: v for k, v in r.params.items() if k not in ("dtype",)}
-        left.scatter([r.data["flops"] / moved], [_value(r, "fp32")], color=lab_colors[lab], s=30,
-                     marker="s" if _is_peer(r) else markers[seen[lab] % len(markers)],
-                     label=f"{lab} {variant}{' [peer]' if _is_peer(r) else ''} ({dtype + ' ' if dtype else ''}"
-                           + " ".join(f"{k}={v}" for k, v in point.items()) + ")")
-        seen[lab] += 1
-    if not l2:
-        left.plot([], [], ls="-.", color="gray", lw=1, label="L2: not measured in these files (a lab with an L2 roof "
-                                                              "measures it)")
-    left.set_xscale("log")
-    left.set_yscale("log")
-    left.set_xlim(*xs)
-    left.set_xlabel("arithmetic intensity (FLOP per DRAM byte: the lab's modelled bytes, else the declared)")
-    left.set_ylabel("GFLOP/s (cold median)")
-    left.set_title("results that declare flops (best case of each variant), under the roofs", fontsize=10)
-    left.grid(True, which="both", alpha=0.3)
-    left.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    # Bandwidth: each lab's best rung and best peer under the bandwidth roofs.
+    rank = ladder_rank(flops)
+    panels = defaultdict(list)  # (lab, 1d/3d family): the variants' keys, in ladder order
+    for k in sorted(top, key=lambda k: (k[0], rank(top[k]), k[1])):
+        panels[(k[0], _family(k[1])[0])].append(k)
     best = {}
-    for r in ok:
-        if r.data.get("flops", 0) > 0:
-            continue
-        kind = "peer" if _is_peer(r) else "rung"
-        k = (r.lab, kind)
-        if k not in best or rate(r.data) > rate(best[k].data):
-            best[k] = r
-    labels = [f"{lab} {r.variant}" + (" [peer]" if kind == "peer" else "") for (lab, kind), r in sorted(best.items())]
-    right.bar(range(len(labels)), [rate(r.data) for _, r in sorted(best.items())], color="tab:blue")
-    for bw, name, style in ((dram, "DRAM theoretical", "-"), (device.get("measured_peak_gbps", 0), "DRAM measured", "--"),
-                            (l2, "L2 measured", "-."), (smem, "shared memory", ":")):
-        if bw:
-            right.axhline(bw, ls=style, color="gray", lw=1, label=f"{name} {bw:.0f} GB/s")
-    right.set_xticks(range(len(labels)))
-    right.set_xticklabels(labels, fontsize=7, rotation=60, ha="right")
-    right.set_yscale("log")
-    right.set_ylabel("GB/s (best case of each)")
-    right.set_title("bytes-only results: best rung and best peer per lab", fontsize=10)
-    right.legend(fontsize=7)
-    fig.suptitle(f"roofline on {_device_line(ok[0])}; bytes = the fewest the job must move, reads + writes", fontsize=11)
-    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.22, top=0.9)
-    fig.savefig(os.path.join(out, "roofline.png"), dpi=110)
-    plt.close(fig)
-    return [{"file": "roofline.png", "kind": "roofline", "lab": "*",
-             "series": [f"{lab}/{variant}" for lab, variant, _ in top] + [f"{lab}/{r.variant}" for (lab, _), r in best.items()],
-             "sentence": f"{len(top)} variants' best results with flops placed by arithmetic intensity under the DRAM, L2, shared-"
-                         f"memory and FP32 roofs; {len(best)} labs' best rungs and peers in GB/s beside them."}]
+    for roof in bw_labs:
+        for r in bw_labs[roof]:
+            k = (roof, r.lab, "peer" if is_peer(r) else "rung")
+            if k not in best or value(r, "gbps") > value(best[k], "gbps"):
+                best[k] = r
+    roof_order = sorted(bw_labs, key=lambda k: (k != "dram", k))
+    bar_height = 0.3 * len(best) + 1.2 * len(roof_order) if best else 0
+    fig = plt.figure(figsize=(max(5.6 * len(panels) + 0.5, 13), (8.5 if top else 0) + bar_height + 0.6),
+                     layout="constrained")
+    subs = fig.subfigures(int(bool(top)) + int(bool(best)), 1, squeeze=False,
+                          height_ratios=[h for h in (8.5 if top else 0, bar_height) if h])[:, 0]
+    series, named = [], []  # named: the roofs drawn
+    if top:
+        axs = subs[0].subplots(1, len(panels), sharex=True, sharey=True, squeeze=False)[0]
+        intensity = {k: r.data["flops"] / (r.data.get("hardware_bytes") or r.data["bytes"]) for k, r in top.items()}
+        lo = min(intensity.values()) / 10
+        hi = max(10.0, 10 ** math.ceil(math.log10(max(intensity.values())) + 0.5))
+        ai = np.logspace(math.log10(lo), math.log10(hi), 200)
+        all_tf32 = tf32_roof(list(top.values()))[0]
+        ys = [value(r, "gflops") for r in top.values()]
+        for ax, ((lab, fam), ks) in zip(axs, panels.items()):
+            rows = [top[k] for k in ks]
+            tf32, tf32_text = tf32_roof(rows)
+            ceil_flops = tf32 or fp32
+            handles = []
+            roofs = [(dram, "DRAM theoretical", "-"), (ceiling, "DRAM measured (cudaMemcpy)", ":"),
+                     (l2, "L2 measured", "-.")] + ([(smem, "shared memory", "--")] if lab_roof(rows) == "smem" else [])
+            for bw, text, ls in roofs:
+                if bw:
+                    handles += ax.plot(ai, np.minimum(bw * ai, ceil_flops), ls=ls, color="black", lw=1,
+                                       label=f"{text} {bw:.0f} GB/s")
+                    named.append(text)
+            for v, text in ((fp32, f"FP32 {fp32:.0f} GFLOP/s"), (tf32, tf32_text.split(" (")[0])):
+                if v:
+                    named.append(text.split(" ")[0])
+                    ax.axhline(v, color="black", lw=1.2, ls="-")
+                    ax.annotate(text, (0.99, v), xycoords=("axes fraction", "data"), ha="right", va="bottom",
+                                fontsize=8, xytext=(0, 2), textcoords="offset points")
+            styles = panel_styles([(k[0], k[1], is_peer(top[k])) for k in ks])
+            for k in ks:
+                r = top[k]
+                st = styles[(k[0], k[1], is_peer(r))]
+                handles.append(ax.scatter([intensity[k]], [value(r, "gflops")], s=55, color=st["color"],
+                                          marker=st["marker"], facecolors=st["mfc"] if is_peer(r) else st["color"],
+                                          edgecolors=st["color"], linewidths=1.3, zorder=3,
+                                          label=label(r, r.params)))
+                series.append(f"{lab}/{k[1]}")
+            if not tf32 and tf32_text:
+                handles.append(Line2D([], [], ls="none", label=tf32_text))
+            common = {kk: vv for kk, vv in rows[0].params.items() if all(r.params.get(kk) == vv for r in rows)}
+            varies = sorted({kk for r in rows for kk in r.params} - set(common))
+            ax.set_title(f"{lab}{' ' + fam.upper() if fam else ''}\n{fmt_point(common.items())}"
+                         + (f"; each at its best {', '.join(varies)}" if varies else ""), fontsize=9)
+            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.1), fontsize=7.5, frameon=False,
+                      ncol=2)
+            ax.grid(True, which="both", alpha=0.25)
+            ax.tick_params(labelsize=8)
+            ax.set_xlabel("FLOP per DRAM byte (the lab's modelled bytes, else the declared); log scale", fontsize=8)
+        axs[0].set_xscale("log")
+        axs[0].set_yscale("log")
+        axs[0].set_xlim(lo, hi)
+        axs[0].set_ylim(min(ys + [dram * lo]) / 3, max(ys + [all_tf32 or fp32]) * 3)
+        axs[0].set_ylabel("GFLOP/s, cold median (log scale)", fontsize=8)
+        subs[0].suptitle("results that count flops: the best case of each variant, under the roofs of what each "
+                         "panel shows", fontsize=10)
+    if best:
+        heights = [sum(1 for k in best if k[0] == roof) + 2 for roof in roof_order]
+        axs = subs[-1].subplots(len(roof_order), 1, height_ratios=heights, squeeze=False)[:, 0]
+        for ax, roof in zip(axs, roof_order):
+            ks = sorted((k for k in best if k[0] == roof), key=lambda k: (k[1], k[2] == "peer"))[::-1]
+            vals = [value(best[k], "gbps") for k in ks]
+            sts = [style(k[1], best[k].variant, k[2] == "peer") for k in ks]
+            ax.barh(range(len(ks)), vals, color=[s["color"] for s in sts], height=0.7,
+                    hatch=["//" if k[2] == "peer" else None for k in ks], edgecolor="white", linewidth=0)
+            lines = [(dram, "DRAM theoretical", "-"), (ceiling, "DRAM measured (cudaMemcpy)", ":")] if roof == "dram" \
+                else [(v, ROOF_NAMES.get(roof, roof), "-") for v, _, _ in roof_lines(bw_labs[roof], "gbps")]
+            ref = lines[0][0] if lines and lines[0][0] else 0
+            for i, (k, v) in enumerate(zip(ks, vals)):
+                ax.text(v * 1.005, i, f"{fmt_value(v)}" + (f" ({100 * v / ref:.0f}%)" if ref else ""), va="center",
+                        fontsize=7.5)
+            for v, text, ls in lines:
+                if v:
+                    ax.axvline(v, color="black", lw=1, ls=ls)
+                    named.append(text)
+            ax.set_yticks(range(len(ks)))
+            ax.set_yticklabels([f"{k[1]} {label(best[k], best[k].params)}" for k in ks], fontsize=8)
+            ax.set_xlim(0, 1.12 * max(vals + [v for v, _, _ in lines]))
+            names = "; ".join(f"{t.split(' (')[0]} {v:.0f} GB/s" for v, t, _ in lines if v)
+            ax.set_title(f"{ROOF_NAMES.get(roof, roof)}-bound labs: best rung and best peer (hatched) of each; "
+                         + (f"{names}; (%) of the first" if names else ""), fontsize=9)
+            ax.set_xlabel("GB/s (bytes read + written / cold median), axis from 0", fontsize=8)
+            ax.grid(True, axis="x", alpha=0.25)
+            ax.tick_params(labelsize=8)
+            series += [f"{k[1]}/{best[k].variant}" for k in ks]
+    fig.suptitle(f"roofline on {device_line(ok)}; bytes = the fewest the job must move, reads + writes", fontsize=11)
+    drawn = list(top.values()) + [r for rs in bw_labs.values() for r in rs]
+    roofs_named = list(dict.fromkeys(named))
+    p.save(fig, "roofline.png", "roofline", "*", series,
+           f"{len(top)} variants' best results with flops, one panel per lab, placed by arithmetic intensity under "
+           f"the roofs they reach ({', '.join(roofs_named)}); each bandwidth lab's best rung and best peer in GB/s "
+           "under its own roof, axes from zero.", drawn, roofs=roofs_named)
 
 
-def time_tables(recs: list[Record], out: str) -> list[dict]:
+# ---- time tables -------------------------------------------------------------------------------------------
+
+def time_tables(p: Plotter):
     """Time per size per implementation (cold median, ms): the reference study's table."""
-    made = []
     groups = defaultdict(dict)
     peers_of = defaultdict(dict)
-    for r in recs:
-        if r.ok and SIZE in r.params and all(v == 0 for k, v in r.params.items() if k.endswith("_offset")):
+    for r in p.recs:
+        if SIZE in r.params and all(v == 0 for k, v in r.params.items() if k.endswith("_offset")):
             fixed = {k: v for k, v in r.params.items() if k.endswith("_offset")}
-            groups[(r.lab, r.params.get("dtype", ""))][(r.params[SIZE], _label(r, fixed))] = r.data["cold"]["median_ms"]
-            peers_of[(r.lab, r.params.get("dtype", ""))][_label(r, fixed)] = _is_peer(r)
+            groups[(r.lab, r.params.get("dtype", ""))][(r.params[SIZE], label(r, fixed))] = r.data["cold"]["median_ms"]
+            peers_of[(r.lab, r.params.get("dtype", ""))][label(r, fixed)] = is_peer(r)
     for (lab, dtype), cells in sorted(groups.items()):
         sizes = sorted({n for n, _ in cells})
         impls = sorted({v for _, v in cells}, key=lambda v: (peers_of[(lab, dtype)][v], v))
@@ -401,61 +952,108 @@ def time_tables(recs: list[Record], out: str) -> list[dict]:
                  f"the reference study's.", "",
                  "| N | " + " | ".join(impls) + " |", "| ---: |" + " ---: |" * len(impls)]
         for n in sizes:
-            lines.append(f"| {n} | " + " | ".join(f"{cells[(n, v)]:.6f}" if (n, v) in cells else "-" for v in impls) + " |")
+            lines.append(f"| {n} | " + " | ".join(f"{cells[(n, v)]:.6f}" if (n, v) in cells else "-" for v in impls)
+                         + " |")
         name = f"times_{lab}_{dtype}.md"
-        with open(os.path.join(out, name), "w") as f:
+        with open(os.path.join(p.out, name), "w") as f:
             f.write("\n".join(lines) + "\n")
-        made.append({"file": name, "kind": "table", "lab": lab, "series": impls,
-                     "sentence": f"{lab} {dtype}: time per size per implementation, cold median (ms)."})
-    return made
+        p.made.append({"file": name, "kind": "table", "lab": lab, "series": impls,
+                       "sentence": f"{lab} {dtype}: time per size per implementation, cold median (ms)."})
 
 
-KINDS = ("size", "sweep", "points", "roofline", "table")
+KINDS = ("ladder", "size", "sweep", "roofline", "table")
+DRAW = {"ladder": ladder_plots, "size": size_plots, "sweep": sweep_plots, "roofline": roofline, "table": time_tables}
 
 
-def _covered_labs(recs: list[Record]) -> set:
-    import tempfile
+def draw(recs: list[Record], out: str, kinds=KINDS) -> Plotter:
+    """Every picture of `kinds` from `recs` into `out`; the Plotter holds what was made and what was not."""
+    p = Plotter(recs, out)
+    for kind in KINDS:
+        if kind in kinds:
+            DRAW[kind](p)
+    left = [r for r in p.recs if id(r) not in p.drawn]
+    if left and set(kinds) >= {"ladder", "size", "sweep"}:
+        by_lab = defaultdict(list)
+        for r in left:
+            by_lab[r.lab].append(r)
+        for lab, rs in sorted(by_lab.items()):
+            pts = sorted({fmt_point(sorted(r.params.items())) for r in rs})
+            p.notes.append(f"{lab}: {len(rs)} result(s) on no picture (points the ladder leaves out and no size or "
+                           f"sweep covers): " + "; ".join(pts[:4]) + (" ..." if len(pts) > 4 else ""))
+    elif left:
+        p.notes.append(f"{len(left)} result(s) on no picture: --only {','.join(k for k in KINDS if k in kinds)}")
+    return p
 
-    with tempfile.TemporaryDirectory() as tmp:
-        return {m["lab"] for m in size_plots(recs, tmp) + sweep_plots(recs, tmp)}
+
+def plot_files(paths: list[str], out: str, kinds=KINDS, labs=None) -> Plotter:
+    """memlab-plot without its command line: draws `paths` (only the results of `labs`, when given) into the
+    folder `out` (which exists), writes index.md, returns what was made and what was not. ResultsError for a
+    bad file, OSError for a bad `out`."""
+    recs = records(paths)
+    p = draw([r for r in recs if not labs or r.lab in labs], out, kinds)
+    write_index(p, paths)
+    return p
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="memlab-plot",
-                                 description="Plots of memlab results files (memlab's and memlab-peers'), merged: "
-                                             "bandwidth against size, sweeps against their models, a roofline.")
-    ap.add_argument("results", nargs="+", help="memlab.results/1 files")
-    ap.add_argument("-o", "--out", required=True, help="folder for the PNGs, tables and index.md")
-    ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
-    args = ap.parse_args(argv)
-    kinds = set(args.only.split(",")) if args.only else set(KINDS)
-    if kinds - set(KINDS):
-        print(f"memlab-plot: --only: {sorted(kinds - set(KINDS))[0]!r} is not one of {', '.join(KINDS)}", file=sys.stderr)
-        return 2
-    try:
-        recs = records(args.results)
-    except ResultsError as e:
-        print(f"memlab-plot: {e}", file=sys.stderr)
-        return 2
-    os.makedirs(args.out, exist_ok=True)
-    shown = size_plots(recs, args.out) if "size" in kinds else []
-    shown += sweep_plots(recs, args.out) if "sweep" in kinds else []
-    made = list(shown)
-    if "points" in kinds:
-        # Labs a size or sweep figure shows need no bars (decided on every kind, so --only points agrees).
-        covered = {m["lab"] for m in shown} if {"size", "sweep"} <= kinds else _covered_labs(recs)
-        made += point_plots(recs, args.out, skip_labs=covered)
-    made += roofline(recs, args.out) if "roofline" in kinds else []
-    made += time_tables(recs, args.out) if "table" in kinds else []
-    with open(os.path.join(args.out, "index.md"), "w") as f:
-        f.write("# memlab plots\n\nFrom: " + ", ".join(f"`{os.path.basename(p)}`" for p in args.results) + "\n\n")
-        for m in made:
+def write_index(p: Plotter, paths: list[str]):
+    with open(os.path.join(p.out, "index.md"), "w") as f:
+        f.write("# memlab plots\n\nFrom: " + ", ".join(f"`{os.path.basename(x)}`" for x in paths) + "\n\n")
+        for m in p.made:
             if m["file"].endswith(".png"):
                 f.write(f"## {m['file']}\n\n{m['sentence']}\n\n![{m['file']}]({m['file']})\n\n")
             else:
                 f.write(f"## {m['file']}\n\n{m['sentence']} [{m['file']}]({m['file']})\n\n")
-    print(f"memlab-plot: {len(made)} files in {args.out} (index.md lists them)", file=sys.stderr)
-    return 0
+        if p.notes:
+            f.write("## Not drawn\n\n" + "".join(f"- {n}\n" for n in p.notes))
+
+
+def parser() -> cli.Parser:
+    ap = cli.Parser(prog="memlab-plot",
+                    description="Pictures of memlab results files (memlab's and memlab-peers'), merged: every lab's "
+                                "ladder, bandwidth and time against size, sweeps beside their models, a roofline.",
+                    epilog="Exit codes: 0 drawn; 2 bad input (a file that cannot be read or is not a memlab results "
+                           "file; an -o folder that cannot be written), one line naming it; 3 matplotlib or numpy "
+                           "missing.")
+    ap.add_argument("results", nargs="+", help="memlab.results/1 files")
+    ap.add_argument("-o", "--out", required=True, help="folder for the PNGs, tables and index.md")
+    ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
+    ap.add_argument("--lab", help="draw only the results of these labs, comma-separated (default: every lab in the "
+                                  "files)")
+    return ap
+
+
+def _main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    prog = "memlab-plot"
+    kinds = {"ladder" if k == "points" else k for k in args.only.split(",")} if args.only else set(KINDS)
+    if kinds - set(KINDS):
+        return cli.fail(prog, f"--only: {sorted(kinds - set(KINDS))[0]!r} is not one of {', '.join(KINDS)}")
+    if MISSING:
+        return cli.fail(prog, f"{MISSING} is not installed (pip install ./tools/python)", cli.MISSING_DEPENDENCY)
+    labs = set(args.lab.split(",")) if args.lab else None
+    try:
+        recs = records(args.results)  # every file checked before the folder is made
+        if labs and labs - {r.lab for r in recs}:
+            return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
+                                  f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "index.md"), "a"):
+            pass
+        p = plot_files(args.results, args.out, kinds, labs)
+    except ResultsError as e:
+        return cli.fail(prog, str(e))
+    except OSError as e:
+        why = "a file, not a folder" if os.path.exists(args.out) and not os.path.isdir(args.out) else e.strerror or e
+        return cli.fail(prog, f"-o {args.out}: cannot write there ({why})")
+    for n in p.notes:
+        print(f"{prog}: not drawn: {n}", file=sys.stderr)
+    print(f"{prog}: {len(p.made)} files in {args.out} (index.md lists them"
+          + (f", and {len(p.notes)} reason(s) something was not drawn" if p.notes else "") + ")", file=sys.stderr)
+    return cli.OK
+
+
+def main(argv=None) -> int:
+    return cli.run(_main, argv)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,13 @@ what `memlab run --sizes 2^12..2^31` means.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 _SUFFIX = {"": (1, False), "K": (1 << 10, False), "M": (1 << 20, False), "G": (1 << 30, False),
            "B": (1, True), "KiB": (1 << 10, True), "MiB": (1 << 20, True), "GiB": (1 << 30, True)}
+MAX_VALUES = 100_000  # a range that lists more is a typo (1..2^40:+1), not a sweep
 _VALUE = re.compile(r"^(2\^)?(\d+)([A-Za-z]*)$")
 
 
@@ -23,58 +25,66 @@ class Size:
     is_bytes: bool
     text: str
 
-    def elements(self, elem_size: int) -> int:
+    def elements(self, elem_size: int, flag: str = "--sizes") -> int:
         if not self.is_bytes:
             return self.value
         if self.value % elem_size:
-            raise ValueError(f'--sizes: "{self.text}" ({self.value} bytes) is not a multiple of the element size ({elem_size})')
+            raise ValueError(f'{flag}: "{self.text}" ({self.value} bytes) is not a multiple of the element size '
+                             f'({elem_size})')
         return self.value // elem_size
 
 
-def _value(text: str) -> tuple[int, bool]:
+def _value(text: str, flag: str) -> tuple[int, bool]:
     m = _VALUE.match(text.strip())
     if not m or m.group(3) not in _SUFFIX:
-        raise ValueError(f'--sizes: invalid value "{text}": N or 2^k, optionally K|M|G (elements) or B|KiB|MiB|GiB (bytes)')
-    base = 1 << int(m.group(2)) if m.group(1) else int(m.group(2))
+        raise ValueError(f'{flag}: invalid value "{text}": N or 2^k, optionally K|M|G (elements) or B|KiB|MiB|GiB '
+                         '(bytes)')
     if m.group(1) and int(m.group(2)) > 62:
-        raise ValueError(f'--sizes: "{text}": 2^k takes k <= 62')
+        raise ValueError(f'{flag}: "{text}": 2^k takes k <= 62')
+    base = 1 << int(m.group(2)) if m.group(1) else int(m.group(2))
     unit, is_bytes = _SUFFIX[m.group(3)]
     return base * unit, is_bytes
 
 
-def parse_sizes(text: str, default_geometric: bool = True) -> list[Size]:
+def parse_sizes(text: str, default_geometric: bool = True, flag: str = "--sizes") -> list[Size]:
+    """The sizes `text` lists; ValueError naming `flag` (the option it came from) when it is not the grammar."""
     if not text.strip():
-        raise ValueError("--sizes: an empty value")
+        raise ValueError(f"{flag}: an empty value")
     out: list[Size] = []
     for item in (i.strip() for i in text.split(",")):
         if not item:
-            raise ValueError(f'--sizes: empty item in "{text}"')
+            raise ValueError(f'{flag}: empty item in "{text}"')
         if ".." not in item:
-            v, b = _value(item)
+            v, b = _value(item, flag)
             out.append(Size(v, b, item))
             continue
         lo_text, rest = item.split("..", 1)
         hi_text, _, step = rest.partition(":")
-        lo, lb = _value(lo_text)
-        hi, hb = _value(hi_text)
+        lo, lb = _value(lo_text, flag)
+        hi, hb = _value(hi_text, flag)
         if lb != hb:
-            raise ValueError(f'--sizes: "{item}": both ends count elements, or both bytes')
+            raise ValueError(f'{flag}: "{item}": both ends count elements, or both bytes')
         if lo > hi:
-            raise ValueError(f'--sizes: "{item}": the start is greater than the end')
+            raise ValueError(f'{flag}: "{item}": the start is greater than the end')
         geometric, factor = default_geometric, 2 if default_geometric else 1
         if step:
             if step.startswith("*"):
+                if not step[1:].isdigit():
+                    raise ValueError(f'{flag}: "{item}": a geometric step is :*factor, a whole number')
                 geometric, factor = True, int(step[1:])
                 if factor < 2:
-                    raise ValueError(f'--sizes: "{item}": a geometric step is at least *2')
+                    raise ValueError(f'{flag}: "{item}": a geometric step is at least *2')
             elif step.startswith("+"):
-                geometric, factor = False, _value(step[1:])[0]
+                geometric, factor = False, _value(step[1:], flag)[0]
                 if factor == 0:
-                    raise ValueError(f'--sizes: "{item}": the step must not be zero')
+                    raise ValueError(f'{flag}: "{item}": the step must not be zero')
             else:
-                raise ValueError(f'--sizes: "{item}": a step is :*factor or :+increment')
+                raise ValueError(f'{flag}: "{item}": a step is :*factor or :+increment')
         if geometric and lo == 0:
-            raise ValueError(f'--sizes: "{item}": a geometric range cannot start at 0')
+            raise ValueError(f'{flag}: "{item}": a geometric range cannot start at 0')
+        count = (math.floor(math.log(hi / lo, factor) + 1e-9) + 1) if geometric else (hi - lo) // factor + 1
+        if len(out) + count > MAX_VALUES:
+            raise ValueError(f'{flag}: "{item}" lists {count} values, more than {MAX_VALUES}')
         v = lo
         while v <= hi:
             pow2 = v & (v - 1) == 0 and v >= 1024
@@ -85,10 +95,7 @@ def parse_sizes(text: str, default_geometric: bool = True) -> list[Size]:
 
 def parse_counts(text: str, flag: str) -> list[int]:
     """Plain numbers, ranges counting up by 1 by default: "0", "0,2,8", "0..15", "1..16:*2"."""
-    try:
-        sizes = parse_sizes(text, default_geometric=False)
-    except ValueError as e:
-        raise ValueError(str(e).replace("--sizes", flag)) from None
+    sizes = parse_sizes(text, default_geometric=False, flag=flag)
     if any(s.is_bytes for s in sizes):
         raise ValueError(f"{flag}: a plain count takes no unit")
     return [s.value for s in sizes]

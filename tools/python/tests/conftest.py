@@ -1,3 +1,4 @@
+import json
 import os
 import sys
 
@@ -8,3 +9,68 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 # Committed H100 results the plot and compare tests read (docs/results/h100/README.md has their commands).
 FIXTURES = os.path.join(REPO, "docs", "results", "h100")
 SCHEMA = os.path.join(REPO, "docs", "results.schema.json")
+
+
+# ---- files no tool may crash on ------------------------------------------------------------------------------
+# Each: what the file holds (bytes; None: no file; "folder": a folder) and what the one-line message says.
+# memlab-plot, memlab-compare and memlab-peers --like answer every one with exit 2 and that line.
+
+def summary(median_ms=0.01, spread=0.01, samples=20):
+    return {"median_ms": median_ms, "min_ms": median_ms, "max_ms": median_ms,
+            "p25_ms": median_ms * (1 - spread / 2), "p75_ms": median_ms * (1 + spread / 2), "samples": samples,
+            "rel_spread": spread, "mean_ms": median_ms}
+
+
+def result(variant="vec16", n=4096, ms=0.01, spread=0.01, lab="copy", **params):
+    return {"lab": lab, "variant": variant, "params": {"dtype": "f16", "n": n, **params}, "bytes": 4 * n, "flops": 0,
+            "cold": summary(ms, spread), "batch": summary(ms, spread), "status": "ok", "verified": True}
+
+
+def document(results):
+    return {"schema": "memlab.results/1", "memlab_version": "t", "git_sha": "t", "created": "t",
+            "device": {"name": "GPU"}, "results": results}
+
+
+def _with(change):
+    r = result()
+    change(r)
+    return json.dumps(document([r])).encode()
+
+
+BAD_FILES = {
+    "missing": (None, "no such file"),
+    "folder": ("folder", "is a folder"),
+    "empty": (b"", "empty"),
+    "not_utf8": (b'{"schema": "memlab.results/1", "note": "\xff\xfe"}', "not UTF-8 text (byte 0xff at offset"),
+    "not_json": (b'{"schema": "memlab.results/1", ', "not JSON at line 1"),
+    "json_list": (b"[1, 2]", "not a memlab.results/1 file (a JSON list)"),
+    "foreign": (b'{"schema": "nvbench/1", "results": []}', 'not a memlab.results/1 file (schema "nvbench/1")'),
+    "no_results": (b'{"schema": "memlab.results/1", "device": {}}', "no 'results' list"),
+    "record_without_cold": (_with(lambda r: r.pop("cold")), "result 0 (copy vec16): no 'cold' timing"),
+    "params_null": (_with(lambda r: r.update(params=None)), "'params' is null, not an object"),
+    "params_list_value": (_with(lambda r: r["params"].update(n=[1])), "'params.n' is a list"),
+    "median_nan": (_with(lambda r: r["cold"].update(median_ms=float("nan"))), "'cold.median_ms' is nan"),
+    "samples_text": (_with(lambda r: r["cold"].update(samples="10")), "'cold.samples' is \"10\", not a count"),
+    "no_lab": (_with(lambda r: r.pop("lab")), "'lab' is missing"),
+    "no_bytes": (_with(lambda r: r.pop("bytes")), "'bytes' is missing"),
+    "record_not_object": (json.dumps(document([3])).encode(), "result 0: is 3, not an object"),
+}
+
+
+def bad_file(tmp_path, kind):
+    """The path of a `kind` file from BAD_FILES, made in tmp_path."""
+    content, _ = BAD_FILES[kind]
+    path = tmp_path / f"{kind}.json"
+    if content == "folder":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    return str(path)
+
+
+def exit_code(main, argv) -> int:
+    """main(argv)'s exit status, whether it returns it or argparse raises SystemExit."""
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code

@@ -8,7 +8,7 @@ import pytest
 
 from memlab_tools import peers
 
-from conftest import SCHEMA
+from conftest import BAD_FILES, SCHEMA, bad_file, exit_code
 
 
 def _plan(argv):
@@ -30,10 +30,35 @@ def test_plans_the_product_of_sizes_offsets_blocks_and_peers():
     (["transpose", "--shape", "12"], "--shape"),
     (["matmul", "--shape", "4x4"], "--shape"),
     (["copy", "--src-offset", "1KiB"], "--src-offset"),
+    (["gather", "--table-bytes", "1zz"], '--table-bytes: invalid value "1zz"'),  # not --sizes
+    (["gather", "--table-bytes", "1..2^40:+1"], "--table-bytes: \"1..2^40:+1\" lists 1099511627776 values"),
+    (["copy", "--table-bytes", "8MiB"], "--table-bytes: copy has no such axis (it is gather's)"),
+    (["transpose", "--sizes", "2^20"], "--sizes: transpose has no such axis"),
+    (["copy", "--sizes", "1..8:*x"], "a geometric step is :*factor, a whole number"),
+    (["copy", "--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+    (["fft"], "argument lab: invalid choice: 'fft'"),
 ])
 def test_usage_errors_before_any_gpu_work(argv, needle, capsys):
-    assert peers.main(argv) == 2
-    assert needle in capsys.readouterr().err
+    assert exit_code(peers.main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("memlab-peers: ") and needle in err, err
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_like_a_bad_file_is_one_line_and_exit_2(tmp_path, capsys, kind):
+    bad = bad_file(tmp_path, kind)
+    assert peers.main(["copy", "--like", bad]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"memlab-peers: --like: {bad}: ") and BAD_FILES[kind][1] in err
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_any_gpu_work(tmp_path, capsys):
+    for out, needle in ((tmp_path / "no" / "r.json", "does not exist"), (tmp_path / "d.json", "is a folder")):
+        if needle == "is a folder":
+            out.mkdir()
+        assert peers.main(["copy", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--out: {out}: " in err and needle in err
 
 
 def test_max_time_and_out_are_checked(capsys):

@@ -1,60 +1,89 @@
-"""memlab-plot on committed H100 results: the files exist, are not empty, and hold the series."""
+"""memlab-plot on committed H100 results: every lab gets its ladder, merged files lose no chart, peers join
+the points they share, each bad input is one line and exit 2, and the style map keeps series apart."""
+import glob
+import json
 import os
+import warnings
 
 import pytest
 
 from memlab_tools import plot
 from memlab_tools.results import records
 
-from conftest import FIXTURES
+from conftest import BAD_FILES, FIXTURES, bad_file, document, exit_code, result
+
+LABS = ("copy", "stride", "gather", "tile", "smem", "async", "transpose", "layout", "stencil", "matmul")
+
+
+def fx(*names):
+    return [os.path.join(FIXTURES, n) for n in names]
+
+
+def _draw(tmp_path, files, kinds=plot.KINDS):
+    """Draws `files` with every warning an error: a picture that makes matplotlib warn fails the test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return plot.draw(records(files), str(tmp_path), kinds)
+
+
+def _one(made, kind, lab):
+    (m,) = [m for m in made if m["kind"] == kind and m["lab"] == lab]
+    return m
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory):
+def copy_and_friends(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
-    files = [os.path.join(FIXTURES, "peers", "copy_f16.json"), os.path.join(FIXTURES, "peers", "peers_copy_f16.json"),
-             os.path.join(FIXTURES, "stride_f32.json"), os.path.join(FIXTURES, "gather_f32.json"),
-             os.path.join(FIXTURES, "tile_f32.json")]
-    assert plot.main(files + ["-o", str(out)]) == 0
-    recs = records(files)
-    made = plot.size_plots(recs, str(out)) + plot.sweep_plots(recs, str(out))
-    made += plot.point_plots(recs, str(out), skip_labs={m["lab"] for m in made})
-    return out, {m["file"]: m for m in made + plot.roofline(recs, str(out)) + plot.time_tables(recs, str(out))}
+    files = fx("peers/copy_f16.json", "peers/peers_copy_f16.json", "stride_f32.json", "gather_f32.json",
+               "peers/peers_gather_f32.json", "tile_f32.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return out, {m["file"]: m for m in plot.plot_files(files, str(out)).made}
 
 
-def test_every_listed_file_exists_and_is_not_empty(made):
-    out, manifest = made
-    assert len(manifest) >= 5
-    for name in manifest:
-        assert os.path.getsize(os.path.join(out, name)) > 1000, name
+def test_every_listed_file_exists_and_is_not_empty(copy_and_friends):
+    out, made = copy_and_friends
+    assert len(made) >= 8
     index = (out / "index.md").read_text()
-    for name in manifest:
+    for name in made:
+        assert os.path.getsize(os.path.join(out, name)) > 1000, name
         assert f"]({name})" in index
 
 
-def test_the_copy_plot_has_every_variant_and_peer(made):
-    _, manifest = made
-    size = [m for m in manifest.values() if m["kind"] == "size" and m["lab"] == "copy"]
+def test_every_lab_gets_a_ladder(copy_and_friends):
+    _, made = copy_and_friends
+    assert sorted(m["lab"] for m in made.values() if m["kind"] == "ladder") == ["copy", "gather", "stride", "tile"]
+
+
+def test_the_copy_sizes_split_rungs_from_peers_and_keep_every_series(copy_and_friends):
+    _, made = copy_and_friends
+    size = [m for m in made.values() if m["kind"] == "size" and m["lab"] == "copy"]
     assert len(size) == 1  # one figure: the Triton block is part of its line's label, not a figure of its own
-    assert {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy [peer]", "cub [peer]", "thrust [peer]",
-            "torch_copy_ [torch]", "torch_clone [torch]", "triton_copy (block=1024) [triton]"} <= set(size[0]["series"])
+    series = {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy [peer]", "cub [peer]", "thrust [peer]",
+              "torch_copy_ [torch]", "torch_clone [torch]", "triton_copy (block=1024) [triton]"}
+    assert series <= set(size[0]["series"])
+    panels = size[0]["panels"]
+    assert len(panels) == 2 and all(len(p) <= plot.MAX_SERIES for p in panels)
+    assert "memcpy [peer]" not in panels[0] and {"auto", "memcpy [peer]"} <= set(panels[1])
 
 
-def test_a_lab_of_few_points_gets_bars(made):
-    _, manifest = made
-    bars = [m for m in manifest.values() if m["kind"] == "points"]
-    assert [m["lab"] for m in bars] == ["tile"]
-    assert {"ldgsts16", "cute_universal"} <= set(bars[0]["series"])
+def test_the_gather_picture_has_the_committed_peers(copy_and_friends):
+    _, made = copy_and_friends
+    ladder = _one(made.values(), "ladder", "gather")
+    assert {"random", "sorted", "torch_index_select_random [torch]", "torch_take_sorted [torch]"} <= \
+        set(ladder["series"])
+    assert {p["table_bytes"] for p in ladder["points"]} == {8 << 20, 200 << 20}  # where the peers were measured
 
 
-def test_the_stride_sweep_shows_the_three_strided_variants(made):
-    _, manifest = made
-    sweeps = [m for m in manifest.values() if m["kind"] == "sweep" and m["lab"] == "stride"]
+def test_the_stride_sweep_is_drawn_beside_its_sector_model(copy_and_friends):
+    _, made = copy_and_friends
+    sweeps = [m for m in made.values() if m["kind"] == "sweep" and m["lab"] == "stride"]
     assert sweeps and {"strided", "strided_write", "strided_rw"} <= set(sweeps[0]["series"])
+    assert sweeps[0]["modelled"]
 
 
-def test_the_time_table_has_the_reference_studys_shape(made):
-    out, _ = made
+def test_the_time_table_has_the_reference_studys_shape(copy_and_friends):
+    out, _ = copy_and_friends
     lines = (out / "times_copy_f16.md").read_text().splitlines()
     header = next(l for l in lines if l.startswith("| N |"))
     assert "vec16" in header and "memcpy [peer]" in header and "triton_copy (block=1024) [triton]" in header
@@ -62,29 +91,206 @@ def test_the_time_table_has_the_reference_studys_shape(made):
     assert len(rows) == 2
 
 
-def test_refuses_a_file_that_is_not_results(tmp_path, capsys):
-    bad = tmp_path / "x.json"
-    bad.write_text("[1]")
-    assert plot.main([str(bad), "-o", str(tmp_path / "o")]) == 2
+def test_transpose_with_its_peers(tmp_path):
+    # Peers have no band: they join every band of their shape (it was KeyError: 'band').
+    assert plot.main(fx("transpose_f32.json", "peers/peers_transpose_f32.json") + ["-o", str(tmp_path)]) == 0
+    p = _draw(tmp_path, fx("transpose_f32.json", "peers/peers_transpose_f32.json"))
+    ladder = _one(p.made, "ladder", "transpose")
+    assert {"naive", "smem_vec_rows", "cublas [peer]", "copy [peer]", "torch_t_contiguous [torch]",
+            "triton_transpose [triton]"} <= set(ladder["series"])
+    assert len(ladder["points"]) == 2 and not p.notes
 
 
-def test_an_fp32_lab_is_drawn_in_gflops_with_its_ladder_in_order_and_its_peers_marked(tmp_path):
-    recs = records([os.path.join(FIXTURES, "matmul_f32.json")])  # written before results carried `peer`
-    assert not plot.size_plots(recs, str(tmp_path)), "4096, 4100, 8192: bars, not a line against size"
-    (bars,) = plot.point_plots(recs, str(tmp_path))
-    assert "GFLOP/s" in bars["sentence"]
-    assert bars["series"][0] == "naive" and bars["series"][-2:] == ["cublas_sgemm [peer]", "cublas_tf32 [peer]"]
-    gemm = next(r for r in recs if r.variant == "double_buffered")
-    assert plot._value(gemm, "fp32") == pytest.approx(gemm.data["flops"] / gemm.data["cold"]["median_ms"] / 1e6)
+def test_a_peers_file_alone(tmp_path):
+    # Only framework peers, one with a param of its own (a Triton block): it was KeyError: 'block'.
+    p = _draw(tmp_path, fx("peers/peers_copy_f16.json"))
+    assert {m["kind"] for m in p.made} >= {"ladder", "size"} and not p.notes
+
+
+def test_a_band_sweep_draws_peers_without_the_axis_as_level_lines(tmp_path):
+    p = _draw(tmp_path, fx("transpose_band.json", "peers/peers_transpose_f32.json"), kinds=("sweep",))
+    (sweep,) = p.made
+    assert sweep["series"] == ["smem_padded", "smem_vec", "smem_vec_rows"]
+    assert "2 peer(s) as level lines" in sweep["sentence"] and "axes from zero" in sweep["sentence"]
+
+
+@pytest.mark.parametrize("main_file, sweep_file, axis", [
+    ("transpose_f32.json", "transpose_band.json", "band"),
+    ("async_f32.json", "async_stages.json", "stages"),
+])
+def test_a_main_file_merged_with_its_sweep_keeps_the_ladder(tmp_path, main_file, sweep_file, axis):
+    lab = main_file.split("_")[0]
+    p = _draw(tmp_path, fx(main_file, sweep_file))
+    ladder = _one(p.made, "ladder", lab)
+    (tmp_path / "alone").mkdir()
+    alone = plot.draw(records(fx(main_file)), str(tmp_path / "alone"), ("ladder",))
+    assert set(_one(alone.made, "ladder", lab)["series"]) <= set(ladder["series"])  # nothing lost to the merge
+    assert any(m["kind"] == "sweep" and f"_{axis}_" in m["file"] for m in p.made)
+
+
+def test_every_committed_results_file_in_one_call(tmp_path, capsys, monkeypatch):
+    # All 75 files, every lab, runs of several sessions and --profile runs: exit 0, a ladder per lab, no
+    # warning, and stderr holds only memlab-plot's own lines (what was not drawn, once per reason). The
+    # PNGs are not encoded here (that takes a minute on two cores; the other tests encode theirs).
+    files = sorted(glob.glob(os.path.join(FIXTURES, "**", "*.json"), recursive=True))
+    assert len(files) >= 70
+    saved = []
+    monkeypatch.setattr(plot.plt.Figure, "savefig", lambda self, path, **kw: saved.append(os.path.basename(path)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plot.main(files + ["-o", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith("memlab-plot: ") for line in err), err
+    assert f" files in {tmp_path} (index.md lists them" in err[-1]
+    assert all(line.startswith("memlab-plot: not drawn: ") for line in err[:-1])
+    assert len(err) == len(set(err))  # each reason once
+    assert any("a --profile run" in line for line in err)
+    for lab in LABS:
+        assert any(name.startswith(f"ladder_{lab}_") for name in saved), lab
+    assert "roofline.png" in saved
+    assert "## Not drawn" in (tmp_path / "index.md").read_text()
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_every_bad_file_is_one_line_and_exit_2(tmp_path, capsys, kind):
+    good = fx("gather_f32.json")[0]
+    bad = bad_file(tmp_path, kind)
+    assert plot.main([good, bad, "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"memlab-plot: {bad}: ") and BAD_FILES[kind][1] in err, err
+
+
+def test_an_out_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys):
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    for out in (str(a_file), str(a_file / "sub"), "/proc/memlab-plot-test"):
+        assert plot.main(fx("gather_f32.json") + ["-o", out]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"memlab-plot: -o {out}: cannot write there"), err
+
+
+def test_lab_draws_one_lab_of_a_file_of_all(tmp_path, capsys):
+    files = fx("verification/defaults_0aa6be0.json", "peers/peers_matmul_f32.json")
+    assert plot.main(files + ["-o", str(tmp_path), "--lab", "matmul", "--only", "ladder"]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["index.md", "ladder_matmul_f32.png"]
+    assert plot.main(files + ["-o", str(tmp_path), "--lab", "fft"]) == 2
+    assert "--lab: no results of fft in these files (they hold async, copy," in capsys.readouterr().err
+
+
+def test_flags_and_a_missing_matplotlib(tmp_path, capsys, monkeypatch):
+    assert plot.main(fx("gather_f32.json") + ["-o", str(tmp_path), "--only", "pie"]) == 2
+    assert "--only: 'pie' is not one of" in capsys.readouterr().err
+    assert exit_code(plot.main, ["-o", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    monkeypatch.setattr(plot, "MISSING", "matplotlib")
+    assert plot.main(fx("gather_f32.json") + ["-o", str(tmp_path)]) == 3
+    assert capsys.readouterr().err == "memlab-plot: matplotlib is not installed (pip install ./tools/python)\n"
+
+
+def test_matmul_bars_are_linear_with_values_and_tf32_has_its_own_roof(tmp_path):
+    p = _draw(tmp_path, fx("matmul_f32.json", "peers/peers_matmul_f32.json"))
+    ladder = _one(p.made, "ladder", "matmul")
+    assert ladder["measure"] == "gflops" and len(ladder["points"]) == 3
+    assert {"naive", "double_buffered", "cublas_sgemm [peer]", "cublas_tf32 [peer]", "torch_matmul [torch]"} <= \
+        set(ladder["series"])
+    assert "axis from zero" in ladder["sentence"] and "best peer" in ladder["sentence"]
+    roof = _one(p.made, "roofline", "*")
+    assert "TF32" in roof["roofs"] and "FP32" in roof["roofs"]
+    v, text = plot.tf32_roof([r for r in p.recs if r.variant == "cublas_tf32"])
+    assert v > 0 and "2048 FLOP/clock" in text
+    assert all(plot.value(r, "gflops") < v for r in p.recs if plot.is_tf32(r))
+
+
+def test_the_roofline_draws_no_tf32_roof_without_a_tf32_point(tmp_path):
+    p = _draw(tmp_path, fx("matmul_f32.json", "smem_f32.json"), kinds=("roofline",))
+    recs = [r for r in records(fx("matmul_f32.json")) if not plot.is_tf32(r)]
+    assert plot.tf32_roof(recs) == (0.0, "")
+    roofs = _one(p.made, "roofline", "*")["roofs"]
+    assert "TF32" in roofs  # matmul_f32.json holds cublas_tf32
+    assert "shared-memory roof" in roofs
+
+
+def test_the_stencil_splits_1d_from_3d(tmp_path):
+    p = _draw(tmp_path, fx("stencil/stencil_1d_sizes.json", "stencil/stencil_3d_sizes.json"), kinds=("size",))
+    (size,) = p.made
+    one, three = size["panels"]
+    assert all(s.startswith("1d_") for s in one) and all(s.startswith("3d_") for s in three)
+    assert max(len(one), len(three)) <= plot.MAX_SERIES
+
+
+def test_the_smem_sweep_is_drawn_beside_its_wavefront_model(tmp_path):
+    p = _draw(tmp_path, fx("smem_f32.json"), kinds=("sweep", "ladder"))
+    sweep = _one(p.made, "sweep", "smem")
+    assert sweep["modelled"] and "load_stride" in sweep["series"]
+    assert plot.MODEL_AXIS["smem"].startswith("wavefronts per request")
+    assert [pt["stride"] for pt in _one(p.made, "ladder", "smem")["points"]] == [1, 32]
 
 
 def test_a_lab_under_another_roof_draws_that_roof_not_dram():
-    import matplotlib.pyplot as plt
+    recs = records(fx("smem_f32.json"))
+    assert plot.lab_roof(recs) == "smem"
+    (roof,) = plot.roof_lines(recs, "gbps")
+    assert roof[1].startswith("shared-memory roof") and "GB/s" in roof[1]
 
-    recs = records([os.path.join(FIXTURES, "smem_f32.json")])
-    assert plot._lab_roof(recs) == "smem"
-    fig, ax = plt.subplots()
-    plot._lab_roof_lines(ax, recs)
-    labels = [l.get_label() for l in ax.get_lines()]
-    plt.close(fig)
-    assert len(labels) == 1 and labels[0].startswith("shared-memory roof") and "GB/s" in labels[0]
+
+# ---- the style map ---------------------------------------------------------------------------------------------
+
+def test_every_copy_series_has_its_own_style_and_peers_are_dashed():
+    rungs = ["scalar", "vec8", "vec16", "vec16_unroll", "auto"]
+    peers = ["memcpy", "cub", "thrust", "torch_copy_", "torch_clone", "triton_copy"]
+    styles = [plot.style("copy", v, False) for v in rungs] + [plot.style("copy", v, True) for v in peers]
+    assert len({(s["color"], s["marker"]) for s in styles}) == len(styles)
+    assert plot.style("copy", "auto", False)["color"] != plot.style("copy", "triton_copy", True)["color"]
+    assert all(s["ls"] == "--" for s in styles[len(rungs):]) and all(s["ls"] == "-" for s in styles[:len(rungs)])
+    for s in styles:  # no series is drawn like a roof (black or grey)
+        assert s["color"].lower() not in ("#000000", "black", "#7f7f7f", "gray", "grey")
+    assert plot.style("stencil", "1d_ldgsts", False) == plot.style("stencil", "3d_ldgsts", False)
+    assert plot.style("copy", "auto", False) == plot.style("copy", "auto", False)
+
+
+def test_panel_styles_never_repeat_a_colour():
+    series = [("newlab", f"v{i}", False) for i in range(8)]  # hashed names may collide: the panel moves them
+    colours = [s["color"] for s in plot.panel_styles(series).values()]
+    assert len(set(colours)) == len(colours)
+
+
+# ---- a lab the plotter does not know --------------------------------------------------------------------------
+
+def _lab_file(tmp_path, name, recs, roof=None):
+    doc = document(recs)
+    doc["device"] = {"name": "GPU", "cc": "9.0", "sm_count": 132, "peak_gbps": 3352.0, "measured_peak_gbps": 3000.0}
+    if roof:
+        doc["labs"] = {recs[0]["lab"]: {"roof": roof, "params": ["dtype", "n"]}}
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_an_unknown_latency_lab_gets_a_ladder_and_a_size_picture_of_time(tmp_path):
+    recs = []
+    for n in (1 << 10, 1 << 14, 1 << 18, 1 << 22):
+        for v, ms in (("chase_default", 0.001), ("chase_cg", 0.002)):
+            r = result(v, n, ms * (1 + n / 2**22), lab="hierarchy")
+            r["bytes"] = 0  # a pointer chase counts accesses, not bytes
+            recs.append(r)
+    path = _lab_file(tmp_path, "hierarchy.json", recs)
+    p = _draw(tmp_path, [path])
+    ladder = _one(p.made, "ladder", "hierarchy")
+    assert ladder["measure"] == "time" and set(ladder["series"]) == {"chase_default", "chase_cg"}
+    assert "µs" in ladder["sentence"]
+    size = _one(p.made, "size", "hierarchy")
+    assert size["panels"] == [["chase_default", "chase_cg"]] and "time per case" in size["sentence"]
+    assert not p.notes
+
+
+def test_an_unknown_bandwidth_lab_with_its_own_roof(tmp_path):
+    recs = [result(v, n, ms, lab="transfer") for v, n, ms in
+            (("ce_pinned", 1 << 20, 0.1), ("ce_pageable", 1 << 20, 0.3), ("sm_zero_copy", 1 << 20, 0.2))]
+    for r in recs:
+        r["roof"] = {"name": "pcie", "value": 63.0, "unit": "GB/s"}
+    path = _lab_file(tmp_path, "transfer.json", recs, roof="pcie")
+    assert plot.main([path, "-o", str(tmp_path)]) == 0
+    p = _draw(tmp_path, [path])
+    ladder = _one(p.made, "ladder", "transfer")
+    assert ladder["measure"] == "gbps" and "under the pcie 63 GB/s" in ladder["sentence"]
+    assert "roofline.png" in {m["file"] for m in p.made}
