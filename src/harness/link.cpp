@@ -37,13 +37,15 @@ std::optional<int> pcie_gen_of_speed(std::string_view s) {
   return std::nullopt;
 }
 
-double nvlink_link_gbps(unsigned version) {
-  switch (version) {
+double nvlink_link_gbps(unsigned nvml_version, int cc_major) {
+  switch (nvml_version) {
     case 1: return 20;
     case 2:
     case 3:
-    case 4: return 25;
-    case 5: return 50;
+    case 4:
+    case 5:
+    case 6: return 25;
+    case 7: return cc_major == 9 ? 25 : 50;
     default: return 0;
   }
 }
@@ -58,7 +60,7 @@ using nvml_uint_fn = int (*)(nvml_device, unsigned*);
 using nvml_link_fn = int (*)(nvml_device, unsigned, unsigned*);  // state (an enum, int-sized) or version
 constexpr unsigned nvml_max_nvlinks = 18;                         // NVML_NVLINK_MAX_LINKS
 
-std::optional<link_figures> from_nvml(const std::string& bus_id) {
+std::optional<link_figures> from_nvml(const std::string& bus_id, int cc_major) {
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) return std::nullopt;
   const auto sym = [lib](const char* name) { return dlsym(lib, name); };
@@ -85,7 +87,7 @@ std::optional<link_figures> from_nvml(const std::string& bus_id) {
         if (link_state(dev, l, &active) != 0 || active == 0) continue;  // no such link, or down
         if (link_version(dev, l, &version) != 0) continue;
         ++f.nvlink_links;
-        f.nvlink_gbps += nvlink_link_gbps(version);
+        f.nvlink_gbps += nvlink_link_gbps(version, cc_major);
       }
       out = f;
     }
@@ -127,7 +129,9 @@ link_figures read_links(int ordinal) {
     (void)cudaGetLastError();
     return {};
   }
-  if (auto f = from_nvml(id)) return *f;
+  int cc_major = 0;
+  if (cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess) (void)cudaGetLastError();
+  if (auto f = from_nvml(id, cc_major)) return *f;
   if (auto f = from_sysfs(id)) return *f;
   return {};
 }

@@ -28,9 +28,11 @@ struct link_figures {
 double pcie_lane_gbps(int gen);
 // The generation of a sysfs link speed ("32.0 GT/s PCIe", "16 GT/s"); nullopt when not one.
 std::optional<int> pcie_gen_of_speed(std::string_view sysfs_speed);
-// GB/s per NVLink and direction by NVML's NVLink version: 1 (P100) 20; 2 (V100), 3 (A100) and 4
-// (H100) 25; 5 (B200) 50. 0 when unknown.
-double nvlink_link_gbps(unsigned version);
+// GB/s per NVLink and direction from what nvmlDeviceGetNvLinkVersion returns, an
+// nvmlNvlinkVersion_t: 1 (NVLink 1.0, P100) 20; 2, 3 (2.0, 2.2: V100), 4, 5 (3.0, 3.1: A100) and 6
+// (4.0: H100) 25; 7 (5.0: B200) 50, except that drivers have returned 7 for H100s (sm_90), where it
+// is 25 (the workaround others use too). 0 when unknown.
+double nvlink_link_gbps(unsigned nvml_version, int cc_major);
 
 // The links of CUDA device `ordinal` (its PCI bus id from the CUDA runtime), from NVML, else sysfs.
 link_figures read_links(int ordinal);
