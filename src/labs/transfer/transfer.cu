@@ -200,6 +200,8 @@ const std::vector<ncclComm_t>& communicators(const std::vector<int>& devices) {
   static std::map<std::vector<int>, std::vector<ncclComm_t>> cache;
   auto it = cache.find(devices);
   if (it == cache.end()) {
+    // NVLink multicast stays off also where no runner set it (tests): unless the user set it.
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
     std::vector<ncclComm_t> comms(devices.size());
     MEMLAB_NCCL_CHECK(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()));
     it = cache.emplace(devices, std::move(comms)).first;

@@ -194,7 +194,10 @@ TEST(transfer_plan, link_rates) {
   EXPECT_EQ(pcie_gen_of_speed("2.5 GT/s PCIe"), 1);
   EXPECT_EQ(pcie_gen_of_speed("16 GT/s"), 4);
   EXPECT_FALSE(pcie_gen_of_speed("Unknown"));
-  EXPECT_DOUBLE_EQ(nvlink_link_gbps(4) * 18, 450.0);  // H100 SXM: 18 NVLink4 links
+  EXPECT_DOUBLE_EQ(nvlink_link_gbps(6, 9) * 18, 450.0);  // H100 SXM: 18 NVLink 4.0 links
+  EXPECT_DOUBLE_EQ(nvlink_link_gbps(7, 9), 25.0);         // an H100 reported as NVLink 5.0
+  EXPECT_DOUBLE_EQ(nvlink_link_gbps(7, 10), 50.0);        // B200
+  EXPECT_DOUBLE_EQ(nvlink_link_gbps(0, 9), 0.0);
 }
 
 TEST(transfer_plan, link_roofs_are_per_direction) {
