@@ -439,6 +439,8 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   const std::uint64_t n = p.n;
   case_plan out;
   if (t.how == engine::sm) out.policy = {sm_threads, sm_unroll, 16, 0, sm_grid(n, dev.sm_count)};
+  // Between GPUs: NVLink where NVML found active links, else the PCIe link the bytes then cross.
+  const roof_kind between_gpus = dev.nvlink_gbps > 0 ? roof_kind::nvlink : roof_kind::pcie;
   switch (t.where) {
     case route::host: {
       const direction d = dir_of(p);
@@ -451,7 +453,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
       break;
     }
     case route::peer: {
-      out.roof = roof_kind::nvlink;
+      out.roof = between_gpus;
       out.directions = peer_directions(t.way, dev.ordinal, static_cast<int>(p[peer_axis]), n);
       out.buffers = {{"src", t.way == peer_way::pull ? 0 : n, buffer_role::input},
                      {"dst", t.way == peer_way::push ? 0 : n, buffer_role::output}};
@@ -461,7 +463,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
     case route::collective: {
       const auto ranks = static_cast<int>(p[gpus_axis]);
       const collective_buffers b = buffers_of(t.op, n, ranks);
-      out.roof = roof_kind::nvlink;
+      out.roof = between_gpus;
       out.bus_factor = bus_factor(t.op, ranks);
       out.buffers = {{"send", b.send, buffer_role::input}, {"recv", b.recv, buffer_role::output}};
       break;

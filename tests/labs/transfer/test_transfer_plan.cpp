@@ -148,6 +148,10 @@ TEST(transfer_plan, one_gpu_refuses_peers_and_multi_rank_collectives) {
   }
   device_info two = one_gpu();
   two.device_count = 2;
+  // Peer copies are held to NVLink where it is up, else to PCIe.
+  EXPECT_EQ(l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two).roof, roof_kind::pcie);
+  two.nvlink_gbps = 450;
+  EXPECT_EQ(l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two).roof, roof_kind::nvlink);
   EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64, {{"peer", word(0)}}), two),
                   "is this GPU"));
   EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64, {{"peer", word(5)}}), two),
