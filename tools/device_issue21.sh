@@ -67,7 +67,11 @@ fi
 build_peers() {
   if [ -d "$ROOT/.carry/nccl-tests" ] && [ -n "$NCCL_DIR" ]; then
     cp -r "$ROOT/.carry/nccl-tests" "$W/nccl-tests"
-    make -C "$W/nccl-tests" -j "$JOBS" MPI=0 CUDA_HOME=/usr/local/cuda NCCL_HOME="$NCCL_HOME" \
+    # CUDA_LIB holds libcudart alone: the toolkit's lib64 may carry an older libnccl.so, which
+    # nccl-tests' link line (-L$CUDA_LIB before -L$NCCL_HOME/lib) would otherwise pick.
+    mkdir -p "$W/cuda_lib"
+    ln -sf /usr/local/cuda/lib64/libcudart.so "$W/cuda_lib/libcudart.so"
+    make -C "$W/nccl-tests" -j "$JOBS" MPI=0 CUDA_HOME=/usr/local/cuda CUDA_LIB="$W/cuda_lib" NCCL_HOME="$NCCL_HOME" \
       NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" src.build > "$LOGS/build_nccl_tests.log" 2>&1
     echo "nccl-tests build rc=$?" >> "$LOGS/build_nccl_tests.log"
   else
