@@ -155,7 +155,7 @@ else
 fi
 NT=$W/nccl-tests/build
 if [ -x "$NT/all_reduce_perf" ]; then
-  export LD_LIBRARY_PATH=$NCCL_HOME/lib:${LD_LIBRARY_PATH:-}
+  export LD_LIBRARY_PATH=$NCCL_HOME/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}  # NCCL first
   step nccl_tests_all_reduce -- env NCCL_NVLS_ENABLE=0 "$NT/all_reduce_perf" -b 8 -e 1G -f 8 -g 1 -d uint8 -o sum
   step nccl_tests_all_gather -- env NCCL_NVLS_ENABLE=0 "$NT/all_gather_perf" -b 8 -e 1G -f 64 -g 1 -d uint8
 else
