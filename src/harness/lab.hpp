@@ -185,8 +185,8 @@ using launch_fn = void (*)(const case_ctx&, cudaStream_t);
 struct rung_needs {
   int alignment = 0;         // bytes of alignment its pointers need (0: any element-aligned pointer)
   int min_cc = 0;            // the lowest compute capability, major x 10 + minor (90: Hopper); 0: any
-  std::string_view feature;  // what that architecture gives it, for the refusal: "TMA", "256-bit loads"
-  std::string_view shape;    // its shape rule in words ("rows of whole 16-byte vectors"); "": none
+  std::string_view feature{};  // what that architecture gives it, for the refusal: "TMA", "256-bit loads"
+  std::string_view shape{};    // its shape rule in words ("rows of whole 16-byte vectors"); "": none
 };
 
 // One rung of a lab's ladder: one record, written with designated initializers, read top to
@@ -197,7 +197,7 @@ struct variant {
   std::string_view name;     // by technique: scalar, vec16, ldgsts_cg16 ... never "fast" or "v2"
   std::string_view teaches;  // one line: what this rung adds
   launch_fn launch = nullptr;  // enqueues one run on the stream; checks the launch; never synchronizes
-  std::vector<kernel_ref> kernels;  // what it launches (empty: no kernel of its own, e.g. cudaMemcpy)
+  std::vector<kernel_ref> kernels{};  // what it launches (empty: no kernel of its own, e.g. cudaMemcpy)
   rung_needs needs{};
   bool peer = false;  // a library it is compared with (cudaMemcpy, CUB, ...), not one of memlab's
   // The lab's axes this rung does not read (by name): it runs at their first value only, and its
