@@ -5,6 +5,8 @@
 #   cuobjdump and the nvdisasm it runs (for memlab inspect and the SASS tests): the CUDA toolkit's,
 #   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
 #   CuTe's headers (for the tile lab): PyPI's nvidia-cutlass (pip; cmake finds cutlass_library).
+#   NCCL (for the transfer lab's nccl_* rungs): PyPI's nvidia-nccl-cu13 (pip; cmake finds
+#   nvidia/nccl in python3's site-packages), unless the system has it (Debian's libnccl-dev).
 #   jsonschema (the tests validate results files against docs/results.schema.json): PyPI.
 #   memlab's Python tools (tools/python: memlab-peers, memlab-plot, memlab-compare) with their test
 #   packages (numpy, matplotlib, tqdm, pytest): pip. PyTorch and Triton are not installed here:
@@ -55,6 +57,7 @@ wheels=()
 tool_found cuobjdump || wheels+=(nvidia-cuda-cuobjdump)
 tool_found nvdisasm || wheels+=(nvidia-cuda-nvdisasm)
 python3 -c "import cutlass_library" 2>/dev/null || wheels+=(nvidia-cutlass)
+python3 -c "import nvidia.nccl" 2>/dev/null || have_header nccl.h || wheels+=(nvidia-nccl-cu13)
 python3 -c "import jsonschema" 2>/dev/null || wheels+=(jsonschema)
 python3 -c "import memlab_tools, numpy, matplotlib, tqdm, pytest" 2>/dev/null || wheels+=("$(cd "$(dirname "$0")" && pwd)/python[test]")
 if [ ${#wheels[@]} -gt 0 ]; then

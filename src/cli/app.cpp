@@ -157,8 +157,11 @@ int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
   }
   for (std::size_t i = 0; i < axis_labs.size(); ++i) {
     const axis& a = *first_decl[i];
-    const std::string grammar = a.grammar == axis_grammar::shape  ? "shapes joined by x: 128x256,64x64"
+    std::string words;
+    for (auto w : a.words) words += (words.empty() ? "" : ",") + std::string(w);
+    const std::string grammar = a.grammar == axis_grammar::shape   ? "shapes joined by x: 128x256,64x64"
                                 : a.grammar == axis_grammar::bytes ? "byte counts: 8MiB,1GiB; 4MiB..1GiB:*4"
+                                : a.grammar == axis_grammar::words ? "any of " + words + "; all"
                                                                    : "counts: 2; 0,2,8; 0..15 counts up by 1; 1..16:*2";
     run->add_option(a.flag(), ro.axis_text[axis_labs[i].first],
                     std::string(a.meaning) + "\n(" + grammar + "; axis of " + join(axis_labs[i].second) +

@@ -51,6 +51,7 @@ std::string_view grammar_name(axis_grammar g) {
     case axis_grammar::counts: return "counts";
     case axis_grammar::bytes: return "bytes";
     case axis_grammar::shape: return "shape";
+    case axis_grammar::words: return "words";
   }
   return "?";
 }
@@ -77,6 +78,7 @@ int list_command(const lab_set& labs, const list_options& o) {
       lj["default_sizes"] = l->default_sizes;
       lj["sizes_count"] = l->size_meaning;
       lj["roof"] = to_string(l->roof);
+      if (!l->built_without.empty()) lj["built_without"] = l->built_without;
       lj["axes"] = nlohmann::ordered_json::array();
       for (const auto& a : l->axes) {
         lj["axes"].push_back({{"name", a.name},
@@ -106,9 +108,15 @@ int list_command(const lab_set& labs, const list_options& o) {
     for (dtype t : l->dtypes) std::cout << " " << to_string(t);
     std::cout << " (default " << to_string(l->default_dtype) << "); --sizes counts " << l->size_meaning << ", default "
               << l->default_sizes << "\n";
+    if (!l->built_without.empty()) std::cout << "  built without: " << l->built_without << "\n";
     for (const auto& a : l->axes) {
-      std::cout << "  " << a.flag() << ": " << a.meaning << " (" << grammar_name(a.grammar) << " " << a.min << ".."
-                << a.max << "; default " << a.defaults << ")\n";
+      std::string range = std::to_string(a.min) + ".." + std::to_string(a.max);
+      if (a.grammar == axis_grammar::words) {
+        range.clear();
+        for (auto w : a.words) range += (range.empty() ? "" : ",") + std::string(w);
+      }
+      std::cout << "  " << a.flag() << ": " << a.meaning << " (" << grammar_name(a.grammar) << " " << range
+                << "; default " << a.defaults << ")\n";
     }
     text_table t;
     t.column("", false);

@@ -4,6 +4,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/link.hpp"
 #include "harness/timing.hpp"
 
 namespace memlab {
@@ -53,6 +54,14 @@ device_info open_device(int ordinal) {
   MEMLAB_CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   MEMLAB_CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
   d.peak_gbps = theoretical_peak_gbps(d.mem_clock_khz, d.bus_width_bits);
+  d.device_count = count;
+  const link_figures links = read_links(ordinal);
+  d.pcie_gen = links.pcie_gen;
+  d.pcie_width = links.pcie_width;
+  d.pcie_gbps = links.pcie_gbps;
+  d.nvlink_links = links.nvlink_links;
+  d.nvlink_gbps = links.nvlink_gbps;
+  d.link_source = links.source;
   return d;
 }
 

@@ -76,6 +76,9 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.variant = std::string(c.v->name);
   r.peer = c.v->peer;
   r.params = c.l->params(c.p);
+  for (auto& prm : r.params) {
+    if (std::find(c.v->ignores.begin(), c.v->ignores.end(), prm.name) != c.v->ignores.end()) prm.value = std::string("-");
+  }
   r.roof.name = std::string(to_string(c.l->roof));
   const auto skip = [&](std::string why) {
     r.status = result_status::skipped;
@@ -103,6 +106,10 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.hardware_bytes = ctx.plan.hardware_bytes;
   r.flops = ctx.plan.flops;
   r.model = ctx.plan.model;
+  r.directions = ctx.plan.directions;
+  r.bus_factor = ctx.plan.bus_factor;
+  const roof_kind roof = ctx.plan.roof.value_or(c.l->roof);
+  r.roof.name = std::string(to_string(roof));
 
   // Correct first: one run on fresh random input into a poisoned output, compared with the CPU.
   reset(ctx);
@@ -122,16 +129,22 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   if (req.profile) {
     r.cold = s.t->once(launch);
     r.graph_note = "--profile: no batch or graph timing";
-    derive(r, c.l->roof, s.dev, ctx.plan.working_set);
+    derive(r, roof, s.dev, ctx.plan.working_set);
     return r;
   }
-  const cold_summary cold = s.t->cold(launch, cold_options(req.max_time_s));
+  measure_options cold_opt = cold_options(req.max_time_s), hot_opt = hot_options(req.max_time_s);
+  cold_opt.hold_stream = hot_opt.hold_stream = !ctx.plan.host_waits;
+  const cold_summary cold = s.t->cold(launch, cold_opt);
   r.cold = cold.time;
   r.sm_clock_mhz = cold.sm_clock_mhz;
   r.throttled_samples = cold.throttled;
-  r.batch = s.t->batch(launch, hot_options(req.max_time_s), r.cold.median_ms);
-  r.graph = s.t->graph(launch, hot_options(req.max_time_s), r.cold.median_ms, r.graph_note);
-  derive(r, c.l->roof, s.dev, ctx.plan.working_set);
+  r.batch = s.t->batch(launch, hot_opt, r.cold.median_ms);
+  if (ctx.plan.host_waits) {
+    r.graph_note = "the launch waits on the host (host_waits): timed without the blocking kernel, not captured";
+  } else {
+    r.graph = s.t->graph(launch, hot_opt, r.cold.median_ms, r.graph_note);
+  }
+  derive(r, roof, s.dev, ctx.plan.working_set);
   if (r.throttled_samples > 0) {
     r.note = std::to_string(r.throttled_samples) + " cold sample(s) dropped: SM clock under 75% of the default";
   }

@@ -40,6 +40,27 @@ std::vector<axis_value> parse_axis(const axis& a, std::string_view text) {
         out.push_back(v);
       }
       break;
+    case axis_grammar::words: {
+      std::string accepted;
+      for (auto w : a.words) accepted += (accepted.empty() ? "" : ", ") + std::string(w);
+      std::size_t from = 0;
+      while (from <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', from), text.size());
+        const std::string_view word = text.substr(from, comma - from);
+        if (word == "all") {
+          for (std::size_t i = 0; i < a.words.size(); ++i) out.push_back({{i, 0, 0}, 1});
+        } else {
+          const auto it = std::find(a.words.begin(), a.words.end(), word);
+          if (it == a.words.end()) {
+            throw std::invalid_argument(flag + ": '" + std::string(word) + "' is not one of " + accepted + ", all (" +
+                                        std::string(a.meaning) + ")");
+          }
+          out.push_back({{static_cast<std::uint64_t>(it - a.words.begin()), 0, 0}, 1});
+        }
+        from = comma + 1;
+      }
+      return out;
+    }
   }
   for (const auto& v : out) {
     for (std::size_t i = 0; i < v.rank; ++i) {
@@ -130,6 +151,8 @@ std::vector<param> lab::params(const case_params& p) const {
     const axis_value& v = p.shape(a);
     if (a.grammar == axis_grammar::shape) {
       for (std::size_t i = 0; i < a.rank(); ++i) out.push_back({std::string(a.extents[i]), static_cast<std::int64_t>(v[i])});
+    } else if (a.grammar == axis_grammar::words) {
+      out.push_back({std::string(a.name), v[0] < a.words.size() ? std::string(a.words[v[0]]) : std::to_string(v[0])});
     } else {
       out.push_back({std::string(a.name), static_cast<std::int64_t>(v[0])});
     }

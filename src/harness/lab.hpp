@@ -33,6 +33,8 @@ enum class axis_grammar {
   counts,  // plain numbers: 4; 0,2,8; 0..15 (counts up by 1); 1..32:*2
   bytes,   // byte counts: 4MiB, 2^20; ranges double by default: 8MiB..1GiB
   shape,   // extents joined by 'x': 128x256, 64x64x64; a list of them
+  words,   // names from the axis's `words`, joined by ',': h2d,bidir; "all" for every one. The value is
+           // the word's index; results report the word
 };
 
 // One swept dimension of a lab besides dtype and size. Declared by the lab; the runner sweeps the
@@ -47,6 +49,8 @@ struct axis {
   std::uint64_t max = std::uint64_t{1} << 40;
   // Shape axes: the param name of each extent, in order ("rows", "cols"); its count is the rank.
   std::array<std::string_view, 3> extents{};
+  // Words axes: the accepted names, in order (min and max are not used).
+  std::vector<std::string_view> words{};
 
   [[nodiscard]] std::size_t rank() const;  // 1 for counts and bytes
   [[nodiscard]] std::string flag() const;  // "--src-offset"
@@ -109,6 +113,16 @@ struct case_plan {
   std::vector<model_figure> model;
   // Device memory the lab's setup allocates for a while beyond the buffers (sort scratch, ...).
   std::uint64_t transient_bytes = 0;
+  // The roof this case is held to when not the lab's (a lab of links: PCIe for one rung, NVLink for
+  // another). nullopt: the lab's.
+  std::optional<roof_kind> roof;
+  // Transfers: the bytes moved in each direction, counted once per direction (`bytes` is their sum).
+  std::vector<direction_figure> directions;
+  // Collectives: nccl-tests' bus-bandwidth correction (busbw = algbw x factor); 0: none.
+  double bus_factor = 0;
+  // The launch may wait on the host for the GPU (a cudaMemcpyAsync from pageable memory): timed
+  // without the blocking kernel (a held stream would never let it return), no graph figure.
+  bool host_waits = false;
 
   // Everything the case allocates: buffers, output guards, transient. What is checked against
   // free device memory before the first allocation.
@@ -186,6 +200,9 @@ struct variant {
   std::vector<kernel_ref> kernels{};  // what it launches (empty: no kernel of its own, e.g. cudaMemcpy)
   rung_needs needs{};
   bool peer = false;  // a library it is compared with (cudaMemcpy, CUB, ...), not one of memlab's
+  // The lab's axes this rung does not read (by name): it runs at their first value only, and its
+  // results report each of them as "-" (a collective has no host memory kind).
+  std::vector<std::string_view> ignores{};
   std::any traits{};  // the lab's description of the rung (a struct of the lab's), see traits_as
 
   // The rung's traits as the lab's type `T`; throws std::bad_any_cast when the table gave another.
@@ -207,6 +224,12 @@ struct lab {
   std::vector<axis> axes;
   roof_kind roof = roof_kind::dram;
   std::vector<variant> variants;
+  // Environment variables the lab needs set before the device is opened (name, value), each set
+  // only when the user has not set it; the run records each and who set it.
+  std::vector<std::pair<std::string_view, std::string_view>> environment{};
+  // What the binary was built without that some rungs need (an optional dependency), shown by
+  // `memlab list`; "" when nothing is missing.
+  std::string_view built_without{};
 
   // Why `v` cannot run `p` on `dev` (shapes, alignment, device features); nullopt when it can.
   // No GPU work: also called to plan a run and by host tests.

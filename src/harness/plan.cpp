@@ -154,7 +154,15 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
           p.type = t;
           p.n = n;
           for (std::size_t k = 0; k < l.axes.size(); ++k) p.set(l.axes[k], lp.axes[k][at[k]]);
-          for (const variant* v : lp.variants) out.push_back({&l, v, p, s.text});
+          for (const variant* v : lp.variants) {
+            // A rung that does not read an axis runs once, at that axis's first value.
+            const bool repeat = std::any_of(v->ignores.begin(), v->ignores.end(), [&](std::string_view name) {
+              for (std::size_t k = 0; k < l.axes.size(); ++k)
+                if (l.axes[k].name == name && at[k] != 0) return true;
+              return false;
+            });
+            if (!repeat) out.push_back({&l, v, p, s.text});
+          }
           more = false;
           for (std::size_t k = l.axes.size(); k-- > 0;) {
             if (++at[k] < lp.axes[k].size()) {

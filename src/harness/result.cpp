@@ -1,5 +1,7 @@
 #include "harness/result.hpp"
 
+#include <algorithm>
+
 namespace memlab {
 
 std::string to_string(const launch_policy& p) {
@@ -35,6 +37,8 @@ std::string_view to_string(roof_kind k) {
     case roof_kind::l2: return "l2";
     case roof_kind::smem: return "smem";
     case roof_kind::fp32: return "fp32";
+    case roof_kind::pcie: return "pcie";
+    case roof_kind::nvlink: return "nvlink";
   }
   return "?";
 }
@@ -63,7 +67,9 @@ double giga_per_s(std::uint64_t amount, double median_ms) {
 }
 
 // DESIGN.md, "Roofs". The shared-memory and FP32 roofs use the SM clock measured during the case.
-roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz) {
+// Links are rated per direction: a case moving bytes both ways at once is held to the sum.
+roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz, std::size_t directions) {
+  const double ways = static_cast<double>(std::max<std::size_t>(directions, 1));
   const double sms = dev.sm_count;
   const double clock_hz = sm_clock_mhz * 1e6;
   switch (k) {
@@ -71,6 +77,8 @@ roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz) {
     case roof_kind::l2: return {"l2", dev.measured_l2_gbps, "GB/s"};
     case roof_kind::smem: return {"smem", 32.0 * 4.0 * sms * clock_hz / 1e9, "GB/s"};
     case roof_kind::fp32: return {"fp32", sms * 128.0 * 2.0 * clock_hz / 1e9, "GFLOP/s"};
+    case roof_kind::pcie: return {"pcie", dev.pcie_gbps * ways, "GB/s"};
+    case roof_kind::nvlink: return {"nvlink", dev.nvlink_gbps * ways, "GB/s"};
   }
   return {};
 }
@@ -85,7 +93,11 @@ void derive(result& r, roof_kind k, const device_info& dev, std::uint64_t workin
   r.hardware_gbps = giga_per_s(r.hardware_bytes, r.cold.median_ms);
   r.pct_peak = dev.peak_gbps > 0 ? 100.0 * r.gbps / dev.peak_gbps : 0.0;
   r.pct_measured = dev.measured_peak_gbps > 0 ? 100.0 * r.gbps / dev.measured_peak_gbps : 0.0;
-  r.roof = roof_of(k, dev, r.sm_clock_mhz);
+  for (auto& d : r.directions) d.gbps = giga_per_s(d.bytes, r.cold.median_ms);
+  r.busbw_gbps = r.gbps * r.bus_factor;
+  const auto ways = static_cast<std::size_t>(
+      std::count_if(r.directions.begin(), r.directions.end(), [](const direction_figure& d) { return d.bytes > 0; }));
+  r.roof = roof_of(k, dev, r.sm_clock_mhz, ways);
   const double achieved = k == roof_kind::fp32 ? r.gflops : k == roof_kind::l2 ? r.batch_gbps : r.gbps;
   r.pct_roof = r.roof.value > 0 ? 100.0 * achieved / r.roof.value : 0.0;
   r.l2_resident = dev.l2_bytes > 0 && working_set_bytes <= dev.l2_bytes;

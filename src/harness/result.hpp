@@ -54,6 +54,13 @@ struct device_info {
   double peak_gbps = 0;           // theoretical: 2 x memory clock x bus width / 8
   double measured_peak_gbps = 0;  // large cudaMemcpy D2D in the same run, read+write; 0 = not measured
   double measured_l2_gbps = 0;    // an L2-resident cudaMemcpy D2D, back to back; 0 = not measured
+  // Links beyond the device's own memory (harness/link.hpp), read when the device is opened.
+  int device_count = 1;           // GPUs visible to the run (cudaGetDeviceCount)
+  int pcie_gen = 0, pcie_width = 0;  // the PCIe link's generation and lanes (the most it trains to)
+  double pcie_gbps = 0;           // its theoretical rate per direction after line encoding, GB/s; 0 = unknown
+  int nvlink_links = 0;           // active NVLinks
+  double nvlink_gbps = 0;         // active links x per-link rate, per direction, GB/s; 0 = none or unknown
+  std::string link_source;        // where the link figures came from ("nvml", "sysfs", ...); "" = nowhere
 };
 // 2 x memory clock x bus width / 8, in GB/s (1e9 bytes/s).
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits);
@@ -64,6 +71,10 @@ enum class roof_kind {
   l2,    // measured L2-resident copy, GB/s; against the batch median (the data stays in L2)
   smem,  // 32 banks x 4 B x SMs x SM clock measured during the case, GB/s; cold median
   fp32,  // SMs x 128 lanes x 2 (FMA) x SM clock measured during the case, GFLOP/s; cold median
+  // Links, read when the device is opened (device_info). Both are per direction: a case that moves
+  // bytes both ways at once is held to the rate times the directions it uses; cold median.
+  pcie,    // PCIe: generation x lanes, after line encoding
+  nvlink,  // NVLink: active links x per-link rate
 };
 std::string_view to_string(roof_kind k);
 
@@ -71,6 +82,15 @@ struct roof {
   std::string name;  // "dram", "l2", "smem", "fp32"
   double value = 0;  // 0 when it could not be known (L2 not measured, no clock reading)
   std::string unit;  // "GB/s" or "GFLOP/s"
+};
+
+// The bytes a transfer moves one way ("h2d", "d2h", "0->1"), counted once per direction; gbps is
+// derived (bytes over the case's cold median: all directions of a case run at once).
+struct direction_figure {
+  std::string name;
+  std::uint64_t bytes = 0;
+  double gbps = 0;
+  friend bool operator==(const direction_figure&, const direction_figure&) = default;
 };
 
 enum class result_status { ok, skipped, failed };
@@ -105,6 +125,9 @@ struct result {
   result_status status = result_status::ok;
   std::string note;         // why skipped or failed; empty when ok
   std::vector<model_figure> model;  // the lab's predictions for the case (case_plan::model), in its order
+  std::vector<direction_figure> directions;  // per-direction bytes and GB/s (case_plan::directions)
+  double bus_factor = 0;   // case_plan::bus_factor (nccl-tests' busbw correction); 0: none
+  double busbw_gbps = 0;   // gbps x bus_factor (derived; 0 without a factor)
 
   [[nodiscard]] const param_value* find(std::string_view name) const;
 };
@@ -133,6 +156,12 @@ struct lab_info {
   std::vector<std::string> params;  // dtype, n, then each axis (shapes as their extents)
 };
 
+// An environment variable a lab's run depends on (lab::environment): its value and who set it.
+struct env_setting {
+  std::string name, value;
+  std::string set_by;  // "user" (present before the run), or "memlab" (the lab's default, set by the run)
+};
+
 struct run_report {
   std::string memlab_version;
   std::string git_sha;
@@ -143,6 +172,7 @@ struct run_report {
   timing_info timing;
   std::vector<lab_info> labs;  // the labs of the planned cases
   device_info device;
+  std::vector<env_setting> environment;  // what the planned labs declared, as the run saw it
   std::vector<result> results;
   std::size_t planned = 0;  // cases planned; results.size() < planned when the run stopped early
   std::string ended;        // "complete", or why the run stopped ("interrupted by SIGINT", a CUDA error)

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 
 #include "harness/text.hpp"
 #include "memlab_git_sha.hpp"
@@ -105,6 +106,21 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     }
   }
   report.ended = "running";
+  // The labs' environment, before the device (and any library the labs load) reads it.
+  for (const lab* l : labs) {
+    for (const auto& [name, value] : l->environment) {
+      const std::string n(name);
+      if (std::any_of(report.environment.begin(), report.environment.end(), [&](const env_setting& e) { return e.name == n; })) {
+        continue;
+      }
+      if (const char* user = std::getenv(n.c_str())) {
+        report.environment.push_back({n, user, "user"});
+      } else {
+        setenv(n.c_str(), std::string(value).c_str(), 0);
+        report.environment.push_back({n, std::string(value), "memlab"});
+      }
+    }
+  }
   report.device = runner.open(req, labs, progress);
 
   const auto finish = [&](std::string ended) {

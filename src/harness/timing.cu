@@ -135,6 +135,15 @@ double timer::held_sample(Enqueue&& enqueue, bool clocks) {
   return static_cast<double>(elapsed_ms(start_, stop_));
 }
 
+template <class Enqueue>
+double timer::unheld_sample(Enqueue&& enqueue) {
+  start_.record(stream_);
+  enqueue();
+  stop_.record(stream_);
+  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return static_cast<double>(elapsed_ms(start_, stop_));
+}
+
 int timer::launches_for(double estimate_ms, const measure_options& opt, int cap) const {
   if (!(estimate_ms > 0)) return std::min(cap, 100);
   return static_cast<int>(std::clamp(std::ceil(opt.batch_target_ms / estimate_ms), 1.0, static_cast<double>(cap)));
@@ -147,6 +156,16 @@ cold_summary timer::cold(const enqueue_fn& launch, const measure_options& opt) {
   cold_summary out;
   std::vector<double> clocks;
   const double floor_khz = opt.throttle_threshold * default_clock_khz_;
+  if (!opt.hold_stream) {
+    out.time = sample_until_stable(
+        [&] {
+          flusher_.flush(stream_);
+          MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+          return unheld_sample([&] { launch(stream_); });
+        },
+        opt);
+    return out;
+  }
   out.time = sample_until_stable(
       [&] {
         flusher_.flush(stream_);
@@ -188,7 +207,8 @@ summary timer::batch(const enqueue_fn& launch, const measure_options& opt, doubl
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return sample_until_stable(
       [&] {
-        return held_sample([&] { for (int i = 0; i < k; ++i) launch(stream_); }, false) / k;
+        const auto all = [&] { for (int i = 0; i < k; ++i) launch(stream_); };
+        return (opt.hold_stream ? held_sample(all, false) : unheld_sample(all)) / k;
       },
       opt);
 }

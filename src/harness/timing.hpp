@@ -38,6 +38,11 @@ struct measure_options {
   double batch_target_ms = 1.0;       // GPU time a batch or graph sample aims at
   int max_queued_launches = 256;      // behind the blocking kernel, per batch sample
   double blocking_timeout_s = 10.0;   // the blocking kernel gives up after this (then the run fails)
+  // false: the launch may wait on the host for the GPU (a copy from pageable memory), so no
+  // blocking kernel holds the stream: cold samples are events around the launch after the flush
+  // (host work inside the launch is timed, as it must be), without SM clock readings; a batch
+  // sample is k launches between two events.
+  bool hold_stream = true;
   // Taken even when the budget ends first, so every summary has a median.
   static constexpr std::size_t floor_samples = 3;
 };
@@ -76,6 +81,9 @@ class timer {
   // the events. Releases the stream also when `enqueue` throws.
   template <class Enqueue>
   double held_sample(Enqueue&& enqueue, bool clocks);
+  // The same without the blocking kernel (measure_options::hold_stream false).
+  template <class Enqueue>
+  double unheld_sample(Enqueue&& enqueue);
   void finish_sample();  // synchronizes; throws std::runtime_error when the blocking kernel timed out
   int launches_for(double estimate_ms, const measure_options& opt, int cap) const;
 

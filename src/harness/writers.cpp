@@ -46,6 +46,8 @@ const char* roof_label(roof_kind k) {
     case roof_kind::l2: return "L2";
     case roof_kind::smem: return "shared memory";
     case roof_kind::fp32: return "FP32";
+    case roof_kind::pcie: return "PCIe";
+    case roof_kind::nvlink: return "NVLink";
   }
   return "?";
 }
@@ -218,7 +220,9 @@ ordered_json header_json(const run_report& rep) {
   j["byte_convention"] =
       "bytes: the fewest bytes the job must move through the memory level of the lab's roof, reads plus writes (a "
       "copy of N bytes moves 2N); hardware_bytes: what the access pattern really moves (32-byte sectors, halos), 0 "
-      "when the same";
+      "when the same; transfers between memories (directions): bytes counted once per direction (a 1 GiB host to "
+      "device copy moves 1 GiB), a bidirectional case's bytes the sum of its directions; collectives: bytes is "
+      "nccl-tests' S (gbps its algbw), busbw_gbps = gbps x bus_factor";
   const auto& t = rep.timing;
   j["timing"] = {
       {"cold",
@@ -259,7 +263,13 @@ ordered_json header_json(const run_report& rep) {
   dev["sm_default_clock_khz"] = d.sm_default_clock_khz;
   dev["driver_version"] = version_string(d.driver_version);
   dev["runtime_version"] = version_string(d.runtime_version);
+  dev["device_count"] = d.device_count;
+  dev["link"] = {{"source", d.link_source}, {"pcie_gen", d.pcie_gen}, {"pcie_width", d.pcie_width},
+                 {"pcie_gbps", d.pcie_gbps}, {"nvlink_links", d.nvlink_links}, {"nvlink_gbps", d.nvlink_gbps}};
   j["device"] = std::move(dev);
+  ordered_json env = ordered_json::object();
+  for (const auto& e : rep.environment) env[e.name] = {{"value", e.value}, {"set_by", e.set_by}};
+  j["environment"] = std::move(env);
   ordered_json labs = ordered_json::object();
   for (const auto& l : rep.labs) {
     labs[l.name] = {{"teaches", l.teaches},
@@ -315,6 +325,15 @@ ordered_json result_json(const result& r) {
   ordered_json model = ordered_json::object();
   for (const auto& m : r.model) model[m.name] = m.value;
   o["model"] = std::move(model);
+  if (!r.directions.empty()) {
+    ordered_json dirs = ordered_json::object();
+    for (const auto& d : r.directions) dirs[d.name] = {{"bytes", d.bytes}, {"gbps", d.gbps}};
+    o["directions"] = std::move(dirs);
+  }
+  if (r.bus_factor > 0) {
+    o["bus_factor"] = r.bus_factor;
+    o["busbw_gbps"] = r.busbw_gbps;
+  }
   return o;
 }
 

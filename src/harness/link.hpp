@@ -1,0 +1,40 @@
+// The links beyond a GPU's own memory: its PCIe link (generation, lanes) and its NVLinks, read at
+// run time, and their theoretical rates per direction. Two sources, tried in order:
+//   nvml   libnvidia-ml.so.1, loaded with dlopen (no build-time dependency; absent without a driver):
+//          the most the PCIe link trains to, and each NVLink's state and version;
+//   sysfs  /sys/bus/pci/devices/<bus id>/max_link_speed and max_link_width (no NVLink figures).
+// The maximum, not the current, generation: an idle GPU's link trains down (an H100 at rest reads
+// Gen1) and back up under load, faster than a reading between cases could follow.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace memlab {
+
+struct link_figures {
+  int pcie_gen = 0, pcie_width = 0;
+  double pcie_gbps = 0;  // per direction, after line encoding
+  int nvlink_links = 0;
+  double nvlink_gbps = 0;  // active links x per-link rate, per direction
+  std::string source;      // "nvml", "sysfs", or "" when neither answered
+};
+
+// GB/s per lane and direction after line encoding: Gen1 2.5 GT/s and Gen2 5 GT/s with 8b/10b,
+// Gen3 8, Gen4 16, Gen5 32 GT/s with 128b/130b, Gen6 64 GT/s (PAM4, FLIT mode, 242/256). 0 when
+// unknown. Gen5 x16: 32e9 x 16 / 8 x 128/130 = 63.02 GB/s (64 GB/s before encoding). Packet headers
+// (TLPs) cost more still: what a copy reaches is lower, which the lab's page explains.
+double pcie_lane_gbps(int gen);
+// The generation of a sysfs link speed ("32.0 GT/s PCIe", "16 GT/s"); nullopt when not one.
+std::optional<int> pcie_gen_of_speed(std::string_view sysfs_speed);
+// GB/s per NVLink and direction from what nvmlDeviceGetNvLinkVersion returns, an
+// nvmlNvlinkVersion_t: 1 (NVLink 1.0, P100) 20; 2, 3 (2.0, 2.2: V100), 4, 5 (3.0, 3.1: A100) and 6
+// (4.0: H100) 25; 7 (5.0: B200) 50, except that drivers have returned 7 for H100s (sm_90), where it
+// is 25 (the workaround others use too). 0 when unknown.
+double nvlink_link_gbps(unsigned nvml_version, int cc_major);
+
+// The links of CUDA device `ordinal` (its PCI bus id from the CUDA runtime), from NVML, else sysfs.
+link_figures read_links(int ordinal);
+
+}  // namespace memlab

@@ -1,0 +1,761 @@
+// The transfer lab: bytes that leave the GPU's own memory. Host <-> device over PCIe (pageable,
+// pinned, registered and write-combined host memory; the copy engines against the SMs reading or
+// writing mapped host memory), GPU <-> GPU peer copies, and NCCL's collectives, one process
+// driving every GPU.
+//
+// Assumes: host buffers are page-aligned (4 KiB) and device buffers 256-byte aligned, so every
+// SM copy here moves 16-byte vectors from its first byte; a size that is not a multiple of 16 ends
+// in a byte-wise tail. Bytes are counted once per direction (a 1 GiB host-to-device copy moves
+// 1 GiB; bidirectional moves 1 GiB each way, 2 GiB in all), as nvbandwidth counts them.
+//
+// Reading order: the CPU reference, the SM copy kernel, the host memory kinds, the rungs'
+// launchers (host, peer, NCCL), plans, refusals and checks, then the lab's table at the end.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "harness/check.hpp"
+#include "harness/error.hpp"
+#include "harness/fill.hpp"
+#include "harness/lab.hpp"
+#include "harness/launch.cuh"
+#include "labs/transfer/transfer.hpp"
+#include "memlab/copy.cuh"
+#include "memlab/vector.cuh"
+
+#if MEMLAB_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+namespace memlab::labs::transfer {
+
+// ---- the CPU reference ----------------------------------------------------------------------------
+
+// A transfer's destination byte j is its source byte j; every source holds the random stream of a
+// seed from its first byte. (The collectives' reference is source_of() in model.cpp.)
+std::uint8_t reference_byte(std::uint64_t seed, std::uint64_t j) { return random_byte(seed, j); }
+
+// ---- the SM copy ----------------------------------------------------------------------------------
+// One kernel for every SM rung: host -> device reads mapped host memory (each 16-byte load becomes
+// a PCIe read request the GPU issues; the reply carries the data), device -> host writes it (posted
+// writes: no reply to wait for), peer rungs read or write the other GPU's memory over NVLink.
+// A thread keeps Unroll 16-byte vectors in flight: a read of host memory takes about a microsecond,
+// and 55 GB/s x 1 us = 55 KB must be in flight across the GPU to cover it; the grid (8 CTAs of 256
+// threads per SM x 4 x 16 B) holds about 17 MB on an H100, far more than enough.
+inline constexpr int sm_threads = 256;
+inline constexpr int sm_unroll = 4;
+inline constexpr int sm_ctas_per_sm = 8;
+
+template <int Unroll>
+__global__ void __launch_bounds__(sm_threads) sm_copy_kernel(std::byte* __restrict__ dst, const std::byte* __restrict__ src,
+                                                           std::uint64_t n) {
+  using vec = vector_t<16>;
+  const std::uint64_t vectors = n / 16;
+  const auto* s = reinterpret_cast<const vec*>(src);
+  auto* d = reinterpret_cast<vec*>(dst);
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  std::uint64_t i = global_thread();
+  // All Unroll loads issue before the first store.
+  for (; i + (Unroll - 1) * stride < vectors; i += Unroll * stride) {
+    vec r[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) r[u] = s[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) d[i + u * stride] = r[u];
+  }
+#pragma unroll 1
+  for (; i < vectors; i += stride) d[i] = s[i];
+  if (global_thread() == 0) {
+#pragma unroll 1
+    for (std::uint64_t b = vectors * 16; b < n; ++b) dst[b] = src[b];
+  }
+}
+
+namespace {
+
+// ---- host memory ----------------------------------------------------------------------------------
+//   pageable        malloc'd (page-aligned): the copy engines cannot reach it. The driver copies
+//                   through its own pinned staging buffers, chunk by chunk, with the CPU doing
+//                   a memcpy for every chunk. Kernels cannot reach it (without HMM).
+//   pinned          cudaMallocHost: page-locked and mapped into the device's address space: DMA
+//                   reads and writes it directly, kernels load and store it (zero-copy).
+//   registered      malloc'd memory page-locked afterwards with cudaHostRegister (mapped): what a
+//                   library does with a buffer it did not allocate.
+//   write_combined  cudaHostAlloc(WriteCombined): not cached by the CPU, so a CPU's writes stream
+//                   out without reads for ownership, while a CPU's reads are very slow; the GPU
+//                   sees ordinary pinned memory.
+// Every host buffer is touched (written) when allocated, before anything is timed: the first touch
+// of a pageable page is a page fault and a zeroing by the kernel, which would land in the first
+// sample otherwise.
+class host_buffer {
+ public:
+  host_buffer(host_memory kind, std::size_t bytes) : kind_(kind), bytes_(bytes) {
+    const std::size_t rounded = std::max<std::size_t>((bytes + 4095) / 4096 * 4096, 4096);
+    switch (kind) {
+      case host_memory::pageable:
+      case host_memory::registered:
+        p_ = static_cast<std::byte*>(std::aligned_alloc(4096, rounded));
+        if (p_ == nullptr) throw std::bad_alloc();
+        std::memset(p_, 0, rounded);  // the first touch, here
+        if (kind == host_memory::registered) {
+          MEMLAB_CUDA_CHECK(cudaHostRegister(p_, rounded, cudaHostRegisterMapped | cudaHostRegisterPortable));
+        }
+        break;
+      case host_memory::pinned:
+        MEMLAB_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&p_), rounded, cudaHostAllocMapped | cudaHostAllocPortable));
+        std::memset(p_, 0, rounded);
+        break;
+      case host_memory::write_combined:
+        MEMLAB_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&p_), rounded,
+                                        cudaHostAllocWriteCombined | cudaHostAllocMapped | cudaHostAllocPortable));
+        std::memset(p_, 0, rounded);
+        break;
+    }
+    if (kind != host_memory::pageable) MEMLAB_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), p_, 0));
+  }
+  ~host_buffer() {
+    switch (kind_) {
+      case host_memory::pageable: std::free(p_); break;
+      case host_memory::registered:
+        MEMLAB_CUDA_CHECK_NOEXCEPT(cudaHostUnregister(p_));
+        std::free(p_);
+        break;
+      case host_memory::pinned:
+      case host_memory::write_combined: MEMLAB_CUDA_CHECK_NOEXCEPT(cudaFreeHost(p_)); break;
+    }
+  }
+  host_buffer(const host_buffer&) = delete;
+  host_buffer& operator=(const host_buffer&) = delete;
+
+  [[nodiscard]] std::byte* host() const { return p_; }
+  // The address a kernel uses (mapped memory); nullptr for pageable memory.
+  [[nodiscard]] std::byte* device() const { return device_; }
+  [[nodiscard]] std::size_t size() const { return bytes_; }
+
+ private:
+  host_memory kind_;
+  std::size_t bytes_;
+  std::byte* p_ = nullptr;
+  std::byte* device_ = nullptr;
+};
+
+// A second stream (on `device`) forked from and joined back into the case's stream: what lets the
+// two directions of a bidirectional case, or the ranks of a collective, run at once inside one
+// timed launch (and inside one CUDA graph: a capture follows the fork and the join).
+struct side_stream {
+  int device = 0;
+  std::unique_ptr<cuda_stream> stream;
+  std::unique_ptr<cuda_event> fork, join;
+
+  // `home`: the device of the case's stream.
+  side_stream(int home, int on) : device(on) {
+    MEMLAB_CUDA_CHECK(cudaSetDevice(home));
+    fork = std::make_unique<cuda_event>();
+    MEMLAB_CUDA_CHECK(cudaSetDevice(on));
+    stream = std::make_unique<cuda_stream>();
+    join = std::make_unique<cuda_event>();
+    MEMLAB_CUDA_CHECK(cudaSetDevice(home));
+  }
+  cudaStream_t begin(cudaStream_t s) {
+    fork->record(s);
+    MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(stream->get(), fork->get(), 0));
+    return stream->get();
+  }
+  void end(cudaStream_t s) {
+    join->record(stream->get());
+    MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(s, join->get(), 0));
+  }
+};
+
+// Sets the current device for a scope, and back.
+struct on_device {
+  int previous = 0;
+  explicit on_device(int d) {
+    MEMLAB_CUDA_CHECK(cudaGetDevice(&previous));
+    MEMLAB_CUDA_CHECK(cudaSetDevice(d));
+  }
+  ~on_device() { MEMLAB_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous)); }
+  on_device(const on_device&) = delete;
+  on_device& operator=(const on_device&) = delete;
+};
+
+#if MEMLAB_HAVE_NCCL
+#define MEMLAB_NCCL_CHECK(expr)                                                                                  \
+  do {                                                                                                           \
+    const ncclResult_t memlab_nccl_rc = (expr);                                                                  \
+    if (memlab_nccl_rc != ncclSuccess) {                                                                         \
+      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " #expr " failed: " + \
+                               ncclGetErrorString(memlab_nccl_rc));                                              \
+    }                                                                                                            \
+  } while (0)
+
+// One communicator per GPU set for the process's life: ncclCommInitAll costs a second or more, a
+// case milliseconds. Never destroyed (the process ends with them).
+const std::vector<ncclComm_t>& communicators(const std::vector<int>& devices) {
+  static std::map<std::vector<int>, std::vector<ncclComm_t>> cache;
+  auto it = cache.find(devices);
+  if (it == cache.end()) {
+    // NVLink multicast stays off also where no runner set it (tests): unless the user set it.
+    setenv("NCCL_NVLS_ENABLE", "0", 0);
+    std::vector<ncclComm_t> comms(devices.size());
+    MEMLAB_NCCL_CHECK(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()));
+    it = cache.emplace(devices, std::move(comms)).first;
+  }
+  return it->second;
+}
+#endif
+
+// What a case's setup keeps (case_ctx::state holds a shared_ptr to it: std::any needs a copy).
+struct transfer_state {
+  // host rungs
+  std::unique_ptr<host_buffer> host_src, host_dst;
+  std::uint64_t host_seed = 0;
+  // peer rungs: the other GPU's buffers, its source's stream; the reverse direction's stream
+  int peer = -1;
+  std::unique_ptr<device_buffer> peer_src, peer_dst;
+  std::uint64_t peer_seed = 0;
+  std::vector<std::unique_ptr<side_stream>> sides;  // bidir: one; collectives: one per other rank
+  // collectives: rank r >= 1's buffers and seeds (rank 0 is the case's own buffers)
+  std::vector<int> devices;
+  std::vector<device_buffer> rank_send, rank_recv;
+  std::vector<std::uint64_t> rank_seed;
+};
+
+transfer_state& state_of(const case_ctx& c) { return *std::any_cast<const std::shared_ptr<transfer_state>&>(c.state); }
+
+const rung_traits& traits(const variant& v) { return v.traits_as<rung_traits>(); }
+
+// ---- axes ----------------------------------------------------------------------------------------------
+
+const axis direction_axis{"direction", "host <-> device: h2d, d2h, or bidir (both at once)", axis_grammar::words,
+                          "h2d,d2h,bidir", 0, 0, {}, {"h2d", "d2h", "bidir"}};
+const axis host_memory_axis{"host_memory", "the host buffer: pageable (malloc), pinned (cudaMallocHost), registered "
+                                           "(cudaHostRegister), write_combined (cudaHostAllocWriteCombined)",
+                            axis_grammar::words, "pageable,pinned", 0, 0, {},
+                            {"pageable", "pinned", "registered", "write_combined"}};
+const axis peer_axis{"peer", "peer copies: the other GPU's ordinal (this one is --device)", axis_grammar::counts, "1", 0, 63};
+const axis gpus_axis{"gpus", "collectives: GPUs (ranks), one process driving all, from --device on", axis_grammar::counts,
+                     "2", 1, 64};
+
+direction dir_of(const case_params& p) { return static_cast<direction>(p[direction_axis]); }
+host_memory memory_of(const case_params& p) { return static_cast<host_memory>(p[host_memory_axis]); }
+
+enum buffer_index { src_buffer, dst_buffer };
+
+// ---- the copies, by engine ---------------------------------------------------------------------------------
+
+std::uint64_t sm_grid(std::uint64_t n, int sm_count) {
+  const std::uint64_t per_cta = std::uint64_t{sm_threads} * sm_unroll * 16;
+  const std::uint64_t most = static_cast<std::uint64_t>(std::max(sm_count, 1)) * sm_ctas_per_sm;
+  return std::clamp<std::uint64_t>((n + per_cta - 1) / per_cta, 1, most);
+}
+
+// dst <- src, n bytes, by the rung's engine. `dst_dev`/`src_dev`: the addresses a kernel uses
+// (mapped host memory); dst/src the ones cudaMemcpy takes.
+void copy_by(const case_ctx& c, engine how, std::byte* dst, std::byte* dst_dev, const std::byte* src,
+             const std::byte* src_dev, cudaStream_t s) {
+  const std::uint64_t n = c.p.n;
+  if (n == 0) return;
+  switch (how) {
+    case engine::copy_engine: MEMLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s)); break;
+    case engine::sm:
+      sm_copy_kernel<sm_unroll><<<grid_of(c.plan.policy.grid, "transfer"), sm_threads, 0, s>>>(dst_dev, src_dev, n);
+      MEMLAB_CUDA_CHECK_LAUNCH();
+      break;
+    case engine::library: MEMLAB_CUDA_CHECK(memlab::copy_bytes(dst_dev, src_dev, n, s)); break;
+    case engine::nccl: throw std::logic_error("transfer: an NCCL rung has no copy");
+  }
+}
+
+// ---- host <-> device ---------------------------------------------------------------------------------------
+
+void launch_host(const case_ctx& c, cudaStream_t s) {
+  auto& st = state_of(c);
+  const engine how = traits(*c.v).how;
+  const auto h2d = [&](cudaStream_t on) {
+    copy_by(c, how, c.ptr(dst_buffer), c.ptr(dst_buffer), st.host_src->host(), st.host_src->device(), on);
+  };
+  const auto d2h = [&](cudaStream_t on) {
+    copy_by(c, how, st.host_dst->host(), st.host_dst->device(), c.ptr(src_buffer), c.ptr(src_buffer), on);
+  };
+  switch (dir_of(c.p)) {
+    case direction::h2d: h2d(s); break;
+    case direction::d2h: d2h(s); break;
+    case direction::bidir: {
+      h2d(s);
+      d2h(st.sides[0]->begin(s));
+      st.sides[0]->end(s);
+      break;
+    }
+  }
+}
+
+// ---- GPU <-> GPU ----------------------------------------------------------------------------------------------
+
+void launch_peer(const case_ctx& c, cudaStream_t s) {
+  auto& st = state_of(c);
+  const rung_traits& t = traits(*c.v);
+  const auto push = [&](cudaStream_t on) {  // this GPU's source -> the peer's destination
+    if (t.how == engine::copy_engine) {
+      if (c.p.n > 0) {
+        MEMLAB_CUDA_CHECK(cudaMemcpyPeerAsync(st.peer_dst->data(), st.peer, c.ptr(src_buffer), c.dev.ordinal, c.p.n, on));
+      }
+    } else {
+      copy_by(c, t.how, st.peer_dst->data(), st.peer_dst->data(), c.ptr(src_buffer), c.ptr(src_buffer), on);
+    }
+  };
+  const auto pull = [&](cudaStream_t on) {  // the peer's source -> this GPU's destination
+    if (t.how == engine::copy_engine) {
+      if (c.p.n > 0) {
+        MEMLAB_CUDA_CHECK(cudaMemcpyPeerAsync(c.ptr(dst_buffer), c.dev.ordinal, st.peer_src->data(), st.peer, c.p.n, on));
+      }
+    } else {
+      copy_by(c, t.how, c.ptr(dst_buffer), c.ptr(dst_buffer), st.peer_src->data(), st.peer_src->data(), on);
+    }
+  };
+  switch (t.way) {
+    case peer_way::push: push(s); break;
+    case peer_way::pull: pull(s); break;
+    case peer_way::both: {
+      // Each GPU pushes: this one on `s`, the peer on its own stream (its copy engine or its SMs).
+      push(s);
+      const cudaStream_t other = st.sides[0]->begin(s);
+      {
+        on_device peer(st.peer);
+        pull(other);
+      }
+      st.sides[0]->end(s);
+      break;
+    }
+    case peer_way::none: break;
+  }
+}
+
+// ---- NCCL collectives -------------------------------------------------------------------------------------------
+
+#if MEMLAB_HAVE_NCCL
+// Rank r's collective on its stream; nccl-tests' calls for size S (model.cpp: buffers_of).
+void collective_call(collective op, const std::byte* send, std::byte* recv, std::uint64_t size, int ranks, int rank,
+                     ncclComm_t comm, cudaStream_t s) {
+  const std::size_t share = size / static_cast<std::uint64_t>(ranks);
+  switch (op) {
+    case collective::all_reduce: MEMLAB_NCCL_CHECK(ncclAllReduce(send, recv, size, ncclUint8, ncclSum, comm, s)); break;
+    case collective::all_gather: MEMLAB_NCCL_CHECK(ncclAllGather(send, recv, share, ncclUint8, comm, s)); break;
+    case collective::reduce_scatter:
+      MEMLAB_NCCL_CHECK(ncclReduceScatter(send, recv, share, ncclUint8, ncclSum, comm, s));
+      break;
+    case collective::broadcast: MEMLAB_NCCL_CHECK(ncclBroadcast(send, recv, size, ncclUint8, 0, comm, s)); break;
+    case collective::all_to_all:
+      // As nccl-tests' alltoall: a send and a receive of S/n with every rank, one group.
+      MEMLAB_NCCL_CHECK(ncclGroupStart());
+      for (int k = 0; k < ranks; ++k) {
+        MEMLAB_NCCL_CHECK(ncclSend(send + static_cast<std::size_t>(k) * share, share, ncclUint8, k, comm, s));
+        MEMLAB_NCCL_CHECK(ncclRecv(recv + static_cast<std::size_t>(k) * share, share, ncclUint8, k, comm, s));
+      }
+      MEMLAB_NCCL_CHECK(ncclGroupEnd());
+      break;
+    case collective::none: break;
+  }
+  (void)rank;
+}
+#endif
+
+void launch_collective(const case_ctx& c, cudaStream_t s) {
+#if MEMLAB_HAVE_NCCL
+  auto& st = state_of(c);
+  const collective op = traits(*c.v).op;
+  const int ranks = static_cast<int>(st.devices.size());
+  const auto& comms = communicators(st.devices);
+  if (ranks == 1) {
+    collective_call(op, c.ptr(src_buffer), c.ptr(dst_buffer), c.p.n, 1, 0, comms[0], s);
+    return;
+  }
+  // One process, several GPUs: every rank's call inside one group (NCCL launches them together).
+  std::vector<cudaStream_t> on(static_cast<std::size_t>(ranks), s);
+  for (int r = 1; r < ranks; ++r) on[static_cast<std::size_t>(r)] = st.sides[static_cast<std::size_t>(r - 1)]->begin(s);
+  MEMLAB_NCCL_CHECK(ncclGroupStart());
+  for (int r = 0; r < ranks; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    const std::byte* send = r == 0 ? c.ptr(src_buffer) : st.rank_send[i - 1].data();
+    std::byte* recv = r == 0 ? c.ptr(dst_buffer) : st.rank_recv[i - 1].data();
+    collective_call(op, send, recv, c.p.n, ranks, r, comms[i], on[i]);
+  }
+  MEMLAB_NCCL_CHECK(ncclGroupEnd());
+  for (int r = 1; r < ranks; ++r) st.sides[static_cast<std::size_t>(r - 1)]->end(s);
+#else
+  (void)c, (void)s;
+  throw std::logic_error("transfer: built without NCCL");
+#endif
+}
+
+// ---- refusals, plans, setup, checks ------------------------------------------------------------------------------
+
+std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
+  const rung_traits& t = traits(v);
+  switch (t.where) {
+    case route::host:
+      if (memory_of(p) == host_memory::pageable && t.how != engine::copy_engine) {
+        return std::string(v.name) + " needs host memory mapped into the GPU (pinned, registered or write_combined); "
+                                     "kernels cannot reach pageable memory (without HMM, not used here)";
+      }
+      return std::nullopt;
+    case route::peer: {
+      const auto peer = static_cast<int>(p[peer_axis]);
+      if (dev.device_count < 2) {
+        return "peer copies need 2 GPUs; this machine shows " + std::to_string(dev.device_count);
+      }
+      if (peer == dev.ordinal) return "--peer " + std::to_string(peer) + " is this GPU (--device)";
+      if (peer >= dev.device_count) {
+        return "no GPU " + std::to_string(peer) + ": this machine shows " + std::to_string(dev.device_count);
+      }
+      int can = 0;
+      if (cudaDeviceCanAccessPeer(&can, dev.ordinal, peer) != cudaSuccess) (void)cudaGetLastError();
+      if (can == 0) {
+        return "GPU " + std::to_string(dev.ordinal) + " cannot access GPU " + std::to_string(peer) +
+               "'s memory (cudaDeviceCanAccessPeer: no peer access between them)";
+      }
+      return std::nullopt;
+    }
+    case route::collective: {
+      const auto ranks = static_cast<int>(p[gpus_axis]);
+      if (ranks > dev.device_count) {
+        return "--gpus " + std::to_string(ranks) + " needs " + std::to_string(ranks) + " GPUs; this machine shows " +
+               std::to_string(dev.device_count);
+      }
+      if (p.n == 0) return std::string("a collective of 0 bytes moves nothing");
+      return collective_refusal(t.op, p.n, ranks);
+    }
+  }
+  return std::nullopt;
+}
+
+case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
+  const rung_traits& t = traits(v);
+  const std::uint64_t n = p.n;
+  case_plan out;
+  if (t.how == engine::sm) out.policy = {sm_threads, sm_unroll, 16, 0, sm_grid(n, dev.sm_count)};
+  // Between GPUs: NVLink where NVML found active links, else the PCIe link the bytes then cross.
+  const roof_kind between_gpus = dev.nvlink_gbps > 0 ? roof_kind::nvlink : roof_kind::pcie;
+  switch (t.where) {
+    case route::host: {
+      const direction d = dir_of(p);
+      out.roof = roof_kind::pcie;
+      out.directions = host_directions(d, n);
+      out.host_waits = memory_of(p) == host_memory::pageable;
+      // The device side: the source of d2h, the destination of h2d (a direction not taken: 0 bytes).
+      out.buffers = {{"src", d == direction::h2d ? 0 : n, buffer_role::input},
+                     {"dst", d == direction::d2h ? 0 : n, buffer_role::output}};
+      break;
+    }
+    case route::peer: {
+      out.roof = between_gpus;
+      out.directions = peer_directions(t.way, dev.ordinal, static_cast<int>(p[peer_axis]), n);
+      out.buffers = {{"src", t.way == peer_way::pull ? 0 : n, buffer_role::input},
+                     {"dst", t.way == peer_way::push ? 0 : n, buffer_role::output}};
+      out.transient_bytes = 0;  // the peer's buffers are on the peer
+      break;
+    }
+    case route::collective: {
+      const auto ranks = static_cast<int>(p[gpus_axis]);
+      const collective_buffers b = buffers_of(t.op, n, ranks);
+      out.roof = between_gpus;
+      out.bus_factor = bus_factor(t.op, ranks);
+      out.buffers = {{"send", b.send, buffer_role::input}, {"recv", b.recv, buffer_role::output}};
+      break;
+    }
+  }
+  std::uint64_t moved = 0;
+  for (const auto& d : out.directions) moved += d.bytes;
+  out.bytes = t.where == route::collective ? n : moved;  // collectives: nccl-tests' S (algbw = S / t)
+  out.working_set = out.bytes;
+  return out;
+}
+
+// The lab's own buffers: host memory, the peer's memory, the other ranks'. Filled here, once: their
+// seeds are fixed for the case (the harness refreshes only its own inputs at every reset).
+void setup(case_ctx& c) {
+  auto st = std::make_shared<transfer_state>();
+  const rung_traits& t = traits(*c.v);
+  const std::uint64_t n = c.p.n;
+  switch (t.where) {
+    case route::host: {
+      const direction d = dir_of(c.p);
+      if (d != direction::d2h) {
+        st->host_src = std::make_unique<host_buffer>(memory_of(c.p), n);
+        st->host_seed = next_seed();
+        // Random bytes made on the GPU, brought over once: a CPU fill of a gigabyte takes seconds.
+        device_buffer staging(n);
+        fill_random(staging.data(), n, st->host_seed, nullptr);
+        if (n > 0) MEMLAB_CUDA_CHECK(cudaMemcpy(st->host_src->host(), staging.data(), n, cudaMemcpyDefault));
+      }
+      if (d != direction::h2d) {
+        st->host_dst = std::make_unique<host_buffer>(memory_of(c.p), n + guard_bytes);
+        std::memset(st->host_dst->host(), poison_byte, n + guard_bytes);
+      }
+      if (d == direction::bidir) st->sides.push_back(std::make_unique<side_stream>(c.dev.ordinal, c.dev.ordinal));
+      break;
+    }
+    case route::peer: {
+      st->peer = static_cast<int>(c.p[peer_axis]);
+      // Both ways: SM rungs load or store the other GPU's memory; the peer's own push needs it too.
+      for (const auto& [from, to] : {std::pair{c.dev.ordinal, st->peer}, std::pair{st->peer, c.dev.ordinal}}) {
+        on_device on(from);
+        const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) MEMLAB_CUDA_CHECK(e);
+        (void)cudaGetLastError();
+      }
+      on_device on(st->peer);
+      if (t.way != peer_way::push) {
+        st->peer_src = std::make_unique<device_buffer>(n);
+        st->peer_seed = next_seed();
+        fill_random(st->peer_src->data(), n, st->peer_seed, nullptr);
+      }
+      if (t.way != peer_way::pull) {
+        st->peer_dst = std::make_unique<device_buffer>(n + guard_bytes);
+        MEMLAB_CUDA_CHECK(cudaMemset(st->peer_dst->data(), poison_byte, n + guard_bytes));
+      }
+      MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+      if (t.way == peer_way::both) st->sides.push_back(std::make_unique<side_stream>(c.dev.ordinal, st->peer));
+      break;
+    }
+    case route::collective: {
+      const auto ranks = static_cast<int>(c.p[gpus_axis]);
+      const collective_buffers b = buffers_of(t.op, n, ranks);
+      for (int r = 0; r < ranks; ++r) st->devices.push_back((c.dev.ordinal + r) % std::max(c.dev.device_count, 1));
+      for (int r = 1; r < ranks; ++r) {
+        const int d = st->devices[static_cast<std::size_t>(r)];
+        {
+          on_device on(d);
+          st->rank_send.emplace_back(b.send);
+          st->rank_recv.emplace_back(b.recv + guard_bytes);
+          st->rank_seed.push_back(next_seed());
+          fill_random(st->rank_send.back().data(), b.send, st->rank_seed.back(), nullptr);
+          MEMLAB_CUDA_CHECK(cudaMemset(st->rank_recv.back().data(), poison_byte, b.recv + guard_bytes));
+          MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+        }
+        st->sides.push_back(std::make_unique<side_stream>(c.dev.ordinal, d));
+      }
+#if MEMLAB_HAVE_NCCL
+      (void)communicators(st->devices);  // created now, outside every timed sample
+#endif
+      break;
+    }
+  }
+  c.state = std::move(st);
+}
+
+// A host destination, staged into device memory by DMA (a CPU read of write-combined memory
+// crawls), then checked like any output: payload, then the poisoned guard.
+std::string check_host(const host_buffer& h, std::uint64_t n, std::uint64_t seed) {
+  device_buffer copy(h.size());
+  if (h.size() > 0) MEMLAB_CUDA_CHECK(cudaMemcpy(copy.data(), h.host(), h.size(), cudaMemcpyDefault));
+  return check_bytes(copy, 0, n, 1, [&](std::uint64_t j) { return reference_byte(seed, j); });
+}
+
+std::string verify(const case_ctx& c) {
+  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  auto& st = state_of(c);
+  const rung_traits& t = traits(*c.v);
+  const std::uint64_t n = c.p.n;
+  const auto device_side = [&](std::uint64_t seed) {
+    return check_bytes(c.buffers[dst_buffer], 0, n, 1, [&](std::uint64_t j) { return reference_byte(seed, j); });
+  };
+  switch (t.where) {
+    case route::host: {
+      const direction d = dir_of(c.p);
+      if (d != direction::d2h) {
+        if (auto e = device_side(st.host_seed); !e.empty()) return "h2d: " + e;
+      }
+      if (d != direction::h2d) {
+        if (auto e = check_host(*st.host_dst, n, c.seeds[src_buffer]); !e.empty()) return "d2h: " + e;
+      }
+      return {};
+    }
+    case route::peer: {
+      if (t.way != peer_way::pull) {
+        const std::uint64_t seed = c.seeds[src_buffer];
+        auto e = check_bytes(*st.peer_dst, 0, n, 1, [&](std::uint64_t j) { return reference_byte(seed, j); });
+        if (!e.empty()) return "on the peer: " + e;
+      }
+      if (t.way != peer_way::push) {
+        if (auto e = device_side(st.peer_seed); !e.empty()) return "from the peer: " + e;
+      }
+      return {};
+    }
+    case route::collective: {
+      const auto ranks = static_cast<int>(st.devices.size());
+      std::vector<std::uint64_t> seeds{c.seeds[src_buffer]};
+      seeds.insert(seeds.end(), st.rank_seed.begin(), st.rank_seed.end());
+      const std::uint64_t recv = buffers_of(t.op, n, ranks).recv;
+      for (int r = 0; r < ranks; ++r) {
+        const device_buffer& out = r == 0 ? c.buffers[dst_buffer] : st.rank_recv[static_cast<std::size_t>(r - 1)];
+        auto e = check_bytes(out, 0, recv, 1, [&](std::uint64_t j) {
+          const source_bytes from = source_of(t.op, n, ranks, r, j);
+          unsigned sum = 0;
+          for (int k = from.first_rank; k < from.first_rank + from.ranks; ++k) {
+            sum += random_byte(seeds[static_cast<std::size_t>(k)], from.byte);
+          }
+          return static_cast<std::uint8_t>(sum);  // u8 sums wrap: exact in any order
+        });
+        if (!e.empty()) return "rank " + std::to_string(r) + ": " + e;
+      }
+      return {};
+    }
+  }
+  return {};
+}
+
+// Every axis a route does not read.
+const std::vector<std::string_view> host_ignores{"peer", "gpus"};
+const std::vector<std::string_view> peer_ignores{"direction", "host_memory", "gpus"};
+const std::vector<std::string_view> collective_ignores{"direction", "host_memory", "peer"};
+
+std::vector<kernel_ref> sm_kernels() { return {kernel_ref::of(&sm_copy_kernel<sm_unroll>)}; }
+
+// memlab::copy's kernels (include/memlab/copy.cuh) that bytes at any alignment may launch.
+std::vector<kernel_ref> library_kernels() {
+  using namespace memlab::detail;
+  std::vector<kernel_ref> k{kernel_ref::of(&copy_bytes_kernel<copy_tuning::threads>)};
+  const auto add = [&](auto u) {
+    constexpr int U = decltype(u)::value;
+    k.push_back(kernel_ref::of(&copy_aligned16_kernel<U>));
+    k.push_back(kernel_ref::of(&copy_aligned32_kernel<U>));
+  };
+  add(std::integral_constant<int, 1>{});
+  add(std::integral_constant<int, 2>{});
+  add(std::integral_constant<int, 4>{});
+  return k;
+}
+
+// 16-byte vectors from the first byte: host pages and cudaMalloc both align far more than that.
+const rung_needs vec16_needs{.alignment = 16, .min_cc = 0, .feature = "", .shape = ""};
+const rung_needs no_needs{.alignment = 0, .min_cc = 0, .feature = "", .shape = ""};
+
+std::vector<variant> rungs() {
+  std::vector<variant> v{
+      // host <-> device
+      {.name = "ce",
+       .teaches = "cudaMemcpyAsync: the copy engines' DMA; from pageable memory through the driver's pinned staging",
+       .launch = launch_host,
+       .kernels = {},
+       .needs = no_needs,
+       .ignores = host_ignores,
+       .traits = rung_traits{.where = route::host, .how = engine::copy_engine}},
+      {.name = "sm",
+       .teaches = "a kernel of 16-byte loads and stores on mapped host memory (zero-copy): PCIe read requests "
+                  "from the SMs (h2d), posted writes (d2h)",
+       .launch = launch_host,
+       .kernels = sm_kernels(),
+       .needs = vec16_needs,
+       .ignores = host_ignores,
+       .traits = rung_traits{.where = route::host, .how = engine::sm}},
+      {.name = "auto",
+       .teaches = "memlab::copy on mapped host pointers: the library's widest safe path, unchanged",
+       .launch = launch_host,
+       .kernels = library_kernels(),
+       .needs = no_needs,
+       .ignores = host_ignores,
+       .traits = rung_traits{.where = route::host, .how = engine::library}},
+      // GPU <-> GPU
+      {.name = "peer_ce",
+       .teaches = "cudaMemcpyPeerAsync this GPU -> the peer: a copy engine over NVLink (PCIe without it)",
+       .launch = launch_peer,
+       .kernels = {},
+       .needs = no_needs,
+       .ignores = peer_ignores,
+       .traits = rung_traits{.where = route::peer, .how = engine::copy_engine, .way = peer_way::push}},
+      {.name = "peer_ce_bidir",
+       .teaches = "cudaMemcpyPeerAsync both ways at once, each GPU's copy engine pushing",
+       .launch = launch_peer,
+       .kernels = {},
+       .needs = no_needs,
+       .ignores = peer_ignores,
+       .traits = rung_traits{.where = route::peer, .how = engine::copy_engine, .way = peer_way::both}},
+      {.name = "peer_sm_read",
+       .teaches = "this GPU's SMs load the peer's memory (16-byte loads): reads wait for the reply",
+       .launch = launch_peer,
+       .kernels = sm_kernels(),
+       .needs = vec16_needs,
+       .ignores = peer_ignores,
+       .traits = rung_traits{.where = route::peer, .how = engine::sm, .way = peer_way::pull}},
+      {.name = "peer_sm_write",
+       .teaches = "this GPU's SMs store into the peer's memory (16-byte stores): posted writes",
+       .launch = launch_peer,
+       .kernels = sm_kernels(),
+       .needs = vec16_needs,
+       .ignores = peer_ignores,
+       .traits = rung_traits{.where = route::peer, .how = engine::sm, .way = peer_way::push}},
+      {.name = "peer_sm_bidir",
+       .teaches = "each GPU's SMs store into the other's memory, at once",
+       .launch = launch_peer,
+       .kernels = sm_kernels(),
+       .needs = vec16_needs,
+       .ignores = peer_ignores,
+       .traits = rung_traits{.where = route::peer, .how = engine::sm, .way = peer_way::both}},
+      {.name = "peer_auto",
+       .teaches = "memlab::copy from this GPU's memory into the peer's (peer access on)",
+       .launch = launch_peer,
+       .kernels = library_kernels(),
+       .needs = no_needs,
+       .ignores = peer_ignores,
+       .traits = rung_traits{.where = route::peer, .how = engine::library, .way = peer_way::push}},
+  };
+#if MEMLAB_HAVE_NCCL
+  const auto nccl = [](std::string_view name, std::string_view teaches, collective op) {
+    return variant{.name = name,
+                   .teaches = teaches,
+                   .launch = launch_collective,
+                   .kernels = {},
+                   .needs = no_needs,
+                   .peer = true,
+                   .ignores = collective_ignores,
+                   .traits = rung_traits{.where = route::collective, .how = engine::nccl, .op = op}};
+  };
+  v.push_back(nccl("nccl_all_reduce", "ncclAllReduce (u8 sum): busbw = algbw x 2(n-1)/n", collective::all_reduce));
+  v.push_back(nccl("nccl_all_gather", "ncclAllGather: busbw = algbw x (n-1)/n", collective::all_gather));
+  v.push_back(nccl("nccl_reduce_scatter", "ncclReduceScatter (u8 sum): busbw = algbw x (n-1)/n", collective::reduce_scatter));
+  v.push_back(nccl("nccl_broadcast", "ncclBroadcast from rank 0: busbw = algbw", collective::broadcast));
+  v.push_back(nccl("nccl_all_to_all", "ncclSend/ncclRecv with every rank, one group: busbw = algbw x (n-1)/n",
+                   collective::all_to_all));
+#endif
+  return v;
+}
+
+}  // namespace
+
+// ---- the lab's table --------------------------------------------------------------------------------------------
+
+const lab& table() {
+  static const lab transfer_lab{
+      .name = "transfer",
+      .teaches = "beyond the GPU's memory: host <-> device (pageable, pinned, registered, write-combined; copy engine "
+                 "vs SM zero-copy), GPU <-> GPU peer copies, NCCL collectives (algbw, busbw)",
+      .dtypes = {dtype::u8},
+      .default_dtype = dtype::u8,
+      .default_sizes = "256KiB,64MiB",
+      .size_meaning = "bytes per direction (collectives: nccl-tests' size S)",
+      .axes = {direction_axis, host_memory_axis, peer_axis, gpus_axis},
+      .roof = roof_kind::pcie,
+      .variants = rungs(),
+      // NVLink multicast stays off: memlab never creates multicast objects, nor lets NCCL.
+      .environment = {{"NCCL_NVLS_ENABLE", "0"}},
+#if MEMLAB_HAVE_NCCL
+      .built_without = "",
+#else
+      .built_without = "NCCL (pip install nvidia-nccl-cu13, or apt-get install libnccl-dev, then re-run cmake): the "
+                       "nccl_* rungs are not built",
+#endif
+      .unsupported = refusal,
+      .plan = plan_case,
+      .setup = setup,
+      .verify = verify,
+  };
+  return transfer_lab;
+}
+
+}  // namespace memlab::labs::transfer

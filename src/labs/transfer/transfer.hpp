@@ -1,0 +1,78 @@
+// The transfer lab's host model: what each rung is (its traits), the bytes it moves in each
+// direction, and nccl-tests' bus-bandwidth factors. No CUDA calls: the host tests replay all of it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/result.hpp"
+
+namespace memlab::labs::transfer {
+
+// What moves the bytes.
+enum class engine {
+  copy_engine,  // cudaMemcpyAsync / cudaMemcpyPeerAsync: the DMA engines, no SM
+  sm,           // a kernel of ours: 16-byte loads and stores through mapped host or peer memory
+  library,      // memlab::copy on the same pointers
+  nccl,         // an NCCL collective
+};
+
+// Where the bytes go.
+enum class route {
+  host,        // host <-> this GPU over PCIe: the direction and host memory axes apply
+  peer,        // this GPU <-> another (the peer axis): NVLink, else PCIe
+  collective,  // NCCL across `gpus` GPUs, one process
+};
+
+// Peer rungs: which GPU's SMs (or copy engine) drive the copy, and which way the bytes go.
+enum class peer_way {
+  none,
+  push,   // this GPU -> the peer: a copy engine copy, or this GPU's SMs storing into peer memory
+  pull,   // the peer -> this GPU: this GPU's SMs loading peer memory
+  both,   // both at once: each GPU pushes to the other
+};
+
+enum class collective { none, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
+
+// A rung's description, read by the lab's model (variant::traits).
+struct rung_traits {
+  route where = route::host;
+  engine how = engine::copy_engine;
+  peer_way way = peer_way::none;
+  collective op = collective::none;
+};
+
+// The host <-> device axes, as their word indices (the lab's axes declare the words in this order).
+enum class direction : std::uint64_t { h2d, d2h, bidir };
+enum class host_memory : std::uint64_t { pageable, pinned, registered, write_combined };
+
+// Bytes counted once per direction: an h2d copy of n bytes moves n; bidir moves n each way.
+std::vector<direction_figure> host_directions(direction d, std::uint64_t n);
+// The same for peer copies between GPUs `self` and `peer` ("0->1").
+std::vector<direction_figure> peer_directions(peer_way w, int self, int peer, std::uint64_t n);
+
+// nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md): all-reduce 2(n-1)/n; all-gather,
+// reduce-scatter, all-to-all (n-1)/n; broadcast 1.
+double bus_factor(collective op, int ranks);
+
+// Each rank's buffers for nccl-tests' size S (the "size" column, bytes): all-reduce and broadcast
+// send and receive S; all-gather sends S/n and receives S; reduce-scatter sends S and receives
+// S/n; all-to-all sends and receives S, S/n to and from each rank.
+struct collective_buffers {
+  std::uint64_t send = 0, recv = 0;
+};
+collective_buffers buffers_of(collective op, std::uint64_t size, int ranks);
+// Why `op` cannot run size S on `ranks` ranks (S not a multiple of n where the data is split).
+std::optional<std::string> collective_refusal(collective op, std::uint64_t size, int ranks);
+
+// Rank r's output byte j in terms of the inputs: the ranks whose input bytes add up to it (a sum
+// modulo 256: the collectives reduce u8 with ncclSum, exact in any order), and the input byte.
+struct source_bytes {
+  int first_rank = 0, ranks = 1;  // ranks [first_rank, first_rank + ranks) contribute
+  std::uint64_t byte = 0;          // at this offset of each contributing rank's input
+};
+source_bytes source_of(collective op, std::uint64_t size, int ranks, int rank, std::uint64_t j);
+
+}  // namespace memlab::labs::transfer
