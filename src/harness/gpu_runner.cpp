@@ -76,7 +76,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.variant = std::string(c.v->name);
   r.peer = c.v->peer;
   r.params = c.l->params(c.p);
-  r.roof.name = std::string(to_string(c.l->roof));
+  r.roof.name = std::string(to_string(c.l->roof));  // the case's own roof once planned
   const auto skip = [&](std::string why) {
     r.status = result_status::skipped;
     r.note = std::move(why);
@@ -103,6 +103,8 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.hardware_bytes = ctx.plan.hardware_bytes;
   r.flops = ctx.plan.flops;
   r.model = ctx.plan.model;
+  const roof_kind roof = ctx.plan.roof.value_or(c.l->roof);
+  r.roof.name = std::string(to_string(roof));
 
   // Correct first: one run on fresh random input into a poisoned output, compared with the CPU.
   reset(ctx);
@@ -122,7 +124,8 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   if (req.profile) {
     r.cold = s.t->once(launch);
     r.graph_note = "--profile: no batch or graph timing";
-    derive(r, c.l->roof, s.dev, ctx.plan.working_set);
+    if (c.l->observe != nullptr) r.measured = c.l->observe(ctx);
+    derive(r, roof, s.dev, ctx.plan.working_set);
     return r;
   }
   const cold_summary cold = s.t->cold(launch, cold_options(req.max_time_s));
@@ -131,7 +134,8 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.throttled_samples = cold.throttled;
   r.batch = s.t->batch(launch, hot_options(req.max_time_s), r.cold.median_ms);
   r.graph = s.t->graph(launch, hot_options(req.max_time_s), r.cold.median_ms, r.graph_note);
-  derive(r, c.l->roof, s.dev, ctx.plan.working_set);
+  if (c.l->observe != nullptr) r.measured = c.l->observe(ctx);
+  derive(r, roof, s.dev, ctx.plan.working_set);
   if (r.throttled_samples > 0) {
     r.note = std::to_string(r.throttled_samples) + " cold sample(s) dropped: SM clock under 75% of the default";
   }
