@@ -47,7 +47,7 @@ step gpu_tests "timeout 120 $bin/memlab_gpu_tests --gtest_filter='*hierarchy*' -
 
 # ---- sanitizers at small sizes -------------------------------------------------------------------------------
 step memcheck "timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab run hierarchy --quiet \
-  --sizes 32KiB,1MiB --steps 256 --load-ctas 4 --max-time 0.01 --out $res/sanitizer_memcheck.json"
+  --sizes 32KiB,1MiB --steps 256 --passes 1 --load-ctas 4 --max-time 0.01 --out $res/sanitizer_memcheck.json"
 
 # ---- the defaults: at most 20 s -------------------------------------------------------------------------------
 step defaults "/usr/bin/time -f 'wall %e s' $bin/memlab run hierarchy --out $res/hierarchy_defaults.json --out $res/hierarchy_defaults.md"
@@ -66,7 +66,7 @@ step tlb "$R --variant chase_stride --sizes 8MiB..8GiB:*4 --stride 4KiB,64KiB,1M
 # Shared memory and registers.
 step smem_reg "$R --variant chase_shared,register_chain --sizes 4KiB,32KiB,128KiB --steps 4096 --out $res/hierarchy_smem_reg.json"
 # Bandwidth against working set, every stream.
-step bandwidth_ws "$R --variant smem_dot,dot,dot_l2,dot_l2_all,write,copy,add,triad --sizes 64KiB..4GiB:*4 --out $res/hierarchy_bandwidth_ws.json"
+step bandwidth_ws "$R --variant smem_dot,dot,dot_l2,dot_l2_all,write,copy,add,triad --sizes 64KiB..1GiB --out $res/hierarchy_bandwidth_ws.json"
 # Little's law: bytes in flight per SM (ILP x occupancy) against DRAM bandwidth.
 step littles_law "$R --variant dot --sizes 1GiB --ilp 1,2,4,8 --ctas-per-sm 1,2,4,8 --out $res/hierarchy_littles_law.json"
 # Loaded latency: the probe's DRAM latency while 0..131 SMs stream.

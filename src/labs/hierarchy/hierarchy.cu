@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "harness/check.hpp"
 #include "harness/error.hpp"
@@ -292,8 +293,10 @@ __global__ void __launch_bounds__(256) stream_kernel(const float4* a, const floa
       std::uint64_t idx[Ilp];
 #pragma unroll
       for (int u = 0; u < Ilp; ++u) {
-        std::uint64_t k = t + threadIdx.x + static_cast<std::uint64_t>(u) * blockDim.x;
-        idx[u] = k < len ? begin + (rotate + k) % len : ~std::uint64_t{0};
+        const std::uint64_t k = t + threadIdx.x + static_cast<std::uint64_t>(u) * blockDim.x;
+        std::uint64_t j = k;
+        if constexpr (All) j = rotate + k >= len ? rotate + k - len : rotate + k;  // rotate < len, k < len
+        idx[u] = k < len ? begin + j : ~std::uint64_t{0};
       }
       float4 x[Ilp], y[Ilp];
 #pragma unroll
@@ -368,6 +371,17 @@ __global__ void __launch_bounds__(256) smem_dot_kernel(const float4* a, const fl
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
+// Reads every 16 bytes of the chain through L2 (.cg), from every SM: an L2-sized chain is resident
+// before the walk, also after the harness's L2 flush (the walker's own warm-up covers only 4096 nodes).
+__global__ void touch_kernel(const float4* p, std::uint64_t vectors, float* sink) {
+  float acc = 0;
+  for (std::uint64_t i = global_thread(); i < vectors; i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const float4 v = arch::ld_global_cg_v4_f32(p + i);
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 1.2345e-38f) *sink = acc;  // never true for addresses read as floats; keeps the loads
+}
+
 // ---- setup kernels ----------------------------------------------------------------------------------------------
 
 // Writes each node's link at its place in the chain: node i sits at byte i x stride.
@@ -397,6 +411,8 @@ const axis ilp_axis{"ilp", "streams: 16-byte vectors per array in flight per thr
                     "4", 1, 8};
 const axis ctas_per_sm_axis{"ctas_per_sm", "streams: 256-thread CTAs per SM (occupancy, 1..8)", axis_grammar::counts,
                             "4", 1, 8};
+const axis passes_axis{"passes", "streams: passes over the arrays per launch; 0 = enough for 1 GiB moved (at most 2^20)",
+                        axis_grammar::counts, "0", 0, std::uint64_t{1} << 20};
 const axis load_ctas_axis{"load_ctas", "loaded chase: SMs streaming from DRAM beside the probe", axis_grammar::counts,
                           "0", 0, 1024};
 
@@ -432,16 +448,20 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
   const rung_traits& t = traits(v);
   const std::uint64_t bytes = chain_bytes(p), stride = p[stride_axis];
   if (t.kind == rung_kind::register_chain) {
-    if (bytes > 4096) return std::string("the register chain has no working set: run it at the smallest size (4KiB)");
+    if (bytes > (32u << 10))
+      return std::string("the register chain has no working set: it runs at sizes up to 32KiB only (one figure)");
     return std::nullopt;
   }
   if (t.kind == rung_kind::bandwidth) {
     if (bytes % 16 != 0 || bytes == 0) return std::string("streams need whole 16-byte vectors (n a multiple of 4)");
     if (p[ilp_axis] != 1 && p[ilp_axis] != 2 && p[ilp_axis] != 4 && p[ilp_axis] != 8)
       return std::string("--ilp must be 1, 2, 4 or 8");
+    if (t.every_cta_reads_all && static_cast<std::uint64_t>(t.reads) * bytes > dev.l2_bytes)
+      return "every CTA reading the whole arrays is the L2's figure: arrays together at most the L2 (" +
+             std::to_string(dev.l2_bytes) + " B); beyond it each CTA would stream them from DRAM";
     if (t.path == load_path::shared) {
       const bandwidth_plan b = plan_bandwidth(t, bytes, dev.sm_count, static_cast<int>(p[ilp_axis]),
-                                              static_cast<int>(p[ctas_per_sm_axis]));
+                                              static_cast<int>(p[ctas_per_sm_axis]), p[passes_axis]);
       const std::uint64_t per_cta = 2 * b.slice * 16;
       const std::uint64_t per_sm = per_cta * p[ctas_per_sm_axis];
       if (dev.smem_per_block_optin > 0 && (per_cta > static_cast<std::uint64_t>(dev.smem_per_block_optin) ||
@@ -469,7 +489,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   const std::uint64_t bytes = chain_bytes(p);
   if (t.kind == rung_kind::bandwidth) {
     const int ilp = static_cast<int>(p[ilp_axis]), cps = static_cast<int>(p[ctas_per_sm_axis]);
-    const bandwidth_plan b = plan_bandwidth(t, bytes, dev.sm_count, ilp, cps);
+    const bandwidth_plan b = plan_bandwidth(t, bytes, dev.sm_count, ilp, cps, p[passes_axis]);
     out.policy = {stream_threads, ilp, 16, 0, b.grid};
     out.bytes = b.bytes;
     out.flops = b.flops;
@@ -487,9 +507,13 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
       out.roof = roof_kind::l2;
     else
       out.roof = roof_kind::dram;
+    const int cps_real = static_cast<int>(std::min<std::uint64_t>(
+        static_cast<std::uint64_t>(cps), (b.grid + static_cast<std::uint64_t>(std::max(dev.sm_count, 1)) - 1) /
+                                             static_cast<std::uint64_t>(std::max(dev.sm_count, 1))));
     out.model = {{"bytes_in_flight_per_sm",
-                  static_cast<double>(bytes_in_flight_per_sm(t, stream_threads, ilp, cps))},
-                 {"passes", static_cast<double>(b.passes)}};
+                  static_cast<double>(bytes_in_flight_per_sm(t, stream_threads, ilp, std::max(cps_real, 1)))},
+                 {"passes", static_cast<double>(b.passes)},
+                 {"sms_busy", static_cast<double>(b.sms_busy)}};
     return out;
   }
   const chase_plan c = plan_chase(bytes, p[stride_axis], p[steps_axis], t.per_sm, dev.sm_count);
@@ -514,6 +538,9 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   return out;
 }
 
+// More than half an SM's shared memory: one CTA per SM.
+int one_cta_per_sm_smem(const device_info& dev) { return std::max(dev.smem_per_block_optin / 2 + 1024, 48 * 1024); }
+
 // The host builds the chain and the walkers' starts and ends; the links go up once and a kernel
 // writes each at its node's place.
 void setup(case_ctx& c) {
@@ -521,12 +548,18 @@ void setup(case_ctx& c) {
   if (t.kind == rung_kind::bandwidth) {
     stream_state st;
     st.plan = plan_bandwidth(t, chain_bytes(c.p), c.dev.sm_count, static_cast<int>(c.p[ilp_axis]),
-                             static_cast<int>(c.p[ctas_per_sm_axis]));
+                             static_cast<int>(c.p[ctas_per_sm_axis]), c.p[passes_axis]);
     st.seed_a = next_seed();
     st.seed_b = next_seed();
     fill_stream_kernel<<<1024, 256>>>(c.ptr<float>(a_buffer), c.p.n, st.seed_a);
     fill_stream_kernel<<<1024, 256>>>(c.ptr<float>(b_buffer), c.p.n, st.seed_b);
     MEMLAB_CUDA_CHECK_LAUNCH();
+    if (t.path == load_path::shared) {
+      const auto smem = static_cast<int>(2 * st.plan.slice * 16);
+      for (const void* k : {reinterpret_cast<const void*>(&smem_dot_kernel<1>), reinterpret_cast<const void*>(&smem_dot_kernel<2>),
+                            reinterpret_cast<const void*>(&smem_dot_kernel<4>), reinterpret_cast<const void*>(&smem_dot_kernel<8>)})
+        MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    }
     MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
     c.state = std::make_shared<stream_state>(st);
     return;
@@ -544,10 +577,8 @@ void setup(case_ctx& c) {
   if (t.kind == rung_kind::loaded_chase) st->plan.walkers = 1;
   const chase_plan& p = st->plan;
   const std::vector<std::uint64_t> next = make_chain(p.nodes, t.order, next_seed());
-  for (std::uint64_t w = 0; w < p.walkers; ++w) {
-    st->starts.push_back(walker_start(next, p, w));
-    st->ends.push_back(walk(next, st->starts.back(), walk_length(p)));
-  }
+  st->starts = walker_starts(next, p);
+  for (std::uint64_t w = 0; w < p.walkers; ++w) st->ends.push_back(walk(next, st->starts[w], walk_length(p)));
   const bool shared = t.path == load_path::shared;
   const auto base = reinterpret_cast<std::uint64_t>(c.ptr(chain_buffer));
   device_buffer links(8 * p.nodes);
@@ -572,22 +603,37 @@ void setup(case_ctx& c) {
     fill_stream_kernel<<<1024, 256>>>(c.ptr<float>(stream_buffer), stream_bytes_for(c.dev) / 4, next_seed());
     MEMLAB_CUDA_CHECK_LAUNCH();
   }
+  // Kernels that ask for more than 48 KiB of shared memory say so once, here, not inside a launch
+  // (which a CUDA graph captures).
+  const int one_per_sm = one_cta_per_sm_smem(c.dev);
+  if (t.per_sm)
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&chase_kernel<load_path::l2, chase_order::random, true>),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm));
+  if (t.kind == rung_kind::loaded_chase)
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&loaded_chase_kernel),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm));
+  if (shared)
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&chase_shared_kernel),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(chain_bytes(c.p))));
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
   c.state = st;
 }
 
-// More than half an SM's shared memory: one CTA per SM.
-int one_cta_per_sm_smem(const device_info& dev) { return std::max(dev.smem_per_block_optin / 2 + 1024, 48 * 1024); }
+// An L2-sized chain is made resident first (the cold samples flush the L2); a larger one is not
+// touched, so that the walk's misses are DRAM's.
+void touch_if_l2_sized(const case_ctx& c, cudaStream_t s) {
+  if (chain_bytes(c.p) > c.dev.l2_bytes) return;
+  touch_kernel<<<grid_of(4 * static_cast<std::uint64_t>(std::max(c.dev.sm_count, 1)), "hierarchy"), 256, 0, s>>>(
+      c.ptr<const float4>(chain_buffer), chain_bytes(c.p) / 16, c.ptr<float>(out_buffer));
+  MEMLAB_CUDA_CHECK_LAUNCH();
+}
 
 template <load_path Path, chase_order Order, bool PerSM>
 void launch_chase(const case_ctx& c, cudaStream_t s) {
   const auto& st = *std::any_cast<std::shared_ptr<chase_state>>(c.state);
   const auto& p = st.plan;
-  int smem = 0;
-  if (PerSM) {
-    smem = one_cta_per_sm_smem(c.dev);
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(chase_kernel<Path, Order, PerSM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  }
+  const int smem = PerSM ? one_cta_per_sm_smem(c.dev) : 0;
+  touch_if_l2_sized(c, s);
   chase_kernel<Path, Order, PerSM><<<grid_of(p.walkers, "hierarchy"), 32, static_cast<std::size_t>(smem), s>>>(
       c.ptr<const std::uint64_t>(starts_buffer), p.warmup, p.steps, p.samples, c.ptr<chase_out>(out_buffer));
   MEMLAB_CUDA_CHECK_LAUNCH();
@@ -597,7 +643,6 @@ void launch_chase_shared(const case_ctx& c, cudaStream_t s) {
   const auto& st = *std::any_cast<std::shared_ptr<chase_state>>(c.state);
   const auto& p = st.plan;
   const auto bytes = static_cast<int>(chain_bytes(c.p));
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(chase_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   chase_shared_kernel<<<1, 256, static_cast<std::size_t>(bytes), s>>>(
       c.ptr<const std::uint32_t>(chain_buffer), static_cast<std::uint32_t>(bytes / 4),
       static_cast<std::uint32_t>(st.starts[0] * c.p[stride_axis]), p.warmup, p.steps, p.samples, c.ptr<chase_out>(out_buffer));
@@ -614,7 +659,7 @@ void launch_loaded(const case_ctx& c, cudaStream_t s) {
   const auto& st = *std::any_cast<std::shared_ptr<chase_state>>(c.state);
   const auto& p = st.plan;
   const int smem = one_cta_per_sm_smem(c.dev);
-  MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(loaded_chase_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  touch_if_l2_sized(c, s);
   MEMLAB_CUDA_CHECK(cudaMemsetAsync(c.ptr(flags_buffer), 0, sizeof(loaded_flags), s));
   MEMLAB_CUDA_CHECK(cudaMemsetAsync(c.ptr(generators_buffer), 0, c.buffers[generators_buffer].size(), s));
   loaded_chase_kernel<<<grid_of(c.plan.policy.grid, "hierarchy"), 1024, static_cast<std::size_t>(smem), s>>>(
@@ -653,7 +698,6 @@ void launch_smem_dot(const case_ctx& c, cudaStream_t s) {
   const auto& b = st.plan;
   const auto smem = static_cast<int>(2 * b.slice * 16);
   const auto args = [&](auto kernel) {
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     kernel<<<grid_of(b.grid, "hierarchy"), stream_threads, static_cast<std::size_t>(smem), s>>>(
         c.ptr<const float4>(a_buffer), c.ptr<const float4>(b_buffer), b.vectors, b.slice, b.passes,
         c.ptr<float>(partials_buffer));
@@ -698,13 +742,26 @@ std::string verify(const case_ctx& c) {
     if (t.writes == 0) {  // dot: the partial sums against the host's, per CTA
       std::vector<float> partials(b.grid);
       MEMLAB_CUDA_CHECK(cudaMemcpy(partials.data(), c.ptr(partials_buffer), 4 * b.grid, cudaMemcpyDeviceToHost));
+      // The host's sums, one per slice (every_cta_reads_all: one for all), on every core.
+      const std::uint64_t slices = t.every_cta_reads_all ? 1 : b.grid;
+      std::vector<double> refs(slices);
+      const unsigned workers = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+      std::vector<std::thread> pool;
+      for (unsigned w = 0; w < workers; ++w) {
+        pool.emplace_back([&, w] {
+          for (std::uint64_t g = w; g < slices; g += workers) {
+            const std::uint64_t begin = t.every_cta_reads_all ? 0 : g * b.slice * 4;
+            const std::uint64_t end = t.every_cta_reads_all ? n : std::min(n, (g + 1) * b.slice * 4);
+            double sum = 0;
+            for (std::uint64_t i = begin; i < end; ++i)
+              sum += static_cast<double>(stream_value(st.seed_a, i)) * stream_value(st.seed_b, i);
+            refs[g] = sum;
+          }
+        });
+      }
+      for (auto& th : pool) th.join();
       for (std::uint64_t g = 0; g < b.grid; ++g) {
-        const std::uint64_t begin = t.every_cta_reads_all ? 0 : g * b.slice * 4;
-        const std::uint64_t end = t.every_cta_reads_all ? n : std::min(n, (g + 1) * b.slice * 4);
-        double ref = 0;
-        for (std::uint64_t i = begin; i < end; ++i)
-          ref += static_cast<double>(stream_value(st.seed_a, i)) * stream_value(st.seed_b, i);
-        ref *= b.passes;
+        const double ref = refs[t.every_cta_reads_all ? 0 : g] * b.passes;
         const double got = partials[g];
         if (!(std::abs(got - ref) <= 1e-3 * std::abs(ref) + 1e-3))
           return "CTA " + std::to_string(g) + ": dot " + std::to_string(got) + ", expected " + std::to_string(ref);
@@ -802,9 +859,9 @@ const lab& table() {
                  "set, TLB reach, L2 partitions, latency under load and Little's law",
       .dtypes = {dtype::f32},
       .default_dtype = dtype::f32,
-      .default_sizes = "32KiB,16MiB,1GiB",
+      .default_sizes = "32KiB,16MiB,256MiB",
       .size_meaning = "f32 elements: a chase's chain is 4n bytes, a stream's arrays 4n bytes each",
-      .axes = {stride_axis, steps_axis, ilp_axis, ctas_per_sm_axis, load_ctas_axis},
+      .axes = {stride_axis, steps_axis, ilp_axis, ctas_per_sm_axis, passes_axis, load_ctas_axis},
       .roof = roof_kind::l2,
       .variants =
           {

@@ -69,9 +69,13 @@ struct chase_plan {
 chase_plan plan_chase(std::uint64_t chain_bytes, std::uint64_t stride, std::uint64_t steps, bool per_sm, int sm_count);
 // Walker w's first node: evenly spaced along the cycle (walkers never chase each other's lines).
 std::uint64_t walker_start(std::span<const std::uint64_t> next, const chase_plan& p, std::uint64_t w);
+// Every walker's first node, in one walk around the cycle (O(nodes), not O(nodes x walkers)).
+std::vector<std::uint64_t> walker_starts(std::span<const std::uint64_t> next, const chase_plan& p);
 
 // Every SM streams: `grid` CTAs of `threads`, each `ilp` 16-byte vectors per array in flight per
-// thread; `passes` over the data so that one launch moves at least `target_bytes`.
+// thread; `passes` over the data so that one launch moves at least `target_bytes`. A small array
+// gets fewer CTAs, each at least one full tile (threads x ilp vectors), rather than CTAs with idle
+// threads: `sms_busy` says how many SMs then work.
 struct bandwidth_plan {
   std::uint64_t grid = 0;
   int threads = 256;
@@ -81,9 +85,12 @@ struct bandwidth_plan {
   unsigned passes = 1;
   std::uint64_t bytes = 0;     // reads + writes of one launch, all passes
   std::uint64_t flops = 0;
+  std::uint64_t sms_busy = 0;
 };
 inline constexpr std::uint64_t bandwidth_target_bytes = std::uint64_t{1} << 30;
-bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm);
+// `passes` 0: as many as reach bandwidth_target_bytes (at most 2^20).
+bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm,
+                              std::uint64_t passes = 0);
 // Bytes in flight per SM of a plan: CTAs per SM x threads x ilp x 16 B x arrays read (Little's law).
 std::uint64_t bytes_in_flight_per_sm(const rung_traits& t, int threads, int ilp, int ctas_per_sm);
 

@@ -57,23 +57,41 @@ std::uint64_t walker_start(std::span<const std::uint64_t> next, const chase_plan
   return walk(next, 0, w * p.nodes / std::max<std::uint64_t>(p.walkers, 1));
 }
 
+std::vector<std::uint64_t> walker_starts(std::span<const std::uint64_t> next, const chase_plan& p) {
+  const std::uint64_t walkers = std::max<std::uint64_t>(p.walkers, 1);
+  std::vector<std::uint64_t> out;
+  std::uint64_t node = 0, at = 0;
+  for (std::uint64_t w = 0; w < walkers; ++w) {
+    const std::uint64_t target = w * p.nodes / walkers;
+    node = walk(next, node, target - at);
+    at = target;
+    out.push_back(node);
+  }
+  return out;
+}
+
 std::uint64_t bytes_in_flight_per_sm(const rung_traits& t, int threads, int ilp, int ctas_per_sm) {
   return static_cast<std::uint64_t>(ctas_per_sm) * static_cast<std::uint64_t>(threads) *
          static_cast<std::uint64_t>(ilp) * 16 * static_cast<std::uint64_t>(std::max(t.reads, 1));
 }
 
-bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm) {
+bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm,
+                              std::uint64_t passes_given) {
   bandwidth_plan p;
   p.ilp = ilp;
   p.vectors = array_bytes / 16;
   if (p.vectors == 0) return p;
-  p.grid = std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(sm_count, 1)) *
-                                       static_cast<std::uint64_t>(std::max(ctas_per_sm, 1)),
-                                   p.vectors);
+  const std::uint64_t tile = static_cast<std::uint64_t>(p.threads) * static_cast<std::uint64_t>(std::max(ilp, 1));
+  const auto sms = static_cast<std::uint64_t>(std::max(sm_count, 1));
+  p.grid = std::min<std::uint64_t>(sms * static_cast<std::uint64_t>(std::max(ctas_per_sm, 1)),
+                                   std::max<std::uint64_t>(1, p.vectors / tile));
+  p.sms_busy = std::min(p.grid, sms);
   p.slice = t.every_cta_reads_all ? p.vectors : (p.vectors + p.grid - 1) / p.grid;
   const std::uint64_t readers = t.every_cta_reads_all ? p.grid : 1;
   const std::uint64_t per_pass = static_cast<std::uint64_t>(t.reads + t.writes) * array_bytes * readers;
-  const std::uint64_t passes = per_pass > 0 ? (bandwidth_target_bytes + per_pass - 1) / per_pass : 1;
+  const std::uint64_t passes = passes_given > 0 ? passes_given
+                               : per_pass > 0     ? (bandwidth_target_bytes + per_pass - 1) / per_pass
+                                                  : 1;
   p.passes = static_cast<unsigned>(std::clamp<std::uint64_t>(passes, 1, 1u << 20));
   p.bytes = per_pass * p.passes;
   p.flops = static_cast<std::uint64_t>(t.flops) * (array_bytes / 4) * readers * p.passes;

@@ -61,7 +61,12 @@ TEST(hierarchy_chain, a_walk_of_the_cycle_length_returns_home_and_walkers_start_
   const chase_plan p = plan_chase(5000 * 128, 128, 4096, true, 132);
   ASSERT_EQ(p.walkers, 132u);
   std::set<std::uint64_t> starts;
-  for (std::uint64_t w = 0; w < p.walkers; ++w) starts.insert(walker_start(next, p, w));
+  const auto all = walker_starts(next, p);
+  ASSERT_EQ(all.size(), 132u);
+  for (std::uint64_t w = 0; w < p.walkers; ++w) {
+    EXPECT_EQ(all[w], walker_start(next, p, w)) << w;
+    starts.insert(all[w]);
+  }
   EXPECT_EQ(starts.size(), 132u);
 }
 
@@ -87,7 +92,12 @@ TEST(hierarchy_plan, stream_bytes_are_passes_times_arrays_times_size) {
     SCOPED_TRACE(bytes);
     const auto d = plan_bandwidth(dot, bytes, 132, 4, 4);
     EXPECT_EQ(d.vectors, bytes / 16);
-    EXPECT_LE(d.grid, std::min<std::uint64_t>(528, d.vectors));
+    EXPECT_LE(d.grid, std::min<std::uint64_t>(528, std::max<std::uint64_t>(1, d.vectors / 1024)));
+    EXPECT_GE(d.grid, 1u);
+    EXPECT_EQ(d.sms_busy, std::min<std::uint64_t>(d.grid, 132));
+    if (d.grid > 1) {
+      EXPECT_GE(d.slice, 1024u) << "every CTA gets a full tile of 256 threads x 4 vectors";
+    }
     EXPECT_GE(d.slice * d.grid, d.vectors) << "every vector belongs to a CTA";
     EXPECT_EQ(d.bytes, std::uint64_t{2} * bytes * d.passes);
     EXPECT_GE(d.bytes, std::min<std::uint64_t>(bandwidth_target_bytes, d.bytes));
@@ -99,7 +109,11 @@ TEST(hierarchy_plan, stream_bytes_are_passes_times_arrays_times_size) {
     EXPECT_EQ(a.bytes, std::uint64_t{2} * bytes * a.grid * a.passes);
   }
   EXPECT_EQ(plan_bandwidth(dot, std::uint64_t{1} << 30, 132, 4, 4).passes, 1u) << "1 GiB arrays: one pass";
+  EXPECT_EQ(plan_bandwidth(dot, std::uint64_t{1} << 30, 132, 4, 4).grid, 528u) << "big arrays: every SM, 4 CTAs each";
   EXPECT_EQ(bytes_in_flight_per_sm(dot, 256, 4, 4), 4u * 256 * 4 * 16 * 2);
+  const auto once = plan_bandwidth(triad, 4096, 132, 4, 4, 1);
+  EXPECT_EQ(once.passes, 1u) << "--passes 1 (the sanitizer runs)";
+  EXPECT_EQ(once.bytes, 3u * 4096);
 }
 
 TEST(hierarchy_lab, every_rung_has_traits_and_plans_without_a_gpu) {
@@ -128,6 +142,8 @@ TEST(hierarchy_lab, refusals_say_why) {
   EXPECT_TRUE(test::refusal(l, "loaded_chase", hcase(1 << 20, {{"load_ctas", num(132)}}), d).has_value());
   EXPECT_FALSE(test::refusal(l, "loaded_chase", hcase(1 << 20, {{"load_ctas", num(131)}}), d).has_value());
   EXPECT_TRUE(test::refusal(l, "smem_dot", hcase(std::uint64_t{1} << 30), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "dot_l2_all", hcase(std::uint64_t{1} << 30), d).has_value());
+  EXPECT_FALSE(test::refusal(l, "dot_l2_all", hcase(16 << 20), d).has_value());
   EXPECT_FALSE(test::refusal(l, "smem_dot", hcase(8 << 20), d).has_value());
 }
 
