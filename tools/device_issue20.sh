@@ -46,7 +46,7 @@ step sass_tests "$bin/memlab_sass_tests --gtest_filter='*hierarchy*' --gtest_bri
 step gpu_tests "timeout 120 $bin/memlab_gpu_tests --gtest_filter='*hierarchy*' --gtest_brief=1"
 
 # ---- sanitizers at small sizes -------------------------------------------------------------------------------
-step memcheck "timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab run hierarchy --quiet \
+step memcheck "timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab run hierarchy --quiet \
   --sizes 32KiB,1MiB --steps 256 --passes 1 --load-ctas 4 --max-time 0.01 --out $res/sanitizer_memcheck.json"
 
 # ---- the defaults: at most 20 s -------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ step tlb "$R --variant chase_stride --sizes 8MiB..8GiB:*4 --stride 4KiB,64KiB,1M
 # Shared memory and registers.
 step smem_reg "$R --variant chase_shared,register_chain --sizes 4KiB,32KiB,128KiB --steps 4096 --out $res/hierarchy_smem_reg.json"
 # Bandwidth against working set, every stream.
-step bandwidth_ws "$R --variant smem_dot,dot,dot_l2,dot_l2_all,write,copy,add,triad --sizes 64KiB..1GiB --out $res/hierarchy_bandwidth_ws.json"
+step bandwidth_ws "$R --variant smem_dot,dot,dot_l2,dot_l2_all,write,copy,add,triad --sizes 64KiB..1GiB:*4 --out $res/hierarchy_bandwidth_ws.json"
 # Little's law: bytes in flight per SM (ILP x occupancy) against DRAM bandwidth.
 step littles_law "$R --variant dot --sizes 1GiB --ilp 1,2,4,8 --ctas-per-sm 1,2,4,8 --out $res/hierarchy_littles_law.json"
 # Loaded latency: the probe's DRAM latency while 0..131 SMs stream.
@@ -75,25 +75,7 @@ step loaded "$R --variant loaded_chase --sizes 1GiB --steps 2048 --load-ctas 0,2
 P="--variant register_chain,chase_shared,chase_l1,chase_l2 --sizes 4KiB,32KiB,8MiB,1GiB --steps 4096"
 step plateaus_run1 "$R $P --out $res/hierarchy_plateaus_run1.json"
 step plateaus_run2 "$R $P --out $res/hierarchy_plateaus_run2.json"
-step plateaus_agree "python3 - <<'PY'
-import json, sys
-def load(p):
-    d = json.load(open(p)); out = {}
-    for r in d['results']:
-        m = r.get('measured', {})
-        if r['status'] == 'ok' and 'cycles_per_load' in m:
-            out[(r['variant'], r['params']['n'])] = (m['cycles_per_load']['value'], m['ns_per_load']['value'])
-    return out
-a = load('$res/hierarchy_plateaus_run1.json'); b = load('$res/hierarchy_plateaus_run2.json')
-worst = 0; bad = 0
-print(f\"{'variant':16} {'bytes':>12} {'run1 cyc':>9} {'run2 cyc':>9} {'diff%':>6} {'run1 ns':>8} {'run2 ns':>8}\")
-for k in sorted(a):
-    if k not in b: continue
-    (c1, n1), (c2, n2) = a[k], b[k]
-    d = 100 * abs(c1 - c2) / max(c1, 1e-9); worst = max(worst, d); bad += d > 3
-    print(f'{k[0]:16} {4*k[1]:>12} {c1:9.2f} {c2:9.2f} {d:6.2f} {n1:8.2f} {n2:8.2f}')
-print(f'worst difference {worst:.2f}% ({bad} over 3%)'); sys.exit(1 if bad else 0)
-PY"
+step plateaus_agree "python3 tools/issue20_checks.py plateaus $res/hierarchy_plateaus_run1.json $res/hierarchy_plateaus_run2.json"
 
 # ---- BabelStream at memlab's array sizes (f32: memlab's n = BabelStream's -s) --------------------------------------
 bs=$PWD/.carry/babelstream
@@ -103,37 +85,14 @@ step babelstream_build "cd $bs && nvcc -O3 -std=c++17 -arch=sm_90 -DCUDA -DGRID_
   -I. -Icuda $nvml_inc -x cu main.cpp cuda/CUDAStream.cu $nvml_lib -o $work/babelstream"
 for n in 33554432 268435456; do
   step babelstream_$n "$work/babelstream --float -s $n -n 100 --csv"
-  step memlab_streams_$n "$R --max-time 0.5 --variant dot,copy,add,triad --sizes $n --out $res/hierarchy_streams_$n.json"
+  step memlab_streams_$n "$R --max-time 0.5 --passes 1 --variant dot,copy,add,triad --sizes $n --out $res/hierarchy_streams_$n.json"
 done
-step compare_babelstream "python3 - <<'PY'
-import csv, io, json, sys
-rows = []; bad = 0
-for n in (33554432, 268435456):
-    text = open('$work/babelstream_%d.log' % n).read()
-    lines = [l for l in text.splitlines() if l.count(',') >= 4]
-    bs = {r['function']: float(r['max_mbytes_per_sec']) / 1e3 for r in csv.DictReader(io.StringIO('\n'.join(lines)))}
-    ml = {r['variant']: r['gbps'] for r in json.load(open('$res/hierarchy_streams_%d.json' % n))['results'] if r['status'] == 'ok'}
-    for ours, theirs in (('dot', 'Dot'), ('copy', 'Copy'), ('add', 'Add'), ('triad', 'Triad')):
-        a, b = ml.get(ours, 0), bs.get(theirs, 0)
-        ok = a >= 0.99 * b; bad += not ok
-        rows.append(f'{n:>10} {ours:6} memlab {a:8.1f} GB/s  BabelStream {theirs:6} {b:8.1f} GB/s  {100*a/max(b,1e-9):6.1f}%  {\"ok\" if ok else \"BELOW\"}')
-print('\n'.join(rows)); sys.exit(1 if bad else 0)
-PY"
+step compare_babelstream "python3 tools/issue20_checks.py babelstream $work $res 33554432 268435456"
 
 # ---- pictures ------------------------------------------------------------------------------------------------
 step plots "cd tools/python && python3 -m memlab_tools.plot_hierarchy $res/*.json -o $work/plots"
 
 # ---- summary ----------------------------------------------------------------------------------------------------
-step key_figures "python3 - <<'PY'
-import json, glob
-for f in sorted(glob.glob('$res/hierarchy_plateaus_run1.json')) + ['$res/hierarchy_defaults.json']:
-    try: d = json.load(open(f))
-    except Exception as e: print(f, e); continue
-    print('#', f.split('/')[-1])
-    for r in d['results']:
-        m = r.get('measured', {})
-        lat = ' '.join(f\"{k}={v['value']:.1f}{v['unit']}\" for k, v in m.items() if not k.startswith(('hist_', 'sm')) or k == 'sm_clock_mhz')
-        print(f\"{r['variant']:16} n={r['params']['n']:>11} {r['status']:7} gbps={r['gbps']:9.1f} roof={r['roof']['name']:5} {lat} {r['note'][:60]}\")
-PY"
+step key_figures "python3 tools/issue20_checks.py figures $res/hierarchy_defaults.json $res/hierarchy_plateaus_run1.json $res/hierarchy_streams_268435456.json"
 echo; echo "=== issue 20 summary (total $((SECONDS - t_start)) s) ==="; printf '%s\n' "${summary[@]}" | tee "$work/summary.txt"
 pack
