@@ -1,8 +1,9 @@
 // memlab/arch/ld_global_cache.cuh: global loads with a stated cache operator, kept in program order.
 #pragma once
 
-#include <cstdint>
 #include <vector_types.h>
+
+#include <cstdint>
 
 namespace memlab::arch {
 

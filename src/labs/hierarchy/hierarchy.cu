@@ -12,18 +12,17 @@
 //
 // Reading order: the kernels (the chases, the register chain, the loaded chase, the streams), then
 // plans, setup, launchers, verification and figures, and the lab's table at the end.
-#include <cuda/ptx>
-
 #include <algorithm>
 #include <cstring>
+#include <cuda/ptx>
 #include <memory>
 #include <thread>
 
 #include "harness/check.hpp"
 #include "harness/error.hpp"
 #include "harness/fill.hpp"
-#include "harness/launch.cuh"
 #include "harness/lab.hpp"
+#include "harness/launch.cuh"
 #include "labs/hierarchy/hierarchy.hpp"
 #include "memlab/arch/ld_global.cuh"
 #include "memlab/arch/ld_global_cache.cuh"
@@ -129,8 +128,8 @@ __device__ __forceinline__ void walk_global(std::uint64_t p, std::uint64_t warmu
 // Order and PerSM change no instruction (the chain's order is data, the grid is the launch's): they
 // give each rung a kernel symbol of its own, which `memlab inspect` and the SASS tests read.
 template <load_path Path, chase_order Order, bool PerSM>
-__global__ void chase_kernel(const std::uint64_t* starts, std::uint64_t warmup, std::uint64_t steps,
-                             unsigned samples, chase_out* out) {
+__global__ void chase_kernel(const std::uint64_t* starts, std::uint64_t warmup, std::uint64_t steps, unsigned samples,
+                             chase_out* out) {
   if (threadIdx.x != 0) return;
   walk_global<Path>(starts[blockIdx.x], warmup, steps, samples, out + blockIdx.x);
 }
@@ -188,7 +187,8 @@ __global__ void register_chain_kernel(float x, float a, float b, std::uint64_t s
 #pragma unroll 1
   for (std::uint64_t i = 0; i < steps; i += register_chain_unroll) {
 #pragma unroll
-    for (unsigned k = 0; k < register_chain_unroll; ++k) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(x) : "f"(a), "f"(b));
+    for (unsigned k = 0; k < register_chain_unroll; ++k)
+      asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(x) : "f"(a), "f"(b));
   }
   wait_for(__float_as_uint(x));
   const std::uint64_t c1 = sm_clock(), g1 = global_ns();
@@ -203,10 +203,10 @@ __global__ void register_chain_kernel(float x, float a, float b, std::uint64_t s
 // CTA 0's thread 0 chases (.cg) while CTAs 1..load_ctas stream 16-byte loads from a DRAM-sized array
 // until it is done; each CTA on its own SM (more than half an SM's shared memory each). The probe
 // starts once every generator runs (or after 50 ms, if some could not be resident).
-__global__ void __launch_bounds__(1024) loaded_chase_kernel(const std::uint64_t* starts, std::uint64_t warmup,
-                                                            std::uint64_t steps, unsigned samples, chase_out* out,
-                                                            const float4* stream, std::uint64_t stream_vectors,
-                                                            loaded_flags* flags, generator_out* gen) {
+__global__ void __launch_bounds__(1024)
+    loaded_chase_kernel(const std::uint64_t* starts, std::uint64_t warmup, std::uint64_t steps, unsigned samples,
+                        chase_out* out, const float4* stream, std::uint64_t stream_vectors, loaded_flags* flags,
+                        generator_out* gen) {
   volatile loaded_flags* f = flags;
   if (blockIdx.x == 0) {
     if (threadIdx.x != 0) return;
@@ -396,25 +396,35 @@ MEMLAB_HOST_DEVICE inline float stream_value(std::uint64_t seed, std::uint64_t i
   return static_cast<float>((mix64(seed ^ mix64(i)) & 15) + 1) * 0.125f;
 }
 __global__ void fill_stream_kernel(float* x, std::uint64_t n, std::uint64_t seed) {
-  for (std::uint64_t i = global_thread(); i < n; i += std::uint64_t{gridDim.x} * blockDim.x) x[i] = stream_value(seed, i);
+  for (std::uint64_t i = global_thread(); i < n; i += std::uint64_t{gridDim.x} * blockDim.x)
+    x[i] = stream_value(seed, i);
 }
 
 // ---- plans, setup, launchers, verification, figures --------------------------------------------------------------
 
 namespace {
 
-const axis stride_axis{"stride", "bytes between chase nodes: 128 = one per cache line, 32 = one per sector; "
-                       "the TLB sweep goes to MiBs", axis_grammar::bytes, "128", 8, std::uint64_t{1} << 32};
-const axis steps_axis{"steps", "timed dependent loads (or FFMAs) per walk", axis_grammar::counts, "4096", 64,
-                      std::uint64_t{1} << 24};
-const axis ilp_axis{"ilp", "streams: 16-byte vectors per array in flight per thread (1, 2, 4, 8)", axis_grammar::counts,
-                    "4", 1, 8};
-const axis ctas_per_sm_axis{"ctas_per_sm", "streams: 256-thread CTAs per SM (occupancy, 1..8)", axis_grammar::counts,
-                            "4", 1, 8};
-const axis passes_axis{"passes", "streams: passes over the arrays per launch; 0 = enough for 1 GiB moved (at most 2^20)",
-                        axis_grammar::counts, "0", 0, std::uint64_t{1} << 20};
-const axis load_ctas_axis{"load_ctas", "loaded chase: SMs streaming from DRAM beside the probe", axis_grammar::counts,
-                          "0", 0, 1024};
+const axis stride_axis{"stride",
+                       "bytes between chase nodes: 128 = one per cache line, 32 = one per sector; "
+                       "the TLB sweep goes to MiBs",
+                       axis_grammar::bytes,
+                       "128",
+                       8,
+                       std::uint64_t{1} << 32};
+const axis steps_axis{
+    "steps", "timed dependent loads (or FFMAs) per walk", axis_grammar::counts, "4096", 64, std::uint64_t{1} << 24};
+const axis ilp_axis{
+    "ilp", "streams: 16-byte vectors per array in flight per thread (1, 2, 4, 8)", axis_grammar::counts, "4", 1, 8};
+const axis ctas_per_sm_axis{
+    "ctas_per_sm", "streams: 256-thread CTAs per SM (occupancy, 1..8)", axis_grammar::counts, "4", 1, 8};
+const axis passes_axis{"passes",
+                       "streams: passes over the arrays per launch; 0 = enough for 1 GiB moved (at most 2^20)",
+                       axis_grammar::counts,
+                       "0",
+                       0,
+                       std::uint64_t{1} << 20};
+const axis load_ctas_axis{
+    "load_ctas", "loaded chase: SMs streaming from DRAM beside the probe", axis_grammar::counts, "0", 0, 1024};
 
 constexpr int stream_threads = 256;
 constexpr float stream_scalar = 0.5f;
@@ -478,7 +488,8 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
       return "a shared-memory chain must fit a CTA's shared memory with room for the samples (" +
              std::to_string(limit - 8 * 1024) + " B here)";
   }
-  if (t.kind == rung_kind::loaded_chase && p[load_ctas_axis] + 1 > static_cast<std::uint64_t>(std::max(dev.sm_count, 1)))
+  if (t.kind == rung_kind::loaded_chase &&
+      p[load_ctas_axis] + 1 > static_cast<std::uint64_t>(std::max(dev.sm_count, 1)))
     return "--load-ctas must leave the probe an SM of its own (at most " + std::to_string(dev.sm_count - 1) + ")";
   return std::nullopt;
 }
@@ -520,7 +531,8 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   const std::uint64_t walkers = t.kind == rung_kind::chase ? c.walkers : 1;
   out.policy = {1, 1, t.path == load_path::shared ? 4 : 8, 0, walkers};
   // One 8-byte (shared: 4-byte) load per step of every walker; the register chain moves nothing.
-  out.bytes = t.kind == rung_kind::register_chain ? 0 : walkers * walk_length(c) * (t.path == load_path::shared ? 4 : 8);
+  out.bytes =
+      t.kind == rung_kind::register_chain ? 0 : walkers * walk_length(c) * (t.path == load_path::shared ? 4 : 8);
   out.working_set = bytes;
   out.buffers = {{"out", walkers * sizeof(chase_out), buffer_role::output}};
   if (t.kind == rung_kind::register_chain) return out;
@@ -531,8 +543,8 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   if (t.kind == rung_kind::loaded_chase) {
     out.policy.grid = 1 + p[load_ctas_axis];
     out.buffers.push_back({"flags", sizeof(loaded_flags), buffer_role::scratch});
-    out.buffers.push_back({"generators", sizeof(generator_out) * std::max<std::uint64_t>(p[load_ctas_axis], 1),
-                           buffer_role::scratch});
+    out.buffers.push_back(
+        {"generators", sizeof(generator_out) * std::max<std::uint64_t>(p[load_ctas_axis], 1), buffer_role::scratch});
     out.buffers.push_back({"stream", stream_bytes_for(dev), buffer_role::scratch});
   }
   return out;
@@ -556,8 +568,9 @@ void setup(case_ctx& c) {
     MEMLAB_CUDA_CHECK_LAUNCH();
     if (t.path == load_path::shared) {
       const auto smem = static_cast<int>(2 * st.plan.slice * 16);
-      for (const void* k : {reinterpret_cast<const void*>(&smem_dot_kernel<1>), reinterpret_cast<const void*>(&smem_dot_kernel<2>),
-                            reinterpret_cast<const void*>(&smem_dot_kernel<4>), reinterpret_cast<const void*>(&smem_dot_kernel<8>)})
+      for (const void* k :
+           {reinterpret_cast<const void*>(&smem_dot_kernel<1>), reinterpret_cast<const void*>(&smem_dot_kernel<2>),
+            reinterpret_cast<const void*>(&smem_dot_kernel<4>), reinterpret_cast<const void*>(&smem_dot_kernel<8>)})
         MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     }
     MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -586,18 +599,19 @@ void setup(case_ctx& c) {
     std::vector<std::uint32_t> host(p.nodes);
     for (std::uint64_t i = 0; i < p.nodes; ++i) host[i] = static_cast<std::uint32_t>(next[i] * stride);
     MEMLAB_CUDA_CHECK(cudaMemcpy(links.data(), host.data(), 4 * p.nodes, cudaMemcpyHostToDevice));
-    scatter_chain_kernel<<<1024, 256>>>(c.ptr<std::uint32_t>(chain_buffer), reinterpret_cast<const std::uint32_t*>(links.data()),
-                                        p.nodes, stride / 4);
+    scatter_chain_kernel<<<1024, 256>>>(c.ptr<std::uint32_t>(chain_buffer),
+                                        reinterpret_cast<const std::uint32_t*>(links.data()), p.nodes, stride / 4);
   } else {
     std::vector<std::uint64_t> host(p.nodes);
     for (std::uint64_t i = 0; i < p.nodes; ++i) host[i] = base + next[i] * stride;
     MEMLAB_CUDA_CHECK(cudaMemcpy(links.data(), host.data(), 8 * p.nodes, cudaMemcpyHostToDevice));
-    scatter_chain_kernel<<<1024, 256>>>(c.ptr<std::uint64_t>(chain_buffer), reinterpret_cast<const std::uint64_t*>(links.data()),
-                                        p.nodes, stride / 8);
+    scatter_chain_kernel<<<1024, 256>>>(c.ptr<std::uint64_t>(chain_buffer),
+                                        reinterpret_cast<const std::uint64_t*>(links.data()), p.nodes, stride / 8);
   }
   MEMLAB_CUDA_CHECK_LAUNCH();
   std::vector<std::uint64_t> starts(p.walkers);
-  for (std::uint64_t w = 0; w < p.walkers; ++w) starts[w] = shared ? st->starts[w] * stride : base + st->starts[w] * stride;
+  for (std::uint64_t w = 0; w < p.walkers; ++w)
+    starts[w] = shared ? st->starts[w] * stride : base + st->starts[w] * stride;
   MEMLAB_CUDA_CHECK(cudaMemcpy(c.ptr(starts_buffer), starts.data(), 8 * p.walkers, cudaMemcpyHostToDevice));
   if (t.kind == rung_kind::loaded_chase) {
     fill_stream_kernel<<<1024, 256>>>(c.ptr<float>(stream_buffer), stream_bytes_for(c.dev) / 4, next_seed());
@@ -607,14 +621,16 @@ void setup(case_ctx& c) {
   // (which a CUDA graph captures).
   const int one_per_sm = one_cta_per_sm_smem(c.dev);
   if (t.per_sm)
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&chase_kernel<load_path::l2, chase_order::random, true>),
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm));
+    MEMLAB_CUDA_CHECK(
+        cudaFuncSetAttribute(reinterpret_cast<const void*>(&chase_kernel<load_path::l2, chase_order::random, true>),
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm));
   if (t.kind == rung_kind::loaded_chase)
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&loaded_chase_kernel),
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, one_per_sm));
   if (shared)
     MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(&chase_shared_kernel),
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(chain_bytes(c.p))));
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(chain_bytes(c.p))));
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
   c.state = st;
 }
@@ -645,7 +661,8 @@ void launch_chase_shared(const case_ctx& c, cudaStream_t s) {
   const auto bytes = static_cast<int>(chain_bytes(c.p));
   chase_shared_kernel<<<1, 256, static_cast<std::size_t>(bytes), s>>>(
       c.ptr<const std::uint32_t>(chain_buffer), static_cast<std::uint32_t>(bytes / 4),
-      static_cast<std::uint32_t>(st.starts[0] * c.p[stride_axis]), p.warmup, p.steps, p.samples, c.ptr<chase_out>(out_buffer));
+      static_cast<std::uint32_t>(st.starts[0] * c.p[stride_axis]), p.warmup, p.steps, p.samples,
+      c.ptr<chase_out>(out_buffer));
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -680,10 +697,18 @@ void launch_stream(const case_ctx& c, cudaStream_t s) {
         b.passes, stream_scalar, c.ptr<float>(partials_buffer));
   };
   switch (b.ilp) {
-    case 1: args(stream_kernel<Op, Path, 1, All>); break;
-    case 2: args(stream_kernel<Op, Path, 2, All>); break;
-    case 8: args(stream_kernel<Op, Path, 8, All>); break;
-    default: args(stream_kernel<Op, Path, 4, All>); break;
+    case 1:
+      args(stream_kernel<Op, Path, 1, All>);
+      break;
+    case 2:
+      args(stream_kernel<Op, Path, 2, All>);
+      break;
+    case 8:
+      args(stream_kernel<Op, Path, 8, All>);
+      break;
+    default:
+      args(stream_kernel<Op, Path, 4, All>);
+      break;
   }
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
@@ -703,10 +728,18 @@ void launch_smem_dot(const case_ctx& c, cudaStream_t s) {
         c.ptr<float>(partials_buffer));
   };
   switch (b.ilp) {
-    case 1: args(smem_dot_kernel<1>); break;
-    case 2: args(smem_dot_kernel<2>); break;
-    case 8: args(smem_dot_kernel<8>); break;
-    default: args(smem_dot_kernel<4>); break;
+    case 1:
+      args(smem_dot_kernel<1>);
+      break;
+    case 2:
+      args(smem_dot_kernel<2>);
+      break;
+    case 8:
+      args(smem_dot_kernel<8>);
+      break;
+    default:
+      args(smem_dot_kernel<4>);
+      break;
   }
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
@@ -844,19 +877,25 @@ rung_traits chase(load_path path, chase_order order = chase_order::random, bool 
   return {.kind = rung_kind::chase, .path = path, .order = order, .per_sm = per_sm};
 }
 rung_traits stream(int reads, int writes, int flops, load_path path = load_path::l1, bool all = false) {
-  return {.kind = rung_kind::bandwidth, .path = path, .reads = reads, .writes = writes, .flops = flops,
+  return {.kind = rung_kind::bandwidth,
+          .path = path,
+          .reads = reads,
+          .writes = writes,
+          .flops = flops,
           .every_cta_reads_all = all};
 }
 
 }  // namespace
 
-// ---- the lab's table -------------------------------------------------------------------------------------------------
+// ---- the lab's table
+// -------------------------------------------------------------------------------------------------
 
 const lab& table() {
   static const lab hierarchy_lab{
       .name = "hierarchy",
-      .teaches = "what each memory level delivers: dependent-load latency (pointer chase), bandwidth against working "
-                 "set, TLB reach, L2 partitions, latency under load and Little's law",
+      .teaches =
+          "what each memory level delivers: dependent-load latency (pointer chase), bandwidth against working "
+          "set, TLB reach, L2 partitions, latency under load and Little's law",
       .dtypes = {dtype::f32},
       .default_dtype = dtype::f32,
       .default_sizes = "32KiB,16MiB,256MiB",
@@ -881,7 +920,8 @@ const lab& table() {
               },
               {
                   .name = "chase_l1",
-                  .teaches = "dependent ld.global over a random cycle: L1, then L2, then HBM as the chain outgrows each",
+                  .teaches =
+                      "dependent ld.global over a random cycle: L1, then L2, then HBM as the chain outgrows each",
                   .launch = launch_chase<load_path::l1, chase_order::random, false>,
                   .kernels = {kernel_ref::of(&chase_kernel<load_path::l1, chase_order::random, false>)},
                   .traits = chase(load_path::l1),

@@ -34,10 +34,10 @@ struct rung_traits {
   rung_kind kind = rung_kind::chase;
   load_path path = load_path::l1;
   chase_order order = chase_order::random;
-  bool per_sm = false;       // chase: one walker per SM (one CTA each), a latency per SM
-  int reads = 0;             // bandwidth: arrays read per element
-  int writes = 0;            // bandwidth: arrays written per element
-  int flops = 0;             // bandwidth: FLOPs per element (add 1, triad 2, dot 2)
+  bool per_sm = false;               // chase: one walker per SM (one CTA each), a latency per SM
+  int reads = 0;                     // bandwidth: arrays read per element
+  int writes = 0;                    // bandwidth: arrays written per element
+  int flops = 0;                     // bandwidth: FLOPs per element (add 1, triad 2, dot 2)
   bool every_cta_reads_all = false;  // bandwidth: every CTA reads the whole array (data many SMs request)
 };
 
@@ -53,8 +53,8 @@ std::uint64_t walk(std::span<const std::uint64_t> next, std::uint64_t start, std
 
 // ---- plans ----------------------------------------------------------------------------------------------
 
-inline constexpr std::uint64_t warmup_cap = 4096;   // dependent loads before the timed walk, at most
-inline constexpr unsigned max_samples = 512;        // loads timed one by one (the histogram)
+inline constexpr std::uint64_t warmup_cap = 4096;      // dependent loads before the timed walk, at most
+inline constexpr unsigned max_samples = 512;           // loads timed one by one (the histogram)
 inline constexpr unsigned register_chain_unroll = 64;  // FFMAs per loop iteration
 
 // A walk: `warmup` loads (the whole cycle when it is short enough: an L1-sized chain is then
@@ -80,10 +80,10 @@ struct bandwidth_plan {
   std::uint64_t grid = 0;
   int threads = 256;
   int ilp = 4;
-  std::uint64_t vectors = 0;   // 16-byte vectors per array
-  std::uint64_t slice = 0;     // vectors per CTA (its own part; every_cta_reads_all: all of them)
+  std::uint64_t vectors = 0;  // 16-byte vectors per array
+  std::uint64_t slice = 0;    // vectors per CTA (its own part; every_cta_reads_all: all of them)
   unsigned passes = 1;
-  std::uint64_t bytes = 0;     // reads + writes of one launch, all passes
+  std::uint64_t bytes = 0;  // reads + writes of one launch, all passes
   std::uint64_t flops = 0;
   std::uint64_t sms_busy = 0;
 };

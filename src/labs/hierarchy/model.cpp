@@ -90,8 +90,8 @@ bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, i
   const std::uint64_t readers = t.every_cta_reads_all ? p.grid : 1;
   const std::uint64_t per_pass = static_cast<std::uint64_t>(t.reads + t.writes) * array_bytes * readers;
   const std::uint64_t passes = passes_given > 0 ? passes_given
-                               : per_pass > 0     ? (bandwidth_target_bytes + per_pass - 1) / per_pass
-                                                  : 1;
+                               : per_pass > 0   ? (bandwidth_target_bytes + per_pass - 1) / per_pass
+                                                : 1;
   p.passes = static_cast<unsigned>(std::clamp<std::uint64_t>(passes, 1, 1u << 20));
   p.bytes = per_pass * p.passes;
   p.flops = static_cast<std::uint64_t>(t.flops) * (array_bytes / 4) * readers * p.passes;

@@ -19,9 +19,9 @@ namespace {
 struct hierarchy_gpu : test::gpu_test<::testing::TestWithParam<std::string>> {};
 
 case_params hcase(std::uint64_t bytes, std::uint64_t steps, std::uint64_t load_ctas = 0) {
-  return labs::hierarchy::table().make_case(dtype::f32, bytes / 4,
-                                            {{"steps", axis_value{{steps, 0, 0}, 1}},
-                                             {"load_ctas", axis_value{{load_ctas, 0, 0}, 1}}});
+  return labs::hierarchy::table().make_case(
+      dtype::f32, bytes / 4,
+      {{"steps", axis_value{{steps, 0, 0}, 1}}, {"load_ctas", axis_value{{load_ctas, 0, 0}, 1}}});
 }
 
 const measured_figure* figure(const std::vector<measured_figure>& f, std::string_view name) {
@@ -34,8 +34,8 @@ TEST_P(hierarchy_gpu, small_sizes_verify_and_report_sane_figures) {
   const lab& l = labs::hierarchy::table();
   const std::string& name = GetParam();
   int ran = 0;
-  for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{4096 + 16}, std::uint64_t{32} << 10,
-                              std::uint64_t{4} << 20}) {
+  for (std::uint64_t bytes :
+       {std::uint64_t{4096}, std::uint64_t{4096 + 16}, std::uint64_t{32} << 10, std::uint64_t{4} << 20}) {
     for (std::uint64_t steps : {64u, 100u, 1000u}) {
       const auto p = hcase(bytes, steps, name == "loaded_chase" ? 8 : 0);
       SCOPED_TRACE("bytes=" + std::to_string(bytes) + " steps=" + std::to_string(steps));

@@ -85,8 +85,8 @@ TEST(hierarchy_plan, chase_warms_the_whole_short_cycle_and_caps_the_long_one) {
 TEST(hierarchy_plan, stream_bytes_are_passes_times_arrays_times_size) {
   const rung_traits dot{.kind = rung_kind::bandwidth, .reads = 2, .flops = 2};
   const rung_traits triad{.kind = rung_kind::bandwidth, .reads = 2, .writes = 1, .flops = 2};
-  const rung_traits all{.kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2,
-                        .every_cta_reads_all = true};
+  const rung_traits all{
+      .kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2, .every_cta_reads_all = true};
   for (std::uint64_t bytes : {std::uint64_t{16}, std::uint64_t{4096}, std::uint64_t{1} << 20, std::uint64_t{1} << 30,
                               std::uint64_t{3} << 30}) {
     SCOPED_TRACE(bytes);

@@ -75,9 +75,9 @@ TEST_F(sass_proof, hierarchy_cg_chases_bypass_l1) {
       SCOPED_TRACE(arch + " " + v);
       const auto* k = find(r, "hierarchy", v, "");
       ASSERT_NE(k, nullptr);
-      const int strong = static_cast<int>(std::count_if(k->code.opcodes.begin(), k->code.opcodes.end(), [](const std::string& o) {
-        return o.starts_with("LDG.E.64.STRONG.GPU");
-      }));
+      const int strong =
+          static_cast<int>(std::count_if(k->code.opcodes.begin(), k->code.opcodes.end(),
+                                         [](const std::string& o) { return o.starts_with("LDG.E.64.STRONG.GPU"); }));
       EXPECT_GE(strong, 6) << "ld.global.cg compiles to LDG.E.64.STRONG.GPU on sm_90";
     }
   }

@@ -192,7 +192,7 @@ def bandwidth_vs_working_set(records, device, out):
     for r in records:
         if r.get("measured") or r["gbps"] <= 0 or "ilp" not in r["params"]:
             continue
-        if r["params"].get("ilp") != 4 or r["params"].get("ctas_per_sm") != 4:
+        if r["params"].get("ilp") != 4 or r["params"].get("ctas_per_sm") != 4 or r["params"].get("passes", 0) != 0:
             continue
         series[r["variant"]][bytes_of(r)] = r
     if not series:
