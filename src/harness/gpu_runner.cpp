@@ -79,7 +79,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   for (auto& prm : r.params) {
     if (std::find(c.v->ignores.begin(), c.v->ignores.end(), prm.name) != c.v->ignores.end()) prm.value = std::string("-");
   }
-  r.roof.name = std::string(to_string(c.l->roof));
+  r.roof.name = std::string(to_string(c.l->roof));  // the case's own roof once planned
   const auto skip = [&](std::string why) {
     r.status = result_status::skipped;
     r.note = std::move(why);
@@ -129,6 +129,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   if (req.profile) {
     r.cold = s.t->once(launch);
     r.graph_note = "--profile: no batch or graph timing";
+    if (c.l->observe != nullptr) r.measured = c.l->observe(ctx);
     derive(r, roof, s.dev, ctx.plan.working_set);
     return r;
   }
@@ -144,6 +145,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   } else {
     r.graph = s.t->graph(launch, hot_opt, r.cold.median_ms, r.graph_note);
   }
+  if (c.l->observe != nullptr) r.measured = c.l->observe(ctx);
   derive(r, roof, s.dev, ctx.plan.working_set);
   if (r.throttled_samples > 0) {
     r.note = std::to_string(r.throttled_samples) + " cold sample(s) dropped: SM clock under 75% of the default";

@@ -111,6 +111,9 @@ struct case_plan {
   // What the lab's host model predicts for the case, reported with its result as is (e.g. the bank
   // model's wavefronts per shared request, sectors per global request). Empty: nothing to report.
   std::vector<model_figure> model;
+  // The roof of this case when it is not the lab's (a lab spanning levels: shared memory for an
+  // L1-resident working set, L2, DRAM). nullopt: the lab's roof.
+  std::optional<roof_kind> roof;
   // Device memory the lab's setup allocates for a while beyond the buffers (sort scratch, ...).
   std::uint64_t transient_bytes = 0;
   // The roof this case is held to when not the lab's (a lab of links: PCIe for one rung, NVLink for
@@ -241,6 +244,9 @@ struct lab {
   // Compares the outputs with the CPU reference after one launch on fresh inputs. "" when they
   // agree, else what differs first. Synchronous.
   std::string (*verify)(const case_ctx& c) = nullptr;
+  // Optional: after timing, what the lab's kernels measured themselves during their last launch
+  // (cycles and ns per dependent load, ...), reported with the result as read. Synchronous.
+  std::vector<measured_figure> (*observe)(const case_ctx& c) = nullptr;
 
   // Why `v` cannot run `p` on `dev`: first what the rung's needs say of the device (when one is
   // known: a default device_info plans on the host), then the lab's own refusal. nullopt when it can. No GPU work. What the runner, `memlab list` and tests ask.

@@ -31,6 +31,16 @@ struct model_figure {
   double value = 0;
   friend bool operator==(const model_figure&, const model_figure&) = default;
 };
+// A figure the lab's kernels measured themselves during the case (cycles per dependent load read
+// with clock64, ns per load with %globaltimer, the SM clock over the walk, ...), with its unit:
+// what a latency lab reports besides the launch timings. Reported as read, never derived.
+struct measured_figure {
+  std::string name;  // snake_case: "cycles_per_load"
+  double value = 0;
+  std::string unit;  // "cycles", "ns", "MHz", "GB/s", "B/clk/SM", "loads", ...
+  bool detail = false;  // in JSON and CSV only, not a column of the per-lab table (histogram buckets)
+  friend bool operator==(const measured_figure&, const measured_figure&) = default;
+};
 struct param {
   std::string name;  // dtype, n, then the lab's axes (names shared across labs: DESIGN.md)
   param_value value;
@@ -128,6 +138,7 @@ struct result {
   std::vector<direction_figure> directions;  // per-direction bytes and GB/s (case_plan::directions)
   double bus_factor = 0;   // case_plan::bus_factor (nccl-tests' busbw correction); 0: none
   double busbw_gbps = 0;   // gbps x bus_factor (derived; 0 without a factor)
+  std::vector<measured_figure> measured;  // what the lab's kernels measured themselves (lab::observe)
 
   [[nodiscard]] const param_value* find(std::string_view name) const;
 };

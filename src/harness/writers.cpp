@@ -131,6 +131,13 @@ std::string model_text(const std::vector<model_figure>& model) {
   return out;
 }
 
+// A result's measured figures in one field: "cycles_per_load=412.5cycles ns_per_load=221ns".
+std::string measured_text(const std::vector<measured_figure>& measured) {
+  std::string out;
+  for (const auto& m : measured) out += (out.empty() ? "" : " ") + m.name + "=" + exact(m.value) + m.unit;
+  return out;
+}
+
 // Param names in the order they are first seen across the labs of the report.
 std::vector<std::string> param_names(const run_report& rep) {
   std::vector<std::string> names;
@@ -156,7 +163,7 @@ void write_csv(std::ostream& os, const run_report& rep) {
         "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples", "batch_rel_spread", "gbps", "batch_gbps",
         "pct_peak", "pct_measured", "l2_resident", "verified", "status", "note", "hardware_bytes", "hardware_gbps",
         "graph_median_ms", "graph_samples", "graph_gbps", "gflops", "roof", "roof_value", "roof_unit", "pct_roof",
-        "sm_clock_mhz", "throttled_samples", "model"}) {
+        "sm_clock_mhz", "throttled_samples", "model", "measured"}) {
     header.emplace_back(h);
   }
   row(header);
@@ -176,7 +183,7 @@ void write_csv(std::ostream& os, const run_report& rep) {
           std::to_string(r.hardware_bytes), exact(r.hardware_gbps), exact(r.graph.median_ms),
           std::to_string(r.graph.samples), exact(r.graph_gbps), exact(r.gflops), r.roof.name, exact(r.roof.value),
           r.roof.unit, exact(r.pct_roof), exact(r.sm_clock_mhz), std::to_string(r.throttled_samples),
-          model_text(r.model)}) {
+          model_text(r.model), measured_text(r.measured)}) {
       f.push_back(std::move(s));
     }
     row(f);
@@ -334,6 +341,11 @@ ordered_json result_json(const result& r) {
     o["bus_factor"] = r.bus_factor;
     o["busbw_gbps"] = r.busbw_gbps;
   }
+  if (!r.measured.empty()) {
+    ordered_json measured = ordered_json::object();
+    for (const auto& m : r.measured) measured[m.name] = {{"value", m.value}, {"unit", m.unit}};
+    o["measured"] = std::move(measured);
+  }
   return o;
 }
 
@@ -372,6 +384,13 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
   for (const result* r : rows)
     for (const auto& m : r->model)
       if (std::find(model_names.begin(), model_names.end(), m.name) == model_names.end()) model_names.push_back(m.name);
+  // The figures the lab's kernels measured, a column each ("cycles_per_load [cycles]"), first seen first.
+  std::vector<std::pair<std::string, std::string>> measured_names;
+  for (const result* r : rows)
+    for (const auto& m : r->measured)
+      if (!m.detail && std::find_if(measured_names.begin(), measured_names.end(),
+                                    [&](const auto& x) { return x.first == m.name; }) == measured_names.end())
+        measured_names.emplace_back(m.name, m.unit);
   t.column("bytes", true);
   t.column("policy", false);
   for (const char* c : {"cold", "batch", "graph"}) t.column(c, true);
@@ -381,6 +400,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
   if (dram) t.column("%ceiling", true);
   if (hardware) t.column("HW GB/s", true);
   for (const auto& n : model_names) t.column(n, true);
+  for (const auto& [n, unit] : measured_names) t.column(unit.empty() ? n : n + " [" + unit + "]", true);
   t.column("L2", false);
   t.column("status", false);
   for (const result* r : rows) {
@@ -411,6 +431,11 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
     for (const auto& n : model_names) {
       const auto m = std::find_if(r->model.begin(), r->model.end(), [&](const model_figure& x) { return x.name == n; });
       row.push_back(m == r->model.end() ? "-" : fixed_g(m->value));
+    }
+    for (const auto& n : measured_names) {
+      const auto m = std::find_if(r->measured.begin(), r->measured.end(),
+                                  [&](const measured_figure& x) { return x.name == n.first; });
+      row.push_back(m == r->measured.end() ? "-" : fixed_g(m->value));
     }
     row.push_back(r->l2_resident ? "yes" : "");
     row.push_back(status_text(*r));

@@ -165,6 +165,14 @@ std::string_view sass_opcode(std::string_view rest) {
   return rest.substr(0, sp);
 }
 
+// The operands after `op` in the same instruction text: "R4, desc[UR4][R4.64]" ("" when none).
+std::string sass_operands(std::string_view rest, std::string_view op) {
+  if (auto c = rest.find("/*"); c != std::string_view::npos) rest = rest.substr(0, c);
+  if (auto s = rest.find(';'); s != std::string_view::npos) rest = rest.substr(0, s);
+  const auto at = rest.find(op);
+  return at == std::string_view::npos ? std::string() : std::string(trim(rest.substr(at + op.size())));
+}
+
 // "@P0 LDG ...", "@!P1 ...", "@UP0 ...": executed by the threads whose predicate holds. "@PT" (always)
 // is no guard; "@!PT" instructions never run and are not listed at all.
 bool is_guarded(std::string_view rest) {
@@ -188,7 +196,7 @@ std::vector<kernel_code> parse_sass(std::string_view text) {
     pos = nl + 1;
     if (line.starts_with("Function :") || line.starts_with("Function:")) {
       std::string mangled(trim(line.substr(line.find(':') + 1)));
-      out.push_back(kernel_code{arch, mangled, demangle(mangled), {}, {}});
+      out.push_back(kernel_code{arch, mangled, demangle(mangled), {}, {}, {}});
       in_function = true;
     } else if (line.starts_with("code for ")) {
       arch = std::string(trim(line.substr(9)));
@@ -203,6 +211,7 @@ std::vector<kernel_code> parse_sass(std::string_view text) {
         if (auto op = sass_opcode(*rest); !op.empty()) {
           out.back().opcodes.emplace_back(op);
           out.back().guarded.push_back(is_guarded(*rest));
+          out.back().operands.emplace_back(sass_operands(*rest, op));
         }
       }
     }

@@ -32,6 +32,7 @@ struct kernel_code {
   std::string name;      // demangled
   std::vector<std::string> opcodes;  // every instruction, in order, predicate and operands stripped
   std::vector<bool> guarded;         // per opcode: under a predicate (@P0, @!P1, @UP0: some threads skip it)
+  std::vector<std::string> operands; // per opcode: its operands as printed, "R4, desc[UR4][R4.64]"
 };
 
 std::vector<kernel_code> parse_sass(std::string_view cuobjdump_sass_text);

@@ -445,6 +445,29 @@ TEST(Writers, JsonValidatesAgainstTheSchema) {
   std::filesystem::remove(path);
 }
 
+// Figures a lab's kernels measure themselves (latency labs): `measured` in JSON (name -> value and
+// unit, valid against the schema), one column each in the lab's table except `detail` ones.
+TEST(Writers, MeasuredFiguresCarryTheirUnits) {
+  run_report rep = sample_report();
+  rep.results.front().measured = {{"cycles_per_load", 412.5, "cycles"},
+                                  {"ns_per_load", 220.25, "ns"},
+                                  {"hist_400_416", 37, "loads", true}};
+  const json j = json::parse(render(rep, output_format::json));
+  const auto& m = j["results"][0]["measured"];
+  EXPECT_EQ(m["cycles_per_load"]["value"], 412.5);
+  EXPECT_EQ(m["cycles_per_load"]["unit"], "cycles");
+  EXPECT_EQ(m["hist_400_416"]["unit"], "loads");
+  EXPECT_FALSE(j["results"][1].contains("measured")) << "absent when a lab measures nothing itself";
+  const std::string table = render(rep, output_format::table);
+  EXPECT_NE(table.find("cycles_per_load [cycles]"), std::string::npos);
+  EXPECT_EQ(table.find("hist_400_416"), std::string::npos) << "a detail figure is no column";
+  EXPECT_NE(render(rep, output_format::csv).find("cycles_per_load=412.5cycles"), std::string::npos);
+  const auto path = temp_path("memlab_schema_measured") += ".json";
+  write_file_atomically(path.string(), render(rep, output_format::json));
+  test::expect_valid_results(path.string());
+  std::filesystem::remove(path);
+}
+
 TEST(Writers, FormatNamesAndExtensions) {
   EXPECT_EQ(parse_format("md"), output_format::markdown);
   EXPECT_EQ(parse_format("yaml"), std::nullopt);

@@ -1,0 +1,108 @@
+// The hierarchy lab's host side: the chase chain, the launch plans and the figures read back from
+// the kernels. Plain C++ (no CUDA runtime calls): the host tests replay all of it without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "harness/result.hpp"
+
+namespace memlab::labs::hierarchy {
+
+// What kind of experiment a rung is; the lab's plan, setup, launch and verify read it from the
+// rung's traits (one record per rung in hierarchy.cu), never from the rung's name.
+enum class rung_kind {
+  chase,           // one thread (or one per SM) walks a chain of dependent loads
+  register_chain,  // one thread runs a chain of dependent FFMAs: no memory at all
+  loaded_chase,    // a chase on one SM while the other SMs stream from DRAM
+  bandwidth,       // every SM streams arrays, pass after pass
+};
+enum class load_path {
+  l1,      // ld.global (.ca, the default): L1 and L2
+  l2,      // ld.global.cg: L2 only
+  shared,  // shared memory
+};
+enum class chase_order {
+  random,      // a random cyclic permutation of the nodes (Sattolo): no prefetcher, no locality
+  sequential,  // node i -> i + 1: the classic stride chase (one node per `stride` bytes)
+};
+
+// A rung's traits (variant::traits): what the lab's model code reads.
+struct rung_traits {
+  rung_kind kind = rung_kind::chase;
+  load_path path = load_path::l1;
+  chase_order order = chase_order::random;
+  bool per_sm = false;               // chase: one walker per SM (one CTA each), a latency per SM
+  int reads = 0;                     // bandwidth: arrays read per element
+  int writes = 0;                    // bandwidth: arrays written per element
+  int flops = 0;                     // bandwidth: FLOPs per element (add 1, triad 2, dot 2)
+  bool every_cta_reads_all = false;  // bandwidth: every CTA reads the whole array (data many SMs request)
+};
+
+// ---- the chain ----------------------------------------------------------------------------------------
+
+// next[i]: the node after node i. random: one cycle through all nodes (Sattolo's algorithm, so the
+// walk from any node visits every node before it returns); sequential: i -> i + 1 mod nodes.
+std::vector<std::uint64_t> make_chain(std::uint64_t nodes, chase_order order, std::uint64_t seed);
+// True when `next` is one cycle through every node.
+bool is_single_cycle(std::span<const std::uint64_t> next);
+// The node reached from `start` after `steps` steps.
+std::uint64_t walk(std::span<const std::uint64_t> next, std::uint64_t start, std::uint64_t steps);
+
+// ---- plans ----------------------------------------------------------------------------------------------
+
+inline constexpr std::uint64_t warmup_cap = 4096;      // dependent loads before the timed walk, at most
+inline constexpr unsigned max_samples = 512;           // loads timed one by one (the histogram)
+inline constexpr unsigned register_chain_unroll = 64;  // FFMAs per loop iteration
+
+// A walk: `warmup` loads (the whole cycle when it is short enough: an L1-sized chain is then
+// resident), `steps` timed loads, `samples` loads timed one by one.
+struct chase_plan {
+  std::uint64_t nodes = 0;
+  std::uint64_t warmup = 0;
+  std::uint64_t steps = 0;
+  unsigned samples = 0;
+  std::uint64_t walkers = 1;  // CTAs walking (per_sm: one per SM, each from its own start)
+};
+chase_plan plan_chase(std::uint64_t chain_bytes, std::uint64_t stride, std::uint64_t steps, bool per_sm, int sm_count);
+// Walker w's first node: evenly spaced along the cycle (walkers never chase each other's lines).
+std::uint64_t walker_start(std::span<const std::uint64_t> next, const chase_plan& p, std::uint64_t w);
+// Every walker's first node, in one walk around the cycle (O(nodes), not O(nodes x walkers)).
+std::vector<std::uint64_t> walker_starts(std::span<const std::uint64_t> next, const chase_plan& p);
+
+// Every SM streams: `grid` CTAs of `threads`, each `ilp` 16-byte vectors per array in flight per
+// thread; `passes` over the data so that one launch moves at least `target_bytes`. A small array
+// gets fewer CTAs, each at least one full tile (threads x ilp vectors), rather than CTAs with idle
+// threads: `sms_busy` says how many SMs then work.
+struct bandwidth_plan {
+  std::uint64_t grid = 0;
+  int threads = 256;
+  int ilp = 4;
+  std::uint64_t vectors = 0;  // 16-byte vectors per array
+  std::uint64_t slice = 0;    // vectors per CTA (its own part; every_cta_reads_all: all of them)
+  unsigned passes = 1;
+  std::uint64_t bytes = 0;  // reads + writes of one launch, all passes
+  std::uint64_t flops = 0;
+  std::uint64_t sms_busy = 0;
+};
+inline constexpr std::uint64_t bandwidth_target_bytes = std::uint64_t{1} << 30;
+// `passes` 0: as many as reach bandwidth_target_bytes (at most 2^20).
+bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm,
+                              std::uint64_t passes = 0);
+// Bytes in flight per SM of a plan: CTAs per SM x threads x ilp x 16 B x arrays read (Little's law).
+std::uint64_t bytes_in_flight_per_sm(const rung_traits& t, int threads, int ilp, int ctas_per_sm);
+
+// ---- figures ------------------------------------------------------------------------------------------
+
+inline constexpr unsigned histogram_bucket_cycles = 16;
+// The figures of one walk: cycles and ns per load, the SM clock over the walk, the sampled
+// latencies' percentiles and their histogram (buckets of histogram_bucket_cycles, non-empty ones,
+// `detail`). `prefix` names a walker ("sm17_"): "" for the single walker.
+std::vector<measured_figure> walk_figures(std::uint64_t cycles, std::uint64_t ns, std::uint64_t steps,
+                                          std::span<const std::uint32_t> samples);
+// The q-quantile (0..1) of `v` (nearest rank); 0 when empty.
+double quantile(std::vector<std::uint32_t> v, double q);
+
+}  // namespace memlab::labs::hierarchy

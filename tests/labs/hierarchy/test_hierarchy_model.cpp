@@ -1,0 +1,198 @@
+// The hierarchy lab on the host: the chain is one cycle through every node, walks and walker
+// starts, the plans' byte counts, refusals and per-case roofs, and the figures made from samples.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "lab_helpers.hpp"
+#include "labs/hierarchy/hierarchy.hpp"
+
+namespace memlab::labs::hierarchy {
+const lab& table();
+namespace {
+
+device_info h100() {
+  device_info d;
+  d.name = "H100 (host model)";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.max_threads_per_sm = 2048;
+  d.smem_per_block_optin = 232448;
+  d.l2_bytes = 50u << 20;
+  return d;
+}
+
+case_params hcase(std::uint64_t bytes, std::initializer_list<std::pair<std::string_view, axis_value>> v = {}) {
+  return table().make_case(dtype::f32, bytes / 4, v);
+}
+axis_value num(std::uint64_t x) { return axis_value{{x, 0, 0}, 1}; }
+
+TEST(hierarchy_chain, random_chain_is_one_cycle_through_every_node) {
+  for (std::uint64_t nodes : {2u, 3u, 4u, 5u, 17u, 128u, 1000u, 4097u, 1u << 20}) {
+    SCOPED_TRACE(nodes);
+    const auto next = make_chain(nodes, chase_order::random, 42 + nodes);
+    ASSERT_EQ(next.size(), nodes);
+    EXPECT_TRUE(is_single_cycle(next));
+    std::set<std::uint64_t> seen(next.begin(), next.end());
+    EXPECT_EQ(seen.size(), nodes) << "a permutation";
+    for (std::uint64_t i = 0; i < nodes; ++i) EXPECT_NE(next[i], i) << "no node points to itself";
+  }
+}
+
+TEST(hierarchy_chain, sequential_chain_steps_by_one_and_wraps) {
+  const auto next = make_chain(10, chase_order::sequential, 1);
+  EXPECT_TRUE(is_single_cycle(next));
+  EXPECT_EQ(next[0], 1u);
+  EXPECT_EQ(next[9], 0u);
+  EXPECT_EQ(walk(next, 3, 25), 8u);
+}
+
+TEST(hierarchy_chain, seeds_give_different_cycles_and_the_detector_rejects_two_loops) {
+  EXPECT_NE(make_chain(1000, chase_order::random, 1), make_chain(1000, chase_order::random, 2));
+  std::vector<std::uint64_t> two_loops{1, 0, 3, 2};
+  EXPECT_FALSE(is_single_cycle(two_loops));
+  std::vector<std::uint64_t> out_of_range{1, 7};
+  EXPECT_FALSE(is_single_cycle(out_of_range));
+}
+
+TEST(hierarchy_chain, a_walk_of_the_cycle_length_returns_home_and_walkers_start_apart) {
+  const auto next = make_chain(5000, chase_order::random, 7);
+  EXPECT_EQ(walk(next, 123, 5000), 123u);
+  const chase_plan p = plan_chase(5000 * 128, 128, 4096, true, 132);
+  ASSERT_EQ(p.walkers, 132u);
+  std::set<std::uint64_t> starts;
+  const auto all = walker_starts(next, p);
+  ASSERT_EQ(all.size(), 132u);
+  for (std::uint64_t w = 0; w < p.walkers; ++w) {
+    EXPECT_EQ(all[w], walker_start(next, p, w)) << w;
+    starts.insert(all[w]);
+  }
+  EXPECT_EQ(starts.size(), 132u);
+}
+
+TEST(hierarchy_plan, chase_warms_the_whole_short_cycle_and_caps_the_long_one) {
+  const chase_plan small = plan_chase(32 << 10, 128, 4096, false, 132);
+  EXPECT_EQ(small.nodes, 256u);
+  EXPECT_EQ(small.warmup, 256u);
+  EXPECT_EQ(small.samples, max_samples);
+  EXPECT_EQ(small.walkers, 1u);
+  const chase_plan big = plan_chase(std::uint64_t{4} << 30, 128, 100, false, 132);
+  EXPECT_EQ(big.nodes, std::uint64_t{1} << 25);
+  EXPECT_EQ(big.warmup, warmup_cap);
+  EXPECT_EQ(big.samples, 100u);
+}
+
+TEST(hierarchy_plan, stream_bytes_are_passes_times_arrays_times_size) {
+  const rung_traits dot{.kind = rung_kind::bandwidth, .reads = 2, .flops = 2};
+  const rung_traits triad{.kind = rung_kind::bandwidth, .reads = 2, .writes = 1, .flops = 2};
+  const rung_traits all{
+      .kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2, .every_cta_reads_all = true};
+  for (std::uint64_t bytes : {std::uint64_t{16}, std::uint64_t{4096}, std::uint64_t{1} << 20, std::uint64_t{1} << 30,
+                              std::uint64_t{3} << 30}) {
+    SCOPED_TRACE(bytes);
+    const auto d = plan_bandwidth(dot, bytes, 132, 4, 4);
+    EXPECT_EQ(d.vectors, bytes / 16);
+    EXPECT_LE(d.grid, std::min<std::uint64_t>(528, std::max<std::uint64_t>(1, d.vectors / 1024)));
+    EXPECT_GE(d.grid, 1u);
+    EXPECT_EQ(d.sms_busy, std::min<std::uint64_t>(d.grid, 132));
+    if (d.grid > 1) {
+      EXPECT_GE(d.slice, 1024u) << "every CTA gets a full tile of 256 threads x 4 vectors";
+    }
+    EXPECT_GE(d.slice * d.grid, d.vectors) << "every vector belongs to a CTA";
+    EXPECT_EQ(d.bytes, std::uint64_t{2} * bytes * d.passes);
+    EXPECT_GE(d.bytes, std::min<std::uint64_t>(bandwidth_target_bytes, d.bytes));
+    EXPECT_EQ(d.flops, 2 * (bytes / 4) * d.passes);
+    const auto t = plan_bandwidth(triad, bytes, 132, 4, 4);
+    EXPECT_EQ(t.bytes, std::uint64_t{3} * bytes * t.passes);
+    const auto a = plan_bandwidth(all, bytes, 132, 4, 4);
+    EXPECT_EQ(a.slice, a.vectors);
+    EXPECT_EQ(a.bytes, std::uint64_t{2} * bytes * a.grid * a.passes);
+  }
+  EXPECT_EQ(plan_bandwidth(dot, std::uint64_t{1} << 30, 132, 4, 4).passes, 1u) << "1 GiB arrays: one pass";
+  EXPECT_EQ(plan_bandwidth(dot, std::uint64_t{1} << 30, 132, 4, 4).grid, 528u) << "big arrays: every SM, 4 CTAs each";
+  EXPECT_EQ(bytes_in_flight_per_sm(dot, 256, 4, 4), 4u * 256 * 4 * 16 * 2);
+  const auto once = plan_bandwidth(triad, 4096, 132, 4, 4, 1);
+  EXPECT_EQ(once.passes, 1u) << "--passes 1 (the sanitizer runs)";
+  EXPECT_EQ(once.bytes, 3u * 4096);
+}
+
+TEST(hierarchy_lab, every_rung_has_traits_and_plans_without_a_gpu) {
+  const lab& l = table();
+  const device_info d = h100();
+  for (const auto& v : l.variants) {
+    SCOPED_TRACE(std::string(v.name));
+    ASSERT_NO_THROW((void)v.traits_as<rung_traits>());
+    const auto p = hcase(4096);
+    if (l.why_not(v, p, d)) continue;
+    const case_plan plan = l.plan(v, p, d);
+    EXPECT_FALSE(plan.buffers.empty());
+  }
+}
+
+TEST(hierarchy_lab, refusals_say_why) {
+  const lab& l = table();
+  const device_info d = h100();
+  EXPECT_TRUE(test::refusal(l, "register_chain", hcase(1 << 20), d).has_value());
+  EXPECT_FALSE(test::refusal(l, "register_chain", hcase(4096), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "chase_shared", hcase(1 << 20), d).has_value());
+  EXPECT_FALSE(test::refusal(l, "chase_shared", hcase(32 << 10), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "chase_l1", hcase(4096, {{"stride", num(12)}}), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "chase_l1", hcase(128, {{"stride", num(128)}}), d).has_value()) << "one node";
+  EXPECT_TRUE(test::refusal(l, "dot", hcase(4096, {{"ilp", num(3)}}), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "loaded_chase", hcase(1 << 20, {{"load_ctas", num(132)}}), d).has_value());
+  EXPECT_FALSE(test::refusal(l, "loaded_chase", hcase(1 << 20, {{"load_ctas", num(131)}}), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "smem_dot", hcase(std::uint64_t{1} << 30), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "dot_l2_all", hcase(std::uint64_t{1} << 30), d).has_value());
+  EXPECT_FALSE(test::refusal(l, "dot_l2_all", hcase(16 << 20), d).has_value());
+  EXPECT_FALSE(test::refusal(l, "smem_dot", hcase(8 << 20), d).has_value());
+}
+
+TEST(hierarchy_lab, each_stream_case_names_the_level_it_is_bound_by) {
+  const lab& l = table();
+  const device_info d = h100();
+  EXPECT_EQ(test::plan_of(l, "dot", hcase(4 << 20), d).roof, roof_kind::smem) << "32 KiB per SM: L1";
+  EXPECT_EQ(test::plan_of(l, "dot_l2", hcase(4 << 20), d).roof, roof_kind::l2);
+  EXPECT_EQ(test::plan_of(l, "copy", hcase(4 << 20), d).roof, roof_kind::l2) << "stores go to L2";
+  EXPECT_EQ(test::plan_of(l, "dot", hcase(std::uint64_t{1} << 30), d).roof, roof_kind::dram);
+  EXPECT_EQ(test::plan_of(l, "smem_dot", hcase(4 << 20), d).roof, roof_kind::smem);
+  EXPECT_FALSE(test::plan_of(l, "chase_l1", hcase(4096), d).roof.has_value()) << "a chase keeps the lab's";
+}
+
+TEST(hierarchy_lab, chase_bytes_count_every_load_of_every_walker) {
+  const lab& l = table();
+  const device_info d = h100();
+  const case_plan one = test::plan_of(l, "chase_l2", hcase(1 << 20), d);
+  const chase_plan c = plan_chase(1 << 20, 128, 4096, false, 132);
+  EXPECT_EQ(one.bytes, 8 * (c.warmup + c.steps + c.samples));
+  const case_plan all = test::plan_of(l, "chase_l2_per_sm", hcase(1 << 20), d);
+  EXPECT_EQ(all.bytes, 132 * one.bytes);
+  EXPECT_EQ(all.policy.grid, 132u);
+  EXPECT_EQ(test::plan_of(l, "register_chain", hcase(4096), d).bytes, 0u);
+}
+
+TEST(hierarchy_figures, per_load_figures_quantiles_and_histogram) {
+  std::vector<std::uint32_t> samples;
+  for (std::uint32_t i = 0; i < 90; ++i) samples.push_back(200);
+  for (std::uint32_t i = 0; i < 10; ++i) samples.push_back(600);
+  const auto f = walk_figures(4096 * 250, 4096 * 125, 4096, samples);
+  const auto get = [&](std::string_view n) {
+    for (const auto& m : f)
+      if (m.name == n) return m;
+    ADD_FAILURE() << n;
+    return measured_figure{};
+  };
+  EXPECT_DOUBLE_EQ(get("cycles_per_load").value, 250.0);
+  EXPECT_EQ(get("cycles_per_load").unit, "cycles");
+  EXPECT_DOUBLE_EQ(get("ns_per_load").value, 125.0);
+  EXPECT_DOUBLE_EQ(get("sm_clock_mhz").value, 2000.0);
+  EXPECT_DOUBLE_EQ(get("p50_cycles").value, 200.0);
+  EXPECT_DOUBLE_EQ(get("p90_cycles").value, 200.0);
+  EXPECT_DOUBLE_EQ(get("p99_cycles").value, 600.0);
+  EXPECT_DOUBLE_EQ(get("hist_192_208").value, 90.0);
+  EXPECT_TRUE(get("hist_592_608").detail);
+  EXPECT_DOUBLE_EQ(get("hist_592_608").value, 10.0);
+  EXPECT_EQ(quantile({}, 0.5), 0.0);
+}
+
+}  // namespace
+}  // namespace memlab::labs::hierarchy
