@@ -51,6 +51,8 @@ struct axis {
   [[nodiscard]] std::size_t rank() const;  // 1 for counts and bytes
   [[nodiscard]] std::string flag() const;  // "--src-offset"
 };
+// The flag of an axis named `axis_name`: "src_offset" -> "--src-offset".
+std::string flag_of(std::string_view axis_name);
 
 // One value of an axis: a number, or a shape of rank() extents.
 struct axis_value {
@@ -63,6 +65,12 @@ struct axis_value {
 // Parses `text` in the axis's grammar and checks every value against [min, max]. Throws
 // std::invalid_argument naming the flag and the accepted grammar; an empty text is an error.
 std::vector<axis_value> parse_axis(const axis& a, std::string_view text);
+// Checks values parsed elsewhere (by a flag several labs share) against the axis's [min, max]: the
+// message parse_axis gives.
+void check_axis_values(const axis& a, std::span<const axis_value> values);
+// The axis's default values, parsed once per declaration and kept (what a run sweeps when the user
+// gives none, and what make_case starts from). Throws as parse_axis for a bad declaration.
+const std::vector<axis_value>& default_values(const axis& a);
 // "128x256" for a shape, "4" for a number.
 std::string to_string(const axis_value& v);
 
