@@ -77,6 +77,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.peer = c.v->peer;
   r.params = c.l->params(c.p);
   r.roof.name = std::string(to_string(c.l->roof));
+  r.roof.kind = c.l->roof;
   const auto skip = [&](std::string why) {
     r.status = result_status::skipped;
     r.note = std::move(why);
