@@ -18,6 +18,7 @@ namespace memlab {
 struct axis_values {
   std::vector<axis_value> typed;
   std::string text;  // used when `typed` is empty
+  // Implicit, so that a request reads {"block_rows", values} or {"block_rows", "0..15"}.
   axis_values(std::vector<axis_value> v) : typed(std::move(v)) {}
   axis_values(std::string t) : text(std::move(t)) {}
   axis_values(const char* t) : text(t) {}
@@ -27,6 +28,7 @@ struct axis_values {
 struct size_list {
   std::vector<size_spec> specs;  // empty: each lab's default sizes
   size_list() = default;
+  // Implicit, so that a request reads `r.sizes = parse_sizes(text)` or `r.sizes = "2^20"`.
   size_list(std::vector<size_spec> s) : specs(std::move(s)) {}
   // For a request written by hand: parsed here; throws std::invalid_argument as parse_sizes.
   size_list(const char* text) : specs(parse_sizes(text)) {}
