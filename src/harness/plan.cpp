@@ -88,7 +88,14 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
           fmt::format("{} is not an axis of lab {} (`memlab list` shows each lab's axes)", flag_of(name), join(names)));
     }
   }
-  const std::vector<size_spec>& user_sizes = req.sizes.specs;
+  std::vector<size_spec> user_sizes = req.sizes.specs;
+  if (user_sizes.empty() && !req.sizes.text.empty()) {
+    try {
+      user_sizes = parse_sizes(req.sizes.text);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
+    }
+  }
 
   // Count before building: a sweep of a million cases is refused before it takes any memory.
   struct lab_plan {
