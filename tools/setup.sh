@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what memlab's build and tests need and is missing; installs nothing that is present.
 #   CUDA toolkit (nvcc, CCCL): must already be there; this script says so if it is not.
-#   CMake >= 3.25, g++, make, CLI11, nlohmann-json, GoogleTest: Debian/Ubuntu packages (apt-get).
+#   CMake >= 3.25, g++, make, CLI11, nlohmann-json, fmt, GoogleTest: Debian/Ubuntu packages (apt-get).
 #   cuobjdump and the nvdisasm it runs (for memlab inspect and the SASS tests): the CUDA toolkit's,
 #   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
 #   CuTe's headers (for the tile lab): PyPI's nvidia-cutlass (pip; cmake finds cutlass_library).
@@ -22,6 +22,7 @@ command -v make >/dev/null || missing+=(make)
 command -v git >/dev/null || missing+=(git)
 have_header CLI/CLI.hpp || missing+=(libcli11-dev)
 have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
+have_header fmt/format.h || missing+=(libfmt-dev)
 have_header gtest/gtest.h || missing+=(libgtest-dev)
 
 if [ ${#missing[@]} -gt 0 ]; then

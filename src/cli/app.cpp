@@ -2,7 +2,10 @@
 // (one flag per axis any lab declares). Every usage error is one line naming the flag, exit 2,
 // before any GPU work.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -36,7 +39,7 @@ const CLI::Validator non_empty(
 const CLI::Validator device_ordinal(
     [](std::string& s) -> std::string {
       const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-      return digits && s.size() < 6 ? "" : "takes a device ordinal: 0, 1, ... (got '" + s + "')";
+      return digits && s.size() < 6 ? "" : fmt::format("takes a device ordinal: 0, 1, ... (got '{}')", s);
     },
     "ORDINAL");
 
@@ -47,7 +50,7 @@ const CLI::Validator seconds(
       const double v = std::strtod(s.c_str(), &end);
       const bool number = !s.empty() && end != nullptr && *end == '\0';
       if (!number || !std::isfinite(v) || v <= 0 || v > 3600) {
-        return "takes seconds, a number above 0 and at most 3600, as in 0.5 (got '" + s + "')";
+        return fmt::format("takes seconds, a number above 0 and at most 3600, as in 0.5 (got '{}')", s);
       }
       return "";
     },
@@ -57,27 +60,29 @@ const CLI::Validator seconds(
 const CLI::Validator results_file(
     [](std::string& path) -> std::string {
       if (path.empty()) return "an empty path";
-      if (!format_from_path(path)) return path + ": the extension gives the format: .json, .csv, .md or .txt";
+      if (!format_from_path(path)) return fmt::format("{}: the extension gives the format: .json, .csv, .md or .txt", path);
       struct stat st{};
       if (::stat(path.c_str(), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return path + " is a folder";
-        if (::access(path.c_str(), W_OK) != 0) return path + ": cannot open for writing";
+        if (S_ISDIR(st.st_mode)) return fmt::format("{} is a folder", path);
+        if (::access(path.c_str(), W_OK) != 0) return fmt::format("{}: cannot open for writing", path);
       }
       const auto slash = path.find_last_of('/');
       const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-      if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return path + ": cannot open for writing (no folder " + dir + ")";
+      if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return fmt::format("{}: cannot open for writing (no folder {})", path, dir);
+      }
       // The writers replace the file through a temporary one in its folder: try creating and removing
       // one, now. access() passes root in a read-only folder, and anyone on a read-only file system.
-      std::string probe = dir + "/.memlab-probe-XXXXXX";
+      std::string probe = fmt::format("{}/.memlab-probe-XXXXXX", dir);
       const int fd = ::mkstemp(probe.data());
       if (fd < 0) {
         const int err = errno;
-        return path + ": cannot write in " + dir + " (" + std::strerror(err) + ")";
+        return fmt::format("{}: cannot write in {} ({})", path, dir, std::strerror(err));
       }
       ::close(fd);
       if (::unlink(probe.c_str()) != 0) {  // a folder that takes files but gives none back (append-only)
         const int err = errno;
-        return path + ": cannot replace files in " + dir + " (" + std::strerror(err) + "; " + probe + " is left there)";
+        return fmt::format("{}: cannot replace files in {} ({}; {} is left there)", path, dir, std::strerror(err), probe);
       }
       return "";
     },
@@ -90,9 +95,9 @@ std::vector<std::string> dtype_names() {
 }
 
 std::string joined_command(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) s += (i > 0 ? " " : "") + std::string(i == 0 ? "memlab" : argv[i]);
-  return s;
+  std::vector<std::string_view> words{"memlab"};
+  for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
+  return fmt::format("{}", fmt::join(words, " "));
 }
 
 // A list option: one value per occurrence (so a positional lab after it is not swallowed), repeatable,
@@ -106,66 +111,150 @@ std::vector<std::pair<std::string, std::string>> given_options(const CLI::App* r
   std::vector<std::pair<std::string, std::string>> out;
   for (const CLI::Option* opt : run->get_options()) {
     if (opt->count() == 0 || opt->get_name() == "--help") continue;
-    std::string values;
-    for (const auto& r : opt->results()) values += (values.empty() ? "" : ",") + r;
-    out.emplace_back(opt->get_name(), values);
+    out.emplace_back(opt->get_name(), fmt::format("{}", fmt::join(opt->results(), ",")));
   }
   return out;
 }
 
-}  // namespace
+std::string grammar_help(const axis& a) {
+  switch (a.grammar) {
+    case axis_grammar::shape: return "shapes joined by x: 128x256,64x64";
+    case axis_grammar::bytes: return "byte counts: 8MiB,1GiB; 4MiB..1GiB:*4";
+    case axis_grammar::counts: return "counts: 2; 0,2,8; 0..15 counts up by 1; 1..16:*2";
+    case axis_grammar::words: return fmt::format("any of {}; all", fmt::join(a.words, ","));
+  }
+  return "";
+}
 
-int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
+std::string_view grammar_type(axis_grammar g) {
+  switch (g) {
+    case axis_grammar::shape: return "SHAPES";
+    case axis_grammar::bytes: return "BYTES";
+    case axis_grammar::counts: return "COUNTS";
+    case axis_grammar::words: return "WORDS";
+  }
+  return "";
+}
+
+// One flag per axis name any lab declares: its declarations (an axis several labs share is one
+// flag) and the labs declaring it.
+struct axis_flag {
+  std::vector<const axis*> decls;
+  std::vector<std::string_view> labs;
+
+  // What the flag accepts: the first declaration's grammar and meaning, the union of the ranges
+  // (each lab checks its own range when the run is planned).
+  [[nodiscard]] axis accepted() const {
+    axis a = *decls.front();
+    for (const axis* d : decls) {
+      a.min = std::min(a.min, d->min);
+      a.max = std::max(a.max, d->max);
+    }
+    return a;
+  }
+  // Every declaration reads its values alike: then the flag's values are parsed once, here. Words
+  // are each declaration's own (a word's value is its index in that lab's list): each lab parses.
+  [[nodiscard]] bool one_grammar() const {
+    return std::all_of(decls.begin(), decls.end(), [&](const axis* d) {
+      return d->grammar != axis_grammar::words && d->grammar == decls.front()->grammar &&
+             d->rank() == decls.front()->rank();
+    });
+  }
+};
+
+std::vector<std::pair<std::string_view, axis_flag>> axis_flags(const lab_set& labs) {
+  std::vector<std::pair<std::string_view, axis_flag>> out;
+  for (const lab* l : labs.built) {
+    for (const auto& a : l->axes) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == a.name; });
+      if (it == out.end()) it = out.insert(out.end(), {a.name, axis_flag{}});
+      it->second.decls.push_back(&a);
+      it->second.labs.push_back(l->name);
+    }
+  }
+  return out;
+}
+
+// The memlab command line: every subcommand and flag, with the values they fill. Typed where they
+// are parsed: dtypes, sizes and axis values reach the planner as values, each parsed once.
+class command_line {
+ public:
+  command_line(int argc, char** argv, const lab_set& labs);
+
   CLI::App app{"memlab: what a GPU's memory system delivers for each access pattern, kernel by kernel.\n"
                "Each lab is a ladder of kernel variants; each is verified against a CPU reference, then timed\n"
                "cold (L2 flushed), in batches and as a CUDA graph, and placed under the roof it is bound by.",
                "memlab"};
+  CLI::App* list = nullptr;
+  CLI::App* run = nullptr;
+  CLI::App* inspect = nullptr;
+  CLI::App* device = nullptr;
+  list_options lo;
+  run_options ro;
+  inspect_options io;
+  device_options dopt;
+};
+
+command_line::command_line(int argc, char** argv, const lab_set& labs) {
   app.footer(footer);
-  app.set_version_flag("--version", std::string(MEMLAB_VERSION) + " (" + MEMLAB_GIT_SHA + ")");
+  app.set_version_flag("--version", fmt::format("{} ({})", MEMLAB_VERSION, MEMLAB_GIT_SHA));
   app.require_subcommand(1);
 
-  list_options lo;
-  auto* list = app.add_subcommand("list", "List the labs: variants, axes, roof, what each teaches (no GPU needed)");
+  list = app.add_subcommand("list", "List the labs: variants, axes, roof, what each teaches (no GPU needed)");
   list->add_option("lab", lo.labs, "Labs to list (default: all)");
-  list->add_option("--format", lo.format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  list->add_option("--format", lo.format, "table, json, or md (each lab's ladder as a Markdown table)")
+      ->check(CLI::IsMember({"table", "json", "md"}))
+      ->capture_default_str();
 
-  run_options ro;
   ro.request.command = joined_command(argc, argv);
   for (int i = 0; i < argc; ++i) ro.request.argv.emplace_back(i == 0 ? "memlab" : argv[i]);
-  auto* run = app.add_subcommand("run", "Verify and time lab variants on the GPU");
+  run = app.add_subcommand("run", "Verify and time lab variants on the GPU");
   run->add_option("lab", ro.request.labs, "Labs to run (default: all)");
   list_option(run, "--variant", ro.request.variants, "Variants to run (default: all of each lab)");
-  list_option(run, "--dtype", ro.dtype_names, "Element types: u8, f16, bf16, f32, f64 (default: each lab's)")
+  run->add_option_function<std::vector<std::string>>(
+         "--dtype",
+         [this](const std::vector<std::string>& names) {
+           for (const auto& n : names) ro.request.dtypes.push_back(*parse_dtype(n));  // IsMember checked it
+         },
+         "Element types: u8, f16, bf16, f32, f64 (default: each lab's)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(non_empty)
       ->check(CLI::IsMember(dtype_names()));
-  run->add_option("--sizes", ro.request.sizes,
-                  "Problem sizes: counts (4096, 1M, 2^20) or bytes (64MiB, 1GiB); lists (1M,64M) and ranges\n"
-                  "(2^12..2^30 doubles; 2^10..2^20:*4; 1000..5000:+1000). Default: each lab's")
+  run->add_option_function<std::string>(
+         "--sizes",
+         [this](const std::string& text) {
+           try {
+             ro.request.sizes = parse_sizes(text);
+           } catch (const std::invalid_argument& e) {
+             throw CLI::ValidationError("--sizes", e.what());
+           }
+         },
+         "Problem sizes: counts (4096, 1M, 2^20) or bytes (64MiB, 1GiB); lists (1M,64M) and ranges\n"
+         "(2^12..2^30 doubles; 2^10..2^20:*4; 1000..5000:+1000). Default: each lab's")
+      ->type_name("SIZES")
       ->check(non_empty);
-  // One flag per axis any lab declares; an axis several labs share is one flag.
-  std::vector<std::pair<std::string, std::vector<std::string_view>>> axis_labs;
-  std::vector<const axis*> first_decl;
-  for (const lab* l : labs.built) {
-    for (const auto& a : l->axes) {
-      auto it = std::find_if(axis_labs.begin(), axis_labs.end(), [&](const auto& x) { return x.first == a.name; });
-      if (it == axis_labs.end()) {
-        axis_labs.emplace_back(std::string(a.name), std::vector<std::string_view>{});
-        first_decl.push_back(&a);
-        it = axis_labs.end() - 1;
-      }
-      it->second.push_back(l->name);
-    }
-  }
-  for (std::size_t i = 0; i < axis_labs.size(); ++i) {
-    const axis& a = *first_decl[i];
-    std::string words;
-    for (auto w : a.words) words += (words.empty() ? "" : ",") + std::string(w);
-    const std::string grammar = a.grammar == axis_grammar::shape   ? "shapes joined by x: 128x256,64x64"
-                                : a.grammar == axis_grammar::bytes ? "byte counts: 8MiB,1GiB; 4MiB..1GiB:*4"
-                                : a.grammar == axis_grammar::words ? "any of " + words + "; all"
-                                                                   : "counts: 2; 0,2,8; 0..15 counts up by 1; 1..16:*2";
-    run->add_option(a.flag(), ro.axis_text[axis_labs[i].first],
-                    std::string(a.meaning) + "\n(" + grammar + "; axis of " + join(axis_labs[i].second) +
-                        "; defaults in `memlab list`)")
+  // One flag per axis any lab declares, its values parsed by the flag, in the axis's grammar, and
+  // checked against the widest range any lab declares it with.
+  for (const auto& [name, f] : axis_flags(labs)) {
+    const axis accepted = f.accepted();
+    const bool typed = f.one_grammar();
+    run->add_option_function<std::string>(
+           accepted.flag(),
+           [this, name = std::string(name), accepted, typed](const std::string& text) {
+             try {
+               if (typed) {
+                 ro.request.axes.emplace_back(name, parse_axis(accepted, text));
+               } else {  // declarations that read values differently: each lab parses its own
+                 ro.request.axes.emplace_back(name, text);
+               }
+             } catch (const std::invalid_argument& e) {
+               throw CLI::ValidationError(e.what());  // names the flag already
+             }
+           },
+           fmt::format("{}\n({}; axis of {}; defaults in `memlab list`)", accepted.meaning,
+                       grammar_help(accepted), join(f.labs)))
+        ->type_name(std::string(grammar_type(accepted.grammar)))
         ->check(non_empty);
   }
   run->add_option("--device", ro.request.device, "CUDA device ordinal")->check(device_ordinal);
@@ -187,8 +276,7 @@ int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
               "place); the format from its extension: .json .csv .md .txt. Repeat for several files")
       ->check(results_file);
 
-  inspect_options io;
-  auto* inspect = app.add_subcommand(
+  inspect = app.add_subcommand(
       "inspect", "Show the memory instructions each variant compiled to (SASS via cuobjdump; no GPU needed)");
   inspect->add_option("lab", io.lab, "Lab to show (default: all)");
   inspect->add_option("--binary", io.binary, "Binary to read (default: this memlab executable)")->check(non_empty);
@@ -196,45 +284,59 @@ int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
   inspect->add_flag("--all-kernels", io.all_kernels, "Also list kernels that belong to no lab variant");
   inspect->add_option("--format", io.format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
 
-  device_options dopt;
-  auto* device = app.add_subcommand("device", "Print the GPU, its theoretical peak and the measured copy ceiling");
+  device = app.add_subcommand("device", "Print the GPU, its theoretical peak and the measured copy ceiling");
   device->add_option("--device", dopt.device, "CUDA device ordinal")->check(device_ordinal);
   device->add_flag("!--no-ceiling", dopt.ceiling, "Skip the cudaMemcpy ceiling measurement");
   device->add_option("--format", dopt.format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+}
 
+}  // namespace
+
+std::vector<std::pair<std::string, std::vector<std::string>>> value_flags(const lab_set& labs) {
+  char name[] = "memlab";
+  char* argv[] = {name, nullptr};
+  const command_line cl(1, argv, labs);
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const CLI::App* sub : {cl.list, cl.run, cl.inspect, cl.device}) {
+    auto& [subcommand, flags] = out.emplace_back(sub->get_name(), std::vector<std::string>{});
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->nonpositional() && opt->get_expected_max() > 0 && opt->get_type_size_max() > 0) {
+        flags.push_back(opt->get_name());
+      }
+    }
+  }
+  return out;
+}
+
+int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
+  command_line cl(argc, argv, labs);
   try {
-    app.parse(argc, argv);
+    cl.app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return cl.app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return cl.app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return cl.app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, naming the flag: CLI11's message, without its second line.
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
-    const CLI::App* sub = run->parsed() ? run : list->parsed() ? list : inspect->parsed() ? inspect : device->parsed() ? device : nullptr;
-    std::cerr << "memlab" << (sub ? " " + sub->get_name() : std::string()) << ": " << what << " (see memlab"
-              << (sub ? " " + sub->get_name() : std::string()) << " --help)\n";
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : {cl.run, cl.list, cl.inspect, cl.device})
+      if (sub == nullptr && s->parsed()) sub = s;
+    const std::string command = sub != nullptr ? fmt::format("memlab {}", sub->get_name()) : "memlab";
+    std::cerr << fmt::format("{}: {} (see {} --help)\n", command, what, command);
     return exit_usage;
   }
 
-  if (*list) return list_command(labs, lo);
-  if (*run) {
-    for (auto it = ro.axis_text.begin(); it != ro.axis_text.end();) {
-      const std::string flag = "--" + [&] {
-        std::string f = it->first;
-        std::replace(f.begin(), f.end(), '_', '-');
-        return f;
-      }();
-      it = run->get_option(flag)->count() == 0 ? ro.axis_text.erase(it) : std::next(it);
-    }
-    ro.request.options = given_options(run);
-    return run_command(labs, std::move(ro), runner);
+  if (*cl.list) return list_command(labs, cl.lo);
+  if (*cl.run) {
+    cl.ro.request.options = given_options(cl.run);
+    return run_command(labs, std::move(cl.ro), runner);
   }
-  if (*inspect) return inspect_command(labs, io);
-  if (*device) return device_command(dopt);
+  if (*cl.inspect) return inspect_command(labs, cl.io);
+  if (*cl.device) return device_command(cl.dopt);
   return exit_usage;
 }
 

@@ -3,12 +3,15 @@
 #include <fstream>
 #include <iostream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/labels.hpp"
 #include "harness/device.hpp"
 #include "harness/error.hpp"
 #include "harness/gpu_runner.hpp"
+#include "harness/table.hpp"
 #include "harness/text.hpp"
 #include "harness/timing.hpp"
 #include "harness/writers.hpp"
@@ -23,12 +26,12 @@ const char* const no_gpu_hint =
 namespace {
 
 int usage_error(std::string_view command, const std::string& what) {
-  std::cerr << "memlab " << command << ": " << what << " (see memlab " << command << " --help)\n";
+  std::cerr << fmt::format("memlab {}: {} (see memlab {} --help)\n", command, what, command);
   return exit_usage;
 }
 
 int no_device(const no_device_error& e) {
-  std::cerr << "memlab: " << e.what() << "\n" << no_gpu_hint << "\n";
+  std::cerr << fmt::format("memlab: {}\n{}\n", e.what(), no_gpu_hint);
   return exit_no_device;
 }
 
@@ -40,10 +43,10 @@ const lab* find(const lab_set& labs, std::string_view name) {
 
 std::string unknown_lab(const lab_set& labs, const std::string& name) {
   for (const auto& m : labs.missing)
-    if (m.name == name) return "lab " + name + " is not built: " + std::string(m.why);
+    if (m.name == name) return fmt::format("lab {} is not built: {}", name, m.why);
   std::vector<std::string_view> names;
   for (const lab* l : labs.built) names.push_back(l->name);
-  return "unknown lab '" + name + "' (labs: " + join(names) + ")";
+  return fmt::format("unknown lab '{}' (labs: {})", name, join(names));
 }
 
 std::string_view grammar_name(axis_grammar g) {
@@ -54,6 +57,33 @@ std::string_view grammar_name(axis_grammar g) {
     case axis_grammar::words: return "words";
   }
   return "?";
+}
+
+std::vector<std::string_view> dtype_names_of(const lab& l) {
+  std::vector<std::string_view> out;
+  for (dtype t : l.dtypes) out.push_back(to_string(t));
+  return out;
+}
+
+// What a rung needs, in words: "16-byte aligned pointers; sm_90+ (TMA); rows of whole vectors".
+std::string needs_text(const rung_needs& n) {
+  std::vector<std::string> parts;
+  if (n.alignment > 0) parts.push_back(fmt::format("{}-byte aligned pointers", n.alignment));
+  if (n.min_cc > 0) {
+    parts.push_back(n.feature.empty() ? fmt::format("sm_{}+", n.min_cc) : fmt::format("sm_{}+ ({})", n.min_cc, n.feature));
+  }
+  if (!n.shape.empty()) parts.emplace_back(n.shape);
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// A lab's ladder, a row per rung in table order: what `memlab list --format md` prints.
+text_table ladder_table(const lab& l) {
+  text_table t;
+  for (const char* h : {"rung", "what it teaches", "needs", "peer"}) t.column(h, false);
+  for (const auto& v : l.variants) {
+    t.rows.push_back({fmt::format("`{}`", v.name), std::string(v.teaches), needs_text(v.needs), v.peer ? "peer" : ""});
+  }
+  return t;
 }
 
 }  // namespace
@@ -103,39 +133,43 @@ int list_command(const lab_set& labs, const list_options& o) {
     std::cout << j.dump(2) << "\n";
     return exit_ok;  // missing labs: only in the table, so the JSON stays a list of labs
   }
-  for (const lab* l : chosen) {
-    std::cout << l->name << ": " << l->teaches << "\n  roof: " << to_string(l->roof) << "; dtypes:";
-    for (dtype t : l->dtypes) std::cout << " " << to_string(t);
-    std::cout << " (default " << to_string(l->default_dtype) << "); --sizes counts " << l->size_meaning << ", default "
-              << l->default_sizes << "\n";
-    if (!l->built_without.empty()) std::cout << "  built without: " << l->built_without << "\n";
-    for (const auto& a : l->axes) {
-      std::string range = std::to_string(a.min) + ".." + std::to_string(a.max);
-      if (a.grammar == axis_grammar::words) {
-        range.clear();
-        for (auto w : a.words) range += (range.empty() ? "" : ",") + std::string(w);
-      }
-      std::cout << "  " << a.flag() << ": " << a.meaning << " (" << grammar_name(a.grammar) << " " << range
-                << "; default " << a.defaults << ")\n";
+  if (o.format == "md") {
+    // Each lab's ladder as the Markdown table its docs page carries (tools/update_ladders.py copies
+    // it there); a heading per lab when several are listed.
+    for (const lab* l : chosen) {
+      if (chosen.size() > 1) std::cout << fmt::format("### {}: {}\n\n", l->name, l->teaches);
+      write_markdown(std::cout, ladder_table(*l));
+      if (chosen.size() > 1) std::cout << "\n";
     }
-    text_table t;
-    t.column("", false);
-    t.column("", false);
-    for (const auto& v : l->variants) t.rows.push_back({"  " + std::string(v.name), (v.peer ? "[peer] " : "") + std::string(v.teaches)});
+    return exit_ok;
+  }
+  for (const lab* l : chosen) {
+    std::cout << fmt::format("{}: {}\n  roof: {}; dtypes: {} (default {}); --sizes counts {}, default {}\n", l->name,
+                             l->teaches, to_string(l->roof), fmt::join(dtype_names_of(*l), " "),
+                             to_string(l->default_dtype), l->size_meaning, l->default_sizes);
+    if (!l->built_without.empty()) std::cout << fmt::format("  built without: {}\n", l->built_without);
+    for (const auto& a : l->axes) {
+      const std::string range = a.grammar == axis_grammar::words ? fmt::format("{}", fmt::join(a.words, ","))
+                                                                 : fmt::format("{}..{}", a.min, a.max);
+      std::cout << fmt::format("  {}: {} ({} {}; default {})\n", a.flag(), a.meaning, grammar_name(a.grammar), range,
+                               a.defaults);
+    }
     std::size_t width = 0;
-    for (const auto& row : t.rows) width = std::max(width, display_width(row[0]));
-    for (const auto& row : t.rows) std::cout << row[0] << std::string(width - display_width(row[0]) + 2, ' ') << row[1] << "\n";
+    for (const auto& v : l->variants) width = std::max(width, display_width(v.name) + 2);
+    for (const auto& v : l->variants) {
+      const std::string rung = fmt::format("  {}", v.name);
+      std::cout << fmt::format("{}{}{}{}\n", rung, std::string(width - display_width(rung) + 2, ' '),
+                               v.peer ? "[peer] " : "", v.teaches);
+    }
   }
   if (o.labs.empty()) {
-    for (const auto& m : labs.missing) std::cout << m.name << ": not built: " << m.why << "\n";
+    for (const auto& m : labs.missing) std::cout << fmt::format("{}: not built: {}\n", m.name, m.why);
   }
   return exit_ok;
 }
 
 int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   // Everything the user typed is checked before the GPU is touched: usage errors exit 2 anywhere.
-  for (const auto& name : o.dtype_names) o.request.dtypes.push_back(*parse_dtype(name));  // validated by the parser
-  for (const auto& [name, text] : o.axis_text) o.request.axes.emplace_back(name, text);
   const output_format stdout_format = *parse_format(o.format);
   std::vector<std::pair<std::string, output_format>> files;
   for (const auto& path : o.outs) files.emplace_back(path, *format_from_path(path));
@@ -163,17 +197,18 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   } catch (const no_device_error& e) {
     return no_device(e);
   } catch (const write_error& e) {
-    std::cerr << "memlab: " << e.what() << "\n";
+    std::cerr << fmt::format("memlab: {}\n", e.what());
     return exit_failed;
   } catch (const cuda_error& e) {
-    std::cerr << "memlab: a CUDA error stopped the run (the results measured before it are written): " << e.what()
-              << "\n";
+    std::cerr << fmt::format("memlab: a CUDA error stopped the run (the results measured before it are written): {}\n",
+                             e.what());
     return exit_failed;
   } catch (const std::exception& e) {
-    std::cerr << "memlab: an error stopped the run (the results measured before it are written): " << e.what() << "\n";
+    std::cerr << fmt::format("memlab: an error stopped the run (the results measured before it are written): {}\n",
+                             e.what());
     return exit_failed;
   }
-  for (const auto& [path, f] : files) std::cerr << "wrote " << path << "\n";
+  for (const auto& [path, f] : files) std::cerr << fmt::format("wrote {}\n", path);
   std::size_t failed = 0, skipped = 0, ok = 0;
   for (const auto& res : report.results) {
     failed += res.status == result_status::failed;
@@ -181,16 +216,16 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
     ok += res.status == result_status::ok;
   }
   if (report.ended != "complete") {
-    std::cerr << "memlab: run " << report.ended << "; what was measured is written\n";
+    std::cerr << fmt::format("memlab: run {}; what was measured is written\n", report.ended);
     return exit_interrupted;
   }
-  if (skipped > 0) std::cerr << skipped << " case(s) skipped: see the status column\n";
+  if (skipped > 0) std::cerr << fmt::format("{} case(s) skipped: see the status column\n", skipped);
   if (failed > 0) {
-    std::cerr << "memlab: " << failed << " case(s) FAILED verification\n";
+    std::cerr << fmt::format("memlab: {} case(s) FAILED verification\n", failed);
     return exit_failed;
   }
   if (ok == 0) {
-    std::cerr << "memlab: nothing was measured: every case was skipped (exit " << exit_nothing_run << ")\n";
+    std::cerr << fmt::format("memlab: nothing was measured: every case was skipped (exit {})\n", exit_nothing_run);
     return exit_nothing_run;
   }
   return exit_ok;
@@ -200,7 +235,7 @@ int inspect_command(const lab_set& labs, const inspect_options& o) {
   if (!o.lab.empty() && find(labs, o.lab) == nullptr) return usage_error("inspect", unknown_lab(labs, o.lab));
   const std::string binary = o.binary.empty() ? inspect::self_executable() : o.binary;
   if (const std::string why = inspect::check_binary(binary); !why.empty()) {
-    return usage_error("inspect", (o.binary.empty() ? "" : "--binary: ") + why);
+    return usage_error("inspect", fmt::format("{}{}", o.binary.empty() ? "" : "--binary: ", why));
   }
   const auto labels = kernel_labels(labs.built);
   try {
@@ -213,7 +248,7 @@ int inspect_command(const lab_set& labs, const inspect_options& o) {
   } catch (const std::invalid_argument& e) {
     return usage_error("inspect", e.what());
   } catch (const std::runtime_error& e) {
-    std::cerr << "memlab inspect: " << e.what() << "\n";
+    std::cerr << fmt::format("memlab inspect: {}\n", e.what());
     return exit_failed;
   }
   return exit_ok;
@@ -232,7 +267,7 @@ int device_command(const device_options& o) {
   } catch (const no_device_error& e) {
     return no_device(e);
   } catch (const std::exception& e) {
-    std::cerr << "memlab: " << e.what() << "\n";
+    std::cerr << fmt::format("memlab: {}\n", e.what());
     return exit_failed;
   }
   if (o.format == "json") {
@@ -241,19 +276,19 @@ int device_command(const device_options& o) {
     std::cout << to_json(r)["device"].dump(2) << "\n";
     return exit_ok;
   }
-  const auto gib = [](std::uint64_t b) { return fixed(static_cast<double>(b) / (1ull << 30), 1) + " GiB"; };
-  std::cout << "device " << d.ordinal << ": " << d.name << "\n"
-            << "  compute capability  " << d.cc_major << "." << d.cc_minor << "\n"
-            << "  SMs                 " << d.sm_count << ", default SM clock " << fixed(d.sm_default_clock_khz / 1e3, 0)
-            << " MHz\n"
-            << "  L2                  " << format_bytes(d.l2_bytes) << "\n"
-            << "  memory              " << gib(d.global_mem_bytes) << ", " << d.bus_width_bits << "-bit bus, "
-            << fixed(d.mem_clock_khz / 1e3, 0) << " MHz clock\n"
-            << "  theoretical peak    " << fixed(d.peak_gbps, 1) << " GB/s (2 x clock x bus width / 8)\n";
+  std::cout << fmt::format(
+      "device {}: {}\n"
+      "  compute capability  {}.{}\n"
+      "  SMs                 {}, default SM clock {:.0f} MHz\n"
+      "  L2                  {}\n"
+      "  memory              {:.1f} GiB, {}-bit bus, {:.0f} MHz clock\n"
+      "  theoretical peak    {:.1f} GB/s (2 x clock x bus width / 8)\n",
+      d.ordinal, d.name, d.cc_major, d.cc_minor, d.sm_count, d.sm_default_clock_khz / 1e3, format_bytes(d.l2_bytes),
+      static_cast<double>(d.global_mem_bytes) / (1ull << 30), d.bus_width_bits, d.mem_clock_khz / 1e3, d.peak_gbps);
   if (o.ceiling) {
-    std::cout << "  measured ceiling    " << fixed(d.measured_peak_gbps, 1) << " GB/s ("
-              << fixed(100 * d.measured_peak_gbps / d.peak_gbps, 1)
-              << "% of peak; cudaMemcpy D2D, L2 flushed, bytes read + written)\n";
+    std::cout << fmt::format(
+        "  measured ceiling    {:.1f} GB/s ({:.1f}% of peak; cudaMemcpy D2D, L2 flushed, bytes read + written)\n",
+        d.measured_peak_gbps, 100 * d.measured_peak_gbps / d.peak_gbps);
   }
   return exit_ok;
 }

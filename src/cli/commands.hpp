@@ -2,7 +2,7 @@
 // Knows no lab and no axis by name. Every command returns the process exit code:
 #pragma once
 
-#include <map>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,13 +21,11 @@ inline constexpr int exit_interrupted = 130;  // SIGINT/SIGTERM: the results so 
 
 struct list_options {
   std::vector<std::string> labs;
-  std::string format = "table";
+  std::string format = "table";  // table, json, md
 };
 
 struct run_options {
-  run_request request;
-  std::vector<std::string> dtype_names;
-  std::map<std::string, std::string> axis_text;  // axis name -> values as typed (only those given)
+  run_request request;            // typed: the parser fills its dtypes, sizes and axis values
   std::string format = "table";   // stdout
   std::vector<std::string> outs;  // files; format from each one's extension
 };
@@ -57,6 +55,10 @@ int list_command(const lab_set& labs, const list_options& o);
 int run_command(const lab_set& labs, run_options o, case_runner* runner = nullptr);
 int inspect_command(const lab_set& labs, const inspect_options& o);
 int device_command(const device_options& o);
+
+// Each subcommand ("list", "run", "inspect", "device") with its flags that take a value ("--sizes",
+// one per lab axis, ...), as the parser main_with builds has them: what the CLI fuzz test walks.
+std::vector<std::pair<std::string, std::vector<std::string>>> value_flags(const lab_set& labs);
 
 // Parses argv (flags from the labs' axes) and runs the chosen subcommand: what `main` returns.
 // `runner` as in run_command.

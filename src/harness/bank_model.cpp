@@ -1,5 +1,7 @@
 #include "harness/bank_model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <stdexcept>
@@ -9,7 +11,7 @@ namespace memlab {
 
 bank_request shared_request(const warp_addresses& lanes, int width) {
   if (width != 4 && width != 8 && width != 16) {
-    throw std::invalid_argument("shared_request: a lane accesses 4, 8 or 16 bytes, not " + std::to_string(width));
+    throw std::invalid_argument(fmt::format("shared_request: a lane accesses 4, 8 or 16 bytes, not {}", width));
   }
   const int group = 128 / width;  // lanes whose accesses one wavefront can serve together
   bank_request r;
@@ -20,8 +22,8 @@ bank_request shared_request(const warp_addresses& lanes, int width) {
       if (!lanes[static_cast<std::size_t>(l)]) continue;
       const std::uint32_t a = *lanes[static_cast<std::size_t>(l)];
       if (a % static_cast<std::uint32_t>(width) != 0) {
-        throw std::invalid_argument("shared_request: lane " + std::to_string(l) + " address " + std::to_string(a) +
-                                    " is not " + std::to_string(width) + "-byte aligned");
+        throw std::invalid_argument(
+            fmt::format("shared_request: lane {} address {} is not {}-byte aligned", l, a, width));
       }
       any = true;
       for (int k = 0; k < width / bank_bytes; ++k) {

@@ -1,5 +1,7 @@
 #include "harness/device.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "harness/buffer.hpp"
@@ -26,8 +28,8 @@ int device_count() {
 device_info open_device(int ordinal) {
   const int count = device_count();
   if (ordinal < 0 || ordinal >= count) {
-    throw no_device_error("no CUDA device " + std::to_string(ordinal) + ": this machine has " +
-                          std::to_string(count) + " (ordinals 0.." + std::to_string(count - 1) + ")");
+    throw no_device_error(
+        fmt::format("no CUDA device {}: this machine has {} (ordinals 0..{})", ordinal, count, count - 1));
   }
   MEMLAB_CUDA_CHECK(cudaSetDevice(ordinal));
   cudaDeviceProp prop{};

@@ -1,5 +1,7 @@
 #include "harness/gpu_runner.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <ostream>
 
@@ -60,11 +62,11 @@ device_info gpu_runner::open(const run_request& req, std::span<const lab* const>
   const bool l2_roof = std::any_of(labs.begin(), labs.end(), [](const lab* l) { return l->roof == roof_kind::l2; });
   if (l2_roof && !req.profile) s.dev.measured_l2_gbps = measure_l2_ceiling_gbps(s.dev, *s.t, 0.5);
   if (req.progress) {
-    progress << "device " << s.dev.ordinal << ": " << s.dev.name << ", sm_" << s.dev.cc_major << s.dev.cc_minor << ", "
-             << s.dev.sm_count << " SMs, theoretical " << fixed(s.dev.peak_gbps, 1) << " GB/s";
-    if (s.dev.measured_peak_gbps > 0) progress << ", cudaMemcpy ceiling " << fixed(s.dev.measured_peak_gbps, 1) << " GB/s";
-    if (s.dev.measured_l2_gbps > 0) progress << ", L2 ceiling " << fixed(s.dev.measured_l2_gbps, 1) << " GB/s";
-    progress << " (bytes = read + written)\n";
+    std::string line = fmt::format("device {}: {}, sm_{}{}, {} SMs, theoretical {:.1f} GB/s", s.dev.ordinal, s.dev.name,
+                                   s.dev.cc_major, s.dev.cc_minor, s.dev.sm_count, s.dev.peak_gbps);
+    if (s.dev.measured_peak_gbps > 0) line += fmt::format(", cudaMemcpy ceiling {:.1f} GB/s", s.dev.measured_peak_gbps);
+    if (s.dev.measured_l2_gbps > 0) line += fmt::format(", L2 ceiling {:.1f} GB/s", s.dev.measured_l2_gbps);
+    progress << line << " (bytes = read + written)\n";
   }
   return s.dev;
 }
@@ -80,6 +82,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
     if (std::find(c.v->ignores.begin(), c.v->ignores.end(), prm.name) != c.v->ignores.end()) prm.value = std::string("-");
   }
   r.roof.name = std::string(to_string(c.l->roof));  // the case's own roof once planned
+  r.roof.kind = c.l->roof;
   const auto skip = [&](std::string why) {
     r.status = result_status::skipped;
     r.note = std::move(why);
@@ -110,6 +113,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.bus_factor = ctx.plan.bus_factor;
   const roof_kind roof = ctx.plan.roof.value_or(c.l->roof);
   r.roof.name = std::string(to_string(roof));
+  r.roof.kind = roof;
 
   // Correct first: one run on fresh random input into a poisoned output, compared with the CPU.
   reset(ctx);
@@ -148,7 +152,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   if (c.l->observe != nullptr) r.measured = c.l->observe(ctx);
   derive(r, roof, s.dev, ctx.plan.working_set);
   if (r.throttled_samples > 0) {
-    r.note = std::to_string(r.throttled_samples) + " cold sample(s) dropped: SM clock under 75% of the default";
+    r.note = fmt::format("{} cold sample(s) dropped: SM clock under 75% of the default", r.throttled_samples);
   }
   return r;
 }

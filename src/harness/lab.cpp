@@ -1,8 +1,14 @@
 // The lab table's host-side helpers: axis grammar and ranges, case parameters, plans.
 #include "harness/lab.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 #include "harness/fill.hpp"
 #include "harness/sizes.hpp"
@@ -16,8 +22,10 @@ std::size_t axis::rank() const {
   return r;
 }
 
-std::string axis::flag() const {
-  std::string f = "--" + std::string(name);
+std::string axis::flag() const { return flag_of(name); }
+
+std::string flag_of(std::string_view axis_name) {
+  std::string f = fmt::format("--{}", axis_name);
   std::replace(f.begin(), f.end(), '_', '-');
   return f;
 }
@@ -62,23 +70,38 @@ std::vector<axis_value> parse_axis(const axis& a, std::string_view text) {
       return out;
     }
   }
-  for (const auto& v : out) {
-    for (std::size_t i = 0; i < v.rank; ++i) {
-      if (v[i] < a.min || v[i] > a.max) {
-        const std::string what = a.grammar == axis_grammar::shape ? "extent " + std::to_string(v[i]) + " of " + to_string(v)
-                                                                  : std::to_string(v[i]);
-        throw std::invalid_argument(flag + ": " + what + " is outside " + std::to_string(a.min) + ".." +
-                                    std::to_string(a.max) + " (" + std::string(a.meaning) + ")");
-      }
-    }
-  }
+  check_axis_values(a, out);
   return out;
 }
 
+void check_axis_values(const axis& a, std::span<const axis_value> values) {
+  for (const auto& v : values) {
+    for (std::size_t i = 0; i < v.rank; ++i) {
+      if (v[i] < a.min || v[i] > a.max) {
+        const std::string what = a.grammar == axis_grammar::shape ? fmt::format("extent {} of {}", v[i], to_string(v))
+                                                                  : fmt::format("{}", v[i]);
+        throw std::invalid_argument(
+            fmt::format("{}: {} is outside {}..{} ({})", a.flag(), what, a.min, a.max, a.meaning));
+      }
+    }
+  }
+}
+
+const std::vector<axis_value>& default_values(const axis& a) {
+  // Keyed by what the declaration says, not by its address: a test's axis on the stack may reuse
+  // the address of an earlier one. Entries are never erased, so references stay valid.
+  using key = std::tuple<std::string, std::string, int, std::uint64_t, std::uint64_t, std::size_t>;
+  static std::mutex m;
+  static std::map<key, std::vector<axis_value>> parsed;
+  const key k{std::string(a.name), std::string(a.defaults), static_cast<int>(a.grammar), a.min, a.max, a.rank()};
+  const std::lock_guard lock(m);
+  auto it = parsed.find(k);
+  if (it == parsed.end()) it = parsed.emplace(k, parse_axis(a, a.defaults)).first;
+  return it->second;
+}
+
 std::string to_string(const axis_value& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.rank; ++i) s += (i ? "x" : "") + std::to_string(v[i]);
-  return s;
+  return fmt::format("{}", fmt::join(v.v.begin(), v.v.begin() + static_cast<std::ptrdiff_t>(v.rank), "x"));
 }
 
 // ---- case_params ------------------------------------------------------------------------------------
@@ -86,7 +109,7 @@ std::string to_string(const axis_value& v) {
 const axis_value& case_params::shape(const axis& a) const {
   for (const auto& [name, value] : axes)
     if (name == a.name) return value;
-  throw std::logic_error("case has no value for axis " + std::string(a.name));
+  throw std::logic_error(fmt::format("case has no value for axis {}", a.name));
 }
 
 std::uint64_t case_params::operator[](const axis& a) const { return shape(a)[0]; }
@@ -113,8 +136,8 @@ std::uint64_t case_plan::device_bytes() const {
 std::optional<std::string> lab::why_not(const variant& v, const case_params& p, const device_info& dev) const {
   const int cc = dev.cc_major * 10 + dev.cc_minor;  // 0: no device known (planning on the host)
   if (v.needs.min_cc > 0 && cc > 0 && cc < v.needs.min_cc) {
-    return std::string(v.name) + " needs " + (v.needs.feature.empty() ? "" : std::string(v.needs.feature) + ", ") +
-           "sm_" + std::to_string(v.needs.min_cc) + " or newer; this device is sm_" + std::to_string(cc);
+    return fmt::format("{} needs {}sm_{} or newer; this device is sm_{}", v.name,
+                       v.needs.feature.empty() ? "" : fmt::format("{}, ", v.needs.feature), v.needs.min_cc, cc);
   }
   return unsupported != nullptr ? unsupported(v, p, dev) : std::nullopt;
 }
@@ -136,10 +159,10 @@ case_params lab::make_case(dtype t, std::uint64_t n,
   case_params p;
   p.type = t;
   p.n = n;
-  for (const auto& a : axes) p.set(a, parse_axis(a, a.defaults).front());
+  for (const auto& a : axes) p.set(a, default_values(a).front());
   for (const auto& [axis_name, value] : values) {
     const axis* a = find_axis(axis_name);
-    if (a == nullptr) throw std::invalid_argument("lab " + std::string(name) + " has no axis " + std::string(axis_name));
+    if (a == nullptr) throw std::invalid_argument(fmt::format("lab {} has no axis {}", name, axis_name));
     p.set(*a, value);
   }
   return p;

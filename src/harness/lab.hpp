@@ -55,6 +55,8 @@ struct axis {
   [[nodiscard]] std::size_t rank() const;  // 1 for counts and bytes
   [[nodiscard]] std::string flag() const;  // "--src-offset"
 };
+// The flag of an axis named `axis_name`: "src_offset" -> "--src-offset".
+std::string flag_of(std::string_view axis_name);
 
 // One value of an axis: a number, or a shape of rank() extents.
 struct axis_value {
@@ -67,6 +69,12 @@ struct axis_value {
 // Parses `text` in the axis's grammar and checks every value against [min, max]. Throws
 // std::invalid_argument naming the flag and the accepted grammar; an empty text is an error.
 std::vector<axis_value> parse_axis(const axis& a, std::string_view text);
+// Checks values parsed elsewhere (by a flag several labs share) against the axis's [min, max]: the
+// message parse_axis gives.
+void check_axis_values(const axis& a, std::span<const axis_value> values);
+// The axis's default values, parsed once per declaration and kept (what a run sweeps when the user
+// gives none, and what make_case starts from). Throws as parse_axis for a bad declaration.
+const std::vector<axis_value>& default_values(const axis& a);
 // "128x256" for a shape, "4" for a number.
 std::string to_string(const axis_value& v);
 
@@ -112,13 +120,11 @@ struct case_plan {
   // model's wavefronts per shared request, sectors per global request). Empty: nothing to report.
   std::vector<model_figure> model;
   // The roof of this case when it is not the lab's (a lab spanning levels: shared memory for an
-  // L1-resident working set, L2, DRAM). nullopt: the lab's roof.
+  // L1-resident working set, L2, DRAM; a lab of links: PCIe for one rung, NVLink for another).
+  // nullopt: the lab's roof.
   std::optional<roof_kind> roof;
   // Device memory the lab's setup allocates for a while beyond the buffers (sort scratch, ...).
   std::uint64_t transient_bytes = 0;
-  // The roof this case is held to when not the lab's (a lab of links: PCIe for one rung, NVLink for
-  // another). nullopt: the lab's.
-  std::optional<roof_kind> roof;
   // Transfers: the bytes moved in each direction, counted once per direction (`bytes` is their sum).
   std::vector<direction_figure> directions;
   // Collectives: nccl-tests' bus-bandwidth correction (busbw = algbw x factor); 0: none.

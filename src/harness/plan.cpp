@@ -1,5 +1,7 @@
 #include "harness/plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -18,18 +20,20 @@ std::vector<T> unique_in_order(const std::vector<T>& in) {
   return out;
 }
 
-std::string flag_of(std::string_view axis_name) {
-  std::string f = "--" + std::string(axis_name);
-  std::replace(f.begin(), f.end(), '_', '-');
-  return f;
-}
-
-// Each axis of `l`: the user's values where given, else the lab's defaults.
+// Each axis of `l`: the user's values where given (checked against this lab's range), else the
+// lab's defaults (parsed once per declaration).
 std::vector<std::vector<axis_value>> axis_values_of(const lab& l, const run_request& req) {
   std::vector<std::vector<axis_value>> out;
   for (const auto& a : l.axes) {
     const auto given = std::find_if(req.axes.begin(), req.axes.end(), [&](const auto& kv) { return kv.first == a.name; });
-    out.push_back(parse_axis(a, given != req.axes.end() ? std::string_view(given->second) : a.defaults));
+    if (given == req.axes.end()) {
+      out.push_back(default_values(a));
+    } else if (!given->second.typed.empty()) {
+      check_axis_values(a, given->second.typed);
+      out.push_back(given->second.typed);
+    } else {
+      out.push_back(parse_axis(a, given->second.text));
+    }
   }
   return out;
 }
@@ -56,10 +60,10 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
       const auto it = std::find_if(labs.begin(), labs.end(), [&](const lab* l) { return l->name == name; });
       if (it == labs.end()) {
         for (const auto& m : missing)
-          if (m.name == name) throw std::invalid_argument("lab " + name + " is not built: " + std::string(m.why));
+          if (m.name == name) throw std::invalid_argument(fmt::format("lab {} is not built: {}", name, m.why));
         std::vector<std::string_view> names;
         for (const lab* x : labs) names.push_back(x->name);
-        throw std::invalid_argument("unknown lab '" + name + "' (labs: " + join(names) + ")");
+        throw std::invalid_argument(fmt::format("unknown lab '{}' (labs: {})", name, join(names)));
       }
       chosen.push_back(*it);
     }
@@ -71,24 +75,26 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
       std::vector<std::string_view> names;
       for (const lab* l : chosen)
         for (const auto& x : l->variants) names.push_back(x.name);
-      throw std::invalid_argument("--variant: unknown variant '" + v + "' (variants: " + join(names) + ")");
+      throw std::invalid_argument(fmt::format("--variant: unknown variant '{}' (variants: {})", v, join(names)));
     }
   }
   // An axis given on the command line must be read by at least one chosen lab.
-  for (const auto& [name, text] : req.axes) {
+  for (const auto& [name, values] : req.axes) {
     const bool read = std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_axis(name) != nullptr; });
     if (!read) {
       std::vector<std::string_view> names;
       for (const lab* l : chosen) names.push_back(l->name);
-      throw std::invalid_argument(flag_of(name) + " is not an axis of lab " + join(names) +
-                                  " (`memlab list` shows each lab's axes)");
+      throw std::invalid_argument(
+          fmt::format("{} is not an axis of lab {} (`memlab list` shows each lab's axes)", flag_of(name), join(names)));
     }
   }
-  std::vector<size_spec> user_sizes;
-  try {
-    if (!req.sizes.empty()) user_sizes = parse_sizes(req.sizes);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("--sizes: " + std::string(e.what()));
+  std::vector<size_spec> user_sizes = req.sizes.specs;
+  if (user_sizes.empty() && !req.sizes.text.empty()) {
+    try {
+      user_sizes = parse_sizes(req.sizes.text);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
+    }
   }
 
   // Count before building: a sweep of a million cases is refused before it takes any memory.
@@ -107,8 +113,8 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
       if (std::find(l->dtypes.begin(), l->dtypes.end(), t) == l->dtypes.end()) {
         std::vector<std::string_view> names;
         for (dtype x : l->dtypes) names.push_back(to_string(x));
-        throw std::invalid_argument("--dtype: lab " + std::string(l->name) + " does not support " +
-                                    std::string(to_string(t)) + " (it supports " + join(names) + ")");
+        throw std::invalid_argument(
+            fmt::format("--dtype: lab {} does not support {} (it supports {})", l->name, to_string(t), join(names)));
       }
     }
     lp.sizes = user_sizes.empty() ? parse_sizes(l->default_sizes) : user_sizes;
@@ -117,7 +123,7 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
         try {
           (void)elements_of(sz, size_of(t));
         } catch (const std::invalid_argument& e) {
-          throw std::invalid_argument("--sizes: " + std::string(e.what()));
+          throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
         }
       }
     }
@@ -129,8 +135,9 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     for (const auto& values : lp.axes) n = n * values.size();
     count += n;
     if (count > max_cases) {
-      throw std::invalid_argument("the sweep has more than " + std::to_string(max_cases) +
-                                  " cases (dtypes x sizes x each axis x variants); narrow --sizes, an axis or --variant");
+      throw std::invalid_argument(fmt::format(
+          "the sweep has more than {} cases (dtypes x sizes x each axis x variants); narrow --sizes, an axis or --variant",
+          max_cases));
     }
     plans.push_back(std::move(lp));
   }
@@ -144,8 +151,8 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
         const std::uint64_t n = elements_of(s, size_of(t));
         // Byte counts (reads + writes, offsets, guards) must stay far from 64-bit overflow.
         if (n > (std::uint64_t{1} << 62) / size_of(t)) {
-          throw std::invalid_argument("--sizes: " + s.text + " is too large: " + std::string(to_string(t)) +
-                                      " elements beyond 2^62 bytes");
+          throw std::invalid_argument(
+              fmt::format("--sizes: {} is too large: {} elements beyond 2^62 bytes", s.text, to_string(t)));
         }
         // The product of the axes, the first declared outermost: an odometer over their indices.
         std::vector<std::size_t> at(l.axes.size(), 0);

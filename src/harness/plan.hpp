@@ -8,17 +8,42 @@
 #include <vector>
 
 #include "harness/lab.hpp"
+#include "harness/sizes.hpp"
 
 namespace memlab {
+
+// The values given for one axis. The CLI hands them typed: its flag parsed them once, checked
+// against every declaration of the axis. A request written by hand (tests, tools) may give them as
+// text in the axis's grammar instead ({"src_offset", "0,2"}), parsed once by the planner.
+struct axis_values {
+  std::vector<axis_value> typed;
+  std::string text;  // used when `typed` is empty
+  // Implicit, so that a request reads {"block_rows", values} or {"block_rows", "0..15"}.
+  axis_values(std::vector<axis_value> v) : typed(std::move(v)) {}
+  axis_values(std::string t) : text(std::move(t)) {}
+  axis_values(const char* t) : text(t) {}
+};
+
+// The sizes of a run: typed by the CLI (its --sizes flag parsed them once); a request written by hand
+// may give the text instead, parsed once by the planner.
+struct size_list {
+  std::vector<size_spec> specs;  // both empty: each lab's default sizes
+  std::string text;              // used when `specs` is empty
+  size_list() = default;
+  // Implicit, so that a request reads `r.sizes = parse_sizes(text)` or `r.sizes = "2^20"`.
+  size_list(std::vector<size_spec> s) : specs(std::move(s)) {}
+  size_list(const char* t) : text(t) {}
+  [[nodiscard]] bool empty() const { return specs.empty() && text.empty(); }
+};
 
 struct run_request {
   std::vector<std::string> labs;      // empty: every lab
   std::vector<std::string> variants;  // empty: every variant of each lab
   std::vector<dtype> dtypes;          // empty: each lab's default dtype
-  std::string sizes;                  // empty: each lab's default sizes
-  // Axis values as typed, by axis name ("block_rows" -> "0..15"); an axis not given takes each
-  // lab's defaults.
-  std::vector<std::pair<std::string, std::string>> axes;
+  size_list sizes;                    // empty: each lab's default sizes
+  // Values by axis name ("block_rows" -> 0..15); an axis not given takes each lab's defaults. Each
+  // lab checks them against its own declaration of the axis (its range may be narrower).
+  std::vector<std::pair<std::string, axis_values>> axes;
   int device = 0;
   double max_time_s = 0.5;  // per case, split between cold, batch and graph timing
   bool verify = true;

@@ -1,16 +1,17 @@
 #include "harness/result.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace memlab {
 
 std::string to_string(const launch_policy& p) {
-  std::string s;
-  const auto add = [&s](char tag, std::uint64_t v) {
-    if (v == 0) return;  // zero means "not applicable": leave it out
-    if (!s.empty()) s += ' ';
-    s += tag;
-    s += std::to_string(v);
+  std::vector<std::string> parts;
+  const auto add = [&parts](char tag, std::uint64_t v) {
+    if (v != 0) parts.push_back(fmt::format("{}{}", tag, v));  // zero means "not applicable": left out
   };
   const auto u = [](int v) { return v > 0 ? static_cast<std::uint64_t>(v) : 0; };
   add('t', u(p.threads));
@@ -18,29 +19,17 @@ std::string to_string(const launch_policy& p) {
   add('v', u(p.vec_bytes));
   add('s', u(p.stages));
   add('g', p.grid);
-  return s.empty() ? "-" : s;
+  return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, " "));
 }
 
 std::string to_string(const param_value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return fmt::format("{}", *i);
   return std::get<std::string>(v);
 }
 
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits) {
   // Double data rate: two transfers per clock.
   return 2.0 * static_cast<double>(mem_clock_khz) * 1e3 * static_cast<double>(bus_width_bits) / 8.0 / 1e9;
-}
-
-std::string_view to_string(roof_kind k) {
-  switch (k) {
-    case roof_kind::dram: return "dram";
-    case roof_kind::l2: return "l2";
-    case roof_kind::smem: return "smem";
-    case roof_kind::fp32: return "fp32";
-    case roof_kind::pcie: return "pcie";
-    case roof_kind::nvlink: return "nvlink";
-  }
-  return "?";
 }
 
 std::string_view to_string(result_status s) {
@@ -72,18 +61,42 @@ roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz, std::size
   const double ways = static_cast<double>(std::max<std::size_t>(directions, 1));
   const double sms = dev.sm_count;
   const double clock_hz = sm_clock_mhz * 1e6;
+  const roof_rule& rule = rule_of(k);
+  const auto make = [&](double value) { return roof{std::string(rule.name), value, std::string(rule.unit), k}; };
   switch (k) {
-    case roof_kind::dram: return {"dram", dev.peak_gbps, "GB/s"};
-    case roof_kind::l2: return {"l2", dev.measured_l2_gbps, "GB/s"};
-    case roof_kind::smem: return {"smem", 32.0 * 4.0 * sms * clock_hz / 1e9, "GB/s"};
-    case roof_kind::fp32: return {"fp32", sms * 128.0 * 2.0 * clock_hz / 1e9, "GFLOP/s"};
-    case roof_kind::pcie: return {"pcie", dev.pcie_gbps * ways, "GB/s"};
-    case roof_kind::nvlink: return {"nvlink", dev.nvlink_gbps * ways, "GB/s"};
+    case roof_kind::dram: return make(dev.peak_gbps);
+    case roof_kind::l2: return make(dev.measured_l2_gbps);
+    case roof_kind::smem: return make(32.0 * 4.0 * sms * clock_hz / 1e9);
+    case roof_kind::fp32: return make(sms * 128.0 * 2.0 * clock_hz / 1e9);
+    case roof_kind::pcie: return make(dev.pcie_gbps * ways);
+    case roof_kind::nvlink: return make(dev.nvlink_gbps * ways);
   }
   return {};
 }
 
+// The roofs' rules, in roof_kind's order. DRAM and shared memory judge the cold (L2 flushed) GB/s;
+// L2 the batch GB/s, since its data stays in the L2 between launches; FP32 the cold GFLOP/s; the
+// links the cold GB/s (all directions of a case counted).
+constexpr roof_rule rules[] = {
+    {roof_kind::dram, "dram", "DRAM", "GB/s", &result::gbps, &result::gbps, "GB/s", "%DRAM"},
+    {roof_kind::l2, "l2", "L2", "GB/s", &result::batch_gbps, &result::batch_gbps, "batch GB/s", "%L2"},
+    {roof_kind::smem, "smem", "shared memory", "GB/s", &result::gbps, &result::gbps, "GB/s", "%smem"},
+    {roof_kind::fp32, "fp32", "FP32", "GFLOP/s", &result::gflops, &result::gbps, "GB/s", "%fp32"},
+    {roof_kind::pcie, "pcie", "PCIe", "GB/s", &result::gbps, &result::gbps, "GB/s", "%PCIe"},
+    {roof_kind::nvlink, "nvlink", "NVLink", "GB/s", &result::gbps, &result::gbps, "GB/s", "%NVLink"},
+};
+
 }  // namespace
+
+const roof_rule& rule_of(roof_kind k) {
+  for (const auto& r : rules)
+    if (r.kind == k) return r;
+  throw std::logic_error("no rule for this roof");
+}
+
+std::string_view to_string(roof_kind k) { return rule_of(k).name; }
+
+double judged_rate(const result& r) { return r.*rule_of(r.roof.kind).judged; }
 
 void derive(result& r, roof_kind k, const device_info& dev, std::uint64_t working_set_bytes) {
   r.gbps = giga_per_s(r.bytes, r.cold.median_ms);
@@ -98,9 +111,146 @@ void derive(result& r, roof_kind k, const device_info& dev, std::uint64_t workin
   const auto ways = static_cast<std::size_t>(
       std::count_if(r.directions.begin(), r.directions.end(), [](const direction_figure& d) { return d.bytes > 0; }));
   r.roof = roof_of(k, dev, r.sm_clock_mhz, ways);
-  const double achieved = k == roof_kind::fp32 ? r.gflops : k == roof_kind::l2 ? r.batch_gbps : r.gbps;
-  r.pct_roof = r.roof.value > 0 ? 100.0 * achieved / r.roof.value : 0.0;
+  r.pct_roof = r.roof.value > 0 ? 100.0 * judged_rate(r) / r.roof.value : 0.0;
   r.l2_resident = dev.l2_bytes > 0 && working_set_bytes <= dev.l2_bytes;
+}
+
+// ---- the fields of a record ----------------------------------------------------------------------------
+
+namespace {
+
+template <summary result::*S, double summary::*F>
+field_value summary_ms(const result& r) {
+  return (r.*S).*F;
+}
+template <summary result::*S>
+field_value summary_samples(const result& r) {
+  return static_cast<std::uint64_t>((r.*S).samples);
+}
+template <summary result::*S>
+field_value summary_spread(const result& r) {
+  return (r.*S).rel_spread;
+}
+
+#define MEMLAB_SUMMARY_FIELDS(s)                                                                  \
+  {#s "_median_ms", #s, "median_ms", "ms", summary_ms<&result::s, &summary::median_ms>},         \
+      {#s "_min_ms", #s, "min_ms", "ms", summary_ms<&result::s, &summary::min_ms>},               \
+      {#s "_max_ms", #s, "max_ms", "ms", summary_ms<&result::s, &summary::max_ms>},               \
+      {#s "_p25_ms", #s, "p25_ms", "ms", summary_ms<&result::s, &summary::p25_ms>},               \
+      {#s "_p75_ms", #s, "p75_ms", "ms", summary_ms<&result::s, &summary::p75_ms>},               \
+      {#s "_samples", #s, "samples", "", summary_samples<&result::s>},                            \
+      {#s "_rel_spread", #s, "rel_spread", "", summary_spread<&result::s>},                       \
+      {#s "_mean_ms", #s, "mean_ms", "ms", summary_ms<&result::s, &summary::mean_ms>}
+
+using R = const result&;
+const result_field fields[] = {
+    {"lab", "", "lab", "", [](R r) -> field_value { return r.lab; }},
+    {"variant", "", "variant", "", [](R r) -> field_value { return r.variant; }},
+    {"params", "", "params", "", nullptr, field_kind::params},
+    {"policy_threads", "policy", "threads", "", [](R r) -> field_value { return std::int64_t{r.policy.threads}; }},
+    {"policy_items_per_thread", "policy", "items_per_thread", "",
+     [](R r) -> field_value { return std::int64_t{r.policy.items_per_thread}; }},
+    {"policy_vec_bytes", "policy", "vec_bytes", "bytes", [](R r) -> field_value { return std::int64_t{r.policy.vec_bytes}; }},
+    {"policy_stages", "policy", "stages", "", [](R r) -> field_value { return std::int64_t{r.policy.stages}; }},
+    {"policy_grid", "policy", "grid", "", [](R r) -> field_value { return r.policy.grid; }},
+    {"policy", "", "", "", [](R r) -> field_value { return to_string(r.policy); }},
+    {"bytes", "", "bytes", "bytes", [](R r) -> field_value { return r.bytes; }},
+    {"flops", "", "flops", "", [](R r) -> field_value { return r.flops; }},
+    MEMLAB_SUMMARY_FIELDS(cold),
+    MEMLAB_SUMMARY_FIELDS(batch),
+    {"gbps", "", "gbps", "GB/s", [](R r) -> field_value { return r.gbps; }},
+    {"pct_peak", "", "pct_peak", "%", [](R r) -> field_value { return r.pct_peak; }},
+    {"l2_resident", "", "l2_resident", "", [](R r) -> field_value { return r.l2_resident; }},
+    {"verified", "", "verified", "", [](R r) -> field_value { return r.verified; }},
+    {"batch_gbps", "", "batch_gbps", "GB/s", [](R r) -> field_value { return r.batch_gbps; }},
+    {"pct_measured", "", "pct_measured", "%", [](R r) -> field_value { return r.pct_measured; }},
+    {"status", "", "status", "", [](R r) -> field_value { return std::string(to_string(r.status)); }},
+    {"note", "", "note", "", [](R r) -> field_value { return r.note; }},
+    {"hardware_bytes", "", "hardware_bytes", "bytes", [](R r) -> field_value { return r.hardware_bytes; }},
+    {"hardware_gbps", "", "hardware_gbps", "GB/s", [](R r) -> field_value { return r.hardware_gbps; }},
+    MEMLAB_SUMMARY_FIELDS(graph),
+    {"graph_gbps", "", "graph_gbps", "GB/s", [](R r) -> field_value { return r.graph_gbps; }},
+    {"graph_note", "", "graph_note", "", [](R r) -> field_value { return r.graph_note; }},
+    {"peer", "", "peer", "", [](R r) -> field_value { return r.peer; }},
+    {"gflops", "", "gflops", "GFLOP/s", [](R r) -> field_value { return r.gflops; }},
+    {"roof", "roof", "name", "", [](R r) -> field_value { return r.roof.name; }},
+    {"roof_value", "roof", "value", "roof_unit", [](R r) -> field_value { return r.roof.value; }},
+    {"roof_unit", "roof", "unit", "", [](R r) -> field_value { return r.roof.unit; }},
+    {"pct_roof", "", "pct_roof", "%", [](R r) -> field_value { return r.pct_roof; }},
+    {"sm_clock_mhz", "", "sm_clock_mhz", "MHz", [](R r) -> field_value { return r.sm_clock_mhz; }},
+    {"throttled_samples", "", "throttled_samples", "",
+     [](R r) -> field_value { return static_cast<std::uint64_t>(r.throttled_samples); }},
+    {"model", "", "model", "", nullptr, field_kind::model},
+    {"directions", "", "directions", "", nullptr, field_kind::directions},
+    {"bus_factor", "", "bus_factor", "", [](R r) -> field_value { return r.bus_factor; }, field_kind::value,
+     [](R r) { return r.bus_factor > 0; }},
+    {"busbw_gbps", "", "busbw_gbps", "GB/s", [](R r) -> field_value { return r.busbw_gbps; }, field_kind::value,
+     [](R r) { return r.bus_factor > 0; }},
+    {"measured", "", "measured", "", nullptr, field_kind::measured},
+};
+#undef MEMLAB_SUMMARY_FIELDS
+
+}  // namespace
+
+std::span<const result_field> result_fields() { return fields; }
+
+const result_field& result_field_named(std::string_view name) {
+  for (const auto& f : fields)
+    if (f.name == name) return f;
+  throw std::out_of_range(fmt::format("no result field is named {}", name));
+}
+
+// ---- a lab's summary line -------------------------------------------------------------------------------
+
+std::optional<ladder_summary> summarize_ladder(const run_report& rep, const lab_info& l) {
+  std::vector<const result*> rows;
+  for (const auto& r : rep.results)
+    if (r.lab == l.name) rows.push_back(&r);
+  const auto measured = [](const result* r) { return r->status == result_status::ok && r->cold.samples > 0; };
+  const auto rate = [&](const result* r) { return r->*rule_of(l.roof).judged; };
+  const result* best = nullptr;
+  for (const result* r : rows) {
+    if (!measured(r) || r->peer) continue;
+    if (best == nullptr || rate(r) > rate(best)) best = r;
+  }
+  if (best == nullptr) return std::nullopt;
+  const auto same_point = [&](const result* r) {
+    if (r->params.size() != best->params.size()) return false;
+    for (std::size_t i = 0; i < r->params.size(); ++i)
+      if (r->params[i].name != best->params[i].name || r->params[i].value != best->params[i].value) return false;
+    return true;
+  };
+  // The worst rung measured at the best one's point: what the ladder climbs. The peers measured
+  // there: what a user would otherwise pick.
+  const result* worst = best;
+  std::vector<const result*> peers;
+  for (const result* r : rows) {
+    if (!measured(r) || !same_point(r)) continue;
+    if (r->peer) {
+      // One entry per peer: a point measured twice in one report lists its best figure.
+      const auto same = std::find_if(peers.begin(), peers.end(), [&](const result* q) { return q->variant == r->variant; });
+      if (same == peers.end()) {
+        peers.push_back(r);
+      } else if (rate(r) > rate(*same)) {
+        *same = r;
+      }
+    } else if (rate(r) < rate(worst)) {
+      worst = r;
+    }
+  }
+  ladder_summary s;
+  s.roof = l.roof;
+  s.best = best->variant;
+  s.point = best->params;
+  s.best_rate = rate(best);
+  s.best_pct_roof = best->pct_roof;
+  if (worst != best && rate(worst) > 0) {
+    s.worst = worst->variant;
+    s.worst_rate = rate(worst);
+    s.best_over_worst = s.best_rate / s.worst_rate;
+  }
+  for (const result* p : peers) s.peers.emplace_back(p->variant, rate(p));
+  return s;
 }
 
 }  // namespace memlab

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -92,6 +94,7 @@ struct roof {
   std::string name;  // "dram", "l2", "smem", "fp32"
   double value = 0;  // 0 when it could not be known (L2 not measured, no clock reading)
   std::string unit;  // "GB/s" or "GFLOP/s"
+  roof_kind kind = roof_kind::dram;
 };
 
 // The bytes a transfer moves one way ("h2d", "d2h", "0->1"), counted once per direction; gbps is
@@ -102,6 +105,23 @@ struct direction_figure {
   double gbps = 0;
   friend bool operator==(const direction_figure&, const direction_figure&) = default;
 };
+
+struct result;
+using rate_member = double result::*;  // a rate of a result: &result::gbps
+
+// What each roof judges (DESIGN.md, "Roofs"): the one place the rule is written. derive() computes
+// % of roof from `judged`; the progress line, the tables and the summary line read the same.
+struct roof_rule {
+  roof_kind kind;
+  std::string_view name;        // as results report it: "dram"
+  std::string_view label;       // for headings: "DRAM", "shared memory"
+  std::string_view unit;        // of the roof and of the judged rate: "GB/s" or "GFLOP/s"
+  rate_member judged;           // the rate compared with the roof: cold GB/s, batch GB/s (L2), GFLOP/s
+  rate_member bandwidth;        // the bandwidth a table shows: cold GB/s, batch GB/s for L2
+  std::string_view bandwidth_header;  // "GB/s", "batch GB/s"
+  std::string_view pct_header;  // "%DRAM", "%smem"
+};
+const roof_rule& rule_of(roof_kind k);
 
 enum class result_status { ok, skipped, failed };
 std::string_view to_string(result_status s);
@@ -147,6 +167,52 @@ struct result {
 // the device.
 void derive(result& r, roof_kind k, const device_info& dev, std::uint64_t working_set_bytes);
 
+// The rate r's roof judges, in the roof's unit (rule_of(r.roof.kind).judged).
+double judged_rate(const result& r);
+
+// ---- the fields of a record ----------------------------------------------------------------------
+// Every field a writer shows is declared once, here: its name, where it sits in the JSON record, its
+// unit, and how to read it from a result. JSON, CSV, Markdown and the terminal read these
+// declarations (docs/results-schema.md describes each field).
+using field_value = std::variant<std::uint64_t, std::int64_t, double, bool, std::string>;
+enum class field_kind {
+  value,
+  params,  // the case's params, name -> value (a column each in CSV and the tables)
+  model,   // the lab's model figures, name -> value
+  measured,    // what the lab's kernels measured themselves, name -> {value, unit} (an extension)
+  directions,  // a transfer's bytes per direction, name -> {bytes, gbps} (an extension)
+};
+struct result_field {
+  std::string_view name;    // flat, as the CSV column: "cold_median_ms"
+  std::string_view object;  // the JSON object it sits in ("cold", "policy", "roof"); "" at the top
+  std::string_view key;     // its key there ("median_ms"); "" when the JSON has it otherwise (CSV's policy text)
+  std::string_view unit;    // "ms", "bytes", "GB/s", "GFLOP/s", "%", "MHz"; "" for counts, words and flags
+  field_value (*get)(const result&) = nullptr;  // null for params, model, measured, directions
+  field_kind kind = field_kind::value;
+  // An extension of memlab.results/1 that only some records carry: written where this holds.
+  bool (*only_when)(const result&) = nullptr;
+};
+// In the order of the JSON record.
+std::span<const result_field> result_fields();
+// The field named `name`; throws std::out_of_range when none is.
+const result_field& result_field_named(std::string_view name);
+
+// ---- a lab's summary line ---------------------------------------------------------------------------
+// The best rung of a lab (not a peer) by the rate its roof judges, the worst rung measured at the
+// same point and the ratio between them, and the peers measured there: computed here, printed by the
+// writers.
+struct ladder_summary {
+  roof_kind roof = roof_kind::dram;
+  std::string best;            // the rung
+  std::vector<param> point;    // its params
+  double best_rate = 0;        // in rule_of(roof).unit
+  double best_pct_roof = 0;
+  std::string worst;           // "" when no other rung was measured there (or it measured 0)
+  double worst_rate = 0;
+  double best_over_worst = 0;  // best_rate / worst_rate
+  std::vector<std::pair<std::string, double>> peers;  // each peer once, its best rate there
+};
+
 // How the timings of a run were taken (harness/timing.hpp), recorded with the results.
 struct timing_info {
   double max_time_s = 0;             // per case, split between cold, batch and graph
@@ -188,5 +254,8 @@ struct run_report {
   std::size_t planned = 0;  // cases planned; results.size() < planned when the run stopped early
   std::string ended;        // "complete", or why the run stopped ("interrupted by SIGINT", a CUDA error)
 };
+
+// The summary of `lab`'s records in `report`; nullopt when none of its rungs was measured.
+std::optional<ladder_summary> summarize_ladder(const run_report& report, const lab_info& lab);
 
 }  // namespace memlab

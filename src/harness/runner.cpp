@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "harness/text.hpp"
 #include "memlab_git_sha.hpp"
 
@@ -50,7 +52,7 @@ std::string signal_name(int sig) {
   switch (sig) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
-    default: return "signal " + std::to_string(sig);
+    default: return fmt::format("signal {}", sig);
   }
 }
 
@@ -58,15 +60,14 @@ std::string signal_name(int sig) {
 std::string axis_text(const std::vector<param>& params) {
   std::string out;
   for (const auto& p : params) {
-    if (p.name == "dtype" || p.name == "n") continue;
-    out += " " + p.name + "=" + to_string(p.value);
+    if (p.name != "dtype" && p.name != "n") out += fmt::format(" {}={}", p.name, to_string(p.value));
   }
   return out;
 }
 
+// The rate the case's roof judges, and how far it gets: "2950.1 GB/s (88.0% of dram)".
 std::string rate_text(const result& r) {
-  if (r.roof.unit == "GFLOP/s") return fixed(r.gflops, 1) + " GFLOP/s";
-  return fixed(r.roof.name == "l2" ? r.batch_gbps : r.gbps, 1) + " GB/s";
+  return fmt::format("{:.1f} {} ({:.1f}% of {})", judged_rate(r), rule_of(r.roof.kind).unit, r.pct_roof, r.roof.name);
 }
 
 }  // namespace
@@ -140,15 +141,16 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     if (current == nullptr) return;
     for (auto* s : sinks) s->lab_done(report);
     if (req.progress) {
-      progress << current->name << ": " << lab_cases << (lab_cases == 1 ? " case in " : " cases in ")
-               << fixed(seconds_since(lab_start), 1) << " s\n" << std::flush;
+      progress << fmt::format("{}: {} {} in {:.1f} s\n", current->name, lab_cases, lab_cases == 1 ? "case" : "cases",
+                              seconds_since(lab_start))
+               << std::flush;
     }
   };
   try {
     for (const auto& c : cases) {
       if (const int sig = stop_signal(); sig != 0) {
-        finish("interrupted by " + signal_name(sig) + " after " + std::to_string(report.results.size()) + " of " +
-               std::to_string(cases.size()) + " cases");
+        finish(fmt::format("interrupted by {} after {} of {} cases", signal_name(sig), report.results.size(),
+                           cases.size()));
         return report;
       }
       ++index;
@@ -159,21 +161,17 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
         lab_start = clock::now();
       }
       ++lab_cases;
-      const std::string label = "[" + std::to_string(index) + "/" + std::to_string(cases.size()) + "] " +
-                                std::string(c.l->name) + " " + std::string(c.v->name) + " " +
-                                std::string(to_string(c.p.type)) + " " + c.size_text + axis_text(c.l->params(c.p));
+      const std::string label = fmt::format("[{}/{}] {} {} {} {}{}", index, cases.size(), c.l->name, c.v->name,
+                                            to_string(c.p.type), c.size_text, axis_text(c.l->params(c.p)));
       result r = runner.run(c, req);
       if (req.progress) {
-        progress << label << " ... ";
+        std::string outcome;
         switch (r.status) {
-          case result_status::skipped: progress << "skipped: " << r.note; break;
-          case result_status::failed: progress << "FAILED: " << r.note; break;
-          case result_status::ok:
-            progress << rate_text(r) << " (" << fixed(r.pct_roof, 1) << "% of " << r.roof.name << ")"
-                     << (r.verified ? "" : ", not verified");
-            break;
+          case result_status::skipped: outcome = fmt::format("skipped: {}", r.note); break;
+          case result_status::failed: outcome = fmt::format("FAILED: {}", r.note); break;
+          case result_status::ok: outcome = fmt::format("{}{}", rate_text(r), r.verified ? "" : ", not verified"); break;
         }
-        progress << "\n" << std::flush;
+        progress << fmt::format("{} ... {}\n", label, outcome) << std::flush;
       }
       report.results.push_back(std::move(r));
       for (auto* s : sinks) s->update(report);
@@ -182,13 +180,12 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
   } catch (const write_error&) {
     throw;  // the sinks cannot write: nothing more to finish
   } catch (const std::exception& e) {
-    finish("stopped at case " + std::to_string(index) + " of " + std::to_string(cases.size()) + " by an error: " +
-           e.what());
+    finish(fmt::format("stopped at case {} of {} by an error: {}", index, cases.size(), e.what()));
     throw;
   }
   finish("complete");
   if (req.progress && labs.size() > 1) {
-    progress << index << " cases in " << fixed(seconds_since(run_start), 1) << " s\n" << std::flush;
+    progress << fmt::format("{} cases in {:.1f} s\n", index, seconds_since(run_start)) << std::flush;
   }
   return report;
 }

@@ -1,5 +1,7 @@
 #include "harness/sizes.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cstdio>
 #include <limits>
@@ -32,10 +34,7 @@ struct parse_failure {
 
 std::invalid_argument usage(std::string_view prefix, std::string_view noun, const parse_failure& f,
                             std::string_view accepted) {
-  std::string msg(prefix);
-  msg.append("invalid ").append(noun).append(" \"").append(f.item).append("\": ").append(f.why).append("; ");
-  msg.append(accepted);
-  return std::invalid_argument(msg);
+  return std::invalid_argument(fmt::format("{}invalid {} \"{}\": {}; {}", prefix, noun, f.item, f.why, accepted));
 }
 
 std::string_view trim(std::string_view s) {
@@ -104,7 +103,7 @@ parsed_value parse_value(std::string_view text, std::string_view item) {
   for (const auto& sfx : suffixes) {
     if (sfx.name == s) found = &sfx;
   }
-  if (found == nullptr) fail(item, "unknown suffix \"" + std::string(s) + "\"");
+  if (found == nullptr) fail(item, fmt::format("unknown suffix \"{}\"", s));
   v.suffix = found->name;
   v.unit = found->unit;
   v.bytes = found->bytes;
@@ -120,11 +119,11 @@ std::string text_for(std::uint64_t value, const parsed_value& lo, const parsed_v
   if (value % lo.unit == 0) {
     const std::uint64_t q = value / lo.unit;
     if (lo.pow2_form && std::has_single_bit(q)) {
-      return "2^" + std::to_string(std::countr_zero(q)) + std::string(lo.suffix);
+      return fmt::format("2^{}{}", std::countr_zero(q), lo.suffix);
     }
-    return std::to_string(q) + std::string(lo.suffix);
+    return fmt::format("{}{}", q, lo.suffix);
   }
-  return std::to_string(value) + (lo.bytes ? "B" : "");
+  return fmt::format("{}{}", value, lo.bytes ? "B" : "");
 }
 
 void parse_range(std::string_view item, std::size_t dots, std::vector<size_spec>& out, bool default_geometric) {
@@ -167,7 +166,7 @@ void parse_range(std::string_view item, std::size_t dots, std::vector<size_spec>
   const std::size_t first = out.size();
   for (std::uint64_t v = lo.value;;) {
     if (out.size() - first == max_range_items) {
-      fail(item, "the range has more than " + std::to_string(max_range_items) + " values");
+      fail(item, fmt::format("the range has more than {} values", max_range_items));
     }
     out.push_back({v, lo.bytes, text_for(v, lo, hi)});
     // Compare before stepping so the next value cannot overflow.
@@ -241,8 +240,9 @@ std::vector<std::uint64_t> parse_byte_counts(std::string_view text, std::string_
 
 std::vector<std::vector<std::uint64_t>> parse_shapes(std::string_view text, std::string_view what, std::size_t rank) {
   std::vector<std::vector<std::uint64_t>> out;
-  const std::string accepted = "accepted: shapes of " + std::to_string(rank) + " extents joined by 'x' (N or 2^k each), as in " +
-                               (rank == 3 ? std::string("64x64x64") : std::string("128x256")) + "; shapes separated by commas";
+  const std::string accepted =
+      fmt::format("accepted: shapes of {} extents joined by 'x' (N or 2^k each), as in {}; shapes separated by commas",
+                  rank, rank == 3 ? "64x64x64" : "128x256");
   try {
     if (trim(text).empty()) fail(text, "the list is empty");
     std::size_t pos = 0;
@@ -263,7 +263,7 @@ std::vector<std::vector<std::uint64_t>> parse_shapes(std::string_view text, std:
         if (x == std::string_view::npos) break;
         start = x + 1;
       }
-      if (shape.size() != rank) fail(item, "expected " + std::to_string(rank) + " extents, got " + std::to_string(shape.size()));
+      if (shape.size() != rank) fail(item, fmt::format("expected {} extents, got {}", rank, shape.size()));
       out.push_back(std::move(shape));
       if (comma == std::string_view::npos) break;
       pos = comma + 1;
@@ -278,9 +278,8 @@ std::uint64_t elements_of(const size_spec& s, std::size_t elem_size) {
   if (!s.bytes) return s.value;
   if (elem_size == 0) throw std::invalid_argument("elements_of: element size is 0");
   if (s.value % elem_size != 0) {
-    throw std::invalid_argument("size \"" + s.text + "\" (" + std::to_string(s.value) +
-                                " bytes) is not a multiple of the element size (" + std::to_string(elem_size) +
-                                " bytes)");
+    throw std::invalid_argument(fmt::format("size \"{}\" ({} bytes) is not a multiple of the element size ({} bytes)",
+                                            s.text, s.value, elem_size));
   }
   return s.value / elem_size;
 }

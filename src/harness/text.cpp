@@ -1,26 +1,17 @@
 #include "harness/text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <charconv>
-#include <cstdio>
 #include <iterator>
 
 namespace memlab {
-namespace {
 
-template <class... Args>
-std::string printf_string(const char* fmt, Args... args) {
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, fmt, args...);
-  return n < 0 ? std::string() : std::string(buf, std::min(static_cast<std::size_t>(n), sizeof buf - 1));
-}
-
-}  // namespace
-
-std::string fixed(double v, int digits) { return printf_string("%.*f", digits, v); }
-std::string fixed_g(double v) { return printf_string("%g", v); }
-std::string hex_byte(unsigned v) { return printf_string("0x%02x", v); }
+std::string fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
+std::string fixed_g(double v) { return fmt::format("{:g}", v); }
+std::string hex_byte(unsigned v) { return fmt::format("0x{:02x}", v); }
 
 std::string exact(double v) {
   char buf[64];
@@ -29,18 +20,18 @@ std::string exact(double v) {
 }
 
 std::string human_ms(double ms) {
-  if (ms < 1.0) return fixed(ms * 1e3, 2) + " µs";
-  if (ms < 1000.0) return fixed(ms, 3) + " ms";
-  return fixed(ms * 1e-3, 3) + " s";
+  if (ms < 1.0) return fmt::format("{:.2f} µs", ms * 1e3);
+  if (ms < 1000.0) return fmt::format("{:.3f} ms", ms);
+  return fmt::format("{:.3f} s", ms * 1e-3);
 }
 
 std::string format_count(std::uint64_t n) {
-  if (n >= (std::uint64_t{1} << 10) && std::has_single_bit(n)) return "2^" + std::to_string(std::countr_zero(n));
-  return std::to_string(n);
+  if (n >= (std::uint64_t{1} << 10) && std::has_single_bit(n)) return fmt::format("2^{}", std::countr_zero(n));
+  return fmt::format("{}", n);
 }
 
 std::string format_bytes(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
+  if (bytes < 1024) return fmt::format("{} B", bytes);
   constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = static_cast<double>(bytes) / 1024.0;
   std::size_t u = 0;
@@ -49,7 +40,7 @@ std::string format_bytes(std::uint64_t bytes) {
     v /= 1024.0;
     ++u;
   }
-  return fixed(v, 2) + " " + units[u];
+  return fmt::format("{:.2f} {}", v, units[u]);
 }
 
 std::size_t display_width(std::string_view s) {

@@ -11,7 +11,11 @@
 #include <filesystem>
 #include <ostream>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/text.hpp"
@@ -21,40 +25,23 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-std::string cc_string(const device_info& d) { return std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor); }
+std::string cc_string(const device_info& d) { return fmt::format("{}.{}", d.cc_major, d.cc_minor); }
 
-std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+std::string version_string(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
 
 std::string device_text(const device_info& d) {
-  return d.name + " (device " + std::to_string(d.ordinal) + ", cc " + cc_string(d) + ", " + std::to_string(d.sm_count) +
-         " SMs, L2 " + format_bytes(d.l2_bytes) + ")";
+  return fmt::format("{} (device {}, cc {}, {} SMs, L2 {})", d.name, d.ordinal, cc_string(d), d.sm_count,
+                     format_bytes(d.l2_bytes));
 }
 
 std::string ceiling_text(const device_info& d) {
-  return d.measured_peak_gbps > 0 ? fixed(d.measured_peak_gbps, 1) + " GB/s (cudaMemcpy D2D)" : "not measured";
+  return d.measured_peak_gbps > 0 ? fmt::format("{:.1f} GB/s (cudaMemcpy D2D)", d.measured_peak_gbps) : "not measured";
 }
 
 std::string status_text(const result& r) {
   const char* tag = r.status == result_status::skipped ? "SKIP" : r.status == result_status::failed ? "FAIL" : "ok";
   if (r.note.empty()) return tag;
-  return std::string(tag) + ": " + shorten(r.note, 40);
-}
-
-const char* roof_label(roof_kind k) {
-  switch (k) {
-    case roof_kind::dram: return "DRAM";
-    case roof_kind::l2: return "L2";
-    case roof_kind::smem: return "shared memory";
-    case roof_kind::fp32: return "FP32";
-    case roof_kind::pcie: return "PCIe";
-    case roof_kind::nvlink: return "NVLink";
-  }
-  return "?";
-}
-
-// The rate a roof is measured by, in the roof's unit.
-double achieved(const result& r, roof_kind k) {
-  return k == roof_kind::fp32 ? r.gflops : k == roof_kind::l2 ? r.batch_gbps : r.gbps;
+  return fmt::format("{}: {}", tag, shorten(r.note, 40));
 }
 
 std::vector<const result*> results_of(const run_report& rep, std::string_view lab) {
@@ -68,12 +55,12 @@ std::vector<const result*> results_of(const run_report& rep, std::string_view la
 
 std::string header_text(const run_report& rep) {
   const auto& d = rep.device;
-  return "device " + device_text(d) + " | theoretical peak " + fixed(d.peak_gbps, 1) + " GB/s | measured ceiling " +
-         ceiling_text(d) + " | bytes = reads + writes";
+  return fmt::format("device {} | theoretical peak {:.1f} GB/s | measured ceiling {} | bytes = reads + writes",
+                     device_text(d), d.peak_gbps, ceiling_text(d));
 }
 
 std::string lab_heading(const lab_info& l) {
-  return l.name + ": " + l.teaches + " (roof: " + roof_label(l.roof) + ")";
+  return fmt::format("{}: {} (roof: {})", l.name, l.teaches, rule_of(l.roof).label);
 }
 
 void write_tables(std::ostream& os, const run_report& rep) {
@@ -94,15 +81,18 @@ void write_md(std::ostream& os, const run_report& rep) {
   // A command holding a backtick needs a longer fence to stay one code span.
   const std::string fence = rep.command.find('`') == std::string::npos ? "`" : "``";
   const std::string pad = fence.size() > 1 ? " " : "";
-  os << "## memlab results\n\n"
-     << "- device: " << device_text(d) << ", driver " << version_string(d.driver_version) << ", runtime "
-     << version_string(d.runtime_version) << "\n"
-     << "- theoretical peak: " << fixed(d.peak_gbps, 1) << " GB/s (2 x memory clock x bus width / 8)\n"
-     << "- measured ceiling: " << ceiling_text(d) << "\n"
-     << "- command: " << fence << pad << rep.command << pad << fence << "\n"
-     << "- memlab " << rep.memlab_version << ", git " << rep.git_sha << ", created " << rep.created << "\n"
-     << "- bytes = reads + writes; GB/s and % from the cold (L2 flushed) median, host launch cost excluded\n"
-     << "- run: " << rep.ended << " (" << rep.results.size() << " of " << rep.planned << " cases)\n";
+  os << fmt::format(
+      "## memlab results\n\n"
+      "- device: {}, driver {}, runtime {}\n"
+      "- theoretical peak: {:.1f} GB/s (2 x memory clock x bus width / 8)\n"
+      "- measured ceiling: {}\n"
+      "- command: {}{}{}{}{}\n"
+      "- memlab {}, git {}, created {}\n"
+      "- bytes = reads + writes; GB/s and % from the cold (L2 flushed) median, host launch cost excluded\n"
+      "- run: {} ({} of {} cases)\n",
+      device_text(d), version_string(d.driver_version), version_string(d.runtime_version), d.peak_gbps,
+      ceiling_text(d), fence, pad, rep.command, pad, fence, rep.memlab_version, rep.git_sha, rep.created, rep.ended,
+      rep.results.size(), rep.planned);
   for (const auto& l : rep.labs) {
     const text_table t = lab_table(rep, l);
     if (t.rows.empty()) continue;
@@ -126,16 +116,23 @@ std::string csv_field(std::string_view s) {
 
 // A result's model figures in one field: "smem_ld_wavefronts=32 gld_sectors=4" ("" when none).
 std::string model_text(const std::vector<model_figure>& model) {
-  std::string out;
-  for (const auto& m : model) out += (out.empty() ? "" : " ") + m.name + "=" + exact(m.value);
-  return out;
+  std::vector<std::string> parts;
+  for (const auto& m : model) parts.push_back(fmt::format("{}={}", m.name, exact(m.value)));
+  return fmt::format("{}", fmt::join(parts, " "));
 }
 
 // A result's measured figures in one field: "cycles_per_load=412.5cycles ns_per_load=221ns".
 std::string measured_text(const std::vector<measured_figure>& measured) {
-  std::string out;
-  for (const auto& m : measured) out += (out.empty() ? "" : " ") + m.name + "=" + exact(m.value) + m.unit;
-  return out;
+  std::vector<std::string> parts;
+  for (const auto& m : measured) parts.push_back(fmt::format("{}={}{}", m.name, exact(m.value), m.unit));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+// A transfer's directions in one field: "h2d=1073741824B@55.1GB/s d2h=...".
+std::string directions_text(const std::vector<direction_figure>& directions) {
+  std::vector<std::string> parts;
+  for (const auto& d : directions) parts.push_back(fmt::format("{}={}B@{}GB/s", d.name, d.bytes, exact(d.gbps)));
+  return fmt::format("{}", fmt::join(parts, " "));
 }
 
 // Param names in the order they are first seen across the labs of the report.
@@ -150,41 +147,65 @@ std::vector<std::string> param_names(const run_report& rep) {
   return names;
 }
 
+// A field's value as CSV and the model text write it: whole numbers in decimal, doubles exactly.
+std::string field_text(const field_value& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return x;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return exact(x);
+        } else {
+          return fmt::format("{}", x);
+        }
+      },
+      v);
+}
+
+// The CSV's columns: result fields by name (params: a column each), in the order the format has
+// had since its first version; each value is read through the field's declaration.
+constexpr std::string_view csv_columns[] = {
+    "lab", "variant", "params", "bytes", "flops", "policy", "cold_median_ms", "cold_min_ms", "cold_p25_ms",
+    "cold_p75_ms", "cold_samples", "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples",
+    "batch_rel_spread", "gbps", "batch_gbps", "pct_peak", "pct_measured", "l2_resident", "verified", "status", "note",
+    "hardware_bytes", "hardware_gbps", "graph_median_ms", "graph_samples", "graph_gbps", "gflops", "roof",
+    "roof_value", "roof_unit", "pct_roof", "sm_clock_mhz", "throttled_samples", "model", "measured"};
+
 void write_csv(std::ostream& os, const run_report& rep) {
   const auto names = param_names(rep);
+  std::vector<const result_field*> columns;
+  for (std::string_view c : csv_columns) columns.push_back(&result_field_named(c));
   const auto row = [&os](const std::vector<std::string>& fields) {
     for (std::size_t i = 0; i < fields.size(); ++i) os << (i ? "," : "") << csv_field(fields[i]);
     os << '\n';
   };
-  std::vector<std::string> header{"lab", "variant"};
-  header.insert(header.end(), names.begin(), names.end());
-  for (const char* h :
-       {"bytes", "flops", "policy", "cold_median_ms", "cold_min_ms", "cold_p25_ms", "cold_p75_ms", "cold_samples",
-        "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples", "batch_rel_spread", "gbps", "batch_gbps",
-        "pct_peak", "pct_measured", "l2_resident", "verified", "status", "note", "hardware_bytes", "hardware_gbps",
-        "graph_median_ms", "graph_samples", "graph_gbps", "gflops", "roof", "roof_value", "roof_unit", "pct_roof",
-        "sm_clock_mhz", "throttled_samples", "model", "measured"}) {
-    header.emplace_back(h);
+  std::vector<std::string> header;
+  for (const result_field* c : columns) {
+    if (c->kind == field_kind::params) {
+      header.insert(header.end(), names.begin(), names.end());
+    } else {
+      header.emplace_back(c->name);
+    }
   }
   row(header);
   for (const auto& r : rep.results) {
-    std::vector<std::string> f{r.lab, r.variant};
-    for (const auto& n : names) {
-      const param_value* v = r.find(n);
-      f.push_back(v ? to_string(*v) : "");
-    }
-    const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
-    for (std::string s :
-         {std::to_string(r.bytes), std::to_string(r.flops), to_string(r.policy), exact(r.cold.median_ms),
-          exact(r.cold.min_ms), exact(r.cold.p25_ms), exact(r.cold.p75_ms), std::to_string(r.cold.samples),
-          exact(r.cold.rel_spread), exact(r.batch.median_ms), exact(r.batch.min_ms), std::to_string(r.batch.samples),
-          exact(r.batch.rel_spread), exact(r.gbps), exact(r.batch_gbps), exact(r.pct_peak), exact(r.pct_measured),
-          flag(r.l2_resident), flag(r.verified), std::string(to_string(r.status)), r.note,
-          std::to_string(r.hardware_bytes), exact(r.hardware_gbps), exact(r.graph.median_ms),
-          std::to_string(r.graph.samples), exact(r.graph_gbps), exact(r.gflops), r.roof.name, exact(r.roof.value),
-          r.roof.unit, exact(r.pct_roof), exact(r.sm_clock_mhz), std::to_string(r.throttled_samples),
-          model_text(r.model), measured_text(r.measured)}) {
-      f.push_back(std::move(s));
+    std::vector<std::string> f;
+    for (const result_field* c : columns) {
+      switch (c->kind) {
+        case field_kind::params:
+          for (const auto& n : names) {
+            const param_value* v = r.find(n);
+            f.push_back(v ? to_string(*v) : "");
+          }
+          break;
+        case field_kind::model: f.push_back(model_text(r.model)); break;
+        case field_kind::measured: f.push_back(measured_text(r.measured)); break;
+        case field_kind::directions: f.push_back(directions_text(r.directions)); break;
+        case field_kind::value: f.push_back(field_text(c->get(r))); break;
+      }
     }
     row(f);
   }
@@ -192,19 +213,6 @@ void write_csv(std::ostream& os, const run_report& rep) {
 
 // ---- JSON: memlab.results/1 --------------------------------------------------------------------------
 // The DESIGN.md keys first in each object, the extensions after; docs/results-schema.md lists them.
-
-ordered_json summary_json(const summary& s) {
-  ordered_json j;
-  j["median_ms"] = s.median_ms;
-  j["min_ms"] = s.min_ms;
-  j["max_ms"] = s.max_ms;
-  j["p25_ms"] = s.p25_ms;
-  j["p75_ms"] = s.p75_ms;
-  j["samples"] = static_cast<std::uint64_t>(s.samples);
-  j["rel_spread"] = s.rel_spread;
-  j["mean_ms"] = s.mean_ms;
-  return j;
-}
 
 ordered_json header_json(const run_report& rep) {
   ordered_json j;
@@ -288,63 +296,57 @@ ordered_json header_json(const run_report& rep) {
   return j;
 }
 
+ordered_json json_of(const field_value& v) {
+  return std::visit([](const auto& x) { return ordered_json(x); }, v);
+}
+
+// A record: each result field at its place (docs/results-schema.md), in the fields' order.
 ordered_json result_json(const result& r) {
   ordered_json o;
-  o["lab"] = r.lab;
-  o["variant"] = r.variant;
-  ordered_json params = ordered_json::object();
-  for (const auto& p : r.params) {
-    if (const auto* i = std::get_if<std::int64_t>(&p.value)) {
-      params[p.name] = *i;
-    } else {
-      params[p.name] = std::get<std::string>(p.value);
+  for (const result_field& f : result_fields()) {
+    switch (f.kind) {
+      case field_kind::params: {
+        ordered_json params = ordered_json::object();
+        for (const auto& p : r.params) {
+          if (const auto* i = std::get_if<std::int64_t>(&p.value)) {
+            params[p.name] = *i;
+          } else {
+            params[p.name] = std::get<std::string>(p.value);
+          }
+        }
+        o[std::string(f.key)] = std::move(params);
+        break;
+      }
+      case field_kind::model: {
+        ordered_json model = ordered_json::object();
+        for (const auto& m : r.model) model[m.name] = m.value;
+        o[std::string(f.key)] = std::move(model);
+        break;
+      }
+      case field_kind::measured: {  // an extension: only where the lab's kernels measured something
+        if (r.measured.empty()) break;
+        ordered_json measured = ordered_json::object();
+        for (const auto& m : r.measured) measured[m.name] = {{"value", m.value}, {"unit", m.unit}};
+        o[std::string(f.key)] = std::move(measured);
+        break;
+      }
+      case field_kind::directions: {  // an extension: only for transfers
+        if (r.directions.empty()) break;
+        ordered_json dirs = ordered_json::object();
+        for (const auto& d : r.directions) dirs[d.name] = {{"bytes", d.bytes}, {"gbps", d.gbps}};
+        o[std::string(f.key)] = std::move(dirs);
+        break;
+      }
+      case field_kind::value:
+        if (f.key.empty()) break;  // written otherwise in the JSON (the policy as an object)
+        if (f.only_when != nullptr && !f.only_when(r)) break;  // an extension this record does not carry
+        if (f.object.empty()) {
+          o[std::string(f.key)] = json_of(f.get(r));
+        } else {
+          o[std::string(f.object)][std::string(f.key)] = json_of(f.get(r));
+        }
+        break;
     }
-  }
-  o["params"] = std::move(params);
-  o["policy"] = {{"threads", r.policy.threads},
-                 {"items_per_thread", r.policy.items_per_thread},
-                 {"vec_bytes", r.policy.vec_bytes},
-                 {"stages", r.policy.stages},
-                 {"grid", r.policy.grid}};
-  o["bytes"] = r.bytes;
-  o["flops"] = r.flops;
-  o["cold"] = summary_json(r.cold);
-  o["batch"] = summary_json(r.batch);
-  o["gbps"] = r.gbps;
-  o["pct_peak"] = r.pct_peak;
-  o["l2_resident"] = r.l2_resident;
-  o["verified"] = r.verified;
-  o["batch_gbps"] = r.batch_gbps;
-  o["pct_measured"] = r.pct_measured;
-  o["status"] = std::string(to_string(r.status));
-  o["note"] = r.note;
-  o["hardware_bytes"] = r.hardware_bytes;
-  o["hardware_gbps"] = r.hardware_gbps;
-  o["graph"] = summary_json(r.graph);
-  o["graph_gbps"] = r.graph_gbps;
-  o["graph_note"] = r.graph_note;
-  o["peer"] = r.peer;
-  o["gflops"] = r.gflops;
-  o["roof"] = {{"name", r.roof.name}, {"value", r.roof.value}, {"unit", r.roof.unit}};
-  o["pct_roof"] = r.pct_roof;
-  o["sm_clock_mhz"] = r.sm_clock_mhz;
-  o["throttled_samples"] = static_cast<std::uint64_t>(r.throttled_samples);
-  ordered_json model = ordered_json::object();
-  for (const auto& m : r.model) model[m.name] = m.value;
-  o["model"] = std::move(model);
-  if (!r.directions.empty()) {
-    ordered_json dirs = ordered_json::object();
-    for (const auto& d : r.directions) dirs[d.name] = {{"bytes", d.bytes}, {"gbps", d.gbps}};
-    o["directions"] = std::move(dirs);
-  }
-  if (r.bus_factor > 0) {
-    o["bus_factor"] = r.bus_factor;
-    o["busbw_gbps"] = r.busbw_gbps;
-  }
-  if (!r.measured.empty()) {
-    ordered_json measured = ordered_json::object();
-    for (const auto& m : r.measured) measured[m.name] = {{"value", m.value}, {"unit", m.unit}};
-    o["measured"] = std::move(measured);
   }
   return o;
 }
@@ -359,8 +361,32 @@ std::string lower(std::string_view s) {
 
 // ---- per lab --------------------------------------------------------------------------------------------
 
+namespace {
+
+// A cell of a lab's table: the result field it shows, read through its declaration and formatted
+// by its unit; "-" where `shown` says the figure does not exist (a case never timed, no roof value).
+struct table_column {
+  std::string header;
+  const result_field* field;
+  bool (*shown)(const result&, const device_info&);
+};
+
+std::string cell_text(const result_field& f, const result& r) {
+  const field_value v = f.get(r);
+  if (f.unit == "bytes") return format_bytes(std::get<std::uint64_t>(v));
+  if (f.unit == "ms") return human_ms(std::get<double>(v));
+  if (f.unit == "GB/s" || f.unit == "GFLOP/s" || f.unit == "%") return fixed(std::get<double>(v), 1);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "";
+  return field_text(v);
+}
+
+bool timed(const result& r, const device_info&) { return r.cold.samples > 0; }
+
+}  // namespace
+
 text_table lab_table(const run_report& rep, const lab_info& l) {
   const auto rows = results_of(rep, l.name);
+  const roof_rule& rule = rule_of(l.roof);
   text_table t;
   std::vector<std::string> names = l.params;
   for (const result* r : rows)
@@ -378,7 +404,6 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
   const bool flops = l.roof == roof_kind::fp32 ||
                      std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->flops > 0; });
   const bool hardware = std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->hardware_bytes > 0; });
-  const bool dram = l.roof == roof_kind::dram;
   // The lab's model figures, a column each, in the order first seen.
   std::vector<std::string> model_names;
   for (const result* r : rows)
@@ -391,14 +416,31 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
       if (!m.detail && std::find_if(measured_names.begin(), measured_names.end(),
                                     [&](const auto& x) { return x.first == m.name; }) == measured_names.end())
         measured_names.emplace_back(m.name, m.unit);
-  t.column("bytes", true);
-  t.column("policy", false);
-  for (const char* c : {"cold", "batch", "graph"}) t.column(c, true);
-  t.column(l.roof == roof_kind::l2 ? "batch GB/s" : "GB/s", true);
-  if (flops) t.column("GFLOP/s", true);
-  t.column(std::string("%") + (l.roof == roof_kind::smem ? "smem" : l.roof == roof_kind::fp32 ? "fp32" : roof_label(l.roof)), true);
-  if (dram) t.column("%ceiling", true);
-  if (hardware) t.column("HW GB/s", true);
+
+
+  const auto field = [](std::string_view name) { return &result_field_named(name); };
+  const auto always = [](const result&, const device_info&) { return true; };
+  std::vector<table_column> columns{
+      {"bytes", field("bytes"), always},
+      {"policy", field("policy"), always},
+      {"cold", field("cold_median_ms"), [](const result& r, const device_info&) { return r.cold.samples > 0; }},
+      {"batch", field("batch_median_ms"), [](const result& r, const device_info&) { return r.batch.samples > 0; }},
+      {"graph", field("graph_median_ms"), [](const result& r, const device_info&) { return r.graph.samples > 0; }},
+      {std::string(rule.bandwidth_header), field(rule.bandwidth == &result::batch_gbps ? "batch_gbps" : "gbps"), timed},
+  };
+  if (flops) columns.push_back({"GFLOP/s", field("gflops"), timed});
+  columns.push_back({std::string(rule.pct_header), field("pct_roof"),
+                     [](const result& r, const device_info&) { return r.cold.samples > 0 && r.roof.value > 0; }});
+  if (l.roof == roof_kind::dram) {
+    columns.push_back({"%ceiling", field("pct_measured"), [](const result& r, const device_info& d) {
+                         return r.cold.samples > 0 && d.measured_peak_gbps > 0;
+                       }});
+  }
+  if (hardware) {
+    columns.push_back({"HW GB/s", field("hardware_gbps"),
+                       [](const result& r, const device_info&) { return r.cold.samples > 0 && r.hardware_bytes > 0; }});
+  }
+  for (const auto& c : columns) t.column(c.header, c.header != "policy");
   for (const auto& n : model_names) t.column(n, true);
   for (const auto& [n, unit] : measured_names) t.column(unit.empty() ? n : n + " [" + unit + "]", true);
   t.column("L2", false);
@@ -415,19 +457,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
         row.push_back(to_string(*v));
       }
     }
-    // A case that never ran (skipped, or failed before timing) has no timings: "-", not 0.
-    const bool cold = r->cold.samples > 0;
-    const auto ms = [](const summary& s) { return s.samples > 0 ? human_ms(s.median_ms) : std::string("-"); };
-    row.push_back(format_bytes(r->bytes));
-    row.push_back(to_string(r->policy));
-    row.push_back(ms(r->cold));
-    row.push_back(ms(r->batch));
-    row.push_back(ms(r->graph));
-    row.push_back(cold ? fixed(l.roof == roof_kind::l2 ? r->batch_gbps : r->gbps, 1) : "-");
-    if (flops) row.push_back(cold ? fixed(r->gflops, 1) : "-");
-    row.push_back(cold && r->roof.value > 0 ? fixed(r->pct_roof, 1) : "-");
-    if (dram) row.push_back(cold && rep.device.measured_peak_gbps > 0 ? fixed(r->pct_measured, 1) : "-");
-    if (hardware) row.push_back(cold && r->hardware_bytes > 0 ? fixed(r->hardware_gbps, 1) : "-");
+    for (const auto& c : columns) row.push_back(c.shown(*r, rep.device) ? cell_text(*c.field, *r) : "-");
     for (const auto& n : model_names) {
       const auto m = std::find_if(r->model.begin(), r->model.end(), [&](const model_figure& x) { return x.name == n; });
       row.push_back(m == r->model.end() ? "-" : fixed_g(m->value));
@@ -437,7 +467,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
                                   [&](const measured_figure& x) { return x.name == n.first; });
       row.push_back(m == r->measured.end() ? "-" : fixed_g(m->value));
     }
-    row.push_back(r->l2_resident ? "yes" : "");
+    row.push_back(cell_text(*field("l2_resident"), *r));
     row.push_back(status_text(*r));
     t.rows.push_back(std::move(row));
   }
@@ -445,49 +475,25 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
 }
 
 std::string lab_summary(const run_report& rep, const lab_info& l) {
-  const auto rows = results_of(rep, l.name);
-  const auto measured = [](const result* r) { return r->status == result_status::ok && r->cold.samples > 0; };
-  const result* best = nullptr;
-  for (const result* r : rows) {
-    if (!measured(r) || r->peer) continue;
-    if (best == nullptr || achieved(*r, l.roof) > achieved(*best, l.roof)) best = r;
+  const auto s = summarize_ladder(rep, l);
+  if (!s) return {};
+  const roof_rule& rule = rule_of(l.roof);
+  std::vector<std::string> point;
+  for (const auto& p : s->point) {
+    const auto* i = std::get_if<std::int64_t>(&p.value);
+    point.push_back(fmt::format("{}={}", p.name,
+                                p.name == "n" && i != nullptr ? format_count(static_cast<std::uint64_t>(*i)) : to_string(p.value)));
   }
-  if (best == nullptr) return {};
-  const auto same_point = [&](const result* r) {
-    if (r->params.size() != best->params.size()) return false;
-    for (std::size_t i = 0; i < r->params.size(); ++i)
-      if (r->params[i].name != best->params[i].name || r->params[i].value != best->params[i].value) return false;
-    return true;
-  };
-  // The worst rung measured at the best one's point: what the ladder climbs. The peers measured
-  // there: what a user would otherwise pick.
-  const result* worst = best;
-  std::vector<const result*> peers;
-  for (const result* r : rows) {
-    if (!measured(r) || !same_point(r)) continue;
-    if (r->peer) {
-      // One entry per peer: a point measured twice in one report lists its best figure.
-      const auto same = std::find_if(peers.begin(), peers.end(), [&](const result* q) { return q->variant == r->variant; });
-      if (same == peers.end()) peers.push_back(r);
-      else if (achieved(*r, l.roof) > achieved(**same, l.roof)) *same = r;
-    } else if (achieved(*r, l.roof) < achieved(*worst, l.roof)) worst = r;
+  std::string out = fmt::format("{}: best {} at {}: {:.1f} {}, {:.1f}% of {}", l.name, s->best, fmt::join(point, " "),
+                                s->best_rate, rule.unit, s->best_pct_roof, rule.label);
+  if (!s->worst.empty()) {
+    out += fmt::format("; worst there {}: {:.1f} {} ({:.2f}x)", s->worst, s->worst_rate, rule.unit, s->best_over_worst);
   }
-  std::string point;
-  for (const auto& p : best->params)
-    point += (point.empty() ? "" : " ") + p.name + "=" +
-             (p.name == "n" && std::holds_alternative<std::int64_t>(p.value)
-                  ? format_count(static_cast<std::uint64_t>(std::get<std::int64_t>(p.value)))
-                  : to_string(p.value));
-  const std::string unit = l.roof == roof_kind::fp32 ? " GFLOP/s" : " GB/s";
-  std::string s = l.name + ": best " + best->variant + " at " + point + ": " + fixed(achieved(*best, l.roof), 1) + unit +
-                  ", " + fixed(best->pct_roof, 1) + "% of " + roof_label(l.roof);
-  if (worst != best && achieved(*worst, l.roof) > 0) {
-    s += "; worst there " + worst->variant + ": " + fixed(achieved(*worst, l.roof), 1) + unit + " (" +
-         fixed(achieved(*best, l.roof) / achieved(*worst, l.roof), 2) + "x)";
+  for (std::size_t i = 0; i < s->peers.size(); ++i) {
+    out += fmt::format("{}{} {:.1f} {}", i == 0 ? "; peers there: " : ", ", s->peers[i].first, s->peers[i].second,
+                       rule.unit);
   }
-  for (std::size_t i = 0; i < peers.size(); ++i)
-    s += (i == 0 ? "; peers there: " : ", ") + peers[i]->variant + " " + fixed(achieved(*peers[i], l.roof), 1) + unit;
-  return s;
+  return out;
 }
 
 ordered_json to_json(const run_report& rep) {
@@ -520,10 +526,10 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
   const auto fail = [&](const std::string& what) -> void {
-    throw write_error("could not write " + path + ": " + what + " (" + std::strerror(errno) + ")");
+    throw write_error(fmt::format("could not write {}: {} ({})", path, what, std::strerror(errno)));
   };
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) fail("cannot create a temporary file in " + dir.string());
+  if (fd < 0) fail(fmt::format("cannot create a temporary file in {}", dir.string()));
   struct remover {
     std::string p;
     bool armed = true;

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <iterator>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -164,16 +166,16 @@ std::string first_lines(const std::string& s, int n) {
   return out;
 }
 
-// Runs `tool -sass binary`, stdout captured through popen, stderr through a temp file so that a
+// Runs `tool <args> binary`, stdout captured through popen, stderr through a temp file so that a
 // diagnostic cannot interleave with the listing and can be quoted in the error.
-std::string run_cuobjdump(const std::string& tool, const std::string& binary) {
+std::string run_cuobjdump(const std::string& tool, const std::string& args, const std::string& binary) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "memlab_cuobjdump_XXXXXX").string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error("cannot create a temporary file: " + std::string(std::strerror(errno)));
   ::close(fd);
   // "./" keeps a relative path that starts with '-' from reading as an option.
   const std::string arg = binary.starts_with("-") ? "./" + binary : binary;
-  const std::string cmd = shell_quote(tool) + " -sass " + shell_quote(arg) + " 2>" + shell_quote(tmpl);
+  const std::string cmd = shell_quote(tool) + " " + args + " " + shell_quote(arg) + " 2>" + shell_quote(tmpl);
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) {
     std::filesystem::remove(tmpl);
@@ -187,7 +189,7 @@ std::string run_cuobjdump(const std::string& tool, const std::string& binary) {
   std::error_code ec;
   std::filesystem::remove(tmpl, ec);
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string msg = "'" + tool + " -sass " + binary + "' failed";
+    std::string msg = "'" + tool + " " + args + " " + binary + "' failed";
     msg += WIFEXITED(status) ? " (exit status " + std::to_string(WEXITSTATUS(status)) + ")" : " (killed)";
     if (!err.empty()) msg += ":\n  " + first_lines(err, 5);
     if (err.find("nvdisasm") != std::string::npos)
@@ -228,48 +230,51 @@ std::string check_binary(const std::string& binary) {
   return {};
 }
 
-inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
-                              std::string_view lab, std::string_view arch, bool all_kernels) {
-  if (const std::string why = check_binary(binary); !why.empty()) throw std::invalid_argument(why);
-  const std::string tool = find_cuobjdump();
-  if (tool.empty()) {
-    throw std::runtime_error(
-        "cuobjdump not found: install it with `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` "
-        "(tools/setup.sh does), or set MEMLAB_CUOBJDUMP to its path");
-  }
-  inspect_report r;
-  r.binary = binary;
-  r.tool = tool + " -sass";
-  std::vector<kernel_code> code = parse_sass(run_cuobjdump(tool, binary));
-  if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
+namespace {
 
-  // Every arch present, oldest first.
+// The SASS archs of `binary` from the names of its cubins (`cuobjdump -lelf`: "copy.sm_90.cubin"),
+// which costs no disassembly; oldest first. Empty when no name says, or the listing fails (a binary
+// without device code makes it exit 255): then a full dump tells.
+std::vector<std::string> listed_archs(const std::string& tool, const std::string& binary) {
   std::vector<std::string> archs;
-  for (const auto& k : code)
-    if (std::find(archs.begin(), archs.end(), k.arch) == archs.end()) archs.push_back(k.arch);
+  std::string listing;
+  try {
+    listing = run_cuobjdump(tool, "-lelf", binary);
+  } catch (const std::runtime_error&) {
+    return archs;
+  }
+  for (std::size_t pos = 0; (pos = listing.find(".sm_", pos)) != std::string::npos;) {
+    std::size_t end = pos + 4;
+    while (end < listing.size() && std::isalnum(static_cast<unsigned char>(listing[end]))) ++end;
+    if (listing.compare(end, 6, ".cubin") == 0) {
+      std::string a = listing.substr(pos + 1, end - pos - 1);
+      if (std::find(archs.begin(), archs.end(), a) == archs.end()) archs.push_back(std::move(a));
+    }
+    pos = end;
+  }
   std::sort(archs.begin(), archs.end(),
             [](const std::string& a, const std::string& b) { return arch_key(a) < arch_key(b); });
-  r.archs = archs;
+  return archs;
+}
 
-  std::string chosen;
-  if (arch.empty()) {
-    chosen = archs.back();
-  } else {
-    // Exact name first; else the same number and suffix ("90", "sm_90" and "compute_90" for PTX);
-    // else the same number.
-    for (const auto& a : archs)
-      if (a == arch) chosen = a;
-    if (chosen.empty())
-      for (const auto& a : archs)
-        if (arch_key(a) == arch_key(arch)) chosen = a;
-    if (chosen.empty())  // "sm_90" finds sm_90a: same SM, arch-specific features on top
-      for (const auto& a : archs)
-        if (arch_key(a).first == arch_key(arch).first) chosen = a;
-    if (chosen.empty())
-      throw std::invalid_argument("--arch: " + std::string(arch) + " is not in '" + binary + "' (available: " +
-                                  join(archs) + ")");
-  }
+// The arch of `archs` that `arch` names: exact name first; else the same number and suffix ("90",
+// "sm_90" and "compute_90" for PTX); else the same number ("sm_90" finds sm_90a: same SM, arch-specific
+// features on top). "" asks for the newest.
+std::string choose_arch(const std::vector<std::string>& archs, std::string_view arch, const std::string& binary) {
+  if (arch.empty()) return archs.back();
+  for (const auto& a : archs)
+    if (a == arch) return a;
+  for (const auto& a : archs)
+    if (arch_key(a) == arch_key(arch)) return a;
+  for (const auto& a : archs)
+    if (arch_key(a).first == arch_key(arch).first) return a;
+  throw std::invalid_argument("--arch: " + std::string(arch) + " is not in '" + binary + "' (available: " +
+                              join(archs) + ")");
+}
 
+// The kernels of `code` built for `chosen`, labelled, in ladder order (see inspect_binary).
+std::vector<labeled_kernel> label_kernels(std::vector<kernel_code>& code, std::span<const kernel_label> labels,
+                                          std::string_view lab, const std::string& chosen, bool all_kernels) {
   // Ladder order: labs and variants rank by their first appearance in `labels`; unlabeled last.
   auto rank_of = [&](const std::string& l, const std::string& v) {
     std::size_t lab_rank = labels.size(), variant_rank = labels.size();
@@ -283,6 +288,7 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
     return std::pair{lab_rank, variant_rank};
   };
 
+  std::vector<labeled_kernel> out;
   std::set<std::string> seen;  // a kernel compiled into several translation units appears once
   for (auto& k : code) {
     if (k.arch != chosen || !seen.insert(k.mangled).second) continue;
@@ -306,16 +312,95 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
     lk.dtype = dtype_from_name(k.name);
     lk.histogram = memory_histogram(k);
     lk.code = std::move(k);
-    r.kernels.push_back(std::move(lk));
+    out.push_back(std::move(lk));
   }
   auto key = [&](const labeled_kernel& k) {
     const auto [lab_rank, variant_rank] = rank_of(k.lab, k.variant);
     return std::tuple(lab_rank, std::string_view(k.lab), variant_rank, std::string_view(k.variant),
                       dtype_rank(k.dtype), std::string_view(k.code.name));
   };
-  std::stable_sort(r.kernels.begin(), r.kernels.end(),
+  std::stable_sort(out.begin(), out.end(),
                    [&](const labeled_kernel& a, const labeled_kernel& b) { return key(a) < key(b); });
+  return out;
+}
+
+std::string checked_tool(const std::string& binary) {
+  if (const std::string why = check_binary(binary); !why.empty()) throw std::invalid_argument(why);
+  const std::string tool = find_cuobjdump();
+  if (tool.empty()) {
+    throw std::runtime_error(
+        "cuobjdump not found: install it with `pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` "
+        "(tools/setup.sh does), or set MEMLAB_CUOBJDUMP to its path");
+  }
+  return tool;
+}
+
+std::vector<std::string> archs_of(const std::vector<kernel_code>& code) {
+  std::vector<std::string> archs;
+  for (const auto& k : code)
+    if (std::find(archs.begin(), archs.end(), k.arch) == archs.end()) archs.push_back(k.arch);
+  std::sort(archs.begin(), archs.end(),
+            [](const std::string& a, const std::string& b) { return arch_key(a) < arch_key(b); });
+  return archs;
+}
+
+}  // namespace
+
+inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
+                              std::string_view lab, std::string_view arch, bool all_kernels) {
+  const std::string tool = checked_tool(binary);
+  inspect_report r;
+  r.binary = binary;
+  r.tool = tool + " -sass";
+  // Only the chosen arch is disassembled when the cubins' names list the archs (a third of the time
+  // for three); else the whole binary.
+  r.archs = listed_archs(tool, binary);
+  std::vector<kernel_code> code;
+  std::string chosen;
+  if (!r.archs.empty()) {
+    chosen = choose_arch(r.archs, arch, binary);
+    code = parse_sass(run_cuobjdump(tool, "-sass -arch " + shell_quote(chosen), binary));
+  }
+  if (code.empty()) {
+    code = parse_sass(run_cuobjdump(tool, "-sass", binary));
+    if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
+    r.archs = archs_of(code);
+    chosen = choose_arch(r.archs, arch, binary);
+  }
+  r.kernels = label_kernels(code, labels, lab, chosen, all_kernels);
   return r;
+}
+
+std::map<std::string, inspect_report> inspect_every_arch(const std::string& binary,
+                                                         std::span<const kernel_label> labels) {
+  const std::string tool = checked_tool(binary);
+  // One cuobjdump per arch, side by side: disassembling is what costs, and each arch's is its own.
+  std::vector<std::future<std::vector<kernel_code>>> dumps;
+  for (const auto& a : listed_archs(tool, binary)) {
+    dumps.push_back(std::async(std::launch::async, [&tool, &binary, a] {
+      return parse_sass(run_cuobjdump(tool, "-sass -arch " + shell_quote(a), binary));
+    }));
+  }
+  std::map<std::string, std::vector<kernel_code>> code;  // by arch
+  const auto add = [&code](std::vector<kernel_code> part) {
+    for (auto& k : part) code[k.arch].push_back(std::move(k));
+  };
+  for (auto& d : dumps) add(d.get());
+  if (code.empty()) add(parse_sass(run_cuobjdump(tool, "-sass", binary)));  // archs not in the cubins' names
+  if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
+  std::vector<std::string> archs;
+  for (const auto& [a, kernels] : code) archs.push_back(a);
+  std::sort(archs.begin(), archs.end(),
+            [](const std::string& a, const std::string& b) { return arch_key(a) < arch_key(b); });
+  std::map<std::string, inspect_report> out;
+  for (auto& [a, kernels] : code) {
+    inspect_report& r = out[a];
+    r.binary = binary;
+    r.tool = tool + " -sass";
+    r.archs = archs;
+    r.kernels = label_kernels(kernels, labels, "", a, false);
+  }
+  return out;
 }
 
 // ---- writers ----------------------------------------------------------------------------------------

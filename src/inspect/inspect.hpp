@@ -2,6 +2,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +49,12 @@ std::string self_executable();
 // code, an arch it lacks) and std::runtime_error when the tools fail (no cuobjdump, no nvdisasm).
 inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
                               std::string_view lab, std::string_view arch, bool all_kernels);
+
+// Every SASS arch of `binary` ("sm_90" -> its report, as inspect_binary gives it for that arch, no
+// lab filter, labelled kernels only), read once: one cuobjdump per arch, run side by side. What the
+// SASS tests read.
+std::map<std::string, inspect_report> inspect_every_arch(const std::string& binary,
+                                                         std::span<const kernel_label> labels);
 
 // Is `binary` a regular, readable ELF file? "" when it is, else why not.
 std::string check_binary(const std::string& binary);

@@ -164,6 +164,36 @@ TEST_F(example_lab, plans_the_product_of_sizes_and_its_axis) {
   }
 }
 
+// The CLI hands the planner typed values (its flag parsed them once); each lab checks them against
+// its own declaration of the axis, and parses its defaults once.
+TEST_F(example_lab, plans_typed_axis_values_and_checks_them_against_its_range) {
+  const lab& l = example();
+  run_request r;
+  r.sizes = std::vector<size_spec>{{64, false, "64"}};
+  r.axes = {{"increment", parse_axis(l.axes[0], "3,4")}};
+  const auto cases = plan_cases(r, all_labs());
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[1].p[l.axes[0]], 4u);
+  EXPECT_EQ(cases[1].size_text, "64");
+  r.axes = {{"increment", std::vector<axis_value>{{{300, 0, 0}, 1}}}};
+  try {
+    (void)plan_cases(r, all_labs());
+    ADD_FAILURE() << "a value outside the lab's range was planned";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--increment: 300 is outside 0..255"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(&default_values(l.axes[0]), &default_values(l.axes[0])) << "parsed once, kept";
+  EXPECT_EQ(default_values(l.axes[0]).front()[0], 1u);
+}
+
+TEST_F(example_lab, list_prints_its_ladder_as_markdown) {
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(memlab_cli({"list", "example", "--format", "md"}), 0);
+  const std::string md = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(md.find("| rung | what it teaches | needs | peer |\n| --- | --- | --- | --- |\n"), 0u) << md;
+  EXPECT_NE(md.find("| `add` | one byte per thread |"), std::string::npos) << md;
+}
+
 TEST_F(example_lab, the_cli_turns_its_axis_into_a_flag) {
   testing::internal::CaptureStdout();
   EXPECT_EQ(memlab_cli({"run", "--help"}), 0);

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -432,6 +433,62 @@ TEST(Writers, JsonKeepsTheLabsParamOrder) {
   ASSERT_NE(dtype, std::string::npos);
   EXPECT_LT(dtype, n);
   EXPECT_LT(n, off);
+}
+
+// One declaration per field: the JSON record holds exactly the declared fields, at their places,
+// and every CSV column is a declared field.
+TEST(Writers, EveryRecordFieldIsDeclaredOnce) {
+  const run_report rep = sample_report();
+  const json j = json::parse(render(rep, output_format::json));
+  const json& rec = j["results"][0];
+  // The extensions (measured figures, directions, a bus factor) are written only by records that carry
+  // them: absent from this one, present once it has them.
+  const auto extension = [](const result_field& f) {
+    return f.only_when != nullptr || f.kind == field_kind::measured || f.kind == field_kind::directions;
+  };
+  std::size_t keys = 0;
+  for (const auto& f : result_fields()) {
+    if (f.key.empty()) continue;
+    const json& where = f.object.empty() ? rec : rec.at(std::string(f.object));
+    EXPECT_EQ(where.contains(std::string(f.key)), !extension(f)) << f.name;
+    if (extension(f)) continue;
+    keys += f.object.empty() || f.key == where.begin().key() ? 1 : 0;  // each object once, by its first key
+  }
+  EXPECT_EQ(keys, rec.size()) << rec.dump();
+  run_report extended = rep;
+  extended.results[0].measured = {{"ns_per_load", 412.5, "ns"}};
+  extended.results[0].directions = {{"h2d", 1024, 55.0}};
+  extended.results[0].bus_factor = 1.5;
+  const json ext = json::parse(render(extended, output_format::json))["results"][0];
+  for (const auto& f : result_fields()) {
+    if (extension(f)) {
+      EXPECT_TRUE(ext.contains(std::string(f.key))) << f.name;
+    }
+  }
+  std::istringstream csv(render(rep, output_format::csv));
+  std::string header;
+  std::getline(csv, header);
+  const std::vector<std::string> params{"dtype", "n", "src_offset", "stride"};
+  std::istringstream cols(header);
+  for (std::string c; std::getline(cols, c, ',');) {
+    if (std::find(params.begin(), params.end(), c) != params.end()) continue;
+    EXPECT_NO_THROW((void)result_field_named(c)) << c;
+  }
+}
+
+// Each roof judges one rate, in its unit: what % of roof, the progress line and the summary use.
+TEST(Result, EachRoofJudgesOneRate) {
+  result r;
+  r.gbps = 1;
+  r.batch_gbps = 2;
+  r.gflops = 3;
+  for (const auto& [k, rate, unit] : {std::tuple{roof_kind::dram, 1.0, "GB/s"}, std::tuple{roof_kind::l2, 2.0, "GB/s"},
+                                      std::tuple{roof_kind::smem, 1.0, "GB/s"}, std::tuple{roof_kind::fp32, 3.0, "GFLOP/s"}}) {
+    r.roof.kind = k;
+    EXPECT_EQ(judged_rate(r), rate) << to_string(k);
+    EXPECT_EQ(rule_of(k).unit, unit);
+    EXPECT_EQ(rule_of(k).name, to_string(k));
+  }
 }
 
 TEST(Writers, JsonValidatesAgainstTheSchema) {

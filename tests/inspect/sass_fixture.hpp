@@ -1,7 +1,8 @@
-// The SASS proof's shared state: the memlab binary read once per SASS architecture (all labs at
-// once), and helpers to ask a kernel's histogram what widths it uses. Each lab's SASS test file
-// includes this; all of them link into one memlab_sass_tests process, whose main()
-// (test_sass_binary.cpp) reads the binary before any test runs:
+// The SASS proof's shared state: the memlab binary read once (inspect_every_arch: one cuobjdump per
+// SASS architecture, run side by side; all labs at once), and helpers to ask a kernel's histogram
+// what widths it uses. Each lab's SASS test file includes this; all of them link into one
+// memlab_sass_tests process, whose main() (test_sass_binary.cpp) reads the binary before any test
+// runs:
 //   - cuobjdump missing and not under CI: the process prints why and exits 77 (ctest: skipped);
 //   - anything else that keeps the proof from being read (cuobjdump missing under CI, a tool or
 //     parser failure, no kernels): the process fails.

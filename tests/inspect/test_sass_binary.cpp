@@ -228,7 +228,7 @@ TEST_F(sass_proof, scalar_accesses_are_element_wide) {
 }  // namespace
 }  // namespace memlab::inspect
 
-// Reads the binary once per SASS arch before any test runs (see sass_fixture.hpp for what a failure
+// Reads the binary once (one cuobjdump per SASS arch, side by side) before any test runs (see sass_fixture.hpp for what a failure
 // to read it means).
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
@@ -244,9 +244,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    const auto labels = memlab::cli::kernel_labels(memlab::all_labs());
-    const auto first = inspect_binary(MEMLAB_BINARY, labels, "", "", false);
-    for (const auto& arch : first.archs) sass_proof::reports.emplace(arch, inspect_binary(MEMLAB_BINARY, labels, "", arch, false));
+    sass_proof::reports = inspect_every_arch(MEMLAB_BINARY, memlab::cli::kernel_labels(memlab::all_labs()));
   } catch (const std::exception& e) {
     std::cerr << "FAILED: cannot read the SASS of " << MEMLAB_BINARY << ": " << e.what() << "\n";
     return 1;

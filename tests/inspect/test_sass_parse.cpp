@@ -327,7 +327,57 @@ std::string write_fake_cuobjdump() {
   return path.string();
 }
 
+// A stand-in that answers as cuobjdump does: `-lelf` names a cubin per arch, `-sass -arch A` prints
+// only A's sections of the captured listing, `-sass` all of it.
+std::string write_fake_cuobjdump_per_arch() {
+  const auto path = temp_path("memlab_fake_cuobjdump_per_arch");
+  std::ofstream(path) << "#!/bin/sh\n"
+                         "data='" MEMLAB_TEST_DATA_DIR "/cuobjdump_sass_sm80_sm90.txt'\n"
+                         "if [ \"$1\" = -lelf ]; then\n"
+                         "  printf 'ELF file    1: lab.sm_80.cubin\\nELF file    2: lab.sm_90.cubin\\n'; exit 0\n"
+                         "fi\n"
+                         "if [ \"$2\" = -arch ]; then\n"
+                         "  awk -v a=\"$3\" '/^Fatbin/ {keep = 0} /^arch = / {keep = ($3 == a)} keep' \"$data\"; exit 0\n"
+                         "fi\n"
+                         "cat \"$data\"\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path.string();
+}
+
 }  // namespace
+
+// Every arch read once (one cuobjdump per arch, or one dump when the cubins' names say nothing):
+// each arch's report is the one inspect_binary gives for that arch.
+TEST(InspectBinary, EveryArchAtOnceEqualsOneArchAtATime) {
+  const std::string bin = write_fake_elf();
+  const std::vector<mi::kernel_label> labels{
+      {"copy", "vec16", {"_ZN3lab7copy_u4EP5uint4PKS0_m"}, {}},
+      {"copy", "scalar", {}, {"__half"}},
+      {"async", "ldgsts16", {"_ZN3lab10cp_async16EP5uint4PKS0_"}, {}},
+  };
+  for (const std::string& tool : {write_fake_cuobjdump_per_arch(), write_fake_cuobjdump()}) {
+    SCOPED_TRACE(tool);
+    scoped_env use("MEMLAB_CUOBJDUMP", tool.c_str());
+    const auto every = mi::inspect_every_arch(bin, labels);
+    ASSERT_EQ(every.size(), 2u);
+    for (const std::string arch : {"sm_80", "sm_90"}) {
+      const auto one = mi::inspect_binary(bin, labels, "", arch, false);
+      const auto& all = every.at(arch);
+      EXPECT_EQ(all.archs, one.archs);
+      ASSERT_EQ(all.kernels.size(), one.kernels.size()) << arch;
+      for (std::size_t i = 0; i < one.kernels.size(); ++i) {
+        EXPECT_EQ(all.kernels[i].code.mangled, one.kernels[i].code.mangled);
+        EXPECT_EQ(all.kernels[i].code.arch, arch);
+        EXPECT_EQ(all.kernels[i].code.opcodes, one.kernels[i].code.opcodes);
+        EXPECT_EQ(all.kernels[i].variant, one.kernels[i].variant);
+      }
+    }
+    EXPECT_EQ(every.at("sm_80").kernels.size(), 2u);
+    EXPECT_EQ(every.at("sm_90").kernels.size(), 3u);
+    std::filesystem::remove(tool);
+  }
+  std::filesystem::remove(bin);
+}
 
 TEST(InspectBinary, LabelsKernelsByMangledNameOrByATypeInTheirName) {
   const std::string tool = write_fake_cuobjdump();

@@ -615,22 +615,9 @@ const std::vector<std::string_view> host_ignores{"peer", "gpus"};
 const std::vector<std::string_view> peer_ignores{"direction", "host_memory", "gpus"};
 const std::vector<std::string_view> collective_ignores{"direction", "host_memory", "peer"};
 
+// The SM copy's kernel, labelled once, by the `sm` rung (`memlab inspect transfer`); the peer SM
+// rungs launch the same kernel on a peer's pointers and list none, as memlab::copy's users do.
 std::vector<kernel_ref> sm_kernels() { return {kernel_ref::of(&sm_copy_kernel<sm_unroll>)}; }
-
-// memlab::copy's kernels (include/memlab/copy.cuh) that bytes at any alignment may launch.
-std::vector<kernel_ref> library_kernels() {
-  using namespace memlab::detail;
-  std::vector<kernel_ref> k{kernel_ref::of(&copy_bytes_kernel<copy_tuning::threads>)};
-  const auto add = [&](auto u) {
-    constexpr int U = decltype(u)::value;
-    k.push_back(kernel_ref::of(&copy_aligned16_kernel<U>));
-    k.push_back(kernel_ref::of(&copy_aligned32_kernel<U>));
-  };
-  add(std::integral_constant<int, 1>{});
-  add(std::integral_constant<int, 2>{});
-  add(std::integral_constant<int, 4>{});
-  return k;
-}
 
 // 16-byte vectors from the first byte: host pages and cudaMalloc both align far more than that.
 const rung_needs vec16_needs{.alignment = 16, .min_cc = 0, .feature = "", .shape = ""};
@@ -657,7 +644,6 @@ std::vector<variant> rungs() {
       {.name = "auto",
        .teaches = "memlab::copy on mapped host pointers: the library's widest safe path, unchanged",
        .launch = launch_host,
-       .kernels = library_kernels(),
        .needs = no_needs,
        .ignores = host_ignores,
        .traits = rung_traits{.where = route::host, .how = engine::library}},
@@ -679,28 +665,24 @@ std::vector<variant> rungs() {
       {.name = "peer_sm_read",
        .teaches = "this GPU's SMs load the peer's memory (16-byte loads): reads wait for the reply",
        .launch = launch_peer,
-       .kernels = sm_kernels(),
        .needs = vec16_needs,
        .ignores = peer_ignores,
        .traits = rung_traits{.where = route::peer, .how = engine::sm, .way = peer_way::pull}},
       {.name = "peer_sm_write",
        .teaches = "this GPU's SMs store into the peer's memory (16-byte stores): posted writes",
        .launch = launch_peer,
-       .kernels = sm_kernels(),
        .needs = vec16_needs,
        .ignores = peer_ignores,
        .traits = rung_traits{.where = route::peer, .how = engine::sm, .way = peer_way::push}},
       {.name = "peer_sm_bidir",
        .teaches = "each GPU's SMs store into the other's memory, at once",
        .launch = launch_peer,
-       .kernels = sm_kernels(),
        .needs = vec16_needs,
        .ignores = peer_ignores,
        .traits = rung_traits{.where = route::peer, .how = engine::sm, .way = peer_way::both}},
       {.name = "peer_auto",
        .teaches = "memlab::copy from this GPU's memory into the peer's (peer access on)",
        .launch = launch_peer,
-       .kernels = library_kernels(),
        .needs = no_needs,
        .ignores = peer_ignores,
        .traits = rung_traits{.where = route::peer, .how = engine::library, .way = peer_way::push}},
