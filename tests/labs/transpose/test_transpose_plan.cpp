@@ -251,7 +251,7 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
   const lab& l = table();
   EXPECT_EQ(test::find_lab("transpose"), &l);
   EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"naive", "smem", "smem_padded", "smem_swizzled", "smem_vec",
-                                                  "smem_vec_rows", "cublas", "copy"}));
+                                                  "smem_vec_rows", "auto", "cublas", "copy"}));
   const device_info dev;
   const auto p = transpose_case(dtype::f32, 1, 10000, 7000);
   for (const auto& v : l.variants) {
@@ -260,7 +260,7 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
     const case_plan c = l.plan(v, p, dev);
     EXPECT_EQ(c.bytes, 2u * 10000 * 7000 * 4);
     EXPECT_EQ(c.device_bytes(), 2u * 10000 * 7000 * 4 + guard_bytes);
-    if (v.peer) {
+    if (v.peer || v.name == "auto") {  // auto: no sector model (its path depends on the pointers)
       EXPECT_EQ(c.hardware_bytes, 0u);
       EXPECT_TRUE(c.model.empty());
     } else {
@@ -273,6 +273,9 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
   EXPECT_EQ(vec.policy.vec_bytes, 16);
   EXPECT_EQ(test::plan_of(l, "smem", p, dev).policy.grid, 313u * 219u);
   EXPECT_EQ(test::plan_of(l, "smem_vec_rows", p, dev).policy.grid, 157u * 110u);  // 64 x 64 f32 tiles
+  EXPECT_EQ(test::plan_of(l, "auto", p, dev).policy.grid, 157u * 110u);  // the same tiles where rows are aligned
+  EXPECT_EQ(test::plan_of(l, "auto", transpose_case(dtype::f32, 1, 12289, 3001), dev).policy.grid, 193u * 51u);  // 64 x 60
+  EXPECT_FALSE(test::refusal(l, "auto", transpose_case(dtype::f16, 1, 4097, 17), dev)) << "any shape";
   EXPECT_EQ(test::plan_of(l, "smem_vec_rows", transpose_case(dtype::f16, 1, 1000, 1000), dev).policy.grid, 8u * 8u);
   EXPECT_EQ(test::plan_of(l, "smem_vec_rows", transpose_case(dtype::f64, 1, 1000, 1000), dev).policy.grid, 32u * 32u);
   // The naive rung's stores are a sector per lane: 8x the bytes for f32.
