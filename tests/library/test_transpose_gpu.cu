@@ -101,9 +101,9 @@ std::string path_of(const shape& s, std::size_t es, std::size_t so, std::size_t 
   return to_string(plan_transpose(base + doff, 2 * base + so, s.batch, s.rows, s.cols, es, copy_device{132, 2048, 9}).path);
 }
 
-using transpose_gpu = test::gpu_test<>;
+using transpose_library = test::gpu_test<>;
 
-TEST_F(transpose_gpu, small_edge_shapes_every_element_size_and_offsets) {
+TEST_F(transpose_library, small_edge_shapes_every_element_size_and_offsets) {
   const std::vector<shape> shapes{{1, 0, 5},    {1, 5, 0},     {1, 1, 1},     {1, 1, 1000},  {1, 1000, 1},
                                   {1, 2, 2},    {1, 3, 5},     {1, 17, 15},   {1, 16, 16},   {1, 33, 4097},
                                   {1, 4097, 33}, {1, 255, 257}, {1, 256, 240}, {1, 241, 239}, {1, 7, 300}};
@@ -123,7 +123,7 @@ TEST_F(transpose_gpu, small_edge_shapes_every_element_size_and_offsets) {
   }
 }
 
-TEST_F(transpose_gpu, small_batches) {
+TEST_F(transpose_library, small_batches) {
   const std::vector<shape> shapes{{3, 33, 65}, {1000, 3, 5}, {7, 257, 129}, {2, 64, 64}, {5, 1, 7}, {4, 7, 1}, {0, 9, 9}};
   transpose_bench bench(7 * 257 * 129 * 8);
   for (const std::size_t es : elem_sizes) {
@@ -137,7 +137,7 @@ TEST_F(transpose_gpu, small_batches) {
 }
 
 // Every (src, dst) offset pair 0..15 at a shape of one cut tile and at one of several tiles each way.
-TEST_F(transpose_gpu, small_every_offset_pair) {
+TEST_F(transpose_library, small_every_offset_pair) {
   transpose_bench bench(300 * 290 * 8);
   for (const std::size_t es : elem_sizes) {
     for (const shape& s : {shape{1, 37, 53}, shape{1, 300, 290}}) {
@@ -153,7 +153,7 @@ TEST_F(transpose_gpu, small_every_offset_pair) {
 
 // The acceptance shapes' alignment classes (rows and cols x elem_size modulo 16) at a few MiB, several
 // tiles each way and cut tiles at both edges.
-TEST_F(transpose_gpu, small_acceptance_alignment_classes) {
+TEST_F(transpose_library, small_acceptance_alignment_classes) {
   const std::vector<std::pair<shape, std::size_t>> cases{
       {{1, 1000, 700}, 4},   // 10000 x 7000 f32: rows of in and out 16-byte aligned
       {{1, 1537, 301}, 4},   // 12289 x 3001 f32: rows 4 bytes off 16 both ways
@@ -171,7 +171,7 @@ TEST_F(transpose_gpu, small_acceptance_alignment_classes) {
 }
 
 // The acceptance shapes themselves, each >= 256 MiB of traffic, from cudaMalloc's alignment.
-TEST_F(transpose_gpu, acceptance_shapes) {
+TEST_F(transpose_library, acceptance_shapes) {
   const std::vector<std::pair<shape, std::size_t>> cases{
       {{1, 16384, 16384}, 4}, {{1, 10000, 7000}, 4}, {{1, 12289, 3001}, 4},
       {{1, 8191, 8193}, 2},   {{1, 16411, 8191}, 1}, {{1, 8193, 4099}, 8},
@@ -184,7 +184,7 @@ TEST_F(transpose_gpu, acceptance_shapes) {
 
 // A plan whose grid is smaller than its tiles (as plan_transpose makes for more than 2^31 - 1 tiles):
 // each CTA moves several tiles, one after the other.
-TEST_F(transpose_gpu, small_ctas_loop_over_tiles_when_the_grid_is_capped) {
+TEST_F(transpose_library, small_ctas_loop_over_tiles_when_the_grid_is_capped) {
   transpose_bench bench(3 * 300 * 290 * 8);
   for (const std::size_t es : elem_sizes) {
     for (const auto& [so, doff] : offset_pairs) {
@@ -200,7 +200,7 @@ TEST_F(transpose_gpu, small_ctas_loop_over_tiles_when_the_grid_is_capped) {
   }
 }
 
-TEST_F(transpose_gpu, small_stream_ordered_on_the_callers_stream) {
+TEST_F(transpose_library, small_stream_ordered_on_the_callers_stream) {
   cuda_stream stream;
   transpose_bench bench(300 * 290 * 4);
   for (const auto& [so, doff] : offset_pairs) {
@@ -214,7 +214,7 @@ TEST_F(transpose_gpu, small_stream_ordered_on_the_callers_stream) {
 }
 
 // The typed entry points: T of each size, one matrix and a batch.
-TEST_F(transpose_gpu, small_typed_entry_points) {
+TEST_F(transpose_library, small_typed_entry_points) {
   transpose_bench bench(5 * 67 * 45 * 8);
   const shape one{1, 67, 45}, five{5, 67, 45};
   EXPECT_EQ(bench.run(one, 1, 0, 0, [](std::byte* d, const std::byte* s) {
@@ -230,7 +230,7 @@ TEST_F(transpose_gpu, small_typed_entry_points) {
 }
 
 // The checker itself: a transpose of the wrong shape, or one that writes too much, must be reported.
-TEST_F(transpose_gpu, small_checker_catches_a_wrong_transpose) {
+TEST_F(transpose_library, small_checker_catches_a_wrong_transpose) {
   transpose_bench bench(64 * 64 * 4);
   EXPECT_NE(bench.run(shape{1, 64, 64}, 4, 0, 0, [](std::byte* d, const std::byte* s) {
     return memlab::copy_bytes(d, s, 64 * 64 * 4);  // not transposed
@@ -241,7 +241,7 @@ TEST_F(transpose_gpu, small_checker_catches_a_wrong_transpose) {
 }
 
 // Errors come back as values, before any GPU work: these need no device.
-TEST(transpose_errors, bad_arguments_return_invalid_value) {
+TEST(transpose_library_errors, bad_arguments_return_invalid_value) {
   std::byte* fake = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 40);
   EXPECT_EQ(memlab::transpose_bytes(fake, fake + 4096, 1, 4, 4, 3), cudaErrorInvalidValue) << "3-byte elements";
   EXPECT_EQ(memlab::transpose_bytes(fake, fake + 4096, 1, 4, 4, 16), cudaErrorInvalidValue) << "16-byte elements";
