@@ -238,7 +238,9 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
 
     // Store step j: output rows c .. c + group - 1 (transpose_store_row), vector q of each.
     const unsigned len = wr * Es;  // bytes of each output row in this tile
-#pragma unroll
+    // 1-byte elements: a rolled loop of 4 steps (unrolled, the 16 gathered words and 4 vectors of each step
+    // overlapped the next step's and ptxas spilled at the 128 registers of 2 CTAs per SM on sm_80).
+#pragma unroll(Es == 1 ? 1 : store_steps)
     for (int j = 0; j < store_steps; ++j) {
       const unsigned c = transpose_store_row(Es, t, static_cast<unsigned>(j));
       uint4 out[group];

@@ -90,9 +90,11 @@ inline constexpr int realigned_row_bytes = 240;
 //   2-byte: 32 KiB tiles, 32 registers of loads: 4 (128 KiB of tiles, 64 KiB of loads in flight);
 //   4-byte: 16 KiB tiles: 8 aligned (smem_vec_rows' bound: 32 registers), 4 realigning (the shuffles
 //           and funnel shifts need ~60 registers; 4 x 16 KiB of loads in flight);
-//   8-byte: 8 KiB tiles, 2 loads per thread: 8 (32 KiB in flight).
+//   8-byte: 8 KiB tiles, 2 loads per thread: 8 aligned (32 KiB in flight), 6 realigning (at 8, i.e.
+//           32 registers, ptxas spilled on sm_80; 6 keep 24 KiB of loads in flight, each CTA's gathers
+//           overlapping the others' loads).
 constexpr int min_ctas_per_sm(int elem_size, bool realigning) {
-  return elem_size == 1 ? 2 : elem_size == 2 ? 4 : elem_size == 4 ? (realigning ? 4 : 8) : 8;
+  return elem_size == 1 ? 2 : elem_size == 2 ? 4 : elem_size == 4 ? (realigning ? 4 : 8) : (realigning ? 6 : 8);
 }
 }  // namespace transpose_tuning
 
