@@ -12,7 +12,8 @@
 # Each step logs to $WORK/<step>.log (WORK: /tmp/device-issue22 by default) and the script goes on after a
 # failed step; with $OUT set, everything is packed into $OUT/device-issue22.tgz after every step, the
 # benchmark JSON copied to $OUT. About 6 minutes; a step that would start after DEADLINE seconds (default
-# 420) is skipped and says so, so that the whole stays under 8 minutes. Steps can be named to run fewer:
+# 420) is skipped and says so, and every step's timeout is cut to end by TOTAL (450 s), so that the whole
+# stays under 8 minutes. Steps can be named to run fewer:
 #   bash tools/device_issue22.sh [build] [tests] [sanitizer] [python] [bench] [lab] [pip] [summary]
 # BIN and LIB point at binaries and a libmemlab built elsewhere (default build/bin, build/lib/libmemlab.so):
 # where the build cannot run (no GoogleTest, say), carried ones are used.
@@ -24,7 +25,8 @@ steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(build tests sanitizer python benc
 jobs=$(nproc)
 bin=${BIN:-build/bin}
 lib=${LIB:-$PWD/build/lib/libmemlab.so}
-deadline=${DEADLINE:-420}
+deadline=${DEADLINE:-420}  # no step starts after this many seconds
+total=${TOTAL:-450}        # and none runs past this many (the summary step needs a few more)
 summary=()
 t_start=$SECONDS
 pack() { if [ -n "${OUT:-}" ]; then printf '%s\n' "${summary[@]}" > "$work/summary.txt"; tar -czf "$OUT/device-issue22.tgz" -C "$work" .; fi; }
@@ -35,7 +37,9 @@ step() {  # step NAME TIMEOUT_S COMMAND...: runs it under a timeout, logs, recor
     summary+=("$(printf '%-22s skipped: past the %s s deadline' "$name" "$deadline")"); echo "== $name: skipped (deadline)"
     return
   fi
-  echo "== $name ($(date +%T), at $((SECONDS - t_start)) s)"
+  local left=$((total - (SECONDS - t_start)))  # no step runs past the total either
+  [ "$left" -lt "$limit" ] && limit=$((left > 30 ? left : 30))
+  echo "== $name ($(date +%T), at $((SECONDS - t_start)) s, limit $limit s)"
   timeout --kill-after=10 "$limit" "$@" > "$work/$name.log" 2>&1
   local rc=$?
   summary+=("$(printf '%-22s rc=%-3s %4ss' "$name" "$rc" "$((SECONDS - t0))")")
