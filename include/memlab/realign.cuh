@@ -19,4 +19,20 @@ __device__ __forceinline__ uint4 funnel16(const uint4& lo, const uint4& hi, unsi
                     __funnelshift_r(w[Words + 3], w[Words + 4], shift_bits));
 }
 
+// The 16 bytes starting `offset` bytes (0..15, known only at run time) into the 32-byte pair (lo, hi).
+// The word selection takes two levels of selects (by 8 bytes, then by 4), the byte shift a funnel
+// shift: ~15 instructions, no local memory. offset 0 gives lo.
+__device__ __forceinline__ uint4 funnel16_any(const uint4& lo, const uint4& hi, unsigned offset) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const bool by8 = (offset & 8) != 0, by4 = (offset & 4) != 0;
+  unsigned a[6], b[5];
+#pragma unroll
+  for (int i = 0; i < 6; ++i) a[i] = by8 ? w[i + 2] : w[i];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) b[i] = by4 ? a[i + 1] : a[i];
+  const unsigned shift_bits = 8 * (offset & 3);
+  return make_uint4(__funnelshift_r(b[0], b[1], shift_bits), __funnelshift_r(b[1], b[2], shift_bits),
+                    __funnelshift_r(b[2], b[3], shift_bits), __funnelshift_r(b[3], b[4], shift_bits));
+}
+
 }  // namespace memlab

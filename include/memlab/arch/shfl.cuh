@@ -13,4 +13,20 @@ __device__ __forceinline__ unsigned shfl_down1(unsigned v) {
   return r;
 }
 
+// The same within each 16-lane half of the warp (c = (32 - 16) << 8 | 0x1f, as __shfl_down_sync with
+// width 16): lane i gets lane i + 1's value, lanes 15 and 31 their own. Every lane must execute it.
+__device__ __forceinline__ unsigned shfl_down1_half(unsigned v) {
+  unsigned r;
+  asm volatile("shfl.sync.down.b32 %0, %1, 1, 0x101f, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
+
+// shfl.sync.up.b32 by one lane within each 16-lane half (c = (32 - 16) << 8): lane i gets lane i - 1's
+// value, lanes 0 and 16 their own. PTX ISA 6.0, sm_30+. Every lane must execute it.
+__device__ __forceinline__ unsigned shfl_up1_half(unsigned v) {
+  unsigned r;
+  asm volatile("shfl.sync.up.b32 %0, %1, 1, 0x1000, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
+
 }  // namespace memlab::arch

@@ -27,6 +27,7 @@ int tile_edge(variant_id v, std::size_t es) {
     case variant_id::smem_swizzled: return tile32;
     case variant_id::smem_vec: return vec_tile;
     case variant_id::smem_vec_rows: return static_cast<int>(rows_edge(es));
+    case variant_id::library:  // its tiles depend on the pointers' alignment: plan_transpose's
     case variant_id::cublas:
     case variant_id::copy: return 0;
   }
@@ -48,6 +49,7 @@ launch_policy plan(variant_id v, std::size_t elem_size, dims d) {
       return {threads32, items32, static_cast<int>(elem_size), 0, tiles_of(v, elem_size, d)};
     case variant_id::smem_vec: return {vec_threads, vec_steps(elem_size), 16, 0, tiles_of(v, elem_size, d)};
     case variant_id::smem_vec_rows: return {vec_threads, rows_steps(elem_size), 16, 0, tiles_of(v, elem_size, d)};
+    case variant_id::library:  // plan_transpose's, from the real addresses (transpose.cu, plan_case)
     case variant_id::cublas:
     case variant_id::copy: return {};  // the libraries choose their own
   }

@@ -52,6 +52,7 @@
 #include "labs/transpose/transpose.hpp"
 #include "memlab/arch/st_global.cuh"
 #include "memlab/copy.cuh"
+#include "memlab/transpose.cuh"
 
 namespace memlab::labs::transpose {
 
@@ -432,6 +433,33 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
+// auto: memlab::transpose, the library, which picks its path from the pointers and the shape.
+void launch_auto(const case_ctx& c, cudaStream_t s) {
+  const dims d = dims_of(c.p);
+  visit_lab_dtype(c.p.type, [&](auto tag) {
+    using T = decltype(tag);
+    MEMLAB_CUDA_CHECK(memlab::transpose_batched(c.ptr<T>(out_buffer), c.ptr<const T>(in_buffer), d.batch, d.rows, d.cols, s));
+  });
+}
+
+// memlab::transpose's kernels (include/memlab/transpose.cuh) for the lab's element sizes: every path it may
+// launch; the copy path's kernels are the copy lab's `auto` rung's.
+std::vector<kernel_ref> auto_kernels() {
+  using memlab::detail::transpose_tile_kernel;
+  std::vector<kernel_ref> k;
+  const auto add = [&](auto es) {
+    constexpr int Es = decltype(es)::value;
+    k.push_back(kernel_ref::of(&transpose_tile_kernel<Es, false, false>));
+    k.push_back(kernel_ref::of(&transpose_tile_kernel<Es, true, false>));
+    k.push_back(kernel_ref::of(&transpose_tile_kernel<Es, false, true>));
+    k.push_back(kernel_ref::of(&transpose_tile_kernel<Es, true, true>));
+  };
+  add(std::integral_constant<int, 2>{});
+  add(std::integral_constant<int, 4>{});
+  add(std::integral_constant<int, 8>{});
+  return k;
+}
+
 // cuBLAS sees `in` as a cols x rows column-major matrix (ld cols) and `out` as rows x cols
 // column-major (ld rows): out = 1 x in^T + 0 x out, the in-place form for B (B = C, ldb = ldc,
 // transb = N) so that no third buffer is needed; with beta 0 cuBLAS need not read it. One call per
@@ -485,7 +513,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
            " elements span more than 2^62 bytes";
   }
   const auto id = v.traits_as<variant_id>();
-  if (v.peer && p[band_axis] != default_band) {
+  if ((v.peer || id == variant_id::library) && p[band_axis] != default_band) {
     return "--band orders memlab's tiles; " + std::string(v.name) + " has none and runs at the default band (" +
            std::to_string(default_band) + ") only";
   }
@@ -506,6 +534,16 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   out.bytes = 2 * payload;  // every element read once and written once
   out.working_set = 2 * payload;
   out.buffers = {{"in", payload, buffer_role::input}, {"out", payload, buffer_role::output}};
+  if (id == variant_id::library) {
+    // memlab::transpose plans from the real addresses; cudaMalloc's are 256-byte aligned.
+    constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
+    const transpose_plan tp = plan_transpose(base, 2 * base, d.batch, d.rows, d.cols, es,
+                                             copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
+    out.policy = tp.path == transpose_path::copy ? launch_policy{tp.copy.threads, tp.copy.vectors_per_thread,
+                                                                 tp.copy.vec_bytes, 0, tp.copy.grid}
+                                                 : launch_policy{tp.threads, tp.vectors_per_thread, tp.vec_bytes, 0, tp.grid};
+    out.model = {};
+  }
   if (id == variant_id::copy) {
     out.policy = copy_policy(payload, dev);
   }
@@ -663,6 +701,14 @@ const lab& table() {
                   .kernels = kernels_of_lab_dtypes<smem_vec_rows_rung>(),
                   .needs = {.alignment = 16, .shape = "rows and columns of whole 16-byte vectors"},
                   .traits = variant_id::smem_vec_rows,
+              },
+              {
+                  .name = "auto",
+                  .teaches = "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
+                             "aligned, else the same 16-byte accesses realigned in registers (any shape, any alignment)",
+                  .launch = launch_auto,
+                  .kernels = auto_kernels(),
+                  .traits = variant_id::library,
               },
               {
                   .name = "cublas",

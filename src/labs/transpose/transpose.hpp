@@ -23,7 +23,8 @@
 
 namespace memlab::labs::transpose {
 
-enum class variant_id { naive, smem, smem_padded, smem_swizzled, smem_vec, smem_vec_rows, cublas, copy };
+// library: memlab::transpose (include/memlab/transpose.cuh), the rung `auto`.
+enum class variant_id { naive, smem, smem_padded, smem_swizzled, smem_vec, smem_vec_rows, library, cublas, copy };
 
 // A batch of `batch` matrices, each rows x cols.
 struct dims {

@@ -1,0 +1,390 @@
+// memlab/transpose.cuh: an out-of-place transpose of a batch of row-major matrices, any shape, elements
+// of 1, 2, 4 or 8 bytes, any pointer alignment, moved with 16-byte loads and stores.
+//
+//   #include <memlab/transpose.cuh>
+//   cudaError_t e = memlab::transpose(dst, src, rows, cols, stream);             // T elements, one matrix
+//   cudaError_t e = memlab::transpose_batched(dst, src, batch, rows, cols, stream);
+//   cudaError_t e = memlab::transpose_bytes(dst, src, batch, rows, cols, elem_size, stream);
+//
+// Needs C++17 and CUDA 12 or newer; no other library.
+// Assumptions: src and dst are device-accessible memory of the current device, batch x rows x cols x
+// elem_size bytes each, and do not overlap (overlap is refused with cudaErrorInvalidValue). dst[b] is
+// cols x rows: dst[b][c][r] = src[b][r][c]. The work is enqueued on `stream`; nothing synchronizes.
+// Errors are returned, never thrown, never fatal.
+//
+// How (the plan, with a picture, is in transpose_plan.hpp): one CTA of 256 threads per tile. Loads:
+// each half-warp reads one tile row of src as 16 aligned 16-byte chunks (LDG.E.128), every thread
+// 16 / elem_size of them, all in flight before the first is used; where the rows of src are not 16-byte
+// aligned, each lane funnel-shifts its chunk and its right neighbour's (a shuffle) into the tile's
+// alignment. Each 16-byte vector goes whole into shared memory (STS.128) in a slot permuted by an 8-byte
+// XOR swizzle (the transpose lab's smem_vec_rows). Stores: each lane gathers the 16 bytes of an output
+// row that it stores, elements of 16 / elem_size consecutive input rows: 4-byte elements one LDS each,
+// 8-byte ones one LDS.64 each, and sub-word elements packed: 2-byte ones as words of 2 columns x 1 row
+// regrouped pairwise (PRMT), 1-byte ones as words of 4 columns regrouped by a 4 x 4 byte transpose (PRMT),
+// so a 16-byte vector of u8 costs 4 shared loads, not 16. Where the rows of dst are not 16-byte aligned,
+// each lane funnel-shifts its vector and its left neighbour's into dst's alignment and stores the aligned
+// chunk (STG.E.128); the two chunks at a tile row's ends, shared with the next tile, get narrow stores of
+// this tile's bytes only.
+// rows == 1 or cols == 1 is a copy of the same bytes (memlab::copy).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "memlab/arch/config.cuh"
+#include "memlab/arch/ld_global.cuh"
+#include "memlab/arch/shfl.cuh"
+#include "memlab/arch/st_global.cuh"
+#include "memlab/copy.cuh"
+#include "memlab/realign.cuh"
+#include "memlab/transpose_plan.hpp"
+
+namespace memlab {
+namespace detail {
+
+struct transpose_args {
+  std::byte* dst;
+  const std::byte* src;
+  std::uint64_t rows, cols;         // of each matrix (elements)
+  std::uint64_t tiles_r, tiles_c;   // tiles per matrix, down and along
+  std::uint64_t tiles;              // in the whole batch
+  std::uint64_t bytes;              // of each buffer
+};
+
+// The tile's geometry (transpose_plan.hpp has the functions, shared with the host tests).
+template <int Es>
+struct transpose_tile {
+  static constexpr unsigned V = 16 / Es;                 // elements per 16-byte vector
+  static constexpr unsigned rows = 256 / Es;             // input rows of a tile (= 256 B of an output row)
+  static constexpr int steps = 16 / Es;                  // 16-byte loads (and stores) per thread
+  static constexpr int group = static_cast<int>(transpose_gather_group(Es));  // output rows one gather serves
+  __device__ static constexpr unsigned offset(unsigned r, unsigned byte) { return transpose_smem_offset(Es, r, byte); }
+  __device__ static constexpr unsigned slot(unsigned r, unsigned q) { return transpose_smem_slot(Es, r, q); }
+  __device__ static constexpr bool swapped(unsigned r) { return transpose_smem_swapped(Es, r); }
+};
+
+__device__ __forceinline__ unsigned ld_shared_u32(const unsigned char* p) { return *reinterpret_cast<const unsigned*>(p); }
+
+// Vector q (input rows V q .. V q + V - 1) of output rows c .. c + group - 1 (input columns), one uint4
+// per output row, from the tile. c is a multiple of `group`.
+template <int Es>
+__device__ __forceinline__ void gather(const unsigned char* tile, unsigned q, unsigned c,
+                                       uint4 (&out)[transpose_tile<Es>::group]) {
+  using tt = transpose_tile<Es>;
+  if constexpr (Es == 8) {
+    uint2 e[2];
+#pragma unroll
+    for (unsigned k = 0; k < 2; ++k) e[k] = *reinterpret_cast<const uint2*>(tile + tt::offset(2 * q + k, 8 * c));
+    out[0] = make_uint4(e[0].x, e[0].y, e[1].x, e[1].y);
+  } else if constexpr (Es == 4) {
+    unsigned w[4];
+#pragma unroll
+    for (unsigned k = 0; k < 4; ++k) w[k] = ld_shared_u32(tile + tt::offset(4 * q + k, 4 * c));
+    out[0] = make_uint4(w[0], w[1], w[2], w[3]);
+  } else if constexpr (Es == 2) {
+    // Word k: columns c, c + 1 of row 8 q + k. Output row c takes the low halves, c + 1 the high ones.
+    unsigned w[8];
+#pragma unroll
+    for (unsigned k = 0; k < 8; ++k) w[k] = ld_shared_u32(tile + tt::offset(8 * q + k, 2 * c));
+    out[0] = make_uint4(__byte_perm(w[0], w[1], 0x5410), __byte_perm(w[2], w[3], 0x5410),
+                        __byte_perm(w[4], w[5], 0x5410), __byte_perm(w[6], w[7], 0x5410));
+    out[1] = make_uint4(__byte_perm(w[0], w[1], 0x7632), __byte_perm(w[2], w[3], 0x7632),
+                        __byte_perm(w[4], w[5], 0x7632), __byte_perm(w[6], w[7], 0x7632));
+  } else {
+    // Word k: columns c .. c + 3 of row 16 q + k. Output row c + g, word m: byte g of words 4m .. 4m + 3,
+    // a 4 x 4 byte transpose per m (8 PRMT).
+    unsigned w[16];
+#pragma unroll
+    for (unsigned k = 0; k < 16; ++k) w[k] = ld_shared_u32(tile + tt::offset(16 * q + k, c));
+    unsigned o[4][4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const unsigned t0 = __byte_perm(w[4 * m], w[4 * m + 1], 0x5140);      // bytes 0, 1 of both, interleaved
+      const unsigned t1 = __byte_perm(w[4 * m], w[4 * m + 1], 0x7362);      // bytes 2, 3
+      const unsigned t2 = __byte_perm(w[4 * m + 2], w[4 * m + 3], 0x5140);
+      const unsigned t3 = __byte_perm(w[4 * m + 2], w[4 * m + 3], 0x7362);
+      o[0][m] = __byte_perm(t0, t2, 0x5410);
+      o[1][m] = __byte_perm(t0, t2, 0x7632);
+      o[2][m] = __byte_perm(t1, t3, 0x5410);
+      o[3][m] = __byte_perm(t1, t3, 0x7632);
+    }
+#pragma unroll
+    for (int g = 0; g < 4; ++g) out[g] = make_uint4(o[g][0], o[g][1], o[g][2], o[g][3]);
+  }
+}
+
+__device__ __forceinline__ uint4 shfl_down1_half(const uint4& v) {
+  return make_uint4(arch::shfl_down1_half(v.x), arch::shfl_down1_half(v.y), arch::shfl_down1_half(v.z),
+                    arch::shfl_down1_half(v.w));
+}
+__device__ __forceinline__ uint4 shfl_up1_half(const uint4& v) {
+  return make_uint4(arch::shfl_up1_half(v.x), arch::shfl_up1_half(v.y), arch::shfl_up1_half(v.z),
+                    arch::shfl_up1_half(v.w));
+}
+
+// The aligned 16-byte chunk at byte `at` of the buffer `src` (`bytes` long; `at` may be negative), or,
+// for the buffer's first or last chunk where it reaches outside the buffer, only its bytes inside, one at
+// a time (zeros elsewhere): no load leaves the buffer. Addressed from the kernel's pointer argument, so
+// that the compiler keeps the global address space (LDG, not a generic LD).
+__device__ __forceinline__ uint4 load_chunk(const std::byte* src, std::int64_t at, std::uint64_t bytes) {
+  if (at >= 0 && static_cast<std::uint64_t>(at) + 16 <= bytes) return arch::ld_global_v4(src + at);
+  unsigned long long lo = 0, hi = 0;
+#pragma unroll 1
+  for (int j = 0; j < 16; ++j) {
+    const std::int64_t b_at = at + j;
+    if (b_at < 0 || static_cast<std::uint64_t>(b_at) >= bytes) continue;
+    const unsigned long long b = static_cast<unsigned char>(src[b_at]);
+    if (j < 8) {
+      lo |= b << (8 * j);
+    } else {
+      hi |= b << (8 * (j - 8));
+    }
+  }
+  return make_uint4(static_cast<unsigned>(lo), static_cast<unsigned>(lo >> 32), static_cast<unsigned>(hi),
+                    static_cast<unsigned>(hi >> 32));
+}
+
+// Bytes [lo, hi) of v (little-endian) to chunk + lo .. chunk + hi - 1, chunk 16-byte aligned: the widest
+// aligned stores that fit, at most 6. For the ends of a tile row that share a chunk with the next tile.
+__device__ __forceinline__ void store_bytes(std::byte* chunk, const uint4& v, unsigned lo, unsigned hi) {
+  const unsigned long long q0 = v.x | static_cast<unsigned long long>(v.y) << 32;
+  const unsigned long long q1 = v.z | static_cast<unsigned long long>(v.w) << 32;
+#pragma unroll 1
+  for (unsigned o = lo; o < hi;) {
+    const unsigned long long bits = (o < 8 ? q0 : q1) >> (8 * (o % 8));
+    if (o % 8 == 0 && o + 8 <= hi) {
+      *reinterpret_cast<unsigned long long*>(chunk + o) = bits;
+      o += 8;
+    } else if (o % 4 == 0 && o + 4 <= hi) {
+      *reinterpret_cast<unsigned*>(chunk + o) = static_cast<unsigned>(bits);
+      o += 4;
+    } else if (o % 2 == 0 && o + 2 <= hi) {
+      *reinterpret_cast<unsigned short*>(chunk + o) = static_cast<unsigned short>(bits);
+      o += 2;
+    } else {
+      *reinterpret_cast<unsigned char*>(chunk + o) = static_cast<unsigned char>(bits);
+      o += 1;
+    }
+  }
+}
+
+// Chunk `pos` of a tile's output row (transpose_chunk_bytes): whole with one 16-byte store where all its
+// bytes are the row's, else only those that are.
+__device__ __forceinline__ void store_chunk(std::byte* base, unsigned pos, const uint4& v, unsigned x,
+                                            unsigned len) {
+  const chunk_bytes b = transpose_chunk_bytes(pos, x, len);
+  std::byte* chunk = base + 16 * pos;
+  if (b.lo == 0 && b.hi == 16) {
+    arch::st_global_v4(chunk, v);
+  } else if (b.lo < b.hi) {
+    store_bytes(chunk, v, static_cast<unsigned>(b.lo), static_cast<unsigned>(b.hi));
+  }
+}
+
+// One tile per CTA (more when the grid is capped at 2^31 - 1): load, realign (RealignIn), stage in shared
+// memory, gather, realign (RealignOut), store. Element size Es; the plan picked the realignments.
+template <int Es, bool RealignIn, bool RealignOut>
+MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
+                                     transpose_tuning::min_ctas_per_sm(Es, RealignIn || RealignOut))
+    transpose_tile_kernel(transpose_args a) {
+  using tt = transpose_tile<Es>;
+  constexpr unsigned tile_rows = tt::rows;
+  constexpr unsigned tile_cols =
+      (RealignIn ? transpose_tuning::realigned_row_bytes : transpose_tuning::row_bytes) / Es;
+  constexpr int steps = tt::steps, group = tt::group, store_steps = steps / group;
+  extern __shared__ __align__(128) unsigned char tile[];  // tile_rows x 256 bytes
+
+  const unsigned t = threadIdx.x, q = t % 16;
+  // Where the buffers start modulo 16: every alignment below is of an offset plus these.
+  const auto src_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.src) % 16);
+  const auto dst_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.dst) % 16);
+  for (std::uint64_t k = blockIdx.x; k < a.tiles; k += gridDim.x) {
+    if (k != blockIdx.x) __syncthreads();  // the previous tile's gathers are done with shared memory
+    const transpose_tile_pos tp = transpose_tile_at(k, a.rows, a.cols, a.tiles_r, a.tiles_c, tile_rows, tile_cols);
+    const std::uint64_t r0 = tp.r0, c0 = tp.c0;
+    const unsigned wr = tp.rows, wc = tp.cols;                // rows and columns of the tile that exist
+    const std::uint64_t first = tp.matrix * a.rows * a.cols;  // the matrix's first element, in src and in dst
+
+    // Load step i: tile row t / 16 + 16 i, chunk q. 16 rows down is 16 x cols x Es bytes: the same offset
+    // modulo 16 for every step of a thread.
+    const unsigned r_first = t / 16;
+    const std::uint64_t row = (first + (r0 + r_first) * a.cols + c0) * Es;  // byte of src where the tile row starts
+    const unsigned off = RealignIn ? static_cast<unsigned>((src_mis + row) % 16) : 0u;
+    const std::uint64_t down16 = 16 * a.cols * Es;
+    const unsigned covered = off + wc * Es;  // bytes of aligned chunks from row - off that cover the tile row
+    uint4 v[steps];
+#pragma unroll
+    for (int i = 0; i < steps; ++i) {
+      const std::uint64_t at = row + i * down16 + 16 * q;  // minus off: the chunk's first byte
+      v[i] = make_uint4(0, 0, 0, 0);
+      if (r_first + 16 * i < wr && 16 * q < covered) {
+        v[i] = RealignIn ? load_chunk(a.src, static_cast<std::int64_t>(at) - off, a.bytes) : arch::ld_global_v4(a.src + at);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < steps; ++i) {
+      const unsigned r = r_first + 16 * i;
+      uint4 x = v[i];
+      if constexpr (RealignIn) x = funnel16_any(x, shfl_down1_half(x), off);  // every lane: no branch around it
+      if (r < wr && 16 * q < wc * Es) {
+        *reinterpret_cast<uint4*>(tile + tt::slot(r, q)) = tt::swapped(r) ? make_uint4(x.z, x.w, x.x, x.y) : x;
+      }
+    }
+    __syncthreads();
+
+    // Store step j: output rows c .. c + group - 1 (transpose_store_row), vector q of each.
+    const unsigned len = wr * Es;  // bytes of each output row in this tile
+    // 1-byte elements: a rolled loop of 4 steps (unrolled, the 16 gathered words and 4 vectors of each step
+    // overlapped the next step's and ptxas spilled at the 128 registers of 2 CTAs per SM on sm_80).
+#pragma unroll(Es == 1 ? 1 : store_steps)
+    for (int j = 0; j < store_steps; ++j) {
+      const unsigned c = transpose_store_row(Es, t, static_cast<unsigned>(j));
+      uint4 out[group];
+      gather<Es>(tile, q, c, out);  // every lane, also past wc: the shuffles below need them all
+#pragma unroll
+      for (int g = 0; g < group; ++g) {
+        const unsigned cg = c + static_cast<unsigned>(g);
+        const std::uint64_t seg = (first + (c0 + cg) * a.rows + r0) * Es;  // byte of dst where the output row starts
+        if constexpr (RealignOut) {
+          const auto x = static_cast<unsigned>((dst_mis + seg) % 16);
+          const uint4 prev = shfl_up1_half(out[g]);
+          const uint4 chunk = funnel16_any(x != 0 ? prev : out[g], out[g], (16 - x) % 16);
+          if (cg < wc) {
+            std::byte* base = a.dst + seg - x;
+            store_chunk(base, q, chunk, x, len);
+            if (q == 15 && x != 0) store_chunk(base, 16, funnel16_any(out[g], make_uint4(0, 0, 0, 0), 16 - x), x, len);
+          }
+        } else {
+          if (cg < wc && 16 * q < len) arch::st_global_v4(a.dst + seg + 16 * q, out[g]);
+        }
+      }
+    }
+  }
+}
+
+template <int Es, bool RealignIn, bool RealignOut>
+inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
+  auto* kernel = &transpose_tile_kernel<Es, RealignIn, RealignOut>;
+  if (p.smem_bytes > 48 * 1024) {
+    // Above 48 KiB a kernel must opt in, once per device (1-byte elements: 64 KiB tiles).
+    static std::atomic<unsigned long long> opted_in{0};
+    int device = 0;
+    if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+    const unsigned long long bit = device < 64 ? 1ull << device : 0;
+    if (bit == 0 || (opted_in.load(std::memory_order_relaxed) & bit) == 0) {
+      if (const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(p.smem_bytes));
+          e != cudaSuccess) {
+        return e;
+      }
+      opted_in.fetch_or(bit, std::memory_order_relaxed);
+    }
+  }
+  transpose_args args = a;
+  void* params[] = {&args};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(p.grid)),
+                          dim3(static_cast<unsigned>(p.threads)), params, p.smem_bytes, stream);
+}
+
+template <int Es>
+inline cudaError_t launch_tiles_of(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
+  switch (p.path) {
+    case transpose_path::aligned: return launch_tiles<Es, false, false>(p, a, stream);
+    case transpose_path::realign_in: return launch_tiles<Es, true, false>(p, a, stream);
+    case transpose_path::realign_out: return launch_tiles<Es, false, true>(p, a, stream);
+    case transpose_path::realign_both: return launch_tiles<Es, true, true>(p, a, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// Whether `p` is a tiled plan these very pointers can run: what plan_transpose guarantees and the kernels
+// rely on (a side that does not realign issues 16-byte accesses at every row start).
+inline bool plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintptr_t s) {
+  const auto es = static_cast<std::uint64_t>(p.elem_size);
+  if (es != 1 && es != 2 && es != 4 && es != 8) return false;
+  if (p.threads != transpose_tuning::threads || p.vec_bytes != 16 || p.grid == 0 || p.grid > 0x7fffffffu) return false;
+  const bool in_aligned = s % 16 == 0 && p.cols * es % 16 == 0, out_aligned = d % 16 == 0 && p.rows * es % 16 == 0;
+  if (!in_aligned && !realigns_in(p.path)) return false;
+  if (!out_aligned && !realigns_out(p.path)) return false;
+  const auto tr = static_cast<std::uint64_t>(transpose_tuning::row_bytes) / es;
+  const auto tc = static_cast<std::uint64_t>(realigns_in(p.path) ? transpose_tuning::realigned_row_bytes
+                                                                  : transpose_tuning::row_bytes) / es;
+  return static_cast<std::uint64_t>(p.tile_rows) == tr && static_cast<std::uint64_t>(p.tile_cols) == tc &&
+         p.tiles_r == (p.rows + tr - 1) / tr && p.tiles_c == (p.cols + tc - 1) / tc &&
+         p.tiles == p.batch * p.tiles_r * p.tiles_c && p.smem_bytes == tr * transpose_tuning::row_bytes;
+}
+
+}  // namespace detail
+
+// Enqueues the transpose that `p` describes, which must come from plan_transpose for these very pointers
+// (any copy_device). For tools that print the plan; a plan that does not fit the pointers is refused with
+// cudaErrorInvalidValue. memlab::transpose_bytes is the usual entry point.
+inline cudaError_t launch_transpose(const transpose_plan& p, void* dst, const void* src,
+                                    cudaStream_t stream = 0) noexcept {
+  switch (p.path) {
+    case transpose_path::none: return cudaSuccess;
+    case transpose_path::unsupported: return cudaErrorInvalidValue;
+    case transpose_path::copy: return launch_copy(p.copy, dst, src, stream);
+    default: break;
+  }
+  const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
+  if (!is_tiled(p.path) || !detail::plan_fits(p, d, s)) return cudaErrorInvalidValue;
+  const detail::transpose_args a{static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), p.rows, p.cols,
+                                 p.tiles_r, p.tiles_c, p.tiles,
+                                 p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size)};
+  switch (p.elem_size) {
+    case 1: return detail::launch_tiles_of<1>(p, a, stream);
+    case 2: return detail::launch_tiles_of<2>(p, a, stream);
+    case 4: return detail::launch_tiles_of<4>(p, a, stream);
+    case 8: return detail::launch_tiles_of<8>(p, a, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// Transposes `batch` row-major matrices of rows x cols elements of elem_size bytes (1, 2, 4 or 8) from
+// src into dst (device memory, not overlapping), on `stream`: dst[b][c][r] = src[b][r][c].
+inline cudaError_t transpose_bytes(void* dst, const void* src, std::size_t batch, std::size_t rows, std::size_t cols,
+                                   std::size_t elem_size, cudaStream_t stream = 0) noexcept {
+  if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) return cudaErrorInvalidValue;
+  if (batch == 0 || rows == 0 || cols == 0) return cudaSuccess;
+  if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
+  constexpr std::uint64_t limit = std::uint64_t{1} << 62;
+  if (batch > limit / elem_size / rows / cols) return cudaErrorInvalidValue;
+  const std::uint64_t bytes = std::uint64_t{batch} * rows * cols * elem_size;
+  const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
+  if (d + bytes < d || s + bytes < s) return cudaErrorInvalidValue;  // wraps around the address space
+  if (d < s + bytes && s < d + bytes) return cudaErrorInvalidValue;  // the buffers overlap
+  int device = 0;
+  copy_device dev;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (const cudaError_t e = detail::copy_device_of(device, dev); e != cudaSuccess) return e;
+  return launch_transpose(plan_transpose(d, s, batch, rows, cols, elem_size, dev), dst, src, stream);
+}
+
+// Transposes the rows x cols matrix of T at src into the cols x rows one at dst (device memory, not
+// overlapping) on `stream`. sizeof(T) must be 1, 2, 4 or 8.
+template <class T>
+inline cudaError_t transpose(T* dst, const T* src, std::size_t rows, std::size_t cols,
+                             cudaStream_t stream = 0) noexcept {
+  static_assert(std::is_trivially_copyable_v<T>, "memlab::transpose moves bytes: T must be trivially copyable");
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                "memlab::transpose moves elements of 1, 2, 4 or 8 bytes");
+  return transpose_bytes(dst, src, 1, rows, cols, sizeof(T), stream);
+}
+
+// The same for `batch` matrices one after the other at src, their transposes one after the other at dst.
+template <class T>
+inline cudaError_t transpose_batched(T* dst, const T* src, std::size_t batch, std::size_t rows, std::size_t cols,
+                                     cudaStream_t stream = 0) noexcept {
+  static_assert(std::is_trivially_copyable_v<T>, "memlab::transpose moves bytes: T must be trivially copyable");
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                "memlab::transpose moves elements of 1, 2, 4 or 8 bytes");
+  return transpose_bytes(dst, src, batch, rows, cols, sizeof(T), stream);
+}
+
+}  // namespace memlab

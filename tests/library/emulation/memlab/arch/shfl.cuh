@@ -1,0 +1,17 @@
+// Emulation (tests/library/emulation): the shuffles, as a write, a block barrier, a read and a barrier.
+// Every thread of the block must execute them (as the real ones demand of every lane of a warp).
+#pragma once
+namespace memlab::arch {
+inline unsigned shfl_slots[1024];
+inline unsigned shfl_from(unsigned v, unsigned src) {
+  const unsigned t = threadIdx.x;
+  shfl_slots[t] = v;
+  __syncthreads();
+  const unsigned r = shfl_slots[src];
+  __syncthreads();
+  return r;
+}
+inline unsigned shfl_down1(unsigned v) { return shfl_from(v, threadIdx.x % 32 == 31 ? threadIdx.x : threadIdx.x + 1); }
+inline unsigned shfl_down1_half(unsigned v) { return shfl_from(v, threadIdx.x % 16 == 15 ? threadIdx.x : threadIdx.x + 1); }
+inline unsigned shfl_up1_half(unsigned v) { return shfl_from(v, threadIdx.x % 16 == 0 ? threadIdx.x : threadIdx.x - 1); }
+}  // namespace memlab::arch

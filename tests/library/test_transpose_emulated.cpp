@@ -1,0 +1,160 @@
+// memlab::transpose's kernels run on the host, unchanged, through the block emulation of
+// tests/library/emulation (each thread a fiber, shuffles and __syncthreads as barriers, 16-byte global
+// accesses checked for alignment and for the buffer they may touch): byte-exact against a reference, the
+// bytes around the output untouched, for every element size and path, misaligned pointers, cut tiles,
+// batches, and a grid smaller than the tiles. The GPU tests check the same on the device; these run in CI,
+// where there is none. Slow per block: small shapes.
+#include "emulation/cuda_emulation.hpp"  // first: replaces the PTX wrappers and the CUDA built-ins
+// (the include path puts tests/library/emulation before include/, so memlab/arch/ resolves to the emulation)
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "memlab/transpose.cuh"
+
+namespace memlab::detail {
+alignas(128) unsigned char tile[64 * 1024];  // the kernels' extern __shared__ tile, one block at a time
+}  // namespace memlab::detail
+
+namespace memlab {
+namespace {
+
+constexpr copy_device h100{132, 2048, 9};
+
+template <int Es, bool In, bool Out>
+void run_tiles(const transpose_plan& p, const detail::transpose_args& a) {
+  emu::launch(static_cast<unsigned>(p.grid), static_cast<unsigned>(p.threads), [&] {
+    detail::transpose_tile_kernel<Es, In, Out>(a);
+  });
+}
+
+template <int Es>
+void run_path(const transpose_plan& p, const detail::transpose_args& a) {
+  switch (p.path) {
+    case transpose_path::aligned: return run_tiles<Es, false, false>(p, a);
+    case transpose_path::realign_in: return run_tiles<Es, true, false>(p, a);
+    case transpose_path::realign_out: return run_tiles<Es, false, true>(p, a);
+    case transpose_path::realign_both: return run_tiles<Es, true, true>(p, a);
+    default: FAIL() << "not a tiled path";
+  }
+}
+
+// Transposes batch x rows x cols elements of es bytes from src + so to dst + doff (offsets into 16-byte
+// aligned buffers) with the kernels the plan picks, emulated; returns "" or what went wrong.
+std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uint64_t cols, unsigned so, unsigned doff,
+                  std::uint64_t max_grid = 0, transpose_path* path = nullptr) {
+  const std::uint64_t bytes = batch * rows * cols * es, guard = 48;
+  std::vector<unsigned char> src_buf(bytes + 64), dst_buf(bytes + 64 + guard);
+  auto* src_base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(src_buf.data()) + 15) / 16 * 16);
+  auto* dst_base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(dst_buf.data()) + 15) / 16 * 16);
+  std::mt19937 rng(static_cast<unsigned>(bytes * 31 + so * 7 + doff));
+  for (auto& b : src_buf) b = static_cast<unsigned char>(1 + rng() % 255);  // never the poison
+  unsigned char* src = src_base + so;
+  unsigned char* dst = dst_base + doff;
+  const auto s = reinterpret_cast<std::uintptr_t>(src), d = reinterpret_cast<std::uintptr_t>(dst);
+  transpose_plan p = plan_transpose(d, s, batch, rows, cols, es, h100);
+  if (path != nullptr) *path = p.path;
+  if (!is_tiled(p.path)) return "not a tiled path: " + std::string(to_string(p.path));
+  if (max_grid != 0 && p.grid > max_grid) p.grid = max_grid;
+  emu::error.clear();
+  emu::load_lo = s;
+  emu::load_hi = s + bytes;
+  emu::store_lo = d;
+  emu::store_hi = d + bytes;
+  std::memset(detail::tile, 0xab, sizeof detail::tile);  // stale data a gather must never store
+  const detail::transpose_args a{reinterpret_cast<std::byte*>(dst), reinterpret_cast<const std::byte*>(src), p.rows,
+                                 p.cols, p.tiles_r, p.tiles_c, p.tiles, bytes};
+  switch (es) {
+    case 1: run_path<1>(p, a); break;
+    case 2: run_path<2>(p, a); break;
+    case 4: run_path<4>(p, a); break;
+    default: run_path<8>(p, a); break;
+  }
+  if (!emu::error.empty()) return emu::error;
+  for (std::size_t j = 0; j < dst_buf.size(); ++j) {
+    const auto at = static_cast<std::int64_t>(dst_buf.data() + j - dst);
+    unsigned char want = 0;
+    if (at >= 0 && static_cast<std::uint64_t>(at) < bytes) {
+      const std::uint64_t e = static_cast<std::uint64_t>(at) / es, per = rows * cols, m = e / per, k = e % per;
+      want = src[(m * per + (k % rows) * cols + k / rows) * es + static_cast<std::uint64_t>(at) % es];
+    }
+    if (dst_buf[j] != want) {
+      return "dst" + std::string(at < 0 ? "" : "+") + std::to_string(at) + " is " + std::to_string(dst_buf[j]) +
+             ", expected " + std::to_string(want) + (at < 0 || static_cast<std::uint64_t>(at) >= bytes ? " (outside)" : "");
+    }
+  }
+  return "";
+}
+
+std::string name(unsigned es, std::uint64_t b, std::uint64_t r, std::uint64_t c, unsigned so, unsigned doff) {
+  return std::to_string(es) + "-byte " + std::to_string(b) + " x " + std::to_string(r) + " x " + std::to_string(c) +
+         " src+" + std::to_string(so) + " dst+" + std::to_string(doff);
+}
+
+// Every path of every element size, one and several tiles, rows cut, pointers off by less than an element,
+// by a whole one and by more.
+TEST(transpose_emulated, every_element_size_and_path) {
+  int paths[7] = {};
+  for (const unsigned es : {1u, 2u, 4u, 8u}) {
+    const std::uint64_t e = 256 / es;  // a tile's rows
+    for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{e, e}, {e + 3, e / 2 + 1}, {5, 7},
+                                     {e / 2, e + 5}}) {
+      for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {1, 0}, {0, 3}, {8, 2}, {es, 16 - es}, {15, 9}}) {
+        transpose_path path{};
+        ASSERT_EQ(check(es, 1, rows, cols, so, doff, 0, &path), "") << name(es, 1, rows, cols, so, doff) << " ("
+                                                                     << to_string(path) << ")";
+        ++paths[static_cast<int>(path)];
+      }
+    }
+  }
+  for (const auto p : {transpose_path::aligned, transpose_path::realign_in, transpose_path::realign_out,
+                       transpose_path::realign_both}) {
+    EXPECT_GT(paths[static_cast<int>(p)], 0) << to_string(p);
+  }
+}
+
+// The acceptance shapes' alignment classes, scaled down: rows and cols x elem_size modulo 16 as at
+// 12289 x 3001 f32, 8191 x 8193 f16, 16411 x 8191 u8, 8193 x 4099 f64; tiles cut at both edges.
+TEST(transpose_emulated, acceptance_alignment_classes) {
+  const struct {
+    unsigned es;
+    std::uint64_t rows, cols;
+  } cases[] = {{4, 65, 61}, {4, 129, 121}, {2, 135, 121}, {1, 267, 255}, {8, 33, 35}};
+  for (const auto& c : cases) {
+    for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {2, 1}}) {
+      ASSERT_EQ(check(c.es, 1, c.rows, c.cols, so, doff), "") << name(c.es, 1, c.rows, c.cols, so, doff);
+    }
+  }
+}
+
+// Batches (each matrix's tiles after the previous one's), and a grid capped below the tile count: each
+// block then moves several tiles in turn.
+TEST(transpose_emulated, batches_and_a_capped_grid) {
+  for (const unsigned es : {1u, 4u, 8u}) {
+    for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {3, 5}}) {
+      ASSERT_EQ(check(es, 3, 9, 13, so, doff), "") << name(es, 3, 9, 13, so, doff);
+      ASSERT_EQ(check(es, 2, 70, 33, so, doff, 2), "") << name(es, 2, 70, 33, so, doff) << ", grid 2";
+    }
+  }
+  ASSERT_EQ(check(2, 2, 130, 3, 1, 1, 1), "") << "grid 1";
+}
+
+// The checks catch what they are for: an access outside the buffers is reported.
+TEST(transpose_emulated, the_checks_are_not_vacuous) {
+  emu::error.clear();
+  emu::load_lo = 64;
+  emu::load_hi = 128;
+  emu::check(reinterpret_cast<const void*>(std::uintptr_t{128}), 16, 16, false);
+  EXPECT_NE(emu::error.find("outside"), std::string::npos) << emu::error;
+  emu::error.clear();
+  emu::check(reinterpret_cast<const void*>(std::uintptr_t{72}), 16, 16, false);
+  EXPECT_NE(emu::error.find("misaligned"), std::string::npos) << emu::error;
+  emu::error.clear();
+}
+
+}  // namespace
+}  // namespace memlab

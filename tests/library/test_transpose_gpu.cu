@@ -1,0 +1,272 @@
+// memlab::transpose on the GPU, byte-exact: edge shapes (0 x N, 1 x 1, 1 x N, N x 1, 33 x 4097, 4097 x 33,
+// shapes around a tile), batches, the acceptance shapes' alignment classes at small sizes and the
+// acceptance shapes themselves, for every element size, with src and dst misaligned (+1, +2, +8, every
+// pair 0..15 at two shapes), a grid smaller than the tiles (each CTA loops), and the caller's stream. The
+// output is poisoned (zero bytes; the input has none) with a guard before and after it, and compared on
+// the device: every byte of the output must be its source byte, every other byte of the allocation still
+// poison. Tests named small_* are the ones compute-sanitizer runs (tools/device_issue22.sh). Without a
+// GPU every test here reports SKIPPED; the error tests at the end need none.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpu_fixture.hpp"
+#include "harness/buffer.hpp"
+#include "harness/error.hpp"
+#include "harness/fill.hpp"
+#include "memlab/transpose.cuh"
+
+namespace memlab {
+namespace {
+
+struct shape {
+  std::uint64_t batch, rows, cols;
+};
+std::string str(const shape& s) {
+  return std::to_string(s.batch) + " x " + std::to_string(s.rows) + " x " + std::to_string(s.cols);
+}
+
+// Counts the bytes of the dst allocation [0, span) that differ from what a correct transpose leaves
+// there (the output at dst_offset, poison elsewhere), and keeps the lowest such index.
+__global__ void count_transpose_mismatches(const std::byte* dst_alloc, std::size_t span, std::size_t dst_offset,
+                                           const std::byte* src, shape s, std::uint64_t es,
+                                           unsigned long long* mismatches, unsigned long long* first) {
+  const std::uint64_t bytes = s.batch * s.rows * s.cols * es, per = s.rows * s.cols;
+  for (std::size_t j = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; j < span;
+       j += std::size_t{gridDim.x} * blockDim.x) {
+    std::byte want{poison_byte};
+    if (j >= dst_offset && j - dst_offset < bytes) {
+      const std::uint64_t o = j - dst_offset, e = o / es, m = e / per, k = e % per;  // k = c x rows + r
+      const std::uint64_t c = k / s.rows, r = k % s.rows;
+      want = src[(m * per + r * s.cols + c) * es + o % es];
+    }
+    if (dst_alloc[j] != want) {
+      atomicAdd(mismatches, 1ull);
+      atomicMin(first, static_cast<unsigned long long>(j));
+    }
+  }
+}
+
+// A source and a destination allocation with room for `max_bytes` at any offset below 16 and a guard.
+struct transpose_bench {
+  static constexpr std::size_t guard = 64, max_offset = 16;
+  explicit transpose_bench(std::size_t max_bytes)
+      : src(max_bytes + max_offset), dst(max_bytes + max_offset + guard), counters(2 * sizeof(unsigned long long)) {
+    fill_random(src.data(), src.size(), next_seed(), nullptr);
+    MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // Poisons dst, runs `transpose(dst + dst_offset, src + src_offset)` (it returns a cudaError_t),
+  // compares on the device. Returns "" or what went wrong.
+  template <class F>
+  std::string run(const shape& s, std::size_t es, std::size_t src_offset, std::size_t dst_offset, F&& transpose) {
+    const std::size_t bytes = s.batch * s.rows * s.cols * es, span = dst_offset + bytes + guard;
+    if (span > dst.size() || src_offset + bytes > src.size()) return "the bench is too small for " + str(s);
+    MEMLAB_CUDA_CHECK(cudaMemset(dst.data(), poison_byte, span));
+    const unsigned long long init[2] = {0, ~0ull};
+    MEMLAB_CUDA_CHECK(cudaMemcpy(counters.data(), init, sizeof init, cudaMemcpyHostToDevice));
+    const cudaError_t e = transpose(dst.data() + dst_offset, src.data() + src_offset);
+    if (e != cudaSuccess) return std::string("memlab::transpose returned ") + cudaGetErrorString(e);
+    MEMLAB_CUDA_CHECK(cudaGetLastError());
+    auto* c = reinterpret_cast<unsigned long long*>(counters.data());
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((span + 255) / 256, 4096));
+    count_transpose_mismatches<<<blocks, 256>>>(dst.data(), span, dst_offset, src.data() + src_offset, s, es, c, c + 1);
+    MEMLAB_CUDA_CHECK(cudaGetLastError());
+    unsigned long long out[2];
+    MEMLAB_CUDA_CHECK(cudaMemcpy(out, c, sizeof out, cudaMemcpyDeviceToHost));
+    if (out[0] == 0) return "";
+    const long long at = static_cast<long long>(out[1]) - static_cast<long long>(dst_offset);
+    return std::to_string(out[0]) + " wrong bytes, the first at dst" + (at < 0 ? "" : "+") + std::to_string(at) +
+           (at < 0 || static_cast<std::size_t>(at) >= bytes ? " (outside the output)" : "");
+  }
+  std::string run(const shape& s, std::size_t es, std::size_t src_offset, std::size_t dst_offset) {
+    return run(s, es, src_offset, dst_offset, [&](std::byte* d, const std::byte* p) {
+      return memlab::transpose_bytes(d, p, s.batch, s.rows, s.cols, es);
+    });
+  }
+
+  device_buffer src, dst, counters;
+};
+
+const std::vector<std::size_t> elem_sizes{1, 2, 4, 8};
+// (src, dst) offsets in bytes: aligned, one side or both misaligned, by less than and by more than an element.
+const std::vector<std::pair<std::size_t, std::size_t>> offset_pairs{{0, 0}, {1, 0}, {0, 1}, {2, 8}, {8, 2},
+                                                                     {4, 12}, {3, 7}, {15, 15}};
+
+std::string path_of(const shape& s, std::size_t es, std::size_t so, std::size_t doff) {
+  const std::uintptr_t base = std::uintptr_t{1} << 40;  // cudaMalloc's are 256-byte aligned
+  return to_string(plan_transpose(base + doff, 2 * base + so, s.batch, s.rows, s.cols, es, copy_device{132, 2048, 9}).path);
+}
+
+using transpose_library = test::gpu_test<>;
+
+TEST_F(transpose_library, small_edge_shapes_every_element_size_and_offsets) {
+  const std::vector<shape> shapes{{1, 0, 5},    {1, 5, 0},     {1, 1, 1},     {1, 1, 1000},  {1, 1000, 1},
+                                  {1, 2, 2},    {1, 3, 5},     {1, 17, 15},   {1, 16, 16},   {1, 33, 4097},
+                                  {1, 4097, 33}, {1, 255, 257}, {1, 256, 240}, {1, 241, 239}, {1, 7, 300}};
+  transpose_bench bench(4097 * 33 * 8);
+  std::map<std::string, int> paths;
+  for (const std::size_t es : elem_sizes) {
+    for (const auto& s : shapes) {
+      for (const auto& [so, doff] : offset_pairs) {
+        ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+" << doff
+                                                 << " (" << path_of(s, es, so, doff) << ")";
+        ++paths[path_of(s, es, so, doff)];
+      }
+    }
+  }
+  for (const char* p : {"none", "copy", "aligned", "realign_in", "realign_out", "realign_both"}) {
+    EXPECT_GT(paths[p], 0) << "no case took the path " << p;
+  }
+}
+
+TEST_F(transpose_library, small_batches) {
+  const std::vector<shape> shapes{{3, 33, 65}, {1000, 3, 5}, {7, 257, 129}, {2, 64, 64}, {5, 1, 7}, {4, 7, 1}, {0, 9, 9}};
+  transpose_bench bench(7 * 257 * 129 * 8);
+  for (const std::size_t es : elem_sizes) {
+    for (const auto& s : shapes) {
+      for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 3}, {0, 8}, {8, 0}}) {
+        ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+"
+                                                 << doff << " (" << path_of(s, es, so, doff) << ")";
+      }
+    }
+  }
+}
+
+// Every (src, dst) offset pair 0..15 at a shape of one cut tile and at one of several tiles each way.
+TEST_F(transpose_library, small_every_offset_pair) {
+  transpose_bench bench(300 * 290 * 8);
+  for (const std::size_t es : elem_sizes) {
+    for (const shape& s : {shape{1, 37, 53}, shape{1, 300, 290}}) {
+      for (std::size_t so = 0; so < 16; ++so) {
+        for (std::size_t doff = 0; doff < 16; ++doff) {
+          ASSERT_EQ(bench.run(s, es, so, doff), "")
+              << str(s) << " of " << es << "-byte elements, src+" << so << " dst+" << doff;
+        }
+      }
+    }
+  }
+}
+
+// The acceptance shapes' alignment classes (rows and cols x elem_size modulo 16) at a few MiB, several
+// tiles each way and cut tiles at both edges.
+TEST_F(transpose_library, small_acceptance_alignment_classes) {
+  const std::vector<std::pair<shape, std::size_t>> cases{
+      {{1, 1000, 700}, 4},   // 10000 x 7000 f32: rows of in and out 16-byte aligned
+      {{1, 1537, 301}, 4},   // 12289 x 3001 f32: rows 4 bytes off 16 both ways
+      {{1, 1023, 1025}, 2},  // 8191 x 8193 f16: 2 and 14 bytes off
+      {{1, 2059, 1023}, 1},  // 16411 x 8191 u8: 11 and 15 bytes off
+      {{1, 1025, 515}, 8},   // 8193 x 4099 f64: 8 bytes off both ways
+  };
+  transpose_bench bench(2059 * 1023 * 2);
+  for (const auto& [s, es] : cases) {
+    for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 0}, {0, 2}, {8, 8}}) {
+      ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+"
+                                               << doff << " (" << path_of(s, es, so, doff) << ")";
+    }
+  }
+}
+
+// The acceptance shapes themselves, each >= 256 MiB of traffic, from cudaMalloc's alignment.
+TEST_F(transpose_library, acceptance_shapes) {
+  const std::vector<std::pair<shape, std::size_t>> cases{
+      {{1, 16384, 16384}, 4}, {{1, 10000, 7000}, 4}, {{1, 12289, 3001}, 4},
+      {{1, 8191, 8193}, 2},   {{1, 16411, 8191}, 1}, {{1, 8193, 4099}, 8},
+  };
+  transpose_bench bench(std::size_t{16384} * 16384 * 4);
+  for (const auto& [s, es] : cases) {
+    ASSERT_EQ(bench.run(s, es, 0, 0), "") << str(s) << " of " << es << "-byte elements (" << path_of(s, es, 0, 0) << ")";
+  }
+}
+
+// A plan whose grid is smaller than its tiles (as plan_transpose makes for more than 2^31 - 1 tiles):
+// each CTA moves several tiles, one after the other.
+TEST_F(transpose_library, small_ctas_loop_over_tiles_when_the_grid_is_capped) {
+  transpose_bench bench(3 * 300 * 290 * 8);
+  for (const std::size_t es : elem_sizes) {
+    for (const auto& [so, doff] : offset_pairs) {
+      const shape s{3, 300, 290};
+      ASSERT_EQ(bench.run(s, es, so, doff, [&](std::byte* d, const std::byte* p) {
+        transpose_plan plan = plan_transpose(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(p),
+                                             s.batch, s.rows, s.cols, es, copy_device{132, 2048, 9});
+        EXPECT_GT(plan.tiles, 7u);
+        plan.grid = 7;
+        return launch_transpose(plan, d, p);
+      }), "") << es << "-byte elements, src+" << so << " dst+" << doff;
+    }
+  }
+}
+
+TEST_F(transpose_library, small_stream_ordered_on_the_callers_stream) {
+  cuda_stream stream;
+  transpose_bench bench(300 * 290 * 4);
+  for (const auto& [so, doff] : offset_pairs) {
+    ASSERT_EQ(bench.run(shape{1, 300, 290}, 4, so, doff, [&](std::byte* d, const std::byte* p) {
+      const cudaError_t e = memlab::transpose(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(p), 300, 290,
+                                              stream.get());
+      stream.synchronize();
+      return e;
+    }), "");
+  }
+}
+
+// The typed entry points: T of each size, one matrix and a batch.
+TEST_F(transpose_library, small_typed_entry_points) {
+  transpose_bench bench(5 * 67 * 45 * 8);
+  const shape one{1, 67, 45}, five{5, 67, 45};
+  EXPECT_EQ(bench.run(one, 1, 0, 0, [](std::byte* d, const std::byte* s) {
+    return memlab::transpose(reinterpret_cast<std::uint8_t*>(d), reinterpret_cast<const std::uint8_t*>(s), 67, 45);
+  }), "");
+  EXPECT_EQ(bench.run(five, 2, 0, 0, [](std::byte* d, const std::byte* s) {
+    return memlab::transpose_batched(reinterpret_cast<std::uint16_t*>(d), reinterpret_cast<const std::uint16_t*>(s), 5,
+                                     67, 45);
+  }), "");
+  EXPECT_EQ(bench.run(five, 8, 0, 0, [](std::byte* d, const std::byte* s) {
+    return memlab::transpose_batched(reinterpret_cast<double*>(d), reinterpret_cast<const double*>(s), 5, 67, 45);
+  }), "");
+}
+
+// The checker itself: a transpose of the wrong shape, or one that writes too much, must be reported.
+TEST_F(transpose_library, small_checker_catches_a_wrong_transpose) {
+  transpose_bench bench(64 * 64 * 4);
+  EXPECT_NE(bench.run(shape{1, 64, 64}, 4, 0, 0, [](std::byte* d, const std::byte* s) {
+    return memlab::copy_bytes(d, s, 64 * 64 * 4);  // not transposed
+  }), "");
+  EXPECT_NE(bench.run(shape{1, 63, 64}, 4, 0, 0, [](std::byte* d, const std::byte* s) {
+    return memlab::transpose_bytes(d, s, 1, 64, 64, 4);  // one row too many
+  }), "");
+}
+
+// Errors come back as values, before any GPU work: these need no device.
+TEST(transpose_library_errors, bad_arguments_return_invalid_value) {
+  std::byte* fake = reinterpret_cast<std::byte*>(std::uintptr_t{1} << 40);
+  EXPECT_EQ(memlab::transpose_bytes(fake, fake + 4096, 1, 4, 4, 3), cudaErrorInvalidValue) << "3-byte elements";
+  EXPECT_EQ(memlab::transpose_bytes(fake, fake + 4096, 1, 4, 4, 16), cudaErrorInvalidValue) << "16-byte elements";
+  EXPECT_EQ(memlab::transpose_bytes(nullptr, fake, 1, 4, 4, 4), cudaErrorInvalidValue);
+  EXPECT_EQ(memlab::transpose_bytes(fake, nullptr, 1, 4, 4, 4), cudaErrorInvalidValue);
+  EXPECT_EQ(memlab::transpose_bytes(fake, fake + 8, 1, 4, 4, 4), cudaErrorInvalidValue) << "overlapping buffers";
+  EXPECT_EQ(memlab::transpose_bytes(fake + 60, fake, 1, 4, 4, 4), cudaErrorInvalidValue) << "overlapping buffers";
+  EXPECT_EQ(memlab::transpose_bytes(fake, fake + 4096, SIZE_MAX / 2, 1 << 20, 1 << 20, 8), cudaErrorInvalidValue)
+      << "more than 2^62 bytes";
+  EXPECT_EQ(memlab::transpose_bytes(nullptr, nullptr, 0, 4, 4, 4), cudaSuccess) << "nothing to move";
+  EXPECT_EQ(memlab::transpose_bytes(nullptr, nullptr, 1, 0, 4, 4), cudaSuccess) << "nothing to move";
+  // A plan made for other pointers is refused before any launch (a side planned as aligned would issue
+  // misaligned 16-byte accesses); so is one whose tiles were changed.
+  const auto d = reinterpret_cast<std::uintptr_t>(fake), s = d + (1 << 24);
+  const transpose_plan p = plan_transpose(d, s, 1, 1024, 1024, 4, copy_device{132, 2048, 9});
+  ASSERT_EQ(p.path, transpose_path::aligned);
+  EXPECT_EQ(memlab::launch_transpose(p, fake + 4, fake + (1 << 24)), cudaErrorInvalidValue);
+  EXPECT_EQ(memlab::launch_transpose(p, fake, fake + (1 << 24) + 2), cudaErrorInvalidValue);
+  transpose_plan other = p;
+  other.tile_cols = 32;
+  EXPECT_EQ(memlab::launch_transpose(other, fake, fake + (1 << 24)), cudaErrorInvalidValue);
+  other = p;
+  other.grid = 0;
+  EXPECT_EQ(memlab::launch_transpose(other, fake, fake + (1 << 24)), cudaErrorInvalidValue);
+}
+
+}  // namespace
+}  // namespace memlab

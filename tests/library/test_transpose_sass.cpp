@@ -1,0 +1,81 @@
+// SASS proof for memlab::transpose, read from libmemlab (the C ABI, which instantiates every kernel the
+// library launches) for every SASS architecture it carries: each tile kernel moves global data with
+// 16-byte loads and stores (LDG.E.128, STG.E.128), whole vectors into shared memory (STS.128); the only
+// narrower global accesses are the rolled loops of the two edges: byte loads of the buffer's first and
+// last chunk (realigning loads only) and the 8/4/2/1-byte stores of a tile row's two shared chunks
+// (realigning stores only). Sub-word elements are gathered as words. No spills, no generic accesses.
+// Needs cuobjdump, not a GPU; part of memlab_sass_tests (whose main() decides what a missing cuobjdump means).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "inspect/inspect.hpp"
+#include "inspect/sass_fixture.hpp"
+
+namespace memlab::inspect {
+namespace {
+
+struct library_sass : ::testing::Test {
+  // arch -> every kernel of libmemlab, read once for the suite.
+  static void SetUpTestSuite() {
+    const inspect_report first = inspect_binary(MEMLAB_C_API_LIBRARY, {}, "", "", true);
+    for (const auto& arch : first.archs) reports.emplace(arch, inspect_binary(MEMLAB_C_API_LIBRARY, {}, "", arch, true));
+  }
+  static inline std::map<std::string, inspect_report> reports;
+};
+
+struct tile_kernel {
+  int elem_size = 0;
+  bool realign_in = false, realign_out = false;
+};
+// transpose_tile_kernel<Es, RealignIn, RealignOut> from its demangled name ("...<1, false, true>(...)").
+std::optional<tile_kernel> parse(const std::string& name) {
+  const auto at = name.find("transpose_tile_kernel<");
+  if (at == std::string::npos) return std::nullopt;
+  const auto end = name.find('>', at);
+  const std::string args = name.substr(at + 22, end - at - 22);  // "1, false, true"
+  const auto c1 = args.find(", "), c2 = args.find(", ", c1 + 2);
+  if (c1 == std::string::npos || c2 == std::string::npos) return std::nullopt;
+  return tile_kernel{std::stoi(args.substr(0, c1)), args.substr(c1 + 2, c2 - c1 - 2) == "true",
+                     args.substr(c2 + 2) == "true"};
+}
+
+TEST_F(library_sass, transpose_tile_kernels_move_16_byte_vectors) {
+  ASSERT_FALSE(reports.empty()) << MEMLAB_C_API_LIBRARY << " carries no SASS";
+  for (const auto& [arch, r] : reports) {
+    std::map<std::string, int> seen;
+    for (const auto& k : r.kernels) {
+      const auto tk = parse(k.code.name);
+      if (!tk) continue;
+      SCOPED_TRACE(arch + " " + k.code.name);
+      ++seen[std::to_string(tk->elem_size) + (tk->realign_in ? "i" : "") + (tk->realign_out ? "o" : "")];
+      const auto loads = global_widths(k, mem_dir::load), stores = global_widths(k, mem_dir::store);
+      ASSERT_TRUE(loads.contains(128));
+      ASSERT_TRUE(stores.contains(128));
+      EXPECT_GE(loads.at(128), 16 / tk->elem_size) << "every load of a step in the body is LDG.E.128";
+      for (const auto& [bits, count] : loads) {
+        if (bits == 128) continue;
+        EXPECT_TRUE(tk->realign_in && bits == 8) << bits << "-bit global loads";
+        EXPECT_LE(count, 16) << "the clamped edge chunk: one rolled byte loop per load step";
+      }
+      for (const auto& [bits, count] : stores) {
+        if (bits == 128) continue;
+        EXPECT_TRUE(tk->realign_out && bits <= 64) << bits << "-bit global stores";
+        EXPECT_LE(count, 32) << "a tile row's shared chunks: one rolled loop per store";
+      }
+      EXPECT_EQ(shared_widths(k, mem_dir::store), (std::map<int, int>{{128, 16 / tk->elem_size}}))
+          << "whole 16-byte vectors into the tile";
+      const auto lds = shared_widths(k, mem_dir::load);
+      EXPECT_EQ(lds.size(), 1u);
+      EXPECT_TRUE(lds.contains(tk->elem_size == 8 ? 64 : 32)) << "the gathers: words (sub-word elements packed)";
+      EXPECT_EQ(count_space(k, mem_space::local), 0) << "local memory: spills or dynamic indexing";
+      EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
+    }
+    EXPECT_EQ(seen.size(), 16u) << arch << ": 4 element sizes x 4 paths";
+  }
+}
+
+}  // namespace
+}  // namespace memlab::inspect
