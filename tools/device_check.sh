@@ -5,9 +5,10 @@
 # failed step; the summary at the end lists every step's exit status. With $OUT set (the device
 # tool), everything is packed into $OUT/device-out.tgz.
 #   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [sanitizer_labs] [summary]
-#                         [defaults] [lab_peers]
+#                         [defaults] [lab_peers] [new_labs]
 # (no argument: tests sanitizer spot timing interrupt ncu vec32 peers defaults, in that order; sanitizer_labs,
-# summary and lab_peers run when named).
+# summary, lab_peers and new_labs run when named). NCCL (the transfer lab) is found in python3's
+# nvidia-nccl-cu13 when the binary's own runpath (this machine's) does not hold it.
 set -uo pipefail
 out=${WORK:-device-out}; mkdir -p "$out"
 bin=${BIN:-build/bin}
@@ -24,6 +25,8 @@ step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the ex
   if [ -n "${OUT:-}" ]; then printf '%s\n' "${summary[@]}" > "$out/summary.txt"; tar -czf "$OUT/device-out.tgz" -C "$out" .; fi
 }
 run() { "$bin/memlab" run --quiet "$@"; }
+nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+[ -n "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 san() { compute-sanitizer --tool "$1" --error-exitcode 9 "${@:2}"; }
 
 # The test binaries were built in /work/main: their data and schema paths point there.
@@ -35,11 +38,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,me
 
 for s in "${steps[@]}"; do
   case $s in
-    tests)
-      step gpu_tests "$bin/memlab_gpu_tests" --gtest_brief=1
-      step example_lab_tests "$bin/memlab_example_lab_tests" --gtest_brief=1
-      step host_tests "$bin/memlab_host_tests" --gtest_brief=1
-      step labs_tests "$bin/memlab_labs_tests" --gtest_brief=1 ;;
+    tests)  # the test binaries carried (a stripped bin/ may hold only the GPU ones)
+      for t in gpu example_lab host labs; do
+        [ -x "$bin/memlab_${t}_tests" ] && step "${t}_tests" "$bin/memlab_${t}_tests" --gtest_brief=1
+      done ;;
     sanitizer)
       # --profile: each case verified, then one more launch, no blocking kernel (a tool that
       # serializes launches would hold it until its timeout).
@@ -105,6 +107,23 @@ for s in "${steps[@]}"; do
     summary)  # the terminal tables and summary lines of two labs with peers
       step summary_transpose "$bin/memlab" run transpose --shape 4096x4096 --max-time 0.2
       step summary_matmul "$bin/memlab" run matmul --sizes 1024 --max-time 0.2 ;;
+    new_labs)  # issues 20-22 on one GPU: the transfer lab's 1 GiB runs and one-rank NCCL, the refusal of the
+      # GPU <-> GPU rungs (exit 4), memlab::transpose at the issue's shapes, the hierarchy's latency plateaus twice
+      step transfer_gib_pinned run transfer --variant ce,sm,auto --sizes 1GiB --direction all --host-memory pinned \
+        --out "$out/transfer_gib_pinned.json"
+      step transfer_gib_others run transfer --variant ce,sm --sizes 1GiB --direction all \
+        --host-memory pageable,registered,write_combined --max-time 1 --out "$out/transfer_gib_others.json"
+      step transfer_nccl_one_rank run transfer --variant nccl_all_reduce,nccl_all_gather,nccl_reduce_scatter,nccl_broadcast,nccl_all_to_all \
+        --gpus 1 --sizes 8,1MiB,1GiB --out "$out/transfer_nccl_one_rank.json"
+      step transfer_one_gpu_refusal run transfer --variant peer_ce,peer_sm_read,nccl_all_reduce --gpus 2
+      step transpose_auto run transpose --variant auto,smem_vec_rows,cublas,copy --dtype f32 \
+        --shape 16384x16384,10000x7000,12289x3001 --out "$out/transpose_auto_f32.json"
+      step transpose_auto_f16_f64 run transpose --variant auto,smem_vec_rows,cublas,copy --dtype f16,f64 \
+        --shape 8191x8193,6143x3001 --out "$out/transpose_auto_f16_f64.json"
+      step hierarchy_latency_a run hierarchy --variant register_chain,chase_shared,chase_l1,chase_l2 \
+        --sizes 8KiB,1MiB,8MiB,1GiB --out "$out/hierarchy_latency_a.json"
+      step hierarchy_latency_b run hierarchy --variant register_chain,chase_shared,chase_l1,chase_l2 \
+        --sizes 8KiB,1MiB,8MiB,1GiB --out "$out/hierarchy_latency_b.json" ;;
     defaults)  # what `make run` does
       step defaults "$bin/memlab" run --out "$out/defaults.json" ;;
     lab_peers)  # after defaults: the gather, transpose and matmul peers at the labs' default points, same machine

@@ -13,7 +13,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-$PWD/issue20-out}; mkdir -p "$OUT"
 work=$PWD/issue20-work; mkdir -p "$work/results" "$work/plots" "$PWD/issue20-bin"
 res=$work/results
-bin=$PWD/build-dev/bin
+bin=${BIN:-$PWD/build-dev/bin}  # BIN: binaries built elsewhere (then nothing is built here)
 jobs=${JOBS:-16}
 t_start=$SECONDS
 summary=()
@@ -36,8 +36,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,me
 git log --oneline -1 > "$work/commit.txt" 2>/dev/null
 
 # ---- build ---------------------------------------------------------------------------------------------
-step configure "cmake --preset dev -B build-dev -DMEMLAB_ONLY_LABS=hierarchy"
-step build "cmake --build build-dev -j $jobs --target memlab_cli memlab_labs_tests memlab_gpu_tests memlab_sass_tests"
+if [ -z "${BIN:-}" ]; then
+  step configure "cmake --preset dev -B build-dev -DMEMLAB_ONLY_LABS=hierarchy"
+  step build "cmake --build build-dev -j $jobs --target memlab_cli memlab_labs_tests memlab_gpu_tests memlab_sass_tests"
+fi
 "$bin/memlab" device > "$work/device.txt" 2>&1
 
 # ---- tests (each < 10 s) -----------------------------------------------------------------------------------

@@ -103,11 +103,16 @@ build_peers &
 PEERS_PID=$!
 
 # ---- memlab -----------------------------------------------------------------------------------------------
-B=$ROOT/build-issue21
-step configure -- cmake --preset dev -B "$B" -DMEMLAB_ONLY_LABS=transfer ${NCCL_DIR:+-DMEMLAB_NCCL_ROOT=$NCCL_DIR}
-step build -- cmake --build "$B" -j "$JOBS" --target memlab_cli memlab_gpu_tests memlab_labs_tests
+# BIN: binaries built elsewhere (a bin/ folder): then nothing of memlab's is built here.
+if [ -n "${BIN:-}" ]; then
+  B=$(cd "$BIN/.." && pwd)
+else
+  B=$ROOT/build-issue21
+  step configure -- cmake --preset dev -B "$B" -DMEMLAB_ONLY_LABS=transfer ${NCCL_DIR:+-DMEMLAB_NCCL_ROOT=$NCCL_DIR}
+  step build -- cmake --build "$B" -j "$JOBS" --target memlab_cli memlab_gpu_tests memlab_labs_tests
+fi
 M=$B/bin/memlab
-step host_tests -- "$B/bin/memlab_labs_tests" --gtest_filter='transfer*'
+[ -x "$B/bin/memlab_labs_tests" ] && step host_tests -- "$B/bin/memlab_labs_tests" --gtest_filter='transfer*'
 step gpu_tests -- "$B/bin/memlab_gpu_tests" --gtest_filter='*transfer*'
 step list -- "$M" list transfer
 
