@@ -94,7 +94,7 @@ done
 step compare_babelstream "python3 tools/issue20_checks.py babelstream $work $res 33554432 268435456"
 
 # ---- pictures ------------------------------------------------------------------------------------------------
-step plots "cd tools/python && python3 -m memlab_tools.plot_hierarchy $res/*.json -o $work/plots"
+step plots "cd tools/python && python3 -m memlab_tools.plot_hierarchy $res/hierarchy_*.json -o $work/plots"  # not the sanitizer run: its timings are the tool's
 
 # ---- summary ----------------------------------------------------------------------------------------------------
 step key_figures "python3 tools/issue20_checks.py figures $res/hierarchy_defaults.json $res/hierarchy_plateaus_run1.json $res/hierarchy_streams_268435456.json"

@@ -127,11 +127,16 @@ __device__ __forceinline__ void walk_global(std::uint64_t p, std::uint64_t warmu
 // CTAs of the per-SM rung ask for more than half an SM's shared memory, so each lands on its own SM.
 // Order and PerSM change no instruction (the chain's order is data, the grid is the launch's): they
 // give each rung a kernel symbol of its own, which `memlab inspect` and the SASS tests read.
+// Each launch goes on where the last one ended (starts[] is the walkers' cursor): over a chain larger
+// than the L2 every timed load is then to a line no recent launch touched, so repeated launches (the
+// batch and graph samples, and the launch whose figures are reported) measure the chain's level, not
+// the few thousand nodes a single walk visits, which the previous launch left in the L2.
 template <load_path Path, chase_order Order, bool PerSM>
-__global__ void chase_kernel(const std::uint64_t* starts, std::uint64_t warmup, std::uint64_t steps, unsigned samples,
+__global__ void chase_kernel(std::uint64_t* starts, std::uint64_t warmup, std::uint64_t steps, unsigned samples,
                              chase_out* out) {
   if (threadIdx.x != 0) return;
   walk_global<Path>(starts[blockIdx.x], warmup, steps, samples, out + blockIdx.x);
+  starts[blockIdx.x] = out[blockIdx.x].end;
 }
 
 // The chain (node offsets in bytes, as 32-bit words at each node) copied into shared memory by
@@ -204,7 +209,7 @@ __global__ void register_chain_kernel(float x, float a, float b, std::uint64_t s
 // until it is done; each CTA on its own SM (more than half an SM's shared memory each). The probe
 // starts once every generator runs (or after 50 ms, if some could not be resident).
 __global__ void __launch_bounds__(1024)
-    loaded_chase_kernel(const std::uint64_t* starts, std::uint64_t warmup, std::uint64_t steps, unsigned samples,
+    loaded_chase_kernel(std::uint64_t* starts, std::uint64_t warmup, std::uint64_t steps, unsigned samples,
                         chase_out* out, const float4* stream, std::uint64_t stream_vectors, loaded_flags* flags,
                         generator_out* gen) {
   volatile loaded_flags* f = flags;
@@ -214,6 +219,7 @@ __global__ void __launch_bounds__(1024)
     while (f->started < gridDim.x - 1 && global_ns() - t0 < 50'000'000) {
     }
     walk_global<load_path::l2>(starts[0], warmup, steps, samples, out);
+    starts[0] = out->end;  // the next launch goes on from here (see chase_kernel)
     __threadfence();
     f->done = 1;
     return;
@@ -251,9 +257,13 @@ __global__ void __launch_bounds__(1024)
 //   copy     c[i] = a[i]
 //   add      c[i] = a[i] + b[i]  (the reference's roofline example: 1 FLOP per 12 bytes)
 //   triad    c[i] = a[i] + s * b[i]
-// Each CTA owns one slice of every array and goes over it `passes` times: a slice that fits the
-// SM's L1 is served from there after the first pass (per-SM-private data). The .cg rungs read past
-// L1; dot_l2_all makes every CTA read the whole array (data many SMs request).
+// Each CTA owns one share of every array and goes over it `passes` times: a share that fits the
+// SM's L1 is served from there after the first pass (per-SM-private data). A share is every
+// gridDim.x-th tile of 256 x Ilp vectors (CTA b: tiles b, b + grid, ...), not one contiguous slice:
+// the grid then sweeps the arrays front to back together, as a grid-stride loop does, instead of 528
+// streams each in its own DRAM pages (contiguous slices cost the write streams 7-11% on the H100:
+// docs/notes/hierarchy.md). The .cg rungs read past L1; dot_l2_all makes every CTA read the whole
+// array (data many SMs request).
 enum class stream_op { dot, write, copy, add, triad };
 
 template <load_path Path>
@@ -279,24 +289,23 @@ __device__ __forceinline__ float block_sum(float v) {
 template <stream_op Op, load_path Path, int Ilp, bool All>
 __global__ void __launch_bounds__(256) stream_kernel(const float4* a, const float4* b, float4* c, std::uint64_t vectors,
                                                      std::uint64_t slice, unsigned passes, float s, float* partials) {
-  constexpr bool all = All;
-  const std::uint64_t begin = all ? 0 : blockIdx.x * slice;
-  const std::uint64_t end = all ? vectors : std::min(vectors, begin + slice);
-  const std::uint64_t rotate = all ? blockIdx.x * (vectors / gridDim.x) : 0;  // CTAs start apart
-  const std::uint64_t len = end > begin ? end - begin : 0;
+  (void)slice;
+  const std::uint64_t len = vectors;
+  const std::uint64_t rotate = All ? blockIdx.x * (vectors / gridDim.x) : 0;  // CTAs start apart
   const std::uint64_t tile = static_cast<std::uint64_t>(blockDim.x) * Ilp;
+  const std::uint64_t first = All ? 0 : blockIdx.x * tile, step = All ? tile : gridDim.x * tile;
   float acc = 0;
 #pragma unroll 1
   for (unsigned pass = 0; pass < passes; ++pass) {
 #pragma unroll 1
-    for (std::uint64_t t = 0; t < len; t += tile) {
+    for (std::uint64_t t = first; t < len; t += step) {
       std::uint64_t idx[Ilp];
 #pragma unroll
       for (int u = 0; u < Ilp; ++u) {
         const std::uint64_t k = t + threadIdx.x + static_cast<std::uint64_t>(u) * blockDim.x;
         std::uint64_t j = k;
         if constexpr (All) j = rotate + k >= len ? rotate + k - len : rotate + k;  // rotate < len, k < len
-        idx[u] = k < len ? begin + j : ~std::uint64_t{0};
+        idx[u] = k < len ? j : ~std::uint64_t{0};
       }
       float4 x[Ilp], y[Ilp];
 #pragma unroll
@@ -445,7 +454,14 @@ struct chase_state {
   chase_plan plan;
   std::vector<std::uint64_t> starts;  // first node of each walker
   std::vector<std::uint64_t> ends;    // node each walker must end on (host walk)
+  std::vector<std::uint64_t> cursor;  // the walkers' first addresses as the kernels read them (starts_buffer)
 };
+
+// Puts the walkers back at their first nodes: the chase kernels move the cursor on at every launch.
+void rewind(const case_ctx& c, const chase_state& st) {
+  MEMLAB_CUDA_CHECK(
+      cudaMemcpy(c.ptr(starts_buffer), st.cursor.data(), 8 * st.cursor.size(), cudaMemcpyHostToDevice));
+}
 struct stream_state {
   bandwidth_plan plan;
   std::uint64_t seed_a = 0, seed_b = 0;
@@ -609,10 +625,10 @@ void setup(case_ctx& c) {
                                         reinterpret_cast<const std::uint64_t*>(links.data()), p.nodes, stride / 8);
   }
   MEMLAB_CUDA_CHECK_LAUNCH();
-  std::vector<std::uint64_t> starts(p.walkers);
+  st->cursor.resize(p.walkers);
   for (std::uint64_t w = 0; w < p.walkers; ++w)
-    starts[w] = shared ? st->starts[w] * stride : base + st->starts[w] * stride;
-  MEMLAB_CUDA_CHECK(cudaMemcpy(c.ptr(starts_buffer), starts.data(), 8 * p.walkers, cudaMemcpyHostToDevice));
+    st->cursor[w] = shared ? st->starts[w] * stride : base + st->starts[w] * stride;
+  rewind(c, *st);
   if (t.kind == rung_kind::loaded_chase) {
     fill_stream_kernel<<<1024, 256>>>(c.ptr<float>(stream_buffer), stream_bytes_for(c.dev) / 4, next_seed());
     MEMLAB_CUDA_CHECK_LAUNCH();
@@ -651,7 +667,7 @@ void launch_chase(const case_ctx& c, cudaStream_t s) {
   const int smem = PerSM ? one_cta_per_sm_smem(c.dev) : 0;
   touch_if_l2_sized(c, s);
   chase_kernel<Path, Order, PerSM><<<grid_of(p.walkers, "hierarchy"), 32, static_cast<std::size_t>(smem), s>>>(
-      c.ptr<const std::uint64_t>(starts_buffer), p.warmup, p.steps, p.samples, c.ptr<chase_out>(out_buffer));
+      c.ptr<std::uint64_t>(starts_buffer), p.warmup, p.steps, p.samples, c.ptr<chase_out>(out_buffer));
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -680,7 +696,7 @@ void launch_loaded(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK(cudaMemsetAsync(c.ptr(flags_buffer), 0, sizeof(loaded_flags), s));
   MEMLAB_CUDA_CHECK(cudaMemsetAsync(c.ptr(generators_buffer), 0, c.buffers[generators_buffer].size(), s));
   loaded_chase_kernel<<<grid_of(c.plan.policy.grid, "hierarchy"), 1024, static_cast<std::size_t>(smem), s>>>(
-      c.ptr<const std::uint64_t>(starts_buffer), p.warmup, p.steps, p.samples, c.ptr<chase_out>(out_buffer),
+      c.ptr<std::uint64_t>(starts_buffer), p.warmup, p.steps, p.samples, c.ptr<chase_out>(out_buffer),
       c.ptr<const float4>(stream_buffer), stream_bytes_for(c.dev) / 16, c.ptr<loaded_flags>(flags_buffer),
       c.ptr<generator_out>(generators_buffer));
   MEMLAB_CUDA_CHECK_LAUNCH();
@@ -782,12 +798,17 @@ std::string verify(const case_ctx& c) {
       std::vector<std::thread> pool;
       for (unsigned w = 0; w < workers; ++w) {
         pool.emplace_back([&, w] {
+          // CTA g's share: tiles g, g + grid, ... of 256 x ilp vectors (4 floats each); all of it
+          // for every_cta_reads_all.
+          const std::uint64_t tile = std::uint64_t{stream_threads} * static_cast<std::uint64_t>(c.p[ilp_axis]) * 4;
+          const std::uint64_t step = t.every_cta_reads_all ? n : b.grid * tile;
           for (std::uint64_t g = w; g < slices; g += workers) {
-            const std::uint64_t begin = t.every_cta_reads_all ? 0 : g * b.slice * 4;
-            const std::uint64_t end = t.every_cta_reads_all ? n : std::min(n, (g + 1) * b.slice * 4);
             double sum = 0;
-            for (std::uint64_t i = begin; i < end; ++i)
-              sum += static_cast<double>(stream_value(st.seed_a, i)) * stream_value(st.seed_b, i);
+            for (std::uint64_t from = t.every_cta_reads_all ? 0 : g * tile; from < n; from += step) {
+              const std::uint64_t to = t.every_cta_reads_all ? n : std::min(n, from + tile);
+              for (std::uint64_t i = from; i < to; ++i)
+                sum += static_cast<double>(stream_value(st.seed_a, i)) * stream_value(st.seed_b, i);
+            }
             refs[g] = sum;
           }
         });
@@ -831,6 +852,7 @@ std::string verify(const case_ctx& c) {
              std::to_string(t.path == load_path::shared ? outs[w].end / stride : (outs[w].end - base) / stride) +
              ", the host's walk at node " + std::to_string(st.ends[w]);
   }
+  rewind(c, st);  // a check is of one launch from the first nodes: the next one starts there again
   return {};
 }
 
