@@ -287,8 +287,11 @@ void launch_host(const case_ctx& c, cudaStream_t s) {
     case direction::h2d: h2d(s); break;
     case direction::d2h: d2h(s); break;
     case direction::bidir: {
+      // Fork first: the side stream must not wait behind the h2d copy (the fork event is recorded
+      // where it is enqueued, so after h2d it would serialize the two directions).
+      const cudaStream_t other = st.sides[0]->begin(s);
       h2d(s);
-      d2h(st.sides[0]->begin(s));
+      d2h(other);
       st.sides[0]->end(s);
       break;
     }
@@ -322,9 +325,10 @@ void launch_peer(const case_ctx& c, cudaStream_t s) {
     case peer_way::push: push(s); break;
     case peer_way::pull: pull(s); break;
     case peer_way::both: {
-      // Each GPU pushes: this one on `s`, the peer on its own stream (its copy engine or its SMs).
-      push(s);
+      // Each GPU pushes: this one on `s`, the peer on its own stream (its copy engine or its SMs),
+      // forked before this push so that the two run at once.
       const cudaStream_t other = st.sides[0]->begin(s);
+      push(s);
       {
         on_device peer(st.peer);
         pull(other);
