@@ -147,6 +147,7 @@ TEST_F(example_lab, plans_the_product_of_sizes_and_its_axis) {
   run_request r;
   r.sizes = "100,200";
   r.axes = {{"increment", "0,7,9"}};
+  r.variants = {"add"};  // the product below is of one rung
   const auto cases = plan_cases(r, all_labs());
   ASSERT_EQ(cases.size(), 6u);
   EXPECT_EQ(cases[0].p.n, 100u);
@@ -171,6 +172,7 @@ TEST_F(example_lab, plans_typed_axis_values_and_checks_them_against_its_range) {
   run_request r;
   r.sizes = std::vector<size_spec>{{64, false, "64"}};
   r.axes = {{"increment", parse_axis(l.axes[0], "3,4")}};
+  r.variants = {"add"};
   const auto cases = plan_cases(r, all_labs());
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(cases[1].p[l.axes[0]], 4u);
@@ -209,7 +211,7 @@ TEST_F(example_lab, the_cli_turns_its_axis_into_a_flag) {
   fake_runner fake;
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(memlab_cli({"run", "example", "--increment", "2,5", "--sizes", "64", "--quiet"}, &fake), 0);
+  EXPECT_EQ(memlab_cli({"run", "example", "--variant", "add", "--increment", "2,5", "--sizes", "64", "--quiet"}, &fake), 0);
   const std::string out = testing::internal::GetCapturedStdout();
   (void)testing::internal::GetCapturedStderr();
   ASSERT_EQ(fake.seen.size(), 2u);
@@ -231,7 +233,7 @@ TEST_F(example_lab, results_stream_to_the_files_and_validate) {
   fake_runner fake;
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(memlab_cli({"run", "--out", json_path, "example", "--increment", "0..3", "--out", csv_path}, &fake), 0);
+  EXPECT_EQ(memlab_cli({"run", "--out", json_path, "example", "--variant", "add", "--increment", "0..3", "--out", csv_path}, &fake), 0);
   (void)testing::internal::GetCapturedStdout();
   const std::string progress = testing::internal::GetCapturedStderr();
   EXPECT_NE(progress.find("[4/4] example"), std::string::npos) << progress;
@@ -258,7 +260,7 @@ TEST_F(example_lab, an_interrupted_run_keeps_every_finished_case_and_exits_130) 
   fake.stop_after = 3;  // SIGINT arrives during the third case
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(memlab_cli({"run", "example", "--increment", "0..9", "--out", path}, &fake), 130);
+  EXPECT_EQ(memlab_cli({"run", "example", "--variant", "add", "--increment", "0..9", "--out", path}, &fake), 130);
   (void)testing::internal::GetCapturedStdout();
   EXPECT_NE(testing::internal::GetCapturedStderr().find("interrupted by SIGINT after 3 of 10 cases"), std::string::npos);
   EXPECT_EQ(fake.seen.size(), 3u) << "the run stops after the current case";
@@ -279,7 +281,7 @@ TEST_F(example_lab, two_signals_at_once_still_write_the_results) {
   fake.real_signals = true;
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(memlab_cli({"run", "example", "--increment", "0..9", "--out", path}, &fake), 130);
+  EXPECT_EQ(memlab_cli({"run", "example", "--variant", "add", "--increment", "0..9", "--out", path}, &fake), 130);
   (void)testing::internal::GetCapturedStdout();
   (void)testing::internal::GetCapturedStderr();
   const json j = read_json(path);
@@ -294,7 +296,7 @@ TEST_F(example_lab, an_error_keeps_what_was_measured_before_it) {
   fake.throw_at = 3;
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(memlab_cli({"run", "example", "--increment", "0..9", "--out", path}, &fake), 1);
+  EXPECT_EQ(memlab_cli({"run", "example", "--variant", "add", "--increment", "0..9", "--out", path}, &fake), 1);
   (void)testing::internal::GetCapturedStdout();
   EXPECT_NE(testing::internal::GetCapturedStderr().find("the fake GPU fell over"), std::string::npos);
   const json j = read_json(path);
@@ -365,7 +367,7 @@ TEST_F(example_lab, runs_on_the_gpu_or_says_there_is_none) {
   }
   ASSERT_EQ(code, 0) << err;
   const json j = read_json(path);
-  ASSERT_EQ(j["results"].size(), 8u);
+  ASSERT_EQ(j["results"].size(), 16u);  // 4 sizes x 2 increments x 2 rungs
   for (const auto& r : j["results"]) {
     EXPECT_EQ(r["status"], "ok") << r.dump();
     EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
