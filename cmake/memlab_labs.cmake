@@ -5,6 +5,22 @@
 # memlab::missing_labs() (harness/registry.hpp) from a list of lab names. Adding a lab is one line
 # in that list; nothing in src/harness or src/cli names it.
 
+# memlab_python_path(<var> <python expression>): what python3 prints for the expression (a folder a
+# PyPI wheel installed: CuTe's headers, NCCL), or "" when there is no python3 or it fails. For labs
+# whose optional dependency comes as a wheel.
+function(memlab_python_path var expr)
+  set(value "")
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c "${expr}" OUTPUT_VARIABLE value OUTPUT_STRIP_TRAILING_WHITESPACE
+                    ERROR_QUIET RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      set(value "")
+    endif()
+  endif()
+  set(${var} "${value}" PARENT_SCOPE)
+endfunction()
+
 # memlab_lab_registry(<target> LABS <lab>...): registers the labs (those built, in this order) in
 # <target>, which must link the labs' code.
 function(memlab_lab_registry target)

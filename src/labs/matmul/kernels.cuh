@@ -24,6 +24,16 @@
 
 namespace memlab::labs::matmul {
 
+// acc += a x b (outer product): TM x TN FMAs from TM + TN registers, the register blocking of the
+// blocktiled, vectorized and warptiled rungs. Inlined: each rung's SASS is its own.
+template <int TM, int TN>
+__device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+}
+
 // ---- the inputs -----------------------------------------------------------------------------------
 
 // Fills A or B with input_value(seed, i) (matmul.hpp), grid-stride.
@@ -147,10 +157,7 @@ __global__ void __launch_bounds__(256) blocktiled_2d_kernel(float* __restrict__ 
       for (int i = 0; i < TM; ++i) a[i] = As[(tr * TM + i) * BK + kk];
 #pragma unroll
       for (int j = 0; j < TN; ++j) b[j] = Bs[kk * BN + tc * TN + j];
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+      outer_product(acc, a, b);
     }
     __syncthreads();
   }
@@ -208,10 +215,7 @@ __global__ void __launch_bounds__(256) vectorized_kernel(float* __restrict__ C, 
       const float4 b0 = load4(&Bs[kk * BN + tc * TN]), b1 = load4(&Bs[kk * BN + tc * TN + 4]);
       const float a[TM] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
       const float b[TN] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+      outer_product(acc, a, b);
     }
     __syncthreads();
   }
@@ -319,10 +323,7 @@ __global__ void __launch_bounds__(warptile<BM, BN, BK, WM, WN, Stages>::threads)
         const float4 v = load4(&Bs[stage][kk * BN + wn0 + u * (w::lanes_n * 4) + lc * 4]);
         b[4 * u + 0] = v.x, b[4 * u + 1] = v.y, b[4 * u + 2] = v.z, b[4 * u + 3] = v.w;
       }
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+      outer_product(acc, a, b);
     }
   };
 

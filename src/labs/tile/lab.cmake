@@ -4,16 +4,8 @@
 set(MEMLAB_CUTE_INCLUDE_DIR "" CACHE PATH "Directory holding cute/tensor.hpp (empty: ask python3's cutlass_library)")
 set(_memlab_cute_dir "${MEMLAB_CUTE_INCLUDE_DIR}")
 if(NOT _memlab_cute_dir)
-  find_package(Python3 COMPONENTS Interpreter QUIET)
-  if(Python3_Interpreter_FOUND)
-    execute_process(
-      COMMAND ${Python3_EXECUTABLE} -c
-        "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))"
-      OUTPUT_VARIABLE _memlab_cute_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _memlab_cute_rc)
-    if(NOT _memlab_cute_rc EQUAL 0)
-      set(_memlab_cute_dir "")
-    endif()
-  endif()
+  memlab_python_path(_memlab_cute_dir
+    "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))")
 endif()
 
 if(_memlab_cute_dir AND EXISTS "${_memlab_cute_dir}/cute/tensor.hpp")

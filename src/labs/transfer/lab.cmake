@@ -5,15 +5,7 @@
 set(MEMLAB_NCCL_ROOT "" CACHE PATH "Directory holding include/nccl.h and lib/libnccl.so* (empty: python3's nvidia-nccl, then the system)")
 set(_memlab_nccl_hints "${MEMLAB_NCCL_ROOT}")
 if(NOT _memlab_nccl_hints)
-  find_package(Python3 COMPONENTS Interpreter QUIET)
-  if(Python3_Interpreter_FOUND)
-    execute_process(
-      COMMAND ${Python3_EXECUTABLE} -c "import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])"
-      OUTPUT_VARIABLE _memlab_nccl_hints OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _memlab_nccl_rc)
-    if(NOT _memlab_nccl_rc EQUAL 0)
-      set(_memlab_nccl_hints "")
-    endif()
-  endif()
+  memlab_python_path(_memlab_nccl_hints "import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])")
 endif()
 find_path(MEMLAB_NCCL_INCLUDE_DIR nccl.h HINTS ${_memlab_nccl_hints} PATH_SUFFIXES include)
 # The wheel ships libnccl.so.2 only (no libnccl.so link): name it.
