@@ -798,10 +798,13 @@ std::string verify(const case_ctx& c) {
       std::vector<std::thread> pool;
       for (unsigned w = 0; w < workers; ++w) {
         pool.emplace_back([&, w] {
-          // CTA g's share: tiles g, g + grid, ... of 256 x ilp vectors (4 floats each); all of it
-          // for every_cta_reads_all.
-          const std::uint64_t tile = std::uint64_t{stream_threads} * static_cast<std::uint64_t>(c.p[ilp_axis]) * 4;
-          const std::uint64_t step = t.every_cta_reads_all ? n : b.grid * tile;
+          // CTA g's share: the stream kernels' tiles g, g + grid, ... of 256 x ilp vectors (4 floats
+          // each); smem_dot's one contiguous slice (what it copies into shared memory); all of it for
+          // every_cta_reads_all.
+          const std::uint64_t tile = t.path == load_path::shared
+                                         ? b.slice * 4
+                                         : std::uint64_t{stream_threads} * static_cast<std::uint64_t>(c.p[ilp_axis]) * 4;
+          const std::uint64_t step = t.every_cta_reads_all ? n : t.path == load_path::shared ? n : b.grid * tile;
           for (std::uint64_t g = w; g < slices; g += workers) {
             double sum = 0;
             for (std::uint64_t from = t.every_cta_reads_all ? 0 : g * tile; from < n; from += step) {
