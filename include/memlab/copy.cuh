@@ -274,8 +274,9 @@ inline cudaError_t launch_copy(const copy_plan& p, void* dst, const void* src, c
   if (!detail::plan_fits(p, reinterpret_cast<std::uintptr_t>(dst), reinterpret_cast<std::uintptr_t>(src))) {
     return cudaErrorInvalidValue;
   }
-  const detail::copy_args a{static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), p.head, p.vectors,
-                            p.tail, static_cast<unsigned>(p.shift)};
+  const detail::copy_args a{
+      static_cast<std::byte*>(dst),  static_cast<const std::byte*>(src), p.head, p.vectors, p.tail,
+      static_cast<unsigned>(p.shift)};
   switch (p.path) {
     case copy_path::bytes: return detail::launch_one(&detail::copy_bytes_kernel<copy_tuning::threads>, p, a, stream);
     case copy_path::aligned16:
@@ -296,8 +297,8 @@ inline cudaError_t copy_bytes(void* dst, const void* src, std::size_t bytes, cud
   if (bytes == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
   const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
-  if (d + bytes < d || s + bytes < s) return cudaErrorInvalidValue;   // wraps around the address space
-  if (d < s + bytes && s < d + bytes) return cudaErrorInvalidValue;   // the ranges overlap
+  if (d + bytes < d || s + bytes < s) return cudaErrorInvalidValue;  // wraps around the address space
+  if (d < s + bytes && s < d + bytes) return cudaErrorInvalidValue;  // the ranges overlap
   int device = 0;
   copy_device dev;
   if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;

@@ -118,16 +118,17 @@ constexpr copy_plan plan_copy(std::uintptr_t dst, std::uintptr_t src, std::size_
       return p;
     }
   }
-  std::size_t head = (16 - dst % 16) % 16;                  // up to dst's first 16-byte boundary
-  const int shift = static_cast<int>((src - dst) % 16);     // unsigned wrap-around is the modulus
+  std::size_t head = (16 - dst % 16) % 16;                               // up to dst's first 16-byte boundary
+  const int shift = static_cast<int>((src - dst) % 16);                  // unsigned wrap-around is the modulus
   if (shift != 0 && head < static_cast<std::size_t>(shift)) head += 16;  // first source vector >= src
   if (head >= bytes) return fall_back_to_bytes();
   const std::size_t rest = bytes - head;
   // Realigned: output vector j reads source vectors at src + head - shift + 16 j and + 16 (j + 1);
   // the last one must end inside the source: 16 (j + 2) <= rest + shift.
-  const std::size_t vectors = shift == 0 ? rest / 16 : (rest + static_cast<std::size_t>(shift) >= 32
-                                                           ? (rest + static_cast<std::size_t>(shift) - 16) / 16
-                                                           : 0);
+  const std::size_t vectors =
+      shift == 0
+          ? rest / 16
+          : (rest + static_cast<std::size_t>(shift) >= 32 ? (rest + static_cast<std::size_t>(shift) - 16) / 16 : 0);
   if (vectors == 0) return fall_back_to_bytes();
   p.path = shift == 0 ? copy_path::aligned16 : copy_path::realign16;
   p.head = head;

@@ -13,10 +13,9 @@ template <int Words>
 __device__ __forceinline__ uint4 funnel16(const uint4& lo, const uint4& hi, unsigned shift_bits) {
   static_assert(Words >= 0 && Words <= 3, "a 16-byte offset is the next vector, not a shift");
   const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  return make_uint4(__funnelshift_r(w[Words + 0], w[Words + 1], shift_bits),
-                    __funnelshift_r(w[Words + 1], w[Words + 2], shift_bits),
-                    __funnelshift_r(w[Words + 2], w[Words + 3], shift_bits),
-                    __funnelshift_r(w[Words + 3], w[Words + 4], shift_bits));
+  return make_uint4(
+      __funnelshift_r(w[Words + 0], w[Words + 1], shift_bits), __funnelshift_r(w[Words + 1], w[Words + 2], shift_bits),
+      __funnelshift_r(w[Words + 2], w[Words + 3], shift_bits), __funnelshift_r(w[Words + 3], w[Words + 4], shift_bits));
 }
 
 // The 16 bytes starting `offset` bytes (0..15, known only at run time) into the 32-byte pair (lo, hi).

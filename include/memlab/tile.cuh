@@ -76,7 +76,7 @@ __device__ __forceinline__ void load_via_registers(void* __restrict__ smem, cons
 // Global -> shared through registers: LDG.E.128 then STS.128.
 template <int Unroll = sync_unroll>
 __device__ __forceinline__ void load_via_registers16(void* __restrict__ smem, const void* __restrict__ gmem,
-                                               std::size_t bytes) {
+                                                     std::size_t bytes) {
   load_via_registers<16, Unroll>(smem, gmem, bytes);
 }
 
@@ -117,7 +117,7 @@ __device__ __forceinline__ void load_cp_async_ca(void* __restrict__ smem, const 
 // of the thread in flight at once. Issues, commits one group and waits for all of this thread's
 // copies; the caller still needs __syncthreads() before reading other threads' chunks.
 __device__ __forceinline__ void load_cp_async16(void* __restrict__ smem, const void* __restrict__ gmem,
-                                              std::size_t bytes) {
+                                                std::size_t bytes) {
   issue_cp_async_cg16(smem, gmem, bytes);
   arch::cp_async_commit();
   arch::cp_async_wait_all();

@@ -49,25 +49,27 @@ namespace detail {
 struct transpose_args {
   std::byte* dst;
   const std::byte* src;
-  std::uint64_t rows, cols;         // of each matrix (elements)
-  std::uint64_t tiles_r, tiles_c;   // tiles per matrix, down and along
-  std::uint64_t tiles;              // in the whole batch
-  std::uint64_t bytes;              // of each buffer
+  std::uint64_t rows, cols;        // of each matrix (elements)
+  std::uint64_t tiles_r, tiles_c;  // tiles per matrix, down and along
+  std::uint64_t tiles;             // in the whole batch
+  std::uint64_t bytes;             // of each buffer
 };
 
 // The tile's geometry (transpose_plan.hpp has the functions, shared with the host tests).
 template <int Es>
 struct transpose_tile {
-  static constexpr unsigned V = 16 / Es;                 // elements per 16-byte vector
-  static constexpr unsigned rows = 256 / Es;             // input rows of a tile (= 256 B of an output row)
-  static constexpr int steps = 16 / Es;                  // 16-byte loads (and stores) per thread
+  static constexpr unsigned V = 16 / Es;      // elements per 16-byte vector
+  static constexpr unsigned rows = 256 / Es;  // input rows of a tile (= 256 B of an output row)
+  static constexpr int steps = 16 / Es;       // 16-byte loads (and stores) per thread
   static constexpr int group = static_cast<int>(transpose_gather_group(Es));  // output rows one gather serves
   __device__ static constexpr unsigned offset(unsigned r, unsigned byte) { return transpose_smem_offset(Es, r, byte); }
   __device__ static constexpr unsigned slot(unsigned r, unsigned q) { return transpose_smem_slot(Es, r, q); }
   __device__ static constexpr bool swapped(unsigned r) { return transpose_smem_swapped(Es, r); }
 };
 
-__device__ __forceinline__ unsigned ld_shared_u32(const unsigned char* p) { return *reinterpret_cast<const unsigned*>(p); }
+__device__ __forceinline__ unsigned ld_shared_u32(const unsigned char* p) {
+  return *reinterpret_cast<const unsigned*>(p);
+}
 
 // Vector q (input rows V q .. V q + V - 1) of output rows c .. c + group - 1 (input columns), one uint4
 // per output row, from the tile. c is a multiple of `group`.
@@ -103,8 +105,8 @@ __device__ __forceinline__ void gather(const unsigned char* tile, unsigned q, un
     unsigned o[4][4];
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
-      const unsigned t0 = __byte_perm(w[4 * m], w[4 * m + 1], 0x5140);      // bytes 0, 1 of both, interleaved
-      const unsigned t1 = __byte_perm(w[4 * m], w[4 * m + 1], 0x7362);      // bytes 2, 3
+      const unsigned t0 = __byte_perm(w[4 * m], w[4 * m + 1], 0x5140);  // bytes 0, 1 of both, interleaved
+      const unsigned t1 = __byte_perm(w[4 * m], w[4 * m + 1], 0x7362);  // bytes 2, 3
       const unsigned t2 = __byte_perm(w[4 * m + 2], w[4 * m + 3], 0x5140);
       const unsigned t3 = __byte_perm(w[4 * m + 2], w[4 * m + 3], 0x7362);
       o[0][m] = __byte_perm(t0, t2, 0x5410);
@@ -174,8 +176,7 @@ __device__ __forceinline__ void store_bytes(std::byte* chunk, const uint4& v, un
 
 // Chunk `pos` of a tile's output row (transpose_chunk_bytes): whole with one 16-byte store where all its
 // bytes are the row's, else only those that are.
-__device__ __forceinline__ void store_chunk(std::byte* base, unsigned pos, const uint4& v, unsigned x,
-                                            unsigned len) {
+__device__ __forceinline__ void store_chunk(std::byte* base, unsigned pos, const uint4& v, unsigned x, unsigned len) {
   const chunk_bytes b = transpose_chunk_bytes(pos, x, len);
   std::byte* chunk = base + 16 * pos;
   if (b.lo == 0 && b.hi == 16) {
@@ -193,8 +194,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
     transpose_tile_kernel(transpose_args a) {
   using tt = transpose_tile<Es>;
   constexpr unsigned tile_rows = tt::rows;
-  constexpr unsigned tile_cols =
-      (RealignIn ? transpose_tuning::realigned_row_bytes : transpose_tuning::row_bytes) / Es;
+  constexpr unsigned tile_cols = (RealignIn ? transpose_tuning::realigned_row_bytes : transpose_tuning::row_bytes) / Es;
   constexpr int steps = tt::steps, group = tt::group, store_steps = steps / group;
   extern __shared__ __align__(128) unsigned char tile[];  // tile_rows x 256 bytes
 
@@ -222,7 +222,8 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
       const std::uint64_t at = row + i * down16 + 16 * q;  // minus off: the chunk's first byte
       v[i] = make_uint4(0, 0, 0, 0);
       if (r_first + 16 * i < wr && 16 * q < covered) {
-        v[i] = RealignIn ? load_chunk(a.src, static_cast<std::int64_t>(at) - off, a.bytes) : arch::ld_global_v4(a.src + at);
+        v[i] = RealignIn ? load_chunk(a.src, static_cast<std::int64_t>(at) - off, a.bytes)
+                         : arch::ld_global_v4(a.src + at);
       }
     }
 #pragma unroll
@@ -276,9 +277,9 @@ inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
     const unsigned long long bit = device < 64 ? 1ull << device : 0;
     if (bit == 0 || (opted_in.load(std::memory_order_relaxed) & bit) == 0) {
-      if (const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     static_cast<int>(p.smem_bytes));
+      if (const cudaError_t e =
+              cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(p.smem_bytes));
           e != cudaSuccess) {
         return e;
       }
@@ -313,7 +314,8 @@ inline bool plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintptr_t 
   if (!out_aligned && !realigns_out(p.path)) return false;
   const auto tr = static_cast<std::uint64_t>(transpose_tuning::row_bytes) / es;
   const auto tc = static_cast<std::uint64_t>(realigns_in(p.path) ? transpose_tuning::realigned_row_bytes
-                                                                  : transpose_tuning::row_bytes) / es;
+                                                                 : transpose_tuning::row_bytes) /
+                  es;
   return static_cast<std::uint64_t>(p.tile_rows) == tr && static_cast<std::uint64_t>(p.tile_cols) == tc &&
          p.tiles_r == (p.rows + tr - 1) / tr && p.tiles_c == (p.cols + tc - 1) / tc &&
          p.tiles == p.batch * p.tiles_r * p.tiles_c && p.smem_bytes == tr * transpose_tuning::row_bytes;
@@ -334,8 +336,13 @@ inline cudaError_t launch_transpose(const transpose_plan& p, void* dst, const vo
   }
   const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
   if (!is_tiled(p.path) || !detail::plan_fits(p, d, s)) return cudaErrorInvalidValue;
-  const detail::transpose_args a{static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), p.rows, p.cols,
-                                 p.tiles_r, p.tiles_c, p.tiles,
+  const detail::transpose_args a{static_cast<std::byte*>(dst),
+                                 static_cast<const std::byte*>(src),
+                                 p.rows,
+                                 p.cols,
+                                 p.tiles_r,
+                                 p.tiles_c,
+                                 p.tiles,
                                  p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size)};
   switch (p.elem_size) {
     case 1: return detail::launch_tiles_of<1>(p, a, stream);

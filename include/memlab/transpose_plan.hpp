@@ -70,9 +70,7 @@ constexpr bool realigns_in(transpose_path p) {
 constexpr bool realigns_out(transpose_path p) {
   return p == transpose_path::realign_out || p == transpose_path::realign_both;
 }
-constexpr bool is_tiled(transpose_path p) {
-  return p == transpose_path::aligned || realigns_in(p) || realigns_out(p);
-}
+constexpr bool is_tiled(transpose_path p) { return p == transpose_path::aligned || realigns_in(p) || realigns_out(p); }
 
 namespace transpose_tuning {
 inline constexpr int threads = 256;
@@ -108,19 +106,18 @@ struct transpose_plan {
   std::uint64_t tiles_r = 0, tiles_c = 0;  // per matrix, down the rows and along the columns
   std::uint64_t tiles = 0;                 // all of them: batch x tiles_r x tiles_c
   // Launch policy, printed with every result.
-  int threads = 0;             // per CTA
-  int vectors_per_thread = 0;  // 16-byte loads per thread per tile (and as many stores): 16 / elem_size
-  int vec_bytes = 0;           // 16
-  int min_ctas_per_sm = 0;     // the kernel's __launch_bounds__
+  int threads = 0;               // per CTA
+  int vectors_per_thread = 0;    // 16-byte loads per thread per tile (and as many stores): 16 / elem_size
+  int vec_bytes = 0;             // 16
+  int min_ctas_per_sm = 0;       // the kernel's __launch_bounds__
   std::uint32_t smem_bytes = 0;  // dynamic shared memory per CTA: tile_rows x 256 bytes
   std::uint64_t grid = 0;        // CTAs: one per tile, at most 2^31 - 1 (then each takes several)
   copy_plan copy{};              // path copy: how memlab::copy moves the bytes
 };
 
 // What memlab::transpose will do. `dev` only tunes the copy path, never correctness.
-constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch,
-                                        std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
-                                        const copy_device& dev) {
+constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch, std::uint64_t rows,
+                                        std::uint64_t cols, std::size_t elem_size, const copy_device& dev) {
   transpose_plan p;
   p.batch = batch;
   p.rows = rows;
@@ -130,7 +127,7 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
     p.path = transpose_path::unsupported;
     return p;
   }
-  if (batch == 0 || rows == 0 || cols == 0) return p;  // none
+  if (batch == 0 || rows == 0 || cols == 0) return p;      // none
   constexpr std::uint64_t limit = std::uint64_t{1} << 62;  // every byte offset the kernels form stays far from overflow
   if (batch > limit / elem_size / rows / cols) {
     p.path = transpose_path::unsupported;

@@ -5,21 +5,42 @@
 // is only a register type: one 32-byte access needs arch/ld_st256.cuh (sm_100 and newer).
 #pragma once
 
+#include <vector_types.h>
 #include <cstddef>
 #include <cstdint>
-#include <vector_types.h>
 
 namespace memlab {
 
 namespace detail {
-template <int Bytes> struct vector_type;
-template <> struct vector_type<1> { using type = std::uint8_t; };
-template <> struct vector_type<2> { using type = std::uint16_t; };
-template <> struct vector_type<4> { using type = std::uint32_t; };
-template <> struct vector_type<8> { using type = uint2; };
-template <> struct vector_type<16> { using type = uint4; };
-struct alignas(32) words8 { unsigned w[8]; };
-template <> struct vector_type<32> { using type = words8; };
+template <int Bytes>
+struct vector_type;
+template <>
+struct vector_type<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct vector_type<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct vector_type<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct vector_type<8> {
+  using type = uint2;
+};
+template <>
+struct vector_type<16> {
+  using type = uint4;
+};
+struct alignas(32) words8 {
+  unsigned w[8];
+};
+template <>
+struct vector_type<32> {
+  using type = words8;
+};
 }  // namespace detail
 
 template <int Bytes>

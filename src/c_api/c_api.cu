@@ -80,8 +80,9 @@ int memlab_transpose(void* dst, const void* src, size_t batch, size_t rows, size
     }
   }
   return done(e, "memlab_transpose",
-              "dst=" + hex(dst) + ", src=" + hex(src) + ", batch=" + std::to_string(batch) + ", rows=" +
-                  std::to_string(rows) + ", cols=" + std::to_string(cols) + ", elem_size=" + std::to_string(elem_size) + why);
+              "dst=" + hex(dst) + ", src=" + hex(src) + ", batch=" + std::to_string(batch) +
+                  ", rows=" + std::to_string(rows) + ", cols=" + std::to_string(cols) +
+                  ", elem_size=" + std::to_string(elem_size) + why);
 }
 
 const char* memlab_transpose_path(size_t dst, size_t src, size_t batch, size_t rows, size_t cols, size_t elem_size) {
@@ -121,9 +122,9 @@ int memlab_pointer_device(const void* p, int* device) {
     return done(e, "memlab_pointer_device", hex(p));
   }
   if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged) {
-    return fail(cudaErrorInvalidValue, "memlab_pointer_device(" + hex(p) + "): not device memory (" +
-                                           (a.type == cudaMemoryTypeHost ? "page-locked host memory" : "unknown to CUDA") +
-                                           ")");
+    return fail(cudaErrorInvalidValue,
+                "memlab_pointer_device(" + hex(p) + "): not device memory (" +
+                    (a.type == cudaMemoryTypeHost ? "page-locked host memory" : "unknown to CUDA") + ")");
   }
   *device = a.device;
   return 0;

@@ -1,18 +1,18 @@
 // The memlab command line: subcommands, flags and their validators, built from the labs' tables
 // (one flag per axis any lab declares). Every usage error is one line naming the flag, exit 2,
 // before any GPU work.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/commands.hpp"
 #include "harness/text.hpp"
@@ -32,8 +32,7 @@ constexpr const char* footer =
 
 // ---- validators ---------------------------------------------------------------------------------------
 
-const CLI::Validator non_empty(
-    [](std::string& s) -> std::string { return s.empty() ? "an empty value" : ""; }, "");
+const CLI::Validator non_empty([](std::string& s) -> std::string { return s.empty() ? "an empty value" : ""; }, "");
 
 // A CUDA device ordinal: a whole number >= 0 (CLI11's NonNegativeNumber would print DBL_MAX as the bound).
 const CLI::Validator device_ordinal(
@@ -60,8 +59,9 @@ const CLI::Validator seconds(
 const CLI::Validator results_file(
     [](std::string& path) -> std::string {
       if (path.empty()) return "an empty path";
-      if (!format_from_path(path)) return fmt::format("{}: the extension gives the format: .json, .csv, .md or .txt", path);
-      struct stat st{};
+      if (!format_from_path(path))
+        return fmt::format("{}: the extension gives the format: .json, .csv, .md or .txt", path);
+      struct stat st {};
       if (::stat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) return fmt::format("{} is a folder", path);
         if (::access(path.c_str(), W_OK) != 0) return fmt::format("{}: cannot open for writing", path);
@@ -82,7 +82,8 @@ const CLI::Validator results_file(
       ::close(fd);
       if (::unlink(probe.c_str()) != 0) {  // a folder that takes files but gives none back (append-only)
         const int err = errno;
-        return fmt::format("{}: cannot replace files in {} ({}; {} is left there)", path, dir, std::strerror(err), probe);
+        return fmt::format("{}: cannot replace files in {} ({}; {} is left there)", path, dir, std::strerror(err),
+                           probe);
       }
       return "";
     },
@@ -102,7 +103,8 @@ std::string joined_command(int argc, char** argv) {
 
 // A list option: one value per occurrence (so a positional lab after it is not swallowed), repeatable,
 // comma-separated values split.
-CLI::Option* list_option(CLI::App* app, const std::string& name, std::vector<std::string>& into, const std::string& help) {
+CLI::Option* list_option(CLI::App* app, const std::string& name, std::vector<std::string>& into,
+                         const std::string& help) {
   return app->add_option(name, into, help)->delimiter(',')->allow_extra_args(false)->check(non_empty);
 }
 
@@ -181,10 +183,11 @@ class command_line {
  public:
   command_line(int argc, char** argv, const lab_set& labs);
 
-  CLI::App app{"memlab: what a GPU's memory system delivers for each access pattern, kernel by kernel.\n"
-               "Each lab is a ladder of kernel variants; each is verified against a CPU reference, then timed\n"
-               "cold (L2 flushed), in batches and as a CUDA graph, and placed under the roof it is bound by.",
-               "memlab"};
+  CLI::App app{
+      "memlab: what a GPU's memory system delivers for each access pattern, kernel by kernel.\n"
+      "Each lab is a ladder of kernel variants; each is verified against a CPU reference, then timed\n"
+      "cold (L2 flushed), in batches and as a CUDA graph, and placed under the roof it is bound by.",
+      "memlab"};
   CLI::App* list = nullptr;
   CLI::App* run = nullptr;
   CLI::App* inspect = nullptr;
@@ -252,8 +255,8 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
                throw CLI::ValidationError(e.what());  // names the flag already
              }
            },
-           fmt::format("{}\n({}; axis of {}; defaults in `memlab list`)", accepted.meaning,
-                       grammar_help(accepted), join(f.labs)))
+           fmt::format("{}\n({}; axis of {}; defaults in `memlab list`)", accepted.meaning, grammar_help(accepted),
+                       join(f.labs)))
         ->type_name(std::string(grammar_type(accepted.grammar)))
         ->check(non_empty);
   }
@@ -280,14 +283,19 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
       "inspect", "Show the memory instructions each variant compiled to (SASS via cuobjdump; no GPU needed)");
   inspect->add_option("lab", io.lab, "Lab to show (default: all)");
   inspect->add_option("--binary", io.binary, "Binary to read (default: this memlab executable)")->check(non_empty);
-  inspect->add_option("--arch", io.arch, "SASS architecture, e.g. sm_90 (default: the newest in the binary)")->check(non_empty);
+  inspect->add_option("--arch", io.arch, "SASS architecture, e.g. sm_90 (default: the newest in the binary)")
+      ->check(non_empty);
   inspect->add_flag("--all-kernels", io.all_kernels, "Also list kernels that belong to no lab variant");
-  inspect->add_option("--format", io.format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  inspect->add_option("--format", io.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
 
   device = app.add_subcommand("device", "Print the GPU, its theoretical peak and the measured copy ceiling");
   device->add_option("--device", dopt.device, "CUDA device ordinal")->check(device_ordinal);
   device->add_flag("!--no-ceiling", dopt.ceiling, "Skip the cudaMemcpy ceiling measurement");
-  device->add_option("--format", dopt.format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  device->add_option("--format", dopt.format, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ std::string needs_text(const rung_needs& n) {
   std::vector<std::string> parts;
   if (n.alignment > 0) parts.push_back(fmt::format("{}-byte aligned pointers", n.alignment));
   if (n.min_cc > 0) {
-    parts.push_back(n.feature.empty() ? fmt::format("sm_{}+", n.min_cc) : fmt::format("sm_{}+ ({})", n.min_cc, n.feature));
+    parts.push_back(n.feature.empty() ? fmt::format("sm_{}+", n.min_cc)
+                                      : fmt::format("sm_{}+ ({})", n.min_cc, n.feature));
   }
   if (!n.shape.empty()) parts.emplace_back(n.shape);
   return fmt::format("{}", fmt::join(parts, "; "));

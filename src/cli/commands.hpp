@@ -2,9 +2,9 @@
 // Knows no lab and no axis by name. Every command returns the process exit code:
 #pragma once
 
-#include <utility>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/plan.hpp"
@@ -13,10 +13,10 @@
 namespace memlab::cli {
 
 inline constexpr int exit_ok = 0;
-inline constexpr int exit_failed = 1;       // a verification failed, or an error (CUDA, a write) stopped the run
-inline constexpr int exit_usage = 2;        // bad input, found before any GPU work
-inline constexpr int exit_no_device = 3;    // no usable CUDA device
-inline constexpr int exit_nothing_run = 4;  // every case was skipped: nothing was measured
+inline constexpr int exit_failed = 1;         // a verification failed, or an error (CUDA, a write) stopped the run
+inline constexpr int exit_usage = 2;          // bad input, found before any GPU work
+inline constexpr int exit_no_device = 3;      // no usable CUDA device
+inline constexpr int exit_nothing_run = 4;    // every case was skipped: nothing was measured
 inline constexpr int exit_interrupted = 130;  // SIGINT/SIGTERM: the results so far are written
 
 struct list_options {

@@ -22,7 +22,8 @@ inline std::vector<inspect::kernel_label> kernel_labels(std::span<const lab* con
       inspect::kernel_label k{std::string(l->name), std::string(v.name), {}, {}};
       for (const auto& ref : v.kernels) {
         if (ref.symbol != nullptr) k.mangled.push_back(kernel_symbol(ref.symbol));
-        if (ref.instantiated_with != nullptr) k.instantiated_with.push_back(inspect::demangle_type(ref.instantiated_with->name()));
+        if (ref.instantiated_with != nullptr)
+          k.instantiated_with.push_back(inspect::demangle_type(ref.instantiated_with->name()));
       }
       out.push_back(std::move(k));
     }

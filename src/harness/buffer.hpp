@@ -52,7 +52,7 @@ void cuda_memory<Alloc, Release>::reset() noexcept {
   bytes_ = 0;
 }
 
-using device_buffer = cuda_memory<&cudaMalloc, &cudaFree>;      // 256-byte aligned device memory
+using device_buffer = cuda_memory<&cudaMalloc, &cudaFree>;          // 256-byte aligned device memory
 using pinned_buffer = cuda_memory<&cudaMallocHost, &cudaFreeHost>;  // page-locked host memory
 
 class cuda_event {

@@ -80,7 +80,8 @@ double memcpy_gbps(std::size_t bytes, timer& t, double max_time_s, bool cold) {
   };
   measure_options opt;
   opt.max_time_s = max_time_s;
-  const double ms = cold ? t.cold(copy, opt).time.median_ms : t.batch(copy, opt, t.cold(copy, opt).time.median_ms).median_ms;
+  const double ms =
+      cold ? t.cold(copy, opt).time.median_ms : t.batch(copy, opt, t.cold(copy, opt).time.median_ms).median_ms;
   return ms > 0 ? 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9 : 0;
 }
 

@@ -22,8 +22,8 @@ namespace memlab {
 class cuda_error : public std::runtime_error {
  public:
   cuda_error(cudaError_t code, const char* expr, const char* file, int line)
-      : std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr + " failed: " +
-                           cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"),
+      : std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr +
+                           " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"),
         code_(code) {}
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
 
@@ -61,29 +61,28 @@ class driver_error : public std::runtime_error {
 
 }  // namespace memlab
 
-#define MEMLAB_CU_CHECK(expr)                                                  \
-  do {                                                                         \
-    const CUresult memlab_cu_status_ = (expr);                                 \
-    if (memlab_cu_status_ != CUDA_SUCCESS) {                                   \
+#define MEMLAB_CU_CHECK(expr)                                                     \
+  do {                                                                            \
+    const CUresult memlab_cu_status_ = (expr);                                    \
+    if (memlab_cu_status_ != CUDA_SUCCESS) {                                      \
       throw ::memlab::driver_error(memlab_cu_status_, #expr, __FILE__, __LINE__); \
-    }                                                                          \
+    }                                                                             \
   } while (0)
 
-#define MEMLAB_CUDA_CHECK(expr)                                                \
-  do {                                                                         \
-    const cudaError_t memlab_status_ = (expr);                                 \
-    if (memlab_status_ != cudaSuccess) {                                       \
-      throw ::memlab::cuda_error(memlab_status_, #expr, __FILE__, __LINE__);   \
-    }                                                                          \
+#define MEMLAB_CUDA_CHECK(expr)                                              \
+  do {                                                                       \
+    const cudaError_t memlab_status_ = (expr);                               \
+    if (memlab_status_ != cudaSuccess) {                                     \
+      throw ::memlab::cuda_error(memlab_status_, #expr, __FILE__, __LINE__); \
+    }                                                                        \
   } while (0)
 
-#define MEMLAB_CUDA_CHECK_NOEXCEPT(expr)                                       \
-  do {                                                                         \
-    const cudaError_t memlab_status_ = (expr);                                 \
-    if (memlab_status_ != cudaSuccess) {                                       \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, \
-                   cudaGetErrorName(memlab_status_));                          \
-    }                                                                          \
+#define MEMLAB_CUDA_CHECK_NOEXCEPT(expr)                                                                           \
+  do {                                                                                                             \
+    const cudaError_t memlab_status_ = (expr);                                                                     \
+    if (memlab_status_ != cudaSuccess) {                                                                           \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorName(memlab_status_)); \
+    }                                                                                                              \
   } while (0)
 
 #define MEMLAB_CUDA_CHECK_LAUNCH() MEMLAB_CUDA_CHECK(cudaGetLastError())

@@ -79,7 +79,8 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.peer = c.v->peer;
   r.params = c.l->params(c.p);
   for (auto& prm : r.params) {
-    if (std::find(c.v->ignores.begin(), c.v->ignores.end(), prm.name) != c.v->ignores.end()) prm.value = std::string("-");
+    if (std::find(c.v->ignores.begin(), c.v->ignores.end(), prm.name) != c.v->ignores.end())
+      prm.value = std::string("-");
   }
   r.roof.name = std::string(to_string(c.l->roof));  // the case's own roof once planned
   r.roof.kind = c.l->roof;

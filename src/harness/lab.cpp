@@ -173,7 +173,8 @@ std::vector<param> lab::params(const case_params& p) const {
   for (const auto& a : axes) {
     const axis_value& v = p.shape(a);
     if (a.grammar == axis_grammar::shape) {
-      for (std::size_t i = 0; i < a.rank(); ++i) out.push_back({std::string(a.extents[i]), static_cast<std::int64_t>(v[i])});
+      for (std::size_t i = 0; i < a.rank(); ++i)
+        out.push_back({std::string(a.extents[i]), static_cast<std::int64_t>(v[i])});
     } else if (a.grammar == axis_grammar::words) {
       out.push_back({std::string(a.name), v[0] < a.words.size() ? std::string(a.words[v[0]]) : std::to_string(v[0])});
     } else {

@@ -41,8 +41,8 @@ enum class axis_grammar {
 // product of its axes, the CLI turns each into --name (underscores become dashes), `memlab list`
 // shows them, and every result reports each value as a param of the same name.
 struct axis {
-  std::string_view name;      // snake_case, as results report it: "block_rows" (flag --block-rows)
-  std::string_view meaning;   // one line, for --help and `memlab list`
+  std::string_view name;     // snake_case, as results report it: "block_rows" (flag --block-rows)
+  std::string_view meaning;  // one line, for --help and `memlab list`
   axis_grammar grammar = axis_grammar::counts;
   std::string_view defaults;  // what runs when the user gives none, in the grammar above: "0", "1..32"
   std::uint64_t min = 0;      // accepted range of every value (of every extent, for shapes)
@@ -83,7 +83,7 @@ std::string to_string(const axis_value& v);
 // The parameters of one case: dtype, size, and one value of each of the lab's axes.
 struct case_params {
   dtype type = dtype::f32;
-  std::uint64_t n = 0;  // what the lab's sizes count (elements, lookups, ...)
+  std::uint64_t n = 0;                                        // what the lab's sizes count (elements, lookups, ...)
   std::vector<std::pair<std::string_view, axis_value>> axes;  // the lab's axes, in declared order
 
   // The value of a number axis / of a shape axis; throws std::logic_error when the case has none.
@@ -192,8 +192,8 @@ using launch_fn = void (*)(const case_ctx&, cudaStream_t);
 // the lab's own refusal is asked; `alignment` and `shape` are the lab's to check (it knows which
 // pointers and extents they concern), and `memlab list` shows all of it.
 struct rung_needs {
-  int alignment = 0;         // bytes of alignment its pointers need (0: any element-aligned pointer)
-  int min_cc = 0;            // the lowest compute capability, major x 10 + minor (90: Hopper); 0: any
+  int alignment = 0;           // bytes of alignment its pointers need (0: any element-aligned pointer)
+  int min_cc = 0;              // the lowest compute capability, major x 10 + minor (90: Hopper); 0: any
   std::string_view feature{};  // what that architecture gives it, for the refusal: "TMA", "256-bit loads"
   std::string_view shape{};    // its shape rule in words ("rows of whole 16-byte vectors"); "": none
 };
@@ -203,9 +203,9 @@ struct rung_needs {
 // belongs to) is its `traits`: a value of the lab's own type, which the lab's model code reads
 // instead of switching on the rung's identity.
 struct variant {
-  std::string_view name{};     // by technique: scalar, vec16, ldgsts_cg16 ... never "fast" or "v2"
-  std::string_view teaches{};  // one line: what this rung adds
-  launch_fn launch = nullptr;  // enqueues one run on the stream; checks the launch; never synchronizes
+  std::string_view name{};            // by technique: scalar, vec16, ldgsts_cg16 ... never "fast" or "v2"
+  std::string_view teaches{};         // one line: what this rung adds
+  launch_fn launch = nullptr;         // enqueues one run on the stream; checks the launch; never synchronizes
   std::vector<kernel_ref> kernels{};  // what it launches (empty: no kernel of its own, e.g. cudaMemcpy)
   rung_needs needs{};
   bool peer = false;  // a library it is compared with (cudaMemcpy, CUB, ...), not one of memlab's
@@ -256,7 +256,8 @@ struct lab {
 
   // Why `v` cannot run `p` on `dev`: first what the rung's needs say of the device (when one is
   // known: a default device_info plans on the host), then the lab's own refusal. nullopt when it can. No GPU work. What the runner, `memlab list` and tests ask.
-  [[nodiscard]] std::optional<std::string> why_not(const variant& v, const case_params& p, const device_info& dev) const;
+  [[nodiscard]] std::optional<std::string> why_not(const variant& v, const case_params& p,
+                                                   const device_info& dev) const;
 
   [[nodiscard]] const variant* find_variant(std::string_view name) const;
   [[nodiscard]] const axis* find_axis(std::string_view name) const;

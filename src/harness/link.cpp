@@ -58,7 +58,7 @@ using nvml_init_fn = int (*)();
 using nvml_handle_fn = int (*)(const char*, nvml_device*);
 using nvml_uint_fn = int (*)(nvml_device, unsigned*);
 using nvml_link_fn = int (*)(nvml_device, unsigned, unsigned*);  // state (an enum, int-sized) or version
-constexpr unsigned nvml_max_nvlinks = 18;                         // NVML_NVLINK_MAX_LINKS
+constexpr unsigned nvml_max_nvlinks = 18;                        // NVML_NVLINK_MAX_LINKS
 
 std::optional<link_figures> from_nvml(const std::string& bus_id, int cc_major) {
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -130,7 +130,8 @@ link_figures read_links(int ordinal) {
     return {};
   }
   int cc_major = 0;
-  if (cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess) (void)cudaGetLastError();
+  if (cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess)
+    (void)cudaGetLastError();
   if (auto f = from_nvml(id, cc_major)) return *f;
   if (auto f = from_sysfs(id)) return *f;
   return {};

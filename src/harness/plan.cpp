@@ -25,7 +25,8 @@ std::vector<T> unique_in_order(const std::vector<T>& in) {
 std::vector<std::vector<axis_value>> axis_values_of(const lab& l, const run_request& req) {
   std::vector<std::vector<axis_value>> out;
   for (const auto& a : l.axes) {
-    const auto given = std::find_if(req.axes.begin(), req.axes.end(), [&](const auto& kv) { return kv.first == a.name; });
+    const auto given =
+        std::find_if(req.axes.begin(), req.axes.end(), [&](const auto& kv) { return kv.first == a.name; });
     if (given == req.axes.end()) {
       out.push_back(default_values(a));
     } else if (!given->second.typed.empty()) {
@@ -70,7 +71,8 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
   }
   // A variant named with --variant must exist in at least one chosen lab.
   for (const auto& v : req.variants) {
-    const bool known = std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_variant(v) != nullptr; });
+    const bool known =
+        std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_variant(v) != nullptr; });
     if (!known) {
       std::vector<std::string_view> names;
       for (const lab* l : chosen)
@@ -80,7 +82,8 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
   }
   // An axis given on the command line must be read by at least one chosen lab.
   for (const auto& [name, values] : req.axes) {
-    const bool read = std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_axis(name) != nullptr; });
+    const bool read =
+        std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_axis(name) != nullptr; });
     if (!read) {
       std::vector<std::string_view> names;
       for (const lab* l : chosen) names.push_back(l->name);
@@ -135,9 +138,10 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     for (const auto& values : lp.axes) n = n * values.size();
     count += n;
     if (count > max_cases) {
-      throw std::invalid_argument(fmt::format(
-          "the sweep has more than {} cases (dtypes x sizes x each axis x variants); narrow --sizes, an axis or --variant",
-          max_cases));
+      throw std::invalid_argument(
+          fmt::format("the sweep has more than {} cases (dtypes x sizes x each axis x variants); narrow --sizes, an "
+                      "axis or --variant",
+                      max_cases));
     }
     plans.push_back(std::move(lp));
   }

@@ -47,13 +47,13 @@ struct run_request {
   int device = 0;
   double max_time_s = 0.5;  // per case, split between cold, batch and graph timing
   bool verify = true;
-  bool progress = true;     // one line per case on the progress stream
+  bool progress = true;  // one line per case on the progress stream
   bool measure_ceiling = true;
   // For profilers (ncu, nsys), which serialize launches: each case verified, then launched once
   // more, timed without the blocking kernel; no batch or graph figure.
   bool profile = false;
-  std::string command;             // recorded in the report
-  std::vector<std::string> argv;   // the same, as an argument vector
+  std::string command;                                       // recorded in the report
+  std::vector<std::string> argv;                             // the same, as an argument vector
   std::vector<std::pair<std::string, std::string>> options;  // recorded in the report: flag, value
 };
 

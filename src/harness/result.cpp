@@ -132,15 +132,16 @@ field_value summary_spread(const result& r) {
   return (r.*S).rel_spread;
 }
 
-#define MEMLAB_SUMMARY_FIELDS(s)                                                                  \
-  {#s "_median_ms", #s, "median_ms", "ms", summary_ms<&result::s, &summary::median_ms>},         \
-      {#s "_min_ms", #s, "min_ms", "ms", summary_ms<&result::s, &summary::min_ms>},               \
-      {#s "_max_ms", #s, "max_ms", "ms", summary_ms<&result::s, &summary::max_ms>},               \
-      {#s "_p25_ms", #s, "p25_ms", "ms", summary_ms<&result::s, &summary::p25_ms>},               \
-      {#s "_p75_ms", #s, "p75_ms", "ms", summary_ms<&result::s, &summary::p75_ms>},               \
-      {#s "_samples", #s, "samples", "", summary_samples<&result::s>},                            \
-      {#s "_rel_spread", #s, "rel_spread", "", summary_spread<&result::s>},                       \
-      {#s "_mean_ms", #s, "mean_ms", "ms", summary_ms<&result::s, &summary::mean_ms>}
+#define MEMLAB_SUMMARY_FIELDS(s)                                                         \
+  {#s "_median_ms", #s, "median_ms", "ms", summary_ms<&result::s, &summary::median_ms>}, \
+      {#s "_min_ms", #s, "min_ms", "ms", summary_ms<&result::s, &summary::min_ms>},      \
+      {#s "_max_ms", #s, "max_ms", "ms", summary_ms<&result::s, &summary::max_ms>},      \
+      {#s "_p25_ms", #s, "p25_ms", "ms", summary_ms<&result::s, &summary::p25_ms>},      \
+      {#s "_p75_ms", #s, "p75_ms", "ms", summary_ms<&result::s, &summary::p75_ms>},      \
+      {#s "_samples", #s, "samples", "", summary_samples<&result::s>},                   \
+      {#s "_rel_spread", #s, "rel_spread", "", summary_spread<&result::s>}, {            \
+#s "_mean_ms", #s, "mean_ms", "ms", summary_ms < &result::s, &summary::mean_ms>      \
+  }
 
 using R = const result&;
 const result_field fields[] = {
@@ -150,7 +151,8 @@ const result_field fields[] = {
     {"policy_threads", "policy", "threads", "", [](R r) -> field_value { return std::int64_t{r.policy.threads}; }},
     {"policy_items_per_thread", "policy", "items_per_thread", "",
      [](R r) -> field_value { return std::int64_t{r.policy.items_per_thread}; }},
-    {"policy_vec_bytes", "policy", "vec_bytes", "bytes", [](R r) -> field_value { return std::int64_t{r.policy.vec_bytes}; }},
+    {"policy_vec_bytes", "policy", "vec_bytes", "bytes",
+     [](R r) -> field_value { return std::int64_t{r.policy.vec_bytes}; }},
     {"policy_stages", "policy", "stages", "", [](R r) -> field_value { return std::int64_t{r.policy.stages}; }},
     {"policy_grid", "policy", "grid", "", [](R r) -> field_value { return r.policy.grid; }},
     {"policy", "", "", "", [](R r) -> field_value { return to_string(r.policy); }},
@@ -228,7 +230,8 @@ std::optional<ladder_summary> summarize_ladder(const run_report& rep, const lab_
     if (!measured(r) || !same_point(r)) continue;
     if (r->peer) {
       // One entry per peer: a point measured twice in one report lists its best figure.
-      const auto same = std::find_if(peers.begin(), peers.end(), [&](const result* q) { return q->variant == r->variant; });
+      const auto same =
+          std::find_if(peers.begin(), peers.end(), [&](const result* q) { return q->variant == r->variant; });
       if (same == peers.end()) {
         peers.push_back(r);
       } else if (rate(r) > rate(*same)) {

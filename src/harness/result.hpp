@@ -39,7 +39,7 @@ struct model_figure {
 struct measured_figure {
   std::string name;  // snake_case: "cycles_per_load"
   double value = 0;
-  std::string unit;  // "cycles", "ns", "MHz", "GB/s", "B/clk/SM", "loads", ...
+  std::string unit;     // "cycles", "ns", "MHz", "GB/s", "B/clk/SM", "loads", ...
   bool detail = false;  // in JSON and CSV only, not a column of the per-lab table (histogram buckets)
   friend bool operator==(const measured_figure&, const measured_figure&) = default;
 };
@@ -55,24 +55,24 @@ struct device_info {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   int max_threads_per_sm = 0;
-  int smem_per_block_optin = 0;   // bytes of shared memory a CTA may opt in to
+  int smem_per_block_optin = 0;  // bytes of shared memory a CTA may opt in to
   std::uint64_t l2_bytes = 0;
   std::uint64_t global_mem_bytes = 0;
   int mem_clock_khz = 0;
   int bus_width_bits = 0;
-  int sm_default_clock_khz = 0;   // the clock the device reports (cudaDevAttrClockRate); throttling is judged against it
-  int driver_version = 0;         // cudaDriverGetVersion: 13000 = 13.0
-  int runtime_version = 0;        // cudaRuntimeGetVersion
-  double peak_gbps = 0;           // theoretical: 2 x memory clock x bus width / 8
+  int sm_default_clock_khz = 0;  // the clock the device reports (cudaDevAttrClockRate); throttling is judged against it
+  int driver_version = 0;        // cudaDriverGetVersion: 13000 = 13.0
+  int runtime_version = 0;       // cudaRuntimeGetVersion
+  double peak_gbps = 0;          // theoretical: 2 x memory clock x bus width / 8
   double measured_peak_gbps = 0;  // large cudaMemcpy D2D in the same run, read+write; 0 = not measured
   double measured_l2_gbps = 0;    // an L2-resident cudaMemcpy D2D, back to back; 0 = not measured
   // Links beyond the device's own memory (harness/link.hpp), read when the device is opened.
-  int device_count = 1;           // GPUs visible to the run (cudaGetDeviceCount)
+  int device_count = 1;              // GPUs visible to the run (cudaGetDeviceCount)
   int pcie_gen = 0, pcie_width = 0;  // the PCIe link's generation and lanes (the most it trains to)
-  double pcie_gbps = 0;           // its theoretical rate per direction after line encoding, GB/s; 0 = unknown
-  int nvlink_links = 0;           // active NVLinks
-  double nvlink_gbps = 0;         // active links x per-link rate, per direction, GB/s; 0 = none or unknown
-  std::string link_source;        // where the link figures came from ("nvml", "sysfs", ...); "" = nowhere
+  double pcie_gbps = 0;              // its theoretical rate per direction after line encoding, GB/s; 0 = unknown
+  int nvlink_links = 0;              // active NVLinks
+  double nvlink_gbps = 0;            // active links x per-link rate, per direction, GB/s; 0 = none or unknown
+  std::string link_source;           // where the link figures came from ("nvml", "sysfs", ...); "" = nowhere
 };
 // 2 x memory clock x bus width / 8, in GB/s (1e9 bytes/s).
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits);
@@ -113,13 +113,13 @@ using rate_member = double result::*;  // a rate of a result: &result::gbps
 // % of roof from `judged`; the progress line, the tables and the summary line read the same.
 struct roof_rule {
   roof_kind kind;
-  std::string_view name;        // as results report it: "dram"
-  std::string_view label;       // for headings: "DRAM", "shared memory"
-  std::string_view unit;        // of the roof and of the judged rate: "GB/s" or "GFLOP/s"
-  rate_member judged;           // the rate compared with the roof: cold GB/s, batch GB/s (L2), GFLOP/s
-  rate_member bandwidth;        // the bandwidth a table shows: cold GB/s, batch GB/s for L2
+  std::string_view name;              // as results report it: "dram"
+  std::string_view label;             // for headings: "DRAM", "shared memory"
+  std::string_view unit;              // of the roof and of the judged rate: "GB/s" or "GFLOP/s"
+  rate_member judged;                 // the rate compared with the roof: cold GB/s, batch GB/s (L2), GFLOP/s
+  rate_member bandwidth;              // the bandwidth a table shows: cold GB/s, batch GB/s for L2
   std::string_view bandwidth_header;  // "GB/s", "batch GB/s"
-  std::string_view pct_header;  // "%DRAM", "%smem"
+  std::string_view pct_header;        // "%DRAM", "%smem"
 };
 const roof_rule& rule_of(roof_kind k);
 
@@ -135,30 +135,30 @@ struct result {
   // Bytes the memory system really moved when the access pattern wastes some (32-byte sectors
   // touched); 0 when equal to `bytes`.
   std::uint64_t hardware_bytes = 0;
-  summary cold, batch, graph;  // graph: samples == 0 when the variant could not be captured
-  std::string graph_note;      // why there is no graph figure
-  double sm_clock_mhz = 0;     // median SM clock over the cold samples kept (0: not read)
+  summary cold, batch, graph;         // graph: samples == 0 when the variant could not be captured
+  std::string graph_note;             // why there is no graph figure
+  double sm_clock_mhz = 0;            // median SM clock over the cold samples kept (0: not read)
   std::size_t throttled_samples = 0;  // cold samples dropped: SM clock under 75% of the default
   // Derived by derive(), never set by hand:
-  double gbps = 0;          // bytes / cold median
-  double batch_gbps = 0;    // bytes / batch median
-  double graph_gbps = 0;    // bytes / graph median (0 without one)
-  double gflops = 0;        // flops / cold median
-  double pct_peak = 0;      // gbps / theoretical DRAM peak x 100
-  double pct_measured = 0;  // gbps / measured DRAM ceiling x 100 (0 when the ceiling was not measured)
-  double hardware_gbps = 0; // hardware_bytes / cold median (0 when hardware_bytes is 0)
-  struct roof roof;         // the lab's roof for this case
-  double pct_roof = 0;      // the achieved rate the roof is measured by / roof value x 100
-  bool l2_resident = false; // the working set fits in L2
-  bool verified = false;    // compared with the CPU reference and found equal
-  bool peer = false;        // a library the lab compares with (cudaMemcpy, CUB), not memlab's own kernel
+  double gbps = 0;           // bytes / cold median
+  double batch_gbps = 0;     // bytes / batch median
+  double graph_gbps = 0;     // bytes / graph median (0 without one)
+  double gflops = 0;         // flops / cold median
+  double pct_peak = 0;       // gbps / theoretical DRAM peak x 100
+  double pct_measured = 0;   // gbps / measured DRAM ceiling x 100 (0 when the ceiling was not measured)
+  double hardware_gbps = 0;  // hardware_bytes / cold median (0 when hardware_bytes is 0)
+  struct roof roof;          // the lab's roof for this case
+  double pct_roof = 0;       // the achieved rate the roof is measured by / roof value x 100
+  bool l2_resident = false;  // the working set fits in L2
+  bool verified = false;     // compared with the CPU reference and found equal
+  bool peer = false;         // a library the lab compares with (cudaMemcpy, CUB), not memlab's own kernel
   result_status status = result_status::ok;
-  std::string note;         // why skipped or failed; empty when ok
-  std::vector<model_figure> model;  // the lab's predictions for the case (case_plan::model), in its order
+  std::string note;                          // why skipped or failed; empty when ok
+  std::vector<model_figure> model;           // the lab's predictions for the case (case_plan::model), in its order
   std::vector<direction_figure> directions;  // per-direction bytes and GB/s (case_plan::directions)
-  double bus_factor = 0;   // case_plan::bus_factor (nccl-tests' busbw correction); 0: none
-  double busbw_gbps = 0;   // gbps x bus_factor (derived; 0 without a factor)
-  std::vector<measured_figure> measured;  // what the lab's kernels measured themselves (lab::observe)
+  double bus_factor = 0;                     // case_plan::bus_factor (nccl-tests' busbw correction); 0: none
+  double busbw_gbps = 0;                     // gbps x bus_factor (derived; 0 without a factor)
+  std::vector<measured_figure> measured;     // what the lab's kernels measured themselves (lab::observe)
 
   [[nodiscard]] const param_value* find(std::string_view name) const;
 };
@@ -177,8 +177,8 @@ double judged_rate(const result& r);
 using field_value = std::variant<std::uint64_t, std::int64_t, double, bool, std::string>;
 enum class field_kind {
   value,
-  params,  // the case's params, name -> value (a column each in CSV and the tables)
-  model,   // the lab's model figures, name -> value
+  params,      // the case's params, name -> value (a column each in CSV and the tables)
+  model,       // the lab's model figures, name -> value
   measured,    // what the lab's kernels measured themselves, name -> {value, unit} (an extension)
   directions,  // a transfer's bytes per direction, name -> {bytes, gbps} (an extension)
 };
@@ -203,21 +203,21 @@ const result_field& result_field_named(std::string_view name);
 // writers.
 struct ladder_summary {
   roof_kind roof = roof_kind::dram;
-  std::string best;            // the rung
-  std::vector<param> point;    // its params
-  double best_rate = 0;        // in rule_of(roof).unit
+  std::string best;          // the rung
+  std::vector<param> point;  // its params
+  double best_rate = 0;      // in rule_of(roof).unit
   double best_pct_roof = 0;
-  std::string worst;           // "" when no other rung was measured there (or it measured 0)
+  std::string worst;  // "" when no other rung was measured there (or it measured 0)
   double worst_rate = 0;
-  double best_over_worst = 0;  // best_rate / worst_rate
+  double best_over_worst = 0;                         // best_rate / worst_rate
   std::vector<std::pair<std::string, double>> peers;  // each peer once, its best rate there
 };
 
 // How the timings of a run were taken (harness/timing.hpp), recorded with the results.
 struct timing_info {
-  double max_time_s = 0;             // per case, split between cold, batch and graph
-  double target_rel_spread = 0;      // sampling stops once (p75 - p25) / median is below this ...
-  std::size_t min_samples = 0;       // ... with at least this many samples
+  double max_time_s = 0;         // per case, split between cold, batch and graph
+  double target_rel_spread = 0;  // sampling stops once (p75 - p25) / median is below this ...
+  std::size_t min_samples = 0;   // ... with at least this many samples
   std::size_t max_samples = 0;
   double throttle_threshold = 0;     // cold samples under this fraction of the default SM clock are dropped
   std::uint64_t l2_flush_bytes = 0;  // bytes written to evict the L2 before each cold sample
@@ -242,9 +242,9 @@ struct env_setting {
 struct run_report {
   std::string memlab_version;
   std::string git_sha;
-  std::string created;             // ISO 8601 UTC
-  std::string command;             // the command line that made it, one string
-  std::vector<std::string> argv;   // the same, as the argument vector
+  std::string created;                                       // ISO 8601 UTC
+  std::string command;                                       // the command line that made it, one string
+  std::vector<std::string> argv;                             // the same, as the argument vector
   std::vector<std::pair<std::string, std::string>> options;  // the run's options as given: flag, value
   timing_info timing;
   std::vector<lab_info> labs;  // the labs of the planned cases

@@ -1,10 +1,10 @@
 #include "harness/runner.hpp"
 
-#include <csignal>
+#include <unistd.h>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <ostream>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -111,7 +111,8 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
   for (const lab* l : labs) {
     for (const auto& [name, value] : l->environment) {
       const std::string n(name);
-      if (std::any_of(report.environment.begin(), report.environment.end(), [&](const env_setting& e) { return e.name == n; })) {
+      if (std::any_of(report.environment.begin(), report.environment.end(),
+                      [&](const env_setting& e) { return e.name == n; })) {
         continue;
       }
       if (const char* user = std::getenv(n.c_str())) {
@@ -135,7 +136,9 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
   const lab* current = nullptr;
   std::size_t lab_cases = 0;
   clock::time_point lab_start{}, run_start = clock::now();
-  const auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  const auto seconds_since = [](clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  };
   // A lab's table right after its last case (not at the next lab's first result), then its time.
   const auto lab_done = [&] {
     if (current == nullptr) return;
@@ -169,7 +172,9 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
         switch (r.status) {
           case result_status::skipped: outcome = fmt::format("skipped: {}", r.note); break;
           case result_status::failed: outcome = fmt::format("FAILED: {}", r.note); break;
-          case result_status::ok: outcome = fmt::format("{}{}", rate_text(r), r.verified ? "" : ", not verified"); break;
+          case result_status::ok:
+            outcome = fmt::format("{}{}", rate_text(r), r.verified ? "" : ", not verified");
+            break;
         }
         progress << fmt::format("{} ... {}\n", label, outcome) << std::flush;
       }

@@ -51,18 +51,18 @@ struct suffix_info {
   bool bytes;
 };
 constexpr suffix_info suffixes[] = {
-    {"", 1, false},           {"K", 1ull << 10, false}, {"M", 1ull << 20, false},  {"G", 1ull << 30, false},
-    {"B", 1, true},           {"KiB", 1ull << 10, true}, {"MiB", 1ull << 20, true}, {"GiB", 1ull << 30, true},
+    {"", 1, false}, {"K", 1ull << 10, false},  {"M", 1ull << 20, false},  {"G", 1ull << 30, false},
+    {"B", 1, true}, {"KiB", 1ull << 10, true}, {"MiB", 1ull << 20, true}, {"GiB", 1ull << 30, true},
 };
 
 // One value as written, with enough of its spelling to write the values of a range alike.
 struct parsed_value {
   std::uint64_t value = 0;
   bool bytes = false;
-  bool pow2_form = false;     // written as 2^k
-  std::string_view suffix;    // as written
-  std::uint64_t unit = 1;     // what the suffix multiplies by
-  std::string_view text;      // the whole value as written
+  bool pow2_form = false;   // written as 2^k
+  std::string_view suffix;  // as written
+  std::uint64_t unit = 1;   // what the suffix multiplies by
+  std::string_view text;    // the whole value as written
 };
 
 // Leading decimal digits of s, consumed; throws (naming `item`) on none or on overflow.
@@ -74,7 +74,8 @@ std::uint64_t take_number(std::string_view& s, std::string_view item) {
   std::uint64_t n = 0;
   while (!s.empty() && is_digit(s.front())) {
     const auto d = static_cast<std::uint64_t>(s.front() - '0');
-    if (n > (std::numeric_limits<std::uint64_t>::max() - d) / 10) fail(item, "number too large (the limit is 2^63 - 1)");
+    if (n > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
+      fail(item, "number too large (the limit is 2^63 - 1)");
     n = n * 10 + d;
     s.remove_prefix(1);
   }
@@ -186,7 +187,8 @@ std::vector<size_spec> parse_list(std::string_view text, bool default_geometric)
   std::size_t pos = 0;
   while (true) {
     const auto comma = text.find(',', pos);
-    const std::string_view raw = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const std::string_view raw =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     const std::string_view item = trim(raw);
     if (item.empty()) {
       fail(text, "empty item (two commas in a row, or a comma at an end)");
@@ -255,7 +257,8 @@ std::vector<std::vector<std::uint64_t>> parse_shapes(std::string_view text, std:
       std::size_t start = 0;
       while (true) {
         const auto x = item.find('x', start);
-        const std::string_view extent = item.substr(start, x == std::string_view::npos ? std::string_view::npos : x - start);
+        const std::string_view extent =
+            item.substr(start, x == std::string_view::npos ? std::string_view::npos : x - start);
         if (extent.find("..") != std::string_view::npos) fail(item, "a shape takes single extents, not ranges");
         const parsed_value v = parse_value(extent, item);
         if (!v.suffix.empty()) fail(item, "an extent is a plain number");

@@ -44,5 +44,4 @@ std::vector<std::vector<std::uint64_t>> parse_shapes(std::string_view text, std:
 // count is not a multiple of the element size.
 std::uint64_t elements_of(const size_spec& s, std::size_t elem_size);
 
-
 }  // namespace memlab

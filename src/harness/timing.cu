@@ -14,8 +14,8 @@ namespace memlab {
 
 // Shared by host and device through pinned, mapped memory.
 struct timer::host_words {
-  volatile int release = 0;    // the host sets it: the blocking kernel returns
-  volatile int timed_out = 0;  // the blocking kernel gave up waiting
+  volatile int release = 0;             // the host sets it: the blocking kernel returns
+  volatile int timed_out = 0;           // the blocking kernel gave up waiting
   unsigned long long clock[2][2] = {};  // [reading][globaltimer ns, SM 0 clock64]
 };
 
@@ -54,7 +54,9 @@ release_on_exit(Release) -> release_on_exit<Release>;
 
 using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
 
 // Repeats `sample()` (milliseconds; negative = dropped) until the spread is small or the budget ends.
 template <class Sample>
@@ -99,8 +101,7 @@ void timer::block() {
   words_->release = 0;
   words_->timed_out = 0;
   auto* d = static_cast<host_words*>(words_device_);
-  block_stream_kernel<<<1, 1, 0, stream_>>>(&d->release, &d->timed_out,
-                                             static_cast<std::uint64_t>(timeout_s_ * 1e9));
+  block_stream_kernel<<<1, 1, 0, stream_>>>(&d->release, &d->timed_out, static_cast<std::uint64_t>(timeout_s_ * 1e9));
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -207,7 +208,9 @@ summary timer::batch(const enqueue_fn& launch, const measure_options& opt, doubl
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return sample_until_stable(
       [&] {
-        const auto all = [&] { for (int i = 0; i < k; ++i) launch(stream_); };
+        const auto all = [&] {
+          for (int i = 0; i < k; ++i) launch(stream_);
+        };
         return (opt.hold_stream ? held_sample(all, false) : unheld_sample(all)) / k;
       },
       opt);
@@ -249,8 +252,7 @@ summary timer::graph(const enqueue_fn& launch, const measure_options& opt, doubl
   MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // warm-up
   MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return sample_until_stable(
-      [&] { return held_sample([&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_)); }, false) / k; },
-      opt);
+      [&] { return held_sample([&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_)); }, false) / k; }, opt);
 }
 
 }  // namespace memlab

@@ -30,14 +30,14 @@ namespace memlab {
 using enqueue_fn = std::function<void(cudaStream_t)>;
 
 struct measure_options {
-  double max_time_s = 0.25;           // wall-clock budget for one measurement (cold, batch or graph)
-  double target_rel_spread = 0.005;   // stop once (p75 - p25) / median is below this ...
-  std::size_t min_samples = 10;       // ... and at least this many samples were kept
+  double max_time_s = 0.25;          // wall-clock budget for one measurement (cold, batch or graph)
+  double target_rel_spread = 0.005;  // stop once (p75 - p25) / median is below this ...
+  std::size_t min_samples = 10;      // ... and at least this many samples were kept
   std::size_t max_samples = 5000;
-  double throttle_threshold = 0.75;   // of the default SM clock
-  double batch_target_ms = 1.0;       // GPU time a batch or graph sample aims at
-  int max_queued_launches = 256;      // behind the blocking kernel, per batch sample
-  double blocking_timeout_s = 10.0;   // the blocking kernel gives up after this (then the run fails)
+  double throttle_threshold = 0.75;  // of the default SM clock
+  double batch_target_ms = 1.0;      // GPU time a batch or graph sample aims at
+  int max_queued_launches = 256;     // behind the blocking kernel, per batch sample
+  double blocking_timeout_s = 10.0;  // the blocking kernel gives up after this (then the run fails)
   // false: the launch may wait on the host for the GPU (a copy from pageable memory), so no
   // blocking kernel holds the stream: cold samples are events around the launch after the flush
   // (host work inside the launch is timed, as it must be), without SM clock readings; a batch
@@ -49,8 +49,8 @@ struct measure_options {
 
 struct cold_summary {
   summary time;
-  double sm_clock_mhz = 0;            // median over the samples kept
-  std::size_t throttled = 0;          // samples dropped for a low SM clock
+  double sm_clock_mhz = 0;    // median over the samples kept
+  std::size_t throttled = 0;  // samples dropped for a low SM clock
 };
 
 // Holds the stream's blocking kernel flags, the clock readings and the events. One per stream.

@@ -90,9 +90,9 @@ void write_md(std::ostream& os, const run_report& rep) {
       "- memlab {}, git {}, created {}\n"
       "- bytes = reads + writes; GB/s and % from the cold (L2 flushed) median, host launch cost excluded\n"
       "- run: {} ({} of {} cases)\n",
-      device_text(d), version_string(d.driver_version), version_string(d.runtime_version), d.peak_gbps,
-      ceiling_text(d), fence, pad, rep.command, pad, fence, rep.memlab_version, rep.git_sha, rep.created, rep.ended,
-      rep.results.size(), rep.planned);
+      device_text(d), version_string(d.driver_version), version_string(d.runtime_version), d.peak_gbps, ceiling_text(d),
+      fence, pad, rep.command, pad, fence, rep.memlab_version, rep.git_sha, rep.created, rep.ended, rep.results.size(),
+      rep.planned);
   for (const auto& l : rep.labs) {
     const text_table t = lab_table(rep, l);
     if (t.rows.empty()) continue;
@@ -167,12 +167,44 @@ std::string field_text(const field_value& v) {
 
 // The CSV's columns: result fields by name (params: a column each), in the order the format has
 // had since its first version; each value is read through the field's declaration.
-constexpr std::string_view csv_columns[] = {
-    "lab", "variant", "params", "bytes", "flops", "policy", "cold_median_ms", "cold_min_ms", "cold_p25_ms",
-    "cold_p75_ms", "cold_samples", "cold_rel_spread", "batch_median_ms", "batch_min_ms", "batch_samples",
-    "batch_rel_spread", "gbps", "batch_gbps", "pct_peak", "pct_measured", "l2_resident", "verified", "status", "note",
-    "hardware_bytes", "hardware_gbps", "graph_median_ms", "graph_samples", "graph_gbps", "gflops", "roof",
-    "roof_value", "roof_unit", "pct_roof", "sm_clock_mhz", "throttled_samples", "model", "measured"};
+constexpr std::string_view csv_columns[] = {"lab",
+                                            "variant",
+                                            "params",
+                                            "bytes",
+                                            "flops",
+                                            "policy",
+                                            "cold_median_ms",
+                                            "cold_min_ms",
+                                            "cold_p25_ms",
+                                            "cold_p75_ms",
+                                            "cold_samples",
+                                            "cold_rel_spread",
+                                            "batch_median_ms",
+                                            "batch_min_ms",
+                                            "batch_samples",
+                                            "batch_rel_spread",
+                                            "gbps",
+                                            "batch_gbps",
+                                            "pct_peak",
+                                            "pct_measured",
+                                            "l2_resident",
+                                            "verified",
+                                            "status",
+                                            "note",
+                                            "hardware_bytes",
+                                            "hardware_gbps",
+                                            "graph_median_ms",
+                                            "graph_samples",
+                                            "graph_gbps",
+                                            "gflops",
+                                            "roof",
+                                            "roof_value",
+                                            "roof_unit",
+                                            "pct_roof",
+                                            "sm_clock_mhz",
+                                            "throttled_samples",
+                                            "model",
+                                            "measured"};
 
 void write_csv(std::ostream& os, const run_report& rep) {
   const auto names = param_names(rep);
@@ -248,11 +280,13 @@ ordered_json header_json(const run_report& rep) {
       {"batch",
        "launches queued behind the blocking kernel (at most max_queued_launches, about batch_target_ms of GPU time), "
        "then released: GPU time per launch, L2 warm, no host gap between launches"},
-      {"graph", "the same launches captured once in a CUDA graph, launched as one behind the blocking kernel: GPU "
-                "time per launch; absent (samples 0, graph_note) when a variant cannot be captured"},
+      {"graph",
+       "the same launches captured once in a CUDA graph, launched as one behind the blocking kernel: GPU "
+       "time per launch; absent (samples 0, graph_note) when a variant cannot be captured"},
       {"statistics", "median, min, max, p25, p75 (type 7), mean; rel_spread = (p75 - p25) / median"},
-      {"stopping", "sampling stops once rel_spread < target_rel_spread with at least min_samples, or when the case's "
-                   "budget ends (max_time_s per case: half cold, a quarter batch, a quarter graph)"},
+      {"stopping",
+       "sampling stops once rel_spread < target_rel_spread with at least min_samples, or when the case's "
+       "budget ends (max_time_s per case: half cold, a quarter batch, a quarter graph)"},
       {"max_time_s", t.max_time_s},
       {"target_rel_spread", t.target_rel_spread},
       {"min_samples", static_cast<std::uint64_t>(t.min_samples)},
@@ -279,7 +313,7 @@ ordered_json header_json(const run_report& rep) {
   dev["driver_version"] = version_string(d.driver_version);
   dev["runtime_version"] = version_string(d.runtime_version);
   dev["device_count"] = d.device_count;
-  dev["link"] = {{"source", d.link_source}, {"pcie_gen", d.pcie_gen}, {"pcie_width", d.pcie_width},
+  dev["link"] = {{"source", d.link_source},  {"pcie_gen", d.pcie_gen},         {"pcie_width", d.pcie_width},
                  {"pcie_gbps", d.pcie_gbps}, {"nvlink_links", d.nvlink_links}, {"nvlink_gbps", d.nvlink_gbps}};
   j["device"] = std::move(dev);
   ordered_json env = ordered_json::object();
@@ -401,8 +435,8 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
     }
     t.column(n, numeric);
   }
-  const bool flops = l.roof == roof_kind::fp32 ||
-                     std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->flops > 0; });
+  const bool flops =
+      l.roof == roof_kind::fp32 || std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->flops > 0; });
   const bool hardware = std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->hardware_bytes > 0; });
   // The lab's model figures, a column each, in the order first seen.
   std::vector<std::string> model_names;
@@ -416,7 +450,6 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
       if (!m.detail && std::find_if(measured_names.begin(), measured_names.end(),
                                     [&](const auto& x) { return x.first == m.name; }) == measured_names.end())
         measured_names.emplace_back(m.name, m.unit);
-
 
   const auto field = [](std::string_view name) { return &result_field_named(name); };
   const auto always = [](const result&, const device_info&) { return true; };
@@ -481,8 +514,9 @@ std::string lab_summary(const run_report& rep, const lab_info& l) {
   std::vector<std::string> point;
   for (const auto& p : s->point) {
     const auto* i = std::get_if<std::int64_t>(&p.value);
-    point.push_back(fmt::format("{}={}", p.name,
-                                p.name == "n" && i != nullptr ? format_count(static_cast<std::uint64_t>(*i)) : to_string(p.value)));
+    point.push_back(
+        fmt::format("{}={}", p.name,
+                    p.name == "n" && i != nullptr ? format_count(static_cast<std::uint64_t>(*i)) : to_string(p.value)));
   }
   std::string out = fmt::format("{}: best {} at {}: {:.1f} {}, {:.1f}% of {}", l.name, s->best, fmt::join(point, " "),
                                 s->best_rate, rule.unit, s->best_pct_roof, rule.label);

@@ -36,9 +36,7 @@ namespace memlab::inspect {
 
 namespace {
 
-bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 constexpr std::array<std::string_view, 5> dtype_order{"u8", "f16", "bf16", "f32", "f64"};
 
@@ -58,14 +56,18 @@ std::string dtype_from_name(std::string_view s) {
   std::size_t end = s.size();
   int depth = 0;
   for (std::size_t i = lt; i < s.size(); ++i) {
-    if (s[i] == '<') ++depth;
+    if (s[i] == '<')
+      ++depth;
     else if (s[i] == '>' && --depth == 0) {
       end = i;
       break;
     }
   }
   // Whole identifier tokens only: float2, __half2, my_double are other types.
-  struct token { std::string_view text; std::size_t begin, end; };
+  struct token {
+    std::string_view text;
+    std::size_t begin, end;
+  };
   std::vector<token> toks;
   for (std::size_t i = lt + 1; i < end;) {
     if (!is_ident_char(s[i])) {
@@ -97,7 +99,7 @@ std::string dtype_from_name(std::string_view s) {
 namespace {
 
 bool is_executable_file(const std::string& p) {
-  struct stat st{};
+  struct stat st {};
   return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
 }
 
@@ -142,8 +144,10 @@ namespace {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -193,8 +197,9 @@ std::string run_cuobjdump(const std::string& tool, const std::string& args, cons
     msg += WIFEXITED(status) ? " (exit status " + std::to_string(WEXITSTATUS(status)) + ")" : " (killed)";
     if (!err.empty()) msg += ":\n  " + first_lines(err, 5);
     if (err.find("nvdisasm") != std::string::npos)
-      msg += "\n  cuobjdump -sass needs nvdisasm: `pip install nvidia-cuda-nvdisasm` (next to cuobjdump), "
-             "or set NVDISASM_PATH";
+      msg +=
+          "\n  cuobjdump -sass needs nvdisasm: `pip install nvidia-cuda-nvdisasm` (next to cuobjdump), "
+          "or set NVDISASM_PATH";
     throw std::runtime_error(msg);
   }
   return out;
@@ -210,7 +215,6 @@ std::pair<int, std::string> arch_key(std::string_view a) {
   return {n, std::string(a.substr(i))};
 }
 
-
 bool matches(const kernel_label& l, const kernel_code& k) {
   return std::find(l.mangled.begin(), l.mangled.end(), k.mangled) != l.mangled.end() ||
          std::any_of(l.instantiated_with.begin(), l.instantiated_with.end(),
@@ -220,13 +224,16 @@ bool matches(const kernel_label& l, const kernel_code& k) {
 }  // namespace
 
 std::string check_binary(const std::string& binary) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(binary.c_str(), &st) != 0) return "cannot read '" + binary + "': " + std::strerror(errno);
   if (!S_ISREG(st.st_mode)) return "'" + binary + "' is not a file";
   std::ifstream f(binary, std::ios::binary);
   char magic[4] = {};
   if (!f.read(magic, 4)) return "cannot read '" + binary + "'";
-  if (std::string_view(magic, 4) != "\x7f" "ELF") return "'" + binary + "' is not an executable or library (not ELF)";
+  if (std::string_view(magic, 4) !=
+      "\x7f"
+      "ELF")
+    return "'" + binary + "' is not an executable or library (not ELF)";
   return {};
 }
 
@@ -268,8 +275,8 @@ std::string choose_arch(const std::vector<std::string>& archs, std::string_view 
     if (arch_key(a) == arch_key(arch)) return a;
   for (const auto& a : archs)
     if (arch_key(a).first == arch_key(arch).first) return a;
-  throw std::invalid_argument("--arch: " + std::string(arch) + " is not in '" + binary + "' (available: " +
-                              join(archs) + ")");
+  throw std::invalid_argument("--arch: " + std::string(arch) + " is not in '" + binary +
+                              "' (available: " + join(archs) + ")");
 }
 
 // The kernels of `code` built for `chosen`, labelled, in ladder order (see inspect_binary).
@@ -316,8 +323,8 @@ std::vector<labeled_kernel> label_kernels(std::vector<kernel_code>& code, std::s
   }
   auto key = [&](const labeled_kernel& k) {
     const auto [lab_rank, variant_rank] = rank_of(k.lab, k.variant);
-    return std::tuple(lab_rank, std::string_view(k.lab), variant_rank, std::string_view(k.variant),
-                      dtype_rank(k.dtype), std::string_view(k.code.name));
+    return std::tuple(lab_rank, std::string_view(k.lab), variant_rank, std::string_view(k.variant), dtype_rank(k.dtype),
+                      std::string_view(k.code.name));
   };
   std::stable_sort(out.begin(), out.end(),
                    [&](const labeled_kernel& a, const labeled_kernel& b) { return key(a) < key(b); });
@@ -346,8 +353,8 @@ std::vector<std::string> archs_of(const std::vector<kernel_code>& code) {
 
 }  // namespace
 
-inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
-                              std::string_view lab, std::string_view arch, bool all_kernels) {
+inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels, std::string_view lab,
+                              std::string_view arch, bool all_kernels) {
   const std::string tool = checked_tool(binary);
   inspect_report r;
   r.binary = binary;
@@ -363,7 +370,8 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
   }
   if (code.empty()) {
     code = parse_sass(run_cuobjdump(tool, "-sass", binary));
-    if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
+    if (code.empty())
+      throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
     r.archs = archs_of(code);
     chosen = choose_arch(r.archs, arch, binary);
   }

@@ -28,7 +28,7 @@ struct labeled_kernel {
 
 struct inspect_report {
   std::string binary;
-  std::string tool;   // the cuobjdump that read it
+  std::string tool;                // the cuobjdump that read it
   std::vector<std::string> archs;  // every SASS arch found in the binary
   std::vector<labeled_kernel> kernels;
 };
@@ -47,8 +47,8 @@ std::string self_executable();
 // label (and `lab` when non-empty; all_kernels keeps unmatched ones too, with empty lab/variant).
 // Throws std::invalid_argument for a bad input (not a readable file, not an executable with CUDA
 // code, an arch it lacks) and std::runtime_error when the tools fail (no cuobjdump, no nvdisasm).
-inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels,
-                              std::string_view lab, std::string_view arch, bool all_kernels);
+inspect_report inspect_binary(const std::string& binary, std::span<const kernel_label> labels, std::string_view lab,
+                              std::string_view arch, bool all_kernels);
 
 // Every SASS arch of `binary` ("sm_90" -> its report, as inspect_binary gives it for that arch, no
 // lab filter, labelled kernels only), read once: one cuobjdump per arch, run side by side. What the

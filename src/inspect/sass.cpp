@@ -72,12 +72,18 @@ int sass_width(const std::vector<std::string_view>& parts) {
   int w = 32;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::string_view p = parts[i];
-    if (p == "U8" || p == "S8") w = 8;
-    else if (p == "U16" || p == "S16") w = 16;
-    else if (p == "32" || p == "U32" || p == "S32" || p == "F32") w = 32;
-    else if (p == "64" || p == "U64" || p == "S64" || p == "F64") w = 64;
-    else if (p == "128") w = 128;
-    else if (p == "256") w = 256;
+    if (p == "U8" || p == "S8")
+      w = 8;
+    else if (p == "U16" || p == "S16")
+      w = 16;
+    else if (p == "32" || p == "U32" || p == "S32" || p == "F32")
+      w = 32;
+    else if (p == "64" || p == "U64" || p == "S64" || p == "F64")
+      w = 64;
+    else if (p == "128")
+      w = 128;
+    else if (p == "256")
+      w = 256;
   }
   return w;
 }
@@ -125,14 +131,12 @@ std::optional<mem_op> classify_sass(std::string_view opcode) {
   // cp.async: the width is per thread (4, 8 or 16 bytes).
   if (base == "LDGSTS") return make(S::async_copy, D::copy, sass_width(parts));
   // Bulk and tensor (TMA) copies: the size is in registers, not in the opcode.
-  if (base == "UBLKCP" || base == "UBLKRED" || base == "UTMALDG" || base == "UTMASTG" ||
-      base == "UTMAREDG")
+  if (base == "UBLKCP" || base == "UBLKRED" || base == "UTMALDG" || base == "UTMASTG" || base == "UTMAREDG")
     return make(S::async_copy, D::copy, 0);
   // Everything else (LDC/ULDC constant-bank loads, LDGDEPBAR/DEPBAR, UTMAPF/UBLKPF prefetches,
   // SYNCS mbarrier ops, ALU, control flow) moves no data between memory and registers we count.
   return std::nullopt;
 }
-
 
 // ---- parse_sass -------------------------------------------------------------------------------------
 
@@ -156,7 +160,7 @@ std::string_view sass_opcode(std::string_view rest) {
   if (auto s = rest.find(';'); s != std::string_view::npos) rest = rest.substr(0, s);
   rest = trim(rest);
   if (rest.starts_with("{")) rest = trim(rest.substr(1));  // dual-issue braces of old archs
-  if (rest.starts_with("@")) {                            // predicate: @P0, @!PT, @!UP0
+  if (rest.starts_with("@")) {                             // predicate: @P0, @!PT, @!UP0
     auto sp = rest.find_first_of(" \t");
     if (rest.substr(0, sp) == "@!PT") return {};
     rest = sp == std::string_view::npos ? std::string_view{} : trim(rest.substr(sp));
@@ -223,8 +227,7 @@ std::string demangle(const std::string& mangled) {
   // Only real symbols: __cxa_demangle would also "demangle" type codes such as "f" -> "float".
   if (!mangled.starts_with("_Z")) return mangled;
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> p(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
-                                           std::free);
+  std::unique_ptr<char, void (*)(void*)> p(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
   return status == 0 && p ? std::string(p.get()) : mangled;
 }
 

@@ -16,10 +16,10 @@ std::string_view to_string(mem_space s);
 std::string_view to_string(mem_dir d);
 
 struct mem_op {
-  std::string op;       // the opcode with its modifiers as printed, predicate stripped: "LDG.E.128.CONSTANT"
+  std::string op;  // the opcode with its modifiers as printed, predicate stripped: "LDG.E.128.CONSTANT"
   mem_space space;
   mem_dir dir;
-  int width_bits;       // 8, 16, 32, 64, 128, 256; 0 when the width is not encoded (UBLKCP, UTMALDG)
+  int width_bits;  // 8, 16, 32, 64, 128, 256; 0 when the width is not encoded (UBLKCP, UTMALDG)
 };
 
 // Classifies one opcode token ("LDG.E.U16", "STS.128", "LDGSTS.E.BYPASS.128", ...). nullopt for
@@ -27,12 +27,12 @@ struct mem_op {
 std::optional<mem_op> classify_sass(std::string_view opcode);
 
 struct kernel_code {
-  std::string arch;      // "sm_90"
-  std::string mangled;   // symbol as in the binary
-  std::string name;      // demangled
-  std::vector<std::string> opcodes;  // every instruction, in order, predicate and operands stripped
-  std::vector<bool> guarded;         // per opcode: under a predicate (@P0, @!P1, @UP0: some threads skip it)
-  std::vector<std::string> operands; // per opcode: its operands as printed, "R4, desc[UR4][R4.64]"
+  std::string arch;                   // "sm_90"
+  std::string mangled;                // symbol as in the binary
+  std::string name;                   // demangled
+  std::vector<std::string> opcodes;   // every instruction, in order, predicate and operands stripped
+  std::vector<bool> guarded;          // per opcode: under a predicate (@P0, @!P1, @UP0: some threads skip it)
+  std::vector<std::string> operands;  // per opcode: its operands as printed, "R4, desc[UR4][R4.64]"
 };
 
 std::vector<kernel_code> parse_sass(std::string_view cuobjdump_sass_text);

@@ -89,8 +89,9 @@ TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
 // usage error about an unknown variant, dtype or file).
 TEST(cli, list_options_do_not_swallow_the_lab) {
   const std::string out = temp("memlab_swallow.json");
-  for (const std::string& args : {"run --out " + out + " copy --sizes 1K", std::string("run --dtype f32 copy --sizes 1K"),
-                                 std::string("run --variant vec16 copy --sizes 1K")}) {
+  for (const std::string& args :
+       {"run --out " + out + " copy --sizes 1K", std::string("run --dtype f32 copy --sizes 1K"),
+        std::string("run --variant vec16 copy --sizes 1K")}) {
     const auto o = memlab(args, no_gpu);
     EXPECT_EQ(o.code, 3) << args << "\n" << o.output;
   }

@@ -5,8 +5,8 @@
 
 #include "harness/check.hpp"
 #include "harness/error.hpp"
-#include "harness/launch.cuh"
 #include "harness/lab.hpp"
+#include "harness/launch.cuh"
 
 namespace memlab::labs::example {
 
@@ -40,8 +40,8 @@ const axis increment_axis{"increment", "what is added to every byte", axis_gramm
 
 void launch_add(const case_ctx& c, cudaStream_t s) {
   if (c.p.n == 0) return;
-  add_kernel<<<grid_of(c.plan.policy.grid, "example"), 256, 0, s>>>(c.ptr<std::uint8_t>(1), c.ptr<const std::uint8_t>(0),
-                                                                   c.p.n, static_cast<unsigned>(c.p[increment_axis]));
+  add_kernel<<<grid_of(c.plan.policy.grid, "example"), 256, 0, s>>>(
+      c.ptr<std::uint8_t>(1), c.ptr<const std::uint8_t>(0), c.p.n, static_cast<unsigned>(c.p[increment_axis]));
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -58,7 +58,7 @@ std::optional<std::string> refusal(const variant&, const case_params& p, const d
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info&) {
-  const int width = v.traits_as<int>();  // bytes per thread
+  const int width = v.traits_as<int>();                          // bytes per thread
   const std::uint64_t threads = width == 1 ? p.n : p.n / 4 + 1;  // add_word: a thread for the tail
   case_plan out;
   out.policy = {256, 1, width, 0, (threads + 255) / 256};

@@ -211,7 +211,8 @@ TEST_F(example_lab, the_cli_turns_its_axis_into_a_flag) {
   fake_runner fake;
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(memlab_cli({"run", "example", "--variant", "add", "--increment", "2,5", "--sizes", "64", "--quiet"}, &fake), 0);
+  EXPECT_EQ(memlab_cli({"run", "example", "--variant", "add", "--increment", "2,5", "--sizes", "64", "--quiet"}, &fake),
+            0);
   const std::string out = testing::internal::GetCapturedStdout();
   (void)testing::internal::GetCapturedStderr();
   ASSERT_EQ(fake.seen.size(), 2u);
@@ -233,7 +234,10 @@ TEST_F(example_lab, results_stream_to_the_files_and_validate) {
   fake_runner fake;
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  EXPECT_EQ(memlab_cli({"run", "--out", json_path, "example", "--variant", "add", "--increment", "0..3", "--out", csv_path}, &fake), 0);
+  EXPECT_EQ(
+      memlab_cli({"run", "--out", json_path, "example", "--variant", "add", "--increment", "0..3", "--out", csv_path},
+                 &fake),
+      0);
   (void)testing::internal::GetCapturedStdout();
   const std::string progress = testing::internal::GetCapturedStderr();
   EXPECT_NE(progress.find("[4/4] example"), std::string::npos) << progress;
@@ -262,7 +266,8 @@ TEST_F(example_lab, an_interrupted_run_keeps_every_finished_case_and_exits_130) 
   testing::internal::CaptureStderr();
   EXPECT_EQ(memlab_cli({"run", "example", "--variant", "add", "--increment", "0..9", "--out", path}, &fake), 130);
   (void)testing::internal::GetCapturedStdout();
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("interrupted by SIGINT after 3 of 10 cases"), std::string::npos);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("interrupted by SIGINT after 3 of 10 cases"),
+            std::string::npos);
   EXPECT_EQ(fake.seen.size(), 3u) << "the run stops after the current case";
   const json j = read_json(path);
   EXPECT_EQ(j["results"].size(), 3u);
@@ -324,7 +329,9 @@ TEST_F(example_lab, a_run_where_every_case_is_skipped_exits_4) {
   struct skipping final : case_runner {
     fake_runner& f;
     explicit skipping(fake_runner& x) : f(x) {}
-    device_info open(const run_request& r, std::span<const lab* const> l, std::ostream& o) override { return f.open(r, l, o); }
+    device_info open(const run_request& r, std::span<const lab* const> l, std::ostream& o) override {
+      return f.open(r, l, o);
+    }
     result run(const planned_case& c, const run_request&) override {
       result r;
       r.lab = std::string(c.l->name);
@@ -355,8 +362,8 @@ TEST_F(example_lab, runs_on_the_gpu_or_says_there_is_none) {
   const std::string path = temp_file("memlab_example_gpu.json");
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  const int code = memlab_cli({"run", "example", "--sizes", "0,1,4097,2^20", "--increment", "0,255", "--max-time", "0.05",
-                               "--out", path});
+  const int code = memlab_cli(
+      {"run", "example", "--sizes", "0,1,4097,2^20", "--increment", "0,255", "--max-time", "0.05", "--out", path});
   (void)testing::internal::GetCapturedStdout();
   const std::string err = testing::internal::GetCapturedStderr();
   if (!gpu) {

@@ -413,8 +413,8 @@ TEST(Writers, ModelFiguresAreColumnsOfTheirLabOnlyAndKeysInJsonAndCsv) {
   const text_table smem = lab_table(rep, smem_info());
   ASSERT_TRUE(has(smem, "smem_ld_wavefronts"));
   EXPECT_TRUE(has(smem, "gld_sectors"));
-  const auto col = static_cast<std::size_t>(
-      std::find(smem.headers.begin(), smem.headers.end(), "gld_sectors") - smem.headers.begin());
+  const auto col = static_cast<std::size_t>(std::find(smem.headers.begin(), smem.headers.end(), "gld_sectors") -
+                                            smem.headers.begin());
   EXPECT_EQ(smem.rows.at(0).at(col), "4.5");
   EXPECT_FALSE(has(lab_table(rep, copy_info()), "smem_ld_wavefronts")) << "no copy result carries it";
   const json j = json::parse(render(rep, output_format::json));
@@ -429,7 +429,8 @@ TEST(Writers, JsonKeepsTheLabsParamOrder) {
   // Written in declared order (an ordered object), and the header lists that order for readers
   // whose JSON objects have none.
   const std::string text = render(sample_report(), output_format::json);
-  const auto dtype = text.find("\"dtype\": \"f32\""), n = text.find("\"n\": 16777216"), off = text.find("\"src_offset\": 0");
+  const auto dtype = text.find("\"dtype\": \"f32\""), n = text.find("\"n\": 16777216"),
+             off = text.find("\"src_offset\": 0");
   ASSERT_NE(dtype, std::string::npos);
   EXPECT_LT(dtype, n);
   EXPECT_LT(n, off);
@@ -482,8 +483,9 @@ TEST(Result, EachRoofJudgesOneRate) {
   r.gbps = 1;
   r.batch_gbps = 2;
   r.gflops = 3;
-  for (const auto& [k, rate, unit] : {std::tuple{roof_kind::dram, 1.0, "GB/s"}, std::tuple{roof_kind::l2, 2.0, "GB/s"},
-                                      std::tuple{roof_kind::smem, 1.0, "GB/s"}, std::tuple{roof_kind::fp32, 3.0, "GFLOP/s"}}) {
+  for (const auto& [k, rate, unit] :
+       {std::tuple{roof_kind::dram, 1.0, "GB/s"}, std::tuple{roof_kind::l2, 2.0, "GB/s"},
+        std::tuple{roof_kind::smem, 1.0, "GB/s"}, std::tuple{roof_kind::fp32, 3.0, "GFLOP/s"}}) {
     r.roof.kind = k;
     EXPECT_EQ(judged_rate(r), rate) << to_string(k);
     EXPECT_EQ(rule_of(k).unit, unit);
@@ -506,9 +508,8 @@ TEST(Writers, JsonValidatesAgainstTheSchema) {
 // unit, valid against the schema), one column each in the lab's table except `detail` ones.
 TEST(Writers, MeasuredFiguresCarryTheirUnits) {
   run_report rep = sample_report();
-  rep.results.front().measured = {{"cycles_per_load", 412.5, "cycles"},
-                                  {"ns_per_load", 220.25, "ns"},
-                                  {"hist_400_416", 37, "loads", true}};
+  rep.results.front().measured = {
+      {"cycles_per_load", 412.5, "cycles"}, {"ns_per_load", 220.25, "ns"}, {"hist_400_416", 37, "loads", true}};
   const json j = json::parse(render(rep, output_format::json));
   const auto& m = j["results"][0]["measured"];
   EXPECT_EQ(m["cycles_per_load"]["value"], 412.5);
@@ -547,7 +548,7 @@ TEST(Files, AnAtomicWriteReplacesTheFileWhole) {
   for (const auto& e : std::filesystem::directory_iterator(path.parent_path()))
     siblings += e.path().filename().string().find(path.filename().string()) != std::string::npos;
   EXPECT_EQ(siblings, 1);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_NE(st.st_mode & S_IRGRP, 0u) << "results are readable by others, not 0600";
   std::filesystem::remove(path);

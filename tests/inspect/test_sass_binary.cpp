@@ -11,7 +11,8 @@
 namespace memlab::inspect {
 namespace {
 
-const std::array<std::pair<const char*, int>, 5> dtypes{{{"u8", 8}, {"f16", 16}, {"bf16", 16}, {"f32", 32}, {"f64", 64}}};
+const std::array<std::pair<const char*, int>, 5> dtypes{
+    {{"u8", 8}, {"f16", 16}, {"bf16", 16}, {"f32", 32}, {"f64", 64}}};
 
 // MEMLAB_CUDA_ARCHS: the build's CMAKE_CUDA_ARCHITECTURES, comma-separated: "80-real,90-real,100".
 TEST_F(sass_proof, binary_carries_sass_for_every_targeted_arch) {

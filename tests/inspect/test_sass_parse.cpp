@@ -52,9 +52,8 @@ const mi::kernel_code* find_kernel(const std::vector<mi::kernel_code>& ks, std::
 std::vector<std::string> summary(const std::vector<mi::histogram_entry>& h) {
   std::vector<std::string> out;
   for (const auto& e : h)
-    out.push_back(e.op.op + ":" + std::string(mi::to_string(e.op.space)) + ":" +
-                  std::string(mi::to_string(e.op.dir)) + ":" + std::to_string(e.op.width_bits) + "x" +
-                  std::to_string(e.count));
+    out.push_back(e.op.op + ":" + std::string(mi::to_string(e.op.space)) + ":" + std::string(mi::to_string(e.op.dir)) +
+                  ":" + std::to_string(e.op.width_bits) + "x" + std::to_string(e.count));
   return out;
 }
 
@@ -140,10 +139,33 @@ TEST(ClassifySass, MemoryOpcodes) {
 
 TEST(ClassifySass, NotMemory) {
   // Constant-bank loads, barriers, the cp.async group fence, prefetches, warp reductions, ALU.
-  for (const char* op : {"LDC", "LDC.64", "LDC.U8", "ULDC", "ULDC.64", "MOV", "IADD3", "IADD3.X", "S2R",
-                         "S2UR", "LDGDEPBAR", "DEPBAR.LE", "BAR.SYNC", "BAR.SYNC.DEFER_BLOCKING", "EXIT",
-                         "BRA", "NOP", "REDUX.SUM", "UTMAPF.L2.2D", "UBLKPF.L2", "SYNCS.ARRIVE.TRANS64.RED.A1T0",
-                         "MEMBAR.SC.GPU", "CCTL.IVALL", "LDGMC.E", "LDSX", "STGX", ""}) {
+  for (const char* op : {"LDC",
+                         "LDC.64",
+                         "LDC.U8",
+                         "ULDC",
+                         "ULDC.64",
+                         "MOV",
+                         "IADD3",
+                         "IADD3.X",
+                         "S2R",
+                         "S2UR",
+                         "LDGDEPBAR",
+                         "DEPBAR.LE",
+                         "BAR.SYNC",
+                         "BAR.SYNC.DEFER_BLOCKING",
+                         "EXIT",
+                         "BRA",
+                         "NOP",
+                         "REDUX.SUM",
+                         "UTMAPF.L2.2D",
+                         "UBLKPF.L2",
+                         "SYNCS.ARRIVE.TRANS64.RED.A1T0",
+                         "MEMBAR.SC.GPU",
+                         "CCTL.IVALL",
+                         "LDGMC.E",
+                         "LDSX",
+                         "STGX",
+                         ""}) {
     SCOPED_TRACE(op);
     EXPECT_FALSE(mi::classify_sass(op).has_value());
   }
@@ -297,8 +319,10 @@ class scoped_env {
     ::setenv(name, value, 1);
   }
   ~scoped_env() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   scoped_env(const scoped_env&) = delete;
   scoped_env& operator=(const scoped_env&) = delete;
@@ -315,7 +339,11 @@ std::filesystem::path temp_path(const std::string& name) {
 // A file that starts like an ELF executable (inspect checks the magic; the stand-in reads nothing).
 std::string write_fake_elf() {
   const auto path = temp_path("memlab_fake_elf");
-  std::ofstream(path, std::ios::binary) << std::string("\x7f" "ELF\x02\x01\x01", 7) << std::string(64, '\0');
+  std::ofstream(path, std::ios::binary) << std::string(
+                                               "\x7f"
+                                               "ELF\x02\x01\x01",
+                                               7)
+                                        << std::string(64, '\0');
   return path.string();
 }
 
@@ -331,15 +359,17 @@ std::string write_fake_cuobjdump() {
 // only A's sections of the captured listing, `-sass` all of it.
 std::string write_fake_cuobjdump_per_arch() {
   const auto path = temp_path("memlab_fake_cuobjdump_per_arch");
-  std::ofstream(path) << "#!/bin/sh\n"
-                         "data='" MEMLAB_TEST_DATA_DIR "/cuobjdump_sass_sm80_sm90.txt'\n"
-                         "if [ \"$1\" = -lelf ]; then\n"
-                         "  printf 'ELF file    1: lab.sm_80.cubin\\nELF file    2: lab.sm_90.cubin\\n'; exit 0\n"
-                         "fi\n"
-                         "if [ \"$2\" = -arch ]; then\n"
-                         "  awk -v a=\"$3\" '/^Fatbin/ {keep = 0} /^arch = / {keep = ($3 == a)} keep' \"$data\"; exit 0\n"
-                         "fi\n"
-                         "cat \"$data\"\n";
+  std::ofstream(path)
+      << "#!/bin/sh\n"
+         "data='" MEMLAB_TEST_DATA_DIR
+         "/cuobjdump_sass_sm80_sm90.txt'\n"
+         "if [ \"$1\" = -lelf ]; then\n"
+         "  printf 'ELF file    1: lab.sm_80.cubin\\nELF file    2: lab.sm_90.cubin\\n'; exit 0\n"
+         "fi\n"
+         "if [ \"$2\" = -arch ]; then\n"
+         "  awk -v a=\"$3\" '/^Fatbin/ {keep = 0} /^arch = / {keep = ($3 == a)} keep' \"$data\"; exit 0\n"
+         "fi\n"
+         "cat \"$data\"\n";
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   return path.string();
 }

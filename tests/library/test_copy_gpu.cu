@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/buffer.hpp"
 #include "gpu_fixture.hpp"
+#include "harness/buffer.hpp"
 #include "harness/device.hpp"
+#include "harness/error.hpp"
 #include "harness/fill.hpp"
 #include "memlab/copy.cuh"
-#include "harness/error.hpp"
 
 namespace memlab {
 namespace {
@@ -112,9 +112,12 @@ TEST_F(copy_fixture, odd_sized_struct_edge_sizes) {
   copy_bench bench(edge_counts.back() * sizeof(rgb32), 16);
   for (std::size_t off : {0, 4, 12}) {
     for (std::size_t n : edge_counts) {
-      ASSERT_EQ(bench.run(n * sizeof(rgb32), off, 8, [&](std::byte* d, const std::byte* s, std::size_t) {
-        return memlab::copy(reinterpret_cast<rgb32*>(d), reinterpret_cast<const rgb32*>(s), n);
-      }), "") << n << " src+" << off;
+      ASSERT_EQ(bench.run(n * sizeof(rgb32), off, 8,
+                          [&](std::byte* d, const std::byte* s, std::size_t) {
+                            return memlab::copy(reinterpret_cast<rgb32*>(d), reinterpret_cast<const rgb32*>(s), n);
+                          }),
+                "")
+          << n << " src+" << off;
     }
   }
 }
@@ -134,9 +137,8 @@ TEST_F(copy_fixture, random_sweep_of_ten_thousand_cases) {
                               (k == 0 ? 0 : std::size_t{1} << (k - 1));
     const std::size_t so = offset(rng), doff = offset(rng);
     const std::size_t b = std::min(bytes, max_bytes);
-    const std::string diff = bench.run(b, so, doff, [](std::byte* d, const std::byte* s, std::size_t n) {
-      return memlab::copy_bytes(d, s, n);
-    });
+    const std::string diff = bench.run(
+        b, so, doff, [](std::byte* d, const std::byte* s, std::size_t n) { return memlab::copy_bytes(d, s, n); });
     ASSERT_EQ(diff, "") << "case " << i << ": bytes=" << b << " src+" << so << " dst+" << doff;
     realigned += (so - doff) % 16 != 0;
     ++cases;
@@ -148,12 +150,12 @@ TEST_F(copy_fixture, random_sweep_of_ten_thousand_cases) {
 TEST_F(copy_fixture, large_realigned_copy_crossing_many_ctas) {
   const std::size_t bytes = (std::size_t{1} << 28) + 13;  // 256 MiB: 2^16 CTAs
   copy_bench bench(bytes, 16);
-  ASSERT_EQ(bench.run(bytes, 2, 0, [](std::byte* d, const std::byte* s, std::size_t n) {
-    return memlab::copy_bytes(d, s, n);
-  }), "");
-  ASSERT_EQ(bench.run(bytes, 7, 7, [](std::byte* d, const std::byte* s, std::size_t n) {
-    return memlab::copy_bytes(d, s, n);
-  }), "");
+  ASSERT_EQ(bench.run(bytes, 2, 0,
+                      [](std::byte* d, const std::byte* s, std::size_t n) { return memlab::copy_bytes(d, s, n); }),
+            "");
+  ASSERT_EQ(bench.run(bytes, 7, 7,
+                      [](std::byte* d, const std::byte* s, std::size_t n) { return memlab::copy_bytes(d, s, n); }),
+            "");
 }
 
 // Plans for GPUs with fewer resident threads per SM (sm_75: 1024, a hypothetical 512) give 2 and
@@ -167,7 +169,8 @@ TEST_F(copy_fixture, two_and_four_vectors_per_thread_every_offset_pair) {
       for (std::size_t doff = 0; doff < 16; ++doff) {
         for (std::size_t bytes : {std::size_t{70001}, std::size_t{100000}, (std::size_t{1} << 22) - 3}) {
           const std::string diff = bench.run(bytes, so, doff, [&](std::byte* d, const std::byte* s, std::size_t n) {
-            const copy_plan p = plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s), n, facts);
+            const copy_plan p =
+                plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s), n, facts);
             EXPECT_EQ(p.vectors_per_thread, per_thread);
             return memlab::launch_copy(p, d, s);
           });
@@ -183,22 +186,24 @@ TEST_F(copy_fixture, two_and_four_vectors_per_thread_every_offset_pair) {
 // The checker itself: a copy that misses a byte, or writes one too many, must be reported.
 TEST_F(copy_fixture, checker_catches_a_short_and_a_long_copy) {
   copy_bench bench(4096, 16);
-  EXPECT_NE(bench.run(4096, 3, 5, [](std::byte* d, const std::byte* s, std::size_t n) {
-    return memlab::copy_bytes(d, s, n - 1);
-  }), "");
-  EXPECT_NE(bench.run(4095, 3, 5, [](std::byte* d, const std::byte* s, std::size_t n) {
-    return memlab::copy_bytes(d, s, n + 1);
-  }), "");
+  EXPECT_NE(bench.run(4096, 3, 5,
+                      [](std::byte* d, const std::byte* s, std::size_t n) { return memlab::copy_bytes(d, s, n - 1); }),
+            "");
+  EXPECT_NE(bench.run(4095, 3, 5,
+                      [](std::byte* d, const std::byte* s, std::size_t n) { return memlab::copy_bytes(d, s, n + 1); }),
+            "");
 }
 
 TEST_F(copy_fixture, stream_ordered_on_the_callers_stream) {
   cuda_stream stream;
   copy_bench bench(1 << 20, 16);
-  ASSERT_EQ(bench.run(1 << 20, 1, 0, [&](std::byte* d, const std::byte* s, std::size_t n) {
-    const cudaError_t e = memlab::copy_bytes(d, s, n, stream.get());
-    stream.synchronize();
-    return e;
-  }), "");
+  ASSERT_EQ(bench.run(1 << 20, 1, 0,
+                      [&](std::byte* d, const std::byte* s, std::size_t n) {
+                        const cudaError_t e = memlab::copy_bytes(d, s, n, stream.get());
+                        stream.synchronize();
+                        return e;
+                      }),
+            "");
 }
 
 // Errors come back as values, before any GPU work: these need no device.
@@ -208,8 +213,7 @@ TEST(copy_errors, bad_arguments_return_invalid_value) {
   EXPECT_EQ(memlab::copy_bytes(fake, nullptr, 16), cudaErrorInvalidValue);
   EXPECT_EQ(memlab::copy_bytes(fake, fake + 8, 16), cudaErrorInvalidValue) << "overlapping ranges";
   EXPECT_EQ(memlab::copy_bytes(fake + 8, fake, 16), cudaErrorInvalidValue) << "overlapping ranges";
-  EXPECT_EQ(memlab::copy(reinterpret_cast<double*>(fake), reinterpret_cast<const double*>(fake + 64),
-                         SIZE_MAX / 4),
+  EXPECT_EQ(memlab::copy(reinterpret_cast<double*>(fake), reinterpret_cast<const double*>(fake + 64), SIZE_MAX / 4),
             cudaErrorInvalidValue)
       << "count x sizeof(T) overflows";
   EXPECT_EQ(memlab::copy_bytes(nullptr, nullptr, 0), cudaSuccess) << "nothing to copy is not an error";

@@ -135,9 +135,9 @@ TEST(copy_plan, sm_100_takes_32_byte_accesses_where_both_pointers_allow) {
   int wide = 0, narrow = 0;
   for (std::uintptr_t d = 0; d < 32; ++d) {
     for (std::uintptr_t s = 0; s < 32; ++s) {
-      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{32}, std::size_t{63},
-                            std::size_t{64}, std::size_t{95}, std::size_t{100}, std::size_t{4097},
-                            (std::size_t{1} << 24) + 7}) {
+      for (std::size_t n :
+           {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{32}, std::size_t{63}, std::size_t{64},
+            std::size_t{95}, std::size_t{100}, std::size_t{4097}, (std::size_t{1} << 24) + 7}) {
         const std::uintptr_t dst = base + d, src = base + (1 << 20) + s;
         const copy_plan p = plan_copy(dst, src, n, b200);
         ASSERT_EQ(check(dst, src, n, p), "") << "dst+" << d << " src+" << s << " bytes " << n;

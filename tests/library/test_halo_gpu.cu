@@ -47,7 +47,7 @@ using halo_fixture = test::gpu_test<>;
 
 template <halo::path Path, int Bytes, int Rows, int RowChunks, int Threads>
 void check_load_rows() {
-  constexpr int rows_total = 2 * Rows + 1;  // more rows than the tile, so the order matters
+  constexpr int rows_total = 2 * Rows + 1;               // more rows than the tile, so the order matters
   constexpr std::size_t pitch = RowChunks * Bytes + 48;  // rows apart by more than their length
   device_buffer a(rows_total * pitch), b(rows_total * pitch), out(Rows * RowChunks * Bytes);
   const std::uint64_t seed_a = next_seed(), seed_b = next_seed();
@@ -56,10 +56,12 @@ void check_load_rows() {
   for (const int valid_rows : {0, 1, Rows - 1, Rows}) {
     for (const int valid_chunks : {0, 1, RowChunks - 1, RowChunks}) {
       SCOPED_TRACE("path " + std::to_string(int(Path)) + ", " + std::to_string(Bytes) + " B, rows " +
-                   std::to_string(valid_rows) + "/" + std::to_string(Rows) + ", chunks " + std::to_string(valid_chunks) +
-                   "/" + std::to_string(RowChunks) + ", " + std::to_string(Threads) + " threads");
-      load_rows_kernel<Path, Bytes, Rows, RowChunks, Threads><<<1, Threads>>>(
-          reinterpret_cast<std::uint32_t*>(out.data()), a.data(), b.data(), pitch, rows_total, valid_rows, valid_chunks);
+                   std::to_string(valid_rows) + "/" + std::to_string(Rows) + ", chunks " +
+                   std::to_string(valid_chunks) + "/" + std::to_string(RowChunks) + ", " + std::to_string(Threads) +
+                   " threads");
+      load_rows_kernel<Path, Bytes, Rows, RowChunks, Threads>
+          <<<1, Threads>>>(reinterpret_cast<std::uint32_t*>(out.data()), a.data(), b.data(), pitch, rows_total,
+                           valid_rows, valid_chunks);
       MEMLAB_CUDA_CHECK(cudaGetLastError());
       std::vector<std::uint8_t> got(out.size());
       MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), got.size(), cudaMemcpyDeviceToHost));
@@ -67,11 +69,12 @@ void check_load_rows() {
         for (int byte = 0; byte < RowChunks * Bytes; ++byte) {
           const std::size_t at = static_cast<std::size_t>(r) * RowChunks * Bytes + static_cast<std::size_t>(byte);
           const bool loaded = r < valid_rows && byte / Bytes < valid_chunks;
-          const std::uint64_t src = static_cast<std::uint64_t>((5 * r + 3) % rows_total) * pitch +
-                                    static_cast<std::uint64_t>(byte);
+          const std::uint64_t src =
+              static_cast<std::uint64_t>((5 * r + 3) % rows_total) * pitch + static_cast<std::uint64_t>(byte);
           const std::uint8_t want = loaded ? random_byte(r % 2 == 0 ? seed_a : seed_b, src)
                                            : static_cast<std::uint8_t>(sentinel >> (8 * (at % 4)));
-          ASSERT_EQ(got[at], want) << "row " << r << " byte " << byte << (loaded ? " (loaded)" : " (must be untouched)");
+          ASSERT_EQ(got[at], want) << "row " << r << " byte " << byte
+                                   << (loaded ? " (loaded)" : " (must be untouched)");
         }
       }
     }
@@ -109,14 +112,13 @@ TEST_F(halo_fixture, copy_if_moves_nothing_when_the_predicate_is_false) {
   const std::vector<std::uint32_t> values{1, 2, 3, 4, 5, 6, 7, 8};
   MEMLAB_CUDA_CHECK(cudaMemcpy(src.data(), values.data(), 32, cudaMemcpyHostToDevice));
   for (const bool pred : {false, true}) {
-    copy_if_kernel<<<1, 8>>>(reinterpret_cast<std::uint32_t*>(out.data()), reinterpret_cast<const std::uint32_t*>(src.data()),
-                             pred);
+    copy_if_kernel<<<1, 8>>>(reinterpret_cast<std::uint32_t*>(out.data()),
+                             reinterpret_cast<const std::uint32_t*>(src.data()), pred);
     MEMLAB_CUDA_CHECK(cudaGetLastError());
     std::vector<std::uint32_t> got(8);
     MEMLAB_CUDA_CHECK(cudaMemcpy(got.data(), out.data(), 32, cudaMemcpyDeviceToHost));
-    const std::vector<std::uint32_t> want =
-        pred ? std::vector<std::uint32_t>{1, 2, sentinel, sentinel, 5, 6, 7, 8}
-             : std::vector<std::uint32_t>(8, sentinel);
+    const std::vector<std::uint32_t> want = pred ? std::vector<std::uint32_t>{1, 2, sentinel, sentinel, 5, 6, 7, 8}
+                                                 : std::vector<std::uint32_t>(8, sentinel);
     EXPECT_EQ(got, want) << "pred " << pred;
   }
 }

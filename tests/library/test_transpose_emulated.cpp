@@ -27,9 +27,8 @@ constexpr copy_device h100{132, 2048, 9};
 
 template <int Es, bool In, bool Out>
 void run_tiles(const transpose_plan& p, const detail::transpose_args& a) {
-  emu::launch(static_cast<unsigned>(p.grid), static_cast<unsigned>(p.threads), [&] {
-    detail::transpose_tile_kernel<Es, In, Out>(a);
-  });
+  emu::launch(static_cast<unsigned>(p.grid), static_cast<unsigned>(p.threads),
+              [&] { detail::transpose_tile_kernel<Es, In, Out>(a); });
 }
 
 template <int Es>
@@ -66,8 +65,14 @@ std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uin
   emu::store_lo = d;
   emu::store_hi = d + bytes;
   std::memset(detail::tile, 0xab, sizeof detail::tile);  // stale data a gather must never store
-  const detail::transpose_args a{reinterpret_cast<std::byte*>(dst), reinterpret_cast<const std::byte*>(src), p.rows,
-                                 p.cols, p.tiles_r, p.tiles_c, p.tiles, bytes};
+  const detail::transpose_args a{reinterpret_cast<std::byte*>(dst),
+                                 reinterpret_cast<const std::byte*>(src),
+                                 p.rows,
+                                 p.cols,
+                                 p.tiles_r,
+                                 p.tiles_c,
+                                 p.tiles,
+                                 bytes};
   switch (es) {
     case 1: run_path<1>(p, a); break;
     case 2: run_path<2>(p, a); break;
@@ -84,7 +89,8 @@ std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uin
     }
     if (dst_buf[j] != want) {
       return "dst" + std::string(at < 0 ? "" : "+") + std::to_string(at) + " is " + std::to_string(dst_buf[j]) +
-             ", expected " + std::to_string(want) + (at < 0 || static_cast<std::uint64_t>(at) >= bytes ? " (outside)" : "");
+             ", expected " + std::to_string(want) +
+             (at < 0 || static_cast<std::uint64_t>(at) >= bytes ? " (outside)" : "");
     }
   }
   return "";
@@ -101,12 +107,13 @@ TEST(transpose_emulated, every_element_size_and_path) {
   int paths[7] = {};
   for (const unsigned es : {1u, 2u, 4u, 8u}) {
     const std::uint64_t e = 256 / es;  // a tile's rows
-    for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{e, e}, {e + 3, e / 2 + 1}, {5, 7},
-                                     {e / 2, e + 5}}) {
-      for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {1, 0}, {0, 3}, {8, 2}, {es, 16 - es}, {15, 9}}) {
+    for (const auto& [rows, cols] :
+         {std::pair<std::uint64_t, std::uint64_t>{e, e}, {e + 3, e / 2 + 1}, {5, 7}, {e / 2, e + 5}}) {
+      for (const auto& [so, doff] :
+           {std::pair<unsigned, unsigned>{0, 0}, {1, 0}, {0, 3}, {8, 2}, {es, 16 - es}, {15, 9}}) {
         transpose_path path{};
-        ASSERT_EQ(check(es, 1, rows, cols, so, doff, 0, &path), "") << name(es, 1, rows, cols, so, doff) << " ("
-                                                                     << to_string(path) << ")";
+        ASSERT_EQ(check(es, 1, rows, cols, so, doff, 0, &path), "")
+            << name(es, 1, rows, cols, so, doff) << " (" << to_string(path) << ")";
         ++paths[static_cast<int>(path)];
       }
     }

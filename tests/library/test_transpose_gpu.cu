@@ -6,8 +6,8 @@
 // the device: every byte of the output must be its source byte, every other byte of the allocation still
 // poison. Tests named small_* are the ones compute-sanitizer runs (tools/device_issue22.sh). Without a
 // GPU every test here reports SKIPPED; the error tests at the end need none.
-#include <algorithm>
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <cstdint>
 #include <map>
@@ -94,27 +94,28 @@ struct transpose_bench {
 
 const std::vector<std::size_t> elem_sizes{1, 2, 4, 8};
 // (src, dst) offsets in bytes: aligned, one side or both misaligned, by less than and by more than an element.
-const std::vector<std::pair<std::size_t, std::size_t>> offset_pairs{{0, 0}, {1, 0}, {0, 1}, {2, 8}, {8, 2},
-                                                                     {4, 12}, {3, 7}, {15, 15}};
+const std::vector<std::pair<std::size_t, std::size_t>> offset_pairs{{0, 0}, {1, 0},  {0, 1}, {2, 8},
+                                                                    {8, 2}, {4, 12}, {3, 7}, {15, 15}};
 
 std::string path_of(const shape& s, std::size_t es, std::size_t so, std::size_t doff) {
   const std::uintptr_t base = std::uintptr_t{1} << 40;  // cudaMalloc's are 256-byte aligned
-  return to_string(plan_transpose(base + doff, 2 * base + so, s.batch, s.rows, s.cols, es, copy_device{132, 2048, 9}).path);
+  return to_string(
+      plan_transpose(base + doff, 2 * base + so, s.batch, s.rows, s.cols, es, copy_device{132, 2048, 9}).path);
 }
 
 using transpose_library = test::gpu_test<>;
 
 TEST_F(transpose_library, small_edge_shapes_every_element_size_and_offsets) {
-  const std::vector<shape> shapes{{1, 0, 5},    {1, 5, 0},     {1, 1, 1},     {1, 1, 1000},  {1, 1000, 1},
-                                  {1, 2, 2},    {1, 3, 5},     {1, 17, 15},   {1, 16, 16},   {1, 33, 4097},
+  const std::vector<shape> shapes{{1, 0, 5},     {1, 5, 0},     {1, 1, 1},     {1, 1, 1000},  {1, 1000, 1},
+                                  {1, 2, 2},     {1, 3, 5},     {1, 17, 15},   {1, 16, 16},   {1, 33, 4097},
                                   {1, 4097, 33}, {1, 255, 257}, {1, 256, 240}, {1, 241, 239}, {1, 7, 300}};
   transpose_bench bench(4097 * 33 * 8);
   std::map<std::string, int> paths;
   for (const std::size_t es : elem_sizes) {
     for (const auto& s : shapes) {
       for (const auto& [so, doff] : offset_pairs) {
-        ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+" << doff
-                                                 << " (" << path_of(s, es, so, doff) << ")";
+        ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+"
+                                                  << doff << " (" << path_of(s, es, so, doff) << ")";
         ++paths[path_of(s, es, so, doff)];
       }
     }
@@ -125,13 +126,14 @@ TEST_F(transpose_library, small_edge_shapes_every_element_size_and_offsets) {
 }
 
 TEST_F(transpose_library, small_batches) {
-  const std::vector<shape> shapes{{3, 33, 65}, {1000, 3, 5}, {7, 257, 129}, {2, 64, 64}, {5, 1, 7}, {4, 7, 1}, {0, 9, 9}};
+  const std::vector<shape> shapes{{3, 33, 65}, {1000, 3, 5}, {7, 257, 129}, {2, 64, 64},
+                                  {5, 1, 7},   {4, 7, 1},    {0, 9, 9}};
   transpose_bench bench(7 * 257 * 129 * 8);
   for (const std::size_t es : elem_sizes) {
     for (const auto& s : shapes) {
       for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 3}, {0, 8}, {8, 0}}) {
         ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+"
-                                                 << doff << " (" << path_of(s, es, so, doff) << ")";
+                                                  << doff << " (" << path_of(s, es, so, doff) << ")";
       }
     }
   }
@@ -168,7 +170,7 @@ TEST_F(transpose_library, small_acceptance_alignment_classes) {
   for (const auto& [s, es] : cases) {
     for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 0}, {0, 2}, {8, 8}}) {
       ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+"
-                                               << doff << " (" << path_of(s, es, so, doff) << ")";
+                                                << doff << " (" << path_of(s, es, so, doff) << ")";
     }
   }
 }
@@ -181,7 +183,8 @@ TEST_F(transpose_library, acceptance_shapes) {
   };
   transpose_bench bench(std::size_t{16384} * 16384 * 4);
   for (const auto& [s, es] : cases) {
-    ASSERT_EQ(bench.run(s, es, 0, 0), "") << str(s) << " of " << es << "-byte elements (" << path_of(s, es, 0, 0) << ")";
+    ASSERT_EQ(bench.run(s, es, 0, 0), "")
+        << str(s) << " of " << es << "-byte elements (" << path_of(s, es, 0, 0) << ")";
   }
 }
 
@@ -192,13 +195,17 @@ TEST_F(transpose_library, small_ctas_loop_over_tiles_when_the_grid_is_capped) {
   for (const std::size_t es : elem_sizes) {
     for (const auto& [so, doff] : offset_pairs) {
       const shape s{3, 300, 290};
-      ASSERT_EQ(bench.run(s, es, so, doff, [&](std::byte* d, const std::byte* p) {
-        transpose_plan plan = plan_transpose(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(p),
-                                             s.batch, s.rows, s.cols, es, copy_device{132, 2048, 9});
-        EXPECT_GT(plan.tiles, 7u);
-        plan.grid = 7;
-        return launch_transpose(plan, d, p);
-      }), "") << es << "-byte elements, src+" << so << " dst+" << doff;
+      ASSERT_EQ(bench.run(s, es, so, doff,
+                          [&](std::byte* d, const std::byte* p) {
+                            transpose_plan plan =
+                                plan_transpose(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(p),
+                                               s.batch, s.rows, s.cols, es, copy_device{132, 2048, 9});
+                            EXPECT_GT(plan.tiles, 7u);
+                            plan.grid = 7;
+                            return launch_transpose(plan, d, p);
+                          }),
+                "")
+          << es << "-byte elements, src+" << so << " dst+" << doff;
     }
   }
 }
@@ -207,12 +214,14 @@ TEST_F(transpose_library, small_stream_ordered_on_the_callers_stream) {
   cuda_stream stream;
   transpose_bench bench(300 * 290 * 4);
   for (const auto& [so, doff] : offset_pairs) {
-    ASSERT_EQ(bench.run(shape{1, 300, 290}, 4, so, doff, [&](std::byte* d, const std::byte* p) {
-      const cudaError_t e = memlab::transpose(reinterpret_cast<float*>(d), reinterpret_cast<const float*>(p), 300, 290,
-                                              stream.get());
-      stream.synchronize();
-      return e;
-    }), "");
+    ASSERT_EQ(bench.run(shape{1, 300, 290}, 4, so, doff,
+                        [&](std::byte* d, const std::byte* p) {
+                          const cudaError_t e = memlab::transpose(
+                              reinterpret_cast<float*>(d), reinterpret_cast<const float*>(p), 300, 290, stream.get());
+                          stream.synchronize();
+                          return e;
+                        }),
+              "");
   }
 }
 
@@ -220,27 +229,39 @@ TEST_F(transpose_library, small_stream_ordered_on_the_callers_stream) {
 TEST_F(transpose_library, small_typed_entry_points) {
   transpose_bench bench(5 * 67 * 45 * 8);
   const shape one{1, 67, 45}, five{5, 67, 45};
-  EXPECT_EQ(bench.run(one, 1, 0, 0, [](std::byte* d, const std::byte* s) {
-    return memlab::transpose(reinterpret_cast<std::uint8_t*>(d), reinterpret_cast<const std::uint8_t*>(s), 67, 45);
-  }), "");
-  EXPECT_EQ(bench.run(five, 2, 0, 0, [](std::byte* d, const std::byte* s) {
-    return memlab::transpose_batched(reinterpret_cast<std::uint16_t*>(d), reinterpret_cast<const std::uint16_t*>(s), 5,
-                                     67, 45);
-  }), "");
-  EXPECT_EQ(bench.run(five, 8, 0, 0, [](std::byte* d, const std::byte* s) {
-    return memlab::transpose_batched(reinterpret_cast<double*>(d), reinterpret_cast<const double*>(s), 5, 67, 45);
-  }), "");
+  EXPECT_EQ(bench.run(one, 1, 0, 0,
+                      [](std::byte* d, const std::byte* s) {
+                        return memlab::transpose(reinterpret_cast<std::uint8_t*>(d),
+                                                 reinterpret_cast<const std::uint8_t*>(s), 67, 45);
+                      }),
+            "");
+  EXPECT_EQ(bench.run(five, 2, 0, 0,
+                      [](std::byte* d, const std::byte* s) {
+                        return memlab::transpose_batched(reinterpret_cast<std::uint16_t*>(d),
+                                                         reinterpret_cast<const std::uint16_t*>(s), 5, 67, 45);
+                      }),
+            "");
+  EXPECT_EQ(bench.run(five, 8, 0, 0,
+                      [](std::byte* d, const std::byte* s) {
+                        return memlab::transpose_batched(reinterpret_cast<double*>(d),
+                                                         reinterpret_cast<const double*>(s), 5, 67, 45);
+                      }),
+            "");
 }
 
 // The checker itself: a transpose of the wrong shape, or one that writes too much, must be reported.
 TEST_F(transpose_library, small_checker_catches_a_wrong_transpose) {
   transpose_bench bench(64 * 64 * 4);
-  EXPECT_NE(bench.run(shape{1, 64, 64}, 4, 0, 0, [](std::byte* d, const std::byte* s) {
-    return memlab::copy_bytes(d, s, 64 * 64 * 4);  // not transposed
-  }), "");
-  EXPECT_NE(bench.run(shape{1, 63, 64}, 4, 0, 0, [](std::byte* d, const std::byte* s) {
-    return memlab::transpose_bytes(d, s, 1, 64, 64, 4);  // one row too many
-  }), "");
+  EXPECT_NE(bench.run(shape{1, 64, 64}, 4, 0, 0,
+                      [](std::byte* d, const std::byte* s) {
+                        return memlab::copy_bytes(d, s, 64 * 64 * 4);  // not transposed
+                      }),
+            "");
+  EXPECT_NE(bench.run(shape{1, 63, 64}, 4, 0, 0,
+                      [](std::byte* d, const std::byte* s) {
+                        return memlab::transpose_bytes(d, s, 1, 64, 64, 4);  // one row too many
+                      }),
+            "");
 }
 
 // Errors come back as values, before any GPU work: these need no device.

@@ -40,7 +40,8 @@ TEST(transpose_plan, every_element_size_and_offset_pair) {
   for (const std::size_t es : {1u, 2u, 4u, 8u}) {
     for (std::uintptr_t so = 0; so < 16; ++so) {
       for (std::uintptr_t doff = 0; doff < 16; ++doff) {
-        for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{64, 64}, {64, 63}, {63, 64}, {33, 4097}}) {
+        for (const auto& [rows, cols] :
+             {std::pair<std::uint64_t, std::uint64_t>{64, 64}, {64, 63}, {63, 64}, {33, 4097}}) {
           SCOPED_TRACE(std::to_string(es) + "-byte, src+" + std::to_string(so) + " dst+" + std::to_string(doff) + " " +
                        std::to_string(rows) + " x " + std::to_string(cols));
           const bool in = so == 0 && cols * es % 16 == 0, out = doff == 0 && rows * es % 16 == 0;
@@ -67,7 +68,10 @@ TEST(transpose_plan, edges_none_copy_and_unsupported) {
       << "more than 2^62 bytes";
   // One row or one column: the same bytes in the same order, planned as memlab::copy plans them.
   for (const auto& [batch, rows, cols] : {std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>{1, 1, 1},
-                                          {1, 1, 1000}, {1, 1000, 1}, {7, 1, 33}, {7, 33, 1}}) {
+                                          {1, 1, 1000},
+                                          {1, 1000, 1},
+                                          {7, 1, 33},
+                                          {7, 33, 1}}) {
     const transpose_plan p = plan_transpose(base + 3, 2 * base + 1, batch, rows, cols, 2, h100);
     EXPECT_EQ(p.path, transpose_path::copy);
     const copy_plan c = plan_copy(base + 3, 2 * base + 1, batch * rows * cols * 2, h100);
@@ -84,8 +88,10 @@ TEST(transpose_plan, tiles_cover_the_batch_and_rows_are_256_bytes) {
       SCOPED_TRACE(std::to_string(es) + "-byte, src+" + std::to_string(so) + " " + to_string(p.path));
       EXPECT_EQ(p.tile_rows * static_cast<int>(es), 256) << "an output row of a tile: 256 bytes";
       EXPECT_EQ(p.tile_cols * static_cast<int>(es), so == 0 && 777 * es % 16 == 0 ? 256 : 240);
-      EXPECT_EQ(p.tiles_r, (1000 + static_cast<std::uint64_t>(p.tile_rows) - 1) / static_cast<std::uint64_t>(p.tile_rows));
-      EXPECT_EQ(p.tiles_c, (777 + static_cast<std::uint64_t>(p.tile_cols) - 1) / static_cast<std::uint64_t>(p.tile_cols));
+      EXPECT_EQ(p.tiles_r,
+                (1000 + static_cast<std::uint64_t>(p.tile_rows) - 1) / static_cast<std::uint64_t>(p.tile_rows));
+      EXPECT_EQ(p.tiles_c,
+                (777 + static_cast<std::uint64_t>(p.tile_cols) - 1) / static_cast<std::uint64_t>(p.tile_cols));
       EXPECT_EQ(p.tiles, 3 * p.tiles_r * p.tiles_c);
       EXPECT_EQ(p.grid, p.tiles);
       EXPECT_EQ(p.threads, 256);
@@ -133,7 +139,8 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
         if ((src + static_cast<std::uint64_t>(at)) % 16 != 0) return {"a 16-byte load not 16-byte aligned"};
         if (at < 0 || static_cast<std::uint64_t>(at) + 16 > bytes) {
           if (!in) return {"an aligned path load outside src"};
-          if (at + 16 <= 0 || (at >= 0 && static_cast<std::uint64_t>(at) >= bytes)) return {"a load wholly outside src"};
+          if (at + 16 <= 0 || (at >= 0 && static_cast<std::uint64_t>(at) >= bytes))
+            return {"a load wholly outside src"};
           ++res.clamped_loads;
         }
         loaded[q] = true;
@@ -154,8 +161,7 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
       const unsigned x = out ? static_cast<unsigned>((dst + seg) % 16) : 0;
       if (!out && (dst + seg) % 16 != 0) return {"an aligned path output row not 16-byte aligned"};
       for (unsigned pos = 0; pos <= (x != 0 ? 16u : 15u); ++pos) {
-        const chunk_bytes b = out ? transpose_chunk_bytes(pos, x, len)
-                                  : chunk_bytes{0, 16 * pos < len ? 16 : 0};
+        const chunk_bytes b = out ? transpose_chunk_bytes(pos, x, len) : chunk_bytes{0, 16 * pos < len ? 16 : 0};
         if (b.lo >= b.hi) continue;
         if (b.lo != 0 || b.hi != 16) ++res.narrow_stores;
         const std::uint64_t chunk = seg - x + 16 * pos;
@@ -170,7 +176,8 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
     }
   }
   for (std::uint64_t j = 0; j < bytes; ++j) {
-    if (written[j] != 1) return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
+    if (written[j] != 1)
+      return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
   }
   return res;
 }
@@ -179,8 +186,13 @@ TEST(transpose_plan, replay_every_byte_stored_once_every_load_inside_src) {
   int narrow = 0, clamped = 0, cases = 0;
   for (const unsigned es : {1u, 2u, 4u, 8u}) {
     for (const auto& [batch, rows, cols] : {std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>{1, 2, 2},
-                                            {1, 3, 5}, {1, 33, 97}, {1, 97, 33}, {2, 64, 64}, {3, 257, 131},
-                                            {1, 300, 290}, {2, 17, 600}}) {
+                                            {1, 3, 5},
+                                            {1, 33, 97},
+                                            {1, 97, 33},
+                                            {2, 64, 64},
+                                            {3, 257, 131},
+                                            {1, 300, 290},
+                                            {2, 17, 600}}) {
       for (std::uintptr_t so : {0u, 1u, 2u, 8u, 15u}) {
         for (std::uintptr_t doff : {0u, 1u, 4u, 8u, 13u}) {
           SCOPED_TRACE(std::to_string(es) + "-byte, " + std::to_string(batch) + " x " + std::to_string(rows) + " x " +

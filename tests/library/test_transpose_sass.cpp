@@ -21,7 +21,8 @@ struct library_sass : ::testing::Test {
   // arch -> every kernel of libmemlab, read once for the suite.
   static void SetUpTestSuite() {
     const inspect_report first = inspect_binary(MEMLAB_C_API_LIBRARY, {}, "", "", true);
-    for (const auto& arch : first.archs) reports.emplace(arch, inspect_binary(MEMLAB_C_API_LIBRARY, {}, "", arch, true));
+    for (const auto& arch : first.archs)
+      reports.emplace(arch, inspect_binary(MEMLAB_C_API_LIBRARY, {}, "", arch, true));
   }
   static inline std::map<std::string, inspect_report> reports;
 };

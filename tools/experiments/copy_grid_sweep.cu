@@ -85,15 +85,15 @@ int main() {
     time("one_vector t256", [&] { one_vector<<<(v + 255) / 256, 256>>>(d, s, v); });
     time("memcpy", [&] { CHECK(cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice)); });
     char name[64];
-#define SWEEP(KERNEL, U)                                                          \
-    for (int per_sm : {2, 4, 8}) {                                                \
-      if (per_sm * 256 > 2048) continue;                                          \
-      std::snprintf(name, sizeof name, "%s u%d %d/SM", #KERNEL, U, per_sm);       \
-      time(name, [&] { KERNEL<U><<<sms * per_sm, 256>>>(d, s, v); });             \
-    }
-    SWEEP(tile_stride, 1) SWEEP(tile_stride, 2) SWEEP(tile_stride, 4) SWEEP(tile_stride, 8)
-    SWEEP(thread_stride, 1) SWEEP(thread_stride, 2) SWEEP(thread_stride, 4) SWEEP(thread_stride, 8)
-    CHECK(cudaFree(s));
+#define SWEEP(KERNEL, U)                                                  \
+  for (int per_sm : {2, 4, 8}) {                                          \
+    if (per_sm * 256 > 2048) continue;                                    \
+    std::snprintf(name, sizeof name, "%s u%d %d/SM", #KERNEL, U, per_sm); \
+    time(name, [&] { KERNEL<U><<<sms * per_sm, 256>>>(d, s, v); });       \
+  }
+    SWEEP(tile_stride, 1)
+    SWEEP(tile_stride, 2) SWEEP(tile_stride, 4) SWEEP(tile_stride, 8) SWEEP(thread_stride, 1) SWEEP(thread_stride, 2)
+        SWEEP(thread_stride, 4) SWEEP(thread_stride, 8) CHECK(cudaFree(s));
     CHECK(cudaFree(d));
   }
   return 0;

@@ -3,8 +3,8 @@
 // Varies CTA size, load cache hints (.nc, L1::no_allocate, L2::evict_first) and streaming stores
 // (.cs), cold medians (L2 flushed before each launch), all in one run.
 //   nvcc -O3 -std=c++20 -arch=sm_90 tools/experiments/copy_hint_sweep.cu -o /tmp/hints && /tmp/hints
-#include <cub/device/device_transform.cuh>
 #include <cuda_runtime.h>
+#include <cub/device/device_transform.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -24,12 +24,14 @@ __device__ __forceinline__ uint4 load(const uint4* p) {
     v = *p;
   } else if constexpr (L == ld_nc_noalloc) {
     asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
   } else {
     std::uint64_t policy;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
     asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(policy));
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(policy));
   }
   return v;
 }
@@ -70,7 +72,8 @@ __global__ void __launch_bounds__(32) bulk_copy(std::byte* d, const std::byte* s
   asm volatile(
       "{\n .reg .pred p;\n wait:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n @!p bra wait;\n}" ::"r"(sbar)
       : "memory");
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(d + at), "r"(ssm), "r"(n) : "memory");
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(d + at), "r"(ssm), "r"(n)
+               : "memory");
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
   asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
@@ -153,18 +156,17 @@ int main() {
       K(512, ld_plain, st_plain);
       K(128, ld_plain, st_plain);
       K(64, ld_plain, st_plain);
-#define B(C)                                                                                              \
-  CHECK(cudaFuncSetAttribute(bulk_copy<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C));              \
-  time("bulk " #C, [&] {                                                                                  \
-    bulk_copy<C><<<(bytes + C - 1) / C, 32, C>>>(reinterpret_cast<std::byte*>(d),                          \
-                                                 reinterpret_cast<const std::byte*>(s), bytes);           \
+#define B(C)                                                                                    \
+  CHECK(cudaFuncSetAttribute(bulk_copy<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C));    \
+  time("bulk " #C, [&] {                                                                        \
+    bulk_copy<C><<<(bytes + C - 1) / C, 32, C>>>(reinterpret_cast<std::byte*>(d),               \
+                                                 reinterpret_cast<const std::byte*>(s), bytes); \
   })
       B(32768);
-#define H(T, C)                                                                                           \
-  CHECK(cudaFuncSetAttribute(bulk_load_stg<T, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C));       \
-  time("bulk_load_stg " #T " " #C, [&] {                                                                  \
-    bulk_load_stg<T, C><<<(bytes + C - 1) / C, T, C>>>(d, reinterpret_cast<const std::byte*>(s), bytes);  \
-  })
+#define H(T, C)                                                                                     \
+  CHECK(cudaFuncSetAttribute(bulk_load_stg<T, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, C)); \
+  time("bulk_load_stg " #T " " #C,                                                                  \
+       [&] { bulk_load_stg<T, C><<<(bytes + C - 1) / C, T, C>>>(d, reinterpret_cast<const std::byte*>(s), bytes); })
       H(128, 4096);
       H(256, 4096);
       H(256, 8192);
@@ -181,7 +183,8 @@ int main() {
       CHECK(cudaDeviceSynchronize());
       std::vector<unsigned char> h(1 << 20);
       CHECK(cudaMemcpy(h.data(), reinterpret_cast<std::byte*>(d) + bytes - h.size(), h.size(), cudaMemcpyDeviceToHost));
-      std::printf("2^%d bulk check: %s\n", k, std::all_of(h.begin(), h.end(), [](unsigned char c) { return c == 7; }) ? "ok" : "WRONG");
+      std::printf("2^%d bulk check: %s\n", k,
+                  std::all_of(h.begin(), h.end(), [](unsigned char c) { return c == 7; }) ? "ok" : "WRONG");
     }
     CHECK(cudaFree(s));
     CHECK(cudaFree(d));

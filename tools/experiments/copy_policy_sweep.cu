@@ -65,9 +65,9 @@ int main() {
         std::printf("2^%-4d %-9d %-12s %10.4f %10.1f %10.4f %10.1f\n", k, so, name, c, 2.0 * bytes / (c * 1e-3) / 1e9,
                     bt, 2.0 * bytes / (bt * 1e-3) / 1e9);
       };
-      const memlab::copy_plan plan = memlab::plan_copy(reinterpret_cast<std::uintptr_t>(d),
-                                                       reinterpret_cast<std::uintptr_t>(s + so), bytes,
-                                                       memlab::copy_device{sms, 2048});
+      const memlab::copy_plan plan =
+          memlab::plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s + so), bytes,
+                            memlab::copy_device{sms, 2048});
       char name[32];
       std::snprintf(name, sizeof name, "auto(u%d)", plan.vectors_per_thread);
       time(name, [&] { CHECK(memlab::copy_bytes(d, s + so, bytes)); });

@@ -31,8 +31,8 @@ struct identity {
 
 // Output vector i = bytes [16 i + shift, 16 i + shift + 16) of s; source vectors 0..vectors exist.
 template <int Words, int U>
-__global__ void __launch_bounds__(256) realign32(uint4* __restrict__ d, const uint4* __restrict__ s,
-                                                 std::size_t vectors, unsigned shift_bits) {
+__global__ void __launch_bounds__(256)
+    realign32(uint4* __restrict__ d, const uint4* __restrict__ s, std::size_t vectors, unsigned shift_bits) {
   const unsigned lane = threadIdx.x % 32;
   const std::size_t group0 = (std::size_t{blockIdx.x} * 8 + threadIdx.x / 32) * U;
   uint4 v[U + 1];
@@ -138,8 +138,10 @@ int main() {
         const auto* s = reinterpret_cast<const uint4*>(src);
         auto* d = reinterpret_cast<uint4*>(dst);
         t_r[k++] = cold([&] {
-          if (u == 2) realign32<0, 2><<<grid, 256>>>(d, s, vectors, 16);
-          else realign32<0, 4><<<grid, 256>>>(d, s, vectors, 16);
+          if (u == 2)
+            realign32<0, 2><<<grid, 256>>>(d, s, vectors, 16);
+          else
+            realign32<0, 4><<<grid, 256>>>(d, s, vectors, 16);
         });
         check(u == 2 ? "realign32_2" : "realign32_4", bytes);
       }

@@ -26,13 +26,13 @@
 #include "labs/matmul/kernels.cuh"
 
 #include "check.cuh"
-#define CHECK_BLAS(x)                                                  \
-  do {                                                                 \
-    cublasStatus_t s = (x);                                            \
-    if (s != CUBLAS_STATUS_SUCCESS) {                                  \
-      std::printf("%s:%d %s: %d\n", __FILE__, __LINE__, #x, int(s));   \
-      std::exit(1);                                                    \
-    }                                                                  \
+#define CHECK_BLAS(x)                                                \
+  do {                                                               \
+    cublasStatus_t s = (x);                                          \
+    if (s != CUBLAS_STATUS_SUCCESS) {                                \
+      std::printf("%s:%d %s: %d\n", __FILE__, __LINE__, #x, int(s)); \
+      std::exit(1);                                                  \
+    }                                                                \
   } while (0)
 
 using namespace memlab::labs::matmul;
@@ -69,7 +69,8 @@ double max_abs_diff(const gpu& g, int m, int n) {
   CHECK(cudaMemcpy(x.data(), g.c, 4 * x.size(), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(y.data(), g.ref, 4 * y.size(), cudaMemcpyDeviceToHost));
   double d = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) d = std::max(d, std::isfinite(x[i]) ? std::fabs(double(x[i]) - y[i]) : 1e30);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    d = std::max(d, std::isfinite(x[i]) ? std::fabs(double(x[i]) - y[i]) : 1e30);
   return d;
 }
 
@@ -86,9 +87,11 @@ void run_config(gpu& g, int m, int n, int k, int samples, double blas_ms) {
   const double ms = cold_median_ms(g, samples, [&] { kern<<<grid, w::threads>>>(g.c, g.a, g.b, m, n, k); });
   CHECK(cudaGetLastError());
   const double tflops = 2.0 * m * n * k / ms / 1e9;
-  std::printf("%5d %5d %3d %4d %4d %2d  thr %3d  %2dx%-2d regs %3d local %d ctas/sm %d  %8.3f ms %6.2f TFLOP/s %6.1f%% of cuBLAS  max|d| %.3g\n",
-              BM, BN, BK, WM, WN, Stages, w::threads, w::tm, w::tn, attr.numRegs, int(attr.localSizeBytes), per_sm, ms,
-              tflops, 100.0 * blas_ms / ms, max_abs_diff(g, m, n));
+  std::printf(
+      "%5d %5d %3d %4d %4d %2d  thr %3d  %2dx%-2d regs %3d local %d ctas/sm %d  %8.3f ms %6.2f TFLOP/s %6.1f%% of "
+      "cuBLAS  max|d| %.3g\n",
+      BM, BN, BK, WM, WN, Stages, w::threads, w::tm, w::tn, attr.numRegs, int(attr.localSizeBytes), per_sm, ms, tflops,
+      100.0 * blas_ms / ms, max_abs_diff(g, m, n));
 }
 
 // One warp: each lane reads 16 bytes at its pattern's offset, `reps` times (the offset moves by a

@@ -62,9 +62,9 @@ int main() {
     std::sort(ms.begin(), ms.end());
     std::printf("%-22s %8.4f ms %8.1f GB/s\n", name, ms[20], 2.0 * bytes / (ms[20] * 1e-3) / 1e9);
   };
-#define RUN(T, I)                                                                                                   \
-  time(#T " " #I " items", n * sizeof(T), [&] {                                                                    \
-    items_copy<T, I><<<(n + 256 * I - 1) / (256 * I), 256>>>(static_cast<T*>(d), static_cast<const T*>(s), n);      \
+#define RUN(T, I)                                                                                              \
+  time(#T " " #I " items", n * sizeof(T), [&] {                                                                \
+    items_copy<T, I><<<(n + 256 * I - 1) / (256 * I), 256>>>(static_cast<T*>(d), static_cast<const T*>(s), n); \
   })
   for (int rep = 0; rep < 2; ++rep) {
     RUN(float, 1);

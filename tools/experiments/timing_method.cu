@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   launch();
   CHECK(cudaStreamSynchronize(s));
 
-  if (!cold_only) std::printf("== per launch (us) by queue depth k: queued behind a blocking kernel | CUDA graph of k | unblocked\n");
+  if (!cold_only)
+    std::printf("== per launch (us) by queue depth k: queued behind a blocking kernel | CUDA graph of k | unblocked\n");
   for (int k : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}) {
     if (cold_only) break;
     std::vector<double> q, g, u;
@@ -132,7 +133,10 @@ int main(int argc, char** argv) {
         CHECK(cudaEventElapsedTime(&ms, a, b));
         t.push_back(ms * 1e3);
       }
-      std::printf("%-12s alloc %d: %.3f [%.3f, %.3f]\n", method == 0 ? "memset" : method == 1 ? "read-flush" : "no flush",
+      std::printf("%-12s alloc %d: %.3f [%.3f, %.3f]\n",
+                  method == 0   ? "memset"
+                  : method == 1 ? "read-flush"
+                                : "no flush",
                   alloc, median(t), quant(t, 0.25), quant(t, 0.75));
       CHECK(cudaFree(s2));
       CHECK(cudaFree(d2));

@@ -30,9 +30,10 @@ template <int Bytes>
 __device__ __forceinline__ void cp_async_ca(void* __restrict__ dst_shared, const void* __restrict__ src_global) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async.ca copies 4, 8 or 16 bytes");
 #if MEMLAB_HAS_CP_ASYNC
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst_shared))),
-               "l"(src_global), "n"(Bytes)
-               : "memory");
+  asm volatile(
+      "cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst_shared))),
+      "l"(src_global), "n"(Bytes)
+      : "memory");
 #else
   static_assert(Bytes != Bytes, "cp.async needs sm_80 or newer");
 #endif

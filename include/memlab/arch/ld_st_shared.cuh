@@ -46,10 +46,10 @@ __device__ __forceinline__ void st_shared_if(bool pred, void* dst_shared, vector
   static_assert(Bytes == 4 || Bytes == 16, "4- or 16-byte stores");
   const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
   if constexpr (Bytes == 4) {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p st.shared.b32 [%1], %2;\n}\n" ::"r"(
-                     static_cast<int>(pred)),
-                 "r"(dst), "r"(v)
-                 : "memory");
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p st.shared.b32 [%1], %2;\n}\n" ::"r"(static_cast<int>(pred)),
+        "r"(dst), "r"(v)
+        : "memory");
   } else {
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p st.shared.v4.b32 [%1], {%2, %3, %4, %5};\n}\n" ::"r"(
                      static_cast<int>(pred)),

@@ -221,9 +221,9 @@ __global__ void __launch_bounds__(tma_threads) tma_bulk_kernel(copy_args a) {
 //   cuTensorMapEncodeTiled); a tile is a box of tile / 256 rows, loaded with UTMALDG and stored
 //   back with UTMASTG. The last box may reach past the last row: TMA fills those rows with zeros
 //   on the way in (they still count as transaction bytes) and writes nothing of them on the way out.
-__global__ void __launch_bounds__(tma_threads) tma_tensor_kernel(const __grid_constant__ CUtensorMap src_map,
-                                                                  const __grid_constant__ CUtensorMap dst_map,
-                                                                  copy_args a) {
+__global__ void __launch_bounds__(tma_threads)
+    tma_tensor_kernel(const __grid_constant__ CUtensorMap src_map, const __grid_constant__ CUtensorMap dst_map,
+                      copy_args a) {
 #if MEMLAB_HAS_TMA
   __shared__ __align__(8) std::uint64_t bar;
   std::byte* tile = dynamic_smem() + a.smem_offset;
@@ -261,14 +261,27 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis src_offset_axis{"src_offset", "bytes added to the global source (a whole element); each path needs its alignment",
-                           axis_grammar::counts, "0", 0, 4096};
-const axis smem_offset_axis{"smem_offset", "bytes added to each CTA's shared tile; each path needs its alignment",
-                            axis_grammar::counts, "0", 0, 1024};
-const axis stages_axis{"stages", "shared-memory stages in flight per CTA (pipelined, divergent_commit; the others: 1)",
-                       axis_grammar::counts, "1,4", 1, max_stages};
-const axis tile_axis{"tile_bytes", "bytes per tile (per stage): a multiple of 16; tma_tensor: of 256, at most 64 KiB",
-                     axis_grammar::bytes, "4KiB", 16, 1u << 20};
+const axis src_offset_axis{"src_offset",
+                           "bytes added to the global source (a whole element); each path needs its alignment",
+                           axis_grammar::counts,
+                           "0",
+                           0,
+                           4096};
+const axis smem_offset_axis{
+    "smem_offset", "bytes added to each CTA's shared tile; each path needs its alignment", axis_grammar::counts, "0", 0,
+    1024};
+const axis stages_axis{"stages",
+                       "shared-memory stages in flight per CTA (pipelined, divergent_commit; the others: 1)",
+                       axis_grammar::counts,
+                       "1,4",
+                       1,
+                       max_stages};
+const axis tile_axis{"tile_bytes",
+                     "bytes per tile (per stage): a multiple of 16; tma_tensor: of 256, at most 64 KiB",
+                     axis_grammar::bytes,
+                     "4KiB",
+                     16,
+                     1u << 20};
 
 case_shape shape_of(const case_params& p) {
   return {size_of(p.type), p.n, p[src_offset_axis], p[smem_offset_axis], p[stages_axis], p[tile_axis]};
@@ -276,7 +289,11 @@ case_shape shape_of(const case_params& p) {
 
 copy_args args_of(const case_ctx& c) {
   const copy_geometry g = geometry(*c.v, c.p.n * size_of(c.p.type), c.p[tile_axis]);
-  return {c.ptr(dst_buffer), c.ptr(src_buffer, c.p[src_offset_axis]), g.payload, g.main, g.tile,
+  return {c.ptr(dst_buffer),
+          c.ptr(src_buffer, c.p[src_offset_axis]),
+          g.payload,
+          g.main,
+          g.tile,
           static_cast<std::uint32_t>(c.p[smem_offset_axis])};
 }
 
@@ -361,8 +378,8 @@ void launch_path(const case_ctx& c, cudaStream_t s) {
   if (t.path == tile_path::tma_tensor) {
     auto& maps = std::any_cast<const tensor_maps&>(c.state);
     void* args[] = {const_cast<CUtensorMap*>(&maps.src), const_cast<CUtensorMap*>(&maps.dst), &a};
-    MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel, grid_of(p.grid, "async"), dim3(static_cast<unsigned>(p.threads)), args,
-                                       smem, s));
+    MEMLAB_CUDA_CHECK(
+        cudaLaunchKernel(kernel, grid_of(p.grid, "async"), dim3(static_cast<unsigned>(p.threads)), args, smem, s));
     return;
   }
   void* args[] = {&a};
@@ -449,8 +466,9 @@ constexpr rung_traits tile_rung(tile_path path) {
 const lab& table() {
   static const lab async_lab{
       .name = "async",
-      .teaches = "the paths from global to shared memory: LDG+STS vs cp.async (.ca/.cg), commit/wait stages, TMA bulk "
-                 "and tensor copies, and what alignment costs each",
+      .teaches =
+          "the paths from global to shared memory: LDG+STS vs cp.async (.ca/.cg), commit/wait stages, TMA bulk "
+          "and tensor copies, and what alignment costs each",
       .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
       .default_dtype = dtype::f32,
       .default_sizes = "2^26",  // 256 MiB of f32: 5 x the H100's 50 MB L2
@@ -510,36 +528,51 @@ const lab& table() {
               }),
               with_kernels({
                   .name = "pipelined",
-                  .teaches = "ldgsts_cg16 through --stages shared buffers, one CTA per SM: commit per tile, wait_group<stages-1>",
+                  .teaches = "ldgsts_cg16 through --stages shared buffers, one CTA per SM: commit per tile, "
+                             "wait_group<stages-1>",
                   .launch = launch_path,
                   .needs = {.alignment = 16},
-                  .traits = rung_traits{.path = tile_path::cp_async, .access_bytes = 16, .pipelined = true, .kernel = &staged_kernel<pipelined_fn>},
+                  .traits = rung_traits{.path = tile_path::cp_async,
+                                        .access_bytes = 16,
+                                        .pipelined = true,
+                                        .kernel = &staged_kernel<pipelined_fn>},
               }),
               with_kernels({
                   .name = "divergent_commit",
-                  .teaches = "pipelined with its commit inside a divergent branch: the warp counts two groups per tile and "
-                             "over-waits",
+                  .teaches =
+                      "pipelined with its commit inside a divergent branch: the warp counts two groups per tile and "
+                      "over-waits",
                   .launch = launch_path,
                   .needs = {.alignment = 16},
-                  .traits = rung_traits{.path = tile_path::cp_async, .access_bytes = 16, .pipelined = true, .kernel = &staged_kernel<divergent_fn>},
+                  .traits = rung_traits{.path = tile_path::cp_async,
+                                        .access_bytes = 16,
+                                        .pipelined = true,
+                                        .kernel = &staged_kernel<divergent_fn>},
               }),
               with_kernels({
                   .name = "tma_bulk",
                   .teaches = "TMA (sm_90): one cp.async.bulk per tile (UBLKCP) on an mbarrier, and one bulk store back",
                   .launch = launch_path,
-                  .needs = {.alignment = 16, .min_cc = 90, .feature = "the Tensor Memory Accelerator (cp.async.bulk, UBLKCP/UTMALDG)"},
+                  .needs = {.alignment = 16,
+                            .min_cc = 90,
+                            .feature = "the Tensor Memory Accelerator (cp.async.bulk, UBLKCP/UTMALDG)"},
                   .traits = rung_traits{.path = tile_path::tma_bulk, .access_bytes = 16, .kernel = &tma_bulk_fn},
               }),
               with_kernels({
                   .name = "tma_tensor",
-                  .teaches = "TMA (sm_90): a 2D tensor map of 256-byte rows, a box per tile in (UTMALDG) and out (UTMASTG)",
+                  .teaches =
+                      "TMA (sm_90): a 2D tensor map of 256-byte rows, a box per tile in (UTMALDG) and out (UTMASTG)",
                   .launch = launch_path,
-                  .needs = {.alignment = 16, .min_cc = 90, .feature = "the Tensor Memory Accelerator (cp.async.bulk, UBLKCP/UTMALDG)", .shape = "tiles of whole 256-byte rows, at most 256 of them"},
+                  .needs = {.alignment = 16,
+                            .min_cc = 90,
+                            .feature = "the Tensor Memory Accelerator (cp.async.bulk, UBLKCP/UTMALDG)",
+                            .shape = "tiles of whole 256-byte rows, at most 256 of them"},
                   .traits = rung_traits{.path = tile_path::tma_tensor, .access_bytes = 16, .kernel = &tma_tensor_fn},
               }),
               {
                   .name = "cub",
-                  .teaches = "cub::DeviceTransform::Transform with an identity functor (Hopper: bulk copies into shared memory)",
+                  .teaches = "cub::DeviceTransform::Transform with an identity functor (Hopper: bulk copies into "
+                             "shared memory)",
                   .launch = launch_cub,
                   .kernels = {kernel_ref::with_type<identity_op>()},
                   .peer = true,

@@ -93,12 +93,15 @@ std::optional<std::string> case_rule(const variant& v, const case_shape& s) {
            std::to_string(s.smem_offset) + " B): " + alignment_reason(t);
   }
   if (s.tile == 0 || s.tile % 16 != 0) {
-    return "--tile-bytes " + std::to_string(s.tile) + " is not a positive multiple of 16 (every path moves 16-byte units)";
+    return "--tile-bytes " + std::to_string(s.tile) +
+           " is not a positive multiple of 16 (every path moves 16-byte units)";
   }
   if (t.path == tile_path::tma_tensor) {
     if (s.tile % tensor_row_bytes != 0 || s.tile / tensor_row_bytes > max_box_rows) {
-      return "tma_tensor's tile is a box of whole 256-byte rows, at most 256 of them: --tile-bytes must be a multiple of "
-             "256 up to 65536 (got " + std::to_string(s.tile) + ")";
+      return "tma_tensor's tile is a box of whole 256-byte rows, at most 256 of them: --tile-bytes must be a multiple "
+             "of "
+             "256 up to 65536 (got " +
+             std::to_string(s.tile) + ")";
     }
   }
   return std::nullopt;

@@ -9,10 +9,10 @@
 // Reading order: the CPU reference, the ladder's kernels (each adds one thing), memlab::copy's
 // kernels (include/memlab/copy.cuh), the peers, then plans, refusals and launchers, and the lab's
 // table at the end.
-#include <cub/device/device_transform.cuh>
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
 #include <thrust/system/cuda/execution_policy.h>
+#include <cub/device/device_transform.cuh>
 
 #include <cstdint>
 
@@ -98,8 +98,8 @@ __global__ void vec16_kernel(T* __restrict__ dst, const T* __restrict__ src, std
 // loads (seen in sm_90 SASS), and the thread then waited on one load at a time. The grid strides
 // over tiles; the one partial tile and the sub-vector tail are handled after the loop.
 template <class T, int Unroll>
-__global__ void __launch_bounds__(threads_per_cta) vec16_unroll_kernel(T* __restrict__ dst, const T* __restrict__ src,
-                                                                       std::uint64_t n) {
+__global__ void __launch_bounds__(threads_per_cta)
+    vec16_unroll_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
   using vec = vector_t<16>;
   constexpr std::uint64_t per_vec = 16 / sizeof(T);
   const std::uint64_t vectors = n / per_vec;
@@ -163,10 +163,11 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis src_offset_axis{"src_offset", "bytes added to the source pointer (misalignment); a whole element",
-                           axis_grammar::counts, "0", 0, 4096};
-const axis dst_offset_axis{"dst_offset", "bytes added to the destination pointer; a whole element",
-                           axis_grammar::counts, "0", 0, 4096};
+const axis src_offset_axis{
+    "src_offset", "bytes added to the source pointer (misalignment); a whole element", axis_grammar::counts, "0", 0,
+    4096};
+const axis dst_offset_axis{
+    "dst_offset", "bytes added to the destination pointer; a whole element", axis_grammar::counts, "0", 0, 4096};
 
 const auto* source(const case_ctx& c) { return c.ptr(src_buffer, c.p[src_offset_axis]); }
 auto* destination(const case_ctx& c) { return c.ptr(dst_buffer, c.p[dst_offset_axis]); }
@@ -175,23 +176,33 @@ auto* destination(const case_ctx& c) { return c.ptr(dst_buffer, c.p[dst_offset_a
 // for `memlab inspect`).
 struct scalar_rung {
   template <class T>
-  static auto kernel() { return &scalar_kernel<T>; }
+  static auto kernel() {
+    return &scalar_kernel<T>;
+  }
 };
 struct vec8_rung {
   template <class T>
-  static auto kernel() { return &vec8_kernel<T>; }
+  static auto kernel() {
+    return &vec8_kernel<T>;
+  }
 };
 struct vec16_rung {
   template <class T>
-  static auto kernel() { return &vec16_kernel<T>; }
+  static auto kernel() {
+    return &vec16_kernel<T>;
+  }
 };
 struct vec16_unroll_rung {
   template <class T>
-  static auto kernel() { return &vec16_unroll_kernel<T, unroll_vectors>; }
+  static auto kernel() {
+    return &vec16_unroll_kernel<T, unroll_vectors>;
+  }
 };
 struct vec32_rung {
   template <class T>
-  static auto kernel() { return &vec32_kernel<T>; }
+  static auto kernel() {
+    return &vec32_kernel<T>;
+  }
 };
 
 // The rung's kernel for the case's dtype on the planned grid: kernel(dst, src, n).
@@ -210,7 +221,8 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
 void launch_auto(const case_ctx& c, cudaStream_t s) {
   visit_dtype(c.p.type, [&](auto tag) {
     using T = decltype(tag);
-    MEMLAB_CUDA_CHECK(memlab::copy(reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n, s));
+    MEMLAB_CUDA_CHECK(
+        memlab::copy(reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n, s));
   });
 }
 
@@ -315,8 +327,7 @@ launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n,
       if (grid == 0 && n > 0) grid = 1;  // a tail and no whole vector
       return {threads_per_cta, unroll_vectors, 16, 0, grid};
     }
-    default:
-      return {};  // memlab::copy and the peers choose their own launch configuration
+    default: return {};  // memlab::copy and the peers choose their own launch configuration
   }
 }
 
@@ -325,7 +336,8 @@ launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n,
 const lab& table() {
   static const lab copy_lab{
       .name = "copy",
-      .teaches = "scalar vs vectorized global copies: access width, bytes in flight, any alignment, and the library peers",
+      .teaches =
+          "scalar vs vectorized global copies: access width, bytes in flight, any alignment, and the library peers",
       .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
       .default_dtype = dtype::f32,
       .default_sizes = "2^16..2^28:*4",
@@ -359,7 +371,8 @@ const lab& table() {
               },
               {
                   .name = "vec16_unroll",
-                  .teaches = "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
+                  .teaches =
+                      "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
                   .launch = launch_rung<vec16_unroll_rung>,
                   .kernels = kernels_of_every_dtype<vec16_unroll_rung>(),
                   .needs = {.alignment = 16},
@@ -367,16 +380,20 @@ const lab& table() {
               },
               {
                   .name = "vec32",
-                  .teaches = "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
+                  .teaches =
+                      "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
                   .launch = launch_rung<vec32_rung>,
                   .kernels = kernels_of_every_dtype<vec32_rung>(),
-                  .needs = {.alignment = 32, .min_cc = 100, .feature = "32-byte global loads and stores (LDG.E.ENL2.256)"},
+                  .needs = {.alignment = 32,
+                            .min_cc = 100,
+                            .feature = "32-byte global loads and stores (LDG.E.ENL2.256)"},
                   .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 32},
               },
               {
                   .name = "auto",
-                  .teaches = "memlab::copy: 16-byte loads and stores at any alignment (byte-wise head and tail, "
-                             "funnel-shift realignment when src and dst are misaligned to each other), one short-lived grid",
+                  .teaches =
+                      "memlab::copy: 16-byte loads and stores at any alignment (byte-wise head and tail, "
+                      "funnel-shift realignment when src and dst are misaligned to each other), one short-lived grid",
                   .launch = launch_auto,
                   .kernels = auto_kernels(),
                   .traits = rung_traits{.method = copy_method::library},

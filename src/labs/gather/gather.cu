@@ -55,9 +55,9 @@ struct sorted_order {};
 // load instruction carries 32 consecutive lookups across the warp. All index loads, then all
 // table loads, are issued before the first store. Full tiles unchecked, the last tile rolled.
 template <class T, class Order>
-__global__ void __launch_bounds__(threads_per_cta) gather_kernel(T* __restrict__ out, const T* __restrict__ table,
-                                                                 const std::uint32_t* __restrict__ idx,
-                                                                 std::uint64_t n) {
+__global__ void __launch_bounds__(threads_per_cta)
+    gather_kernel(T* __restrict__ out, const T* __restrict__ table, const std::uint32_t* __restrict__ idx,
+                  std::uint64_t n) {
   constexpr int items = lookups_per_thread;
   const std::uint64_t tile = std::uint64_t{blockDim.x} * items;
   const std::uint64_t first = blockIdx.x * tile + threadIdx.x;
@@ -177,7 +177,9 @@ std::uint64_t table_elements(const case_params& p) { return p[table_bytes_axis] 
 template <class Order>
 struct order_rung {
   template <class T>
-  static auto kernel() { return &gather_kernel<T, Order>; }
+  static auto kernel() {
+    return &gather_kernel<T, Order>;
+  }
 };
 
 template <class Order>
@@ -188,8 +190,8 @@ void launch_order(const case_ctx& c, cudaStream_t s) {
   const auto* idx = c.ptr<const std::uint32_t>(idx_buffer);
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    order_rung<Order>::template kernel<T>()<<<grid, block, 0, s>>>(c.ptr<T>(out_buffer), c.ptr<const T>(table_buffer), idx,
-                                                                 c.p.n);
+    order_rung<Order>::template kernel<T>()<<<grid, block, 0, s>>>(c.ptr<T>(out_buffer), c.ptr<const T>(table_buffer),
+                                                                   idx, c.p.n);
   };
   switch (c.p.type) {
     case dtype::f32: run(float{}); break;
@@ -258,7 +260,8 @@ std::string verify(const case_ctx& c) {
   const std::uint64_t n = c.p.n, elements = table_elements(c.p), seed = index_seed(n, elements);
   const std::size_t es = size_of(c.p.type);
   std::vector<std::uint32_t> idx(n);
-  if (n > 0) MEMLAB_CUDA_CHECK(cudaMemcpy(idx.data(), c.ptr(idx_buffer), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  if (n > 0)
+    MEMLAB_CUDA_CHECK(cudaMemcpy(idx.data(), c.ptr(idx_buffer), n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
   // The indices first: the order the variant claims, over exactly the multiset of the draw.
   if (c.v->traits_as<gather_rung>().order == index_order::random) {
     const auto bad = first_where(n, [&](std::uint64_t i) { return idx[i] != random_index(seed, i, elements); });
@@ -275,7 +278,8 @@ std::string verify(const case_ctx& c) {
     if (got != want) return "sorted idx is not the same multiset as the random draw";
   }
   const auto outside = first_where(n, [&](std::uint64_t i) { return idx[i] >= elements; });
-  if (outside < n) return "idx[" + std::to_string(outside) + "] = " + std::to_string(idx[outside]) + " is outside the table";
+  if (outside < n)
+    return "idx[" + std::to_string(outside) + "] = " + std::to_string(idx[outside]) + " is outside the table";
   const std::uint64_t table_seed = c.seeds[table_buffer];
   return check_bytes(
       c.buffers[out_buffer], 0, n * es, es, [&](std::uint64_t pos) { return reference_byte(table_seed, idx, es, pos); },

@@ -459,8 +459,7 @@ struct chase_state {
 
 // Puts the walkers back at their first nodes: the chase kernels move the cursor on at every launch.
 void rewind(const case_ctx& c, const chase_state& st) {
-  MEMLAB_CUDA_CHECK(
-      cudaMemcpy(c.ptr(starts_buffer), st.cursor.data(), 8 * st.cursor.size(), cudaMemcpyHostToDevice));
+  MEMLAB_CUDA_CHECK(cudaMemcpy(c.ptr(starts_buffer), st.cursor.data(), 8 * st.cursor.size(), cudaMemcpyHostToDevice));
 }
 struct stream_state {
   bandwidth_plan plan;
@@ -713,18 +712,10 @@ void launch_stream(const case_ctx& c, cudaStream_t s) {
         b.passes, stream_scalar, c.ptr<float>(partials_buffer));
   };
   switch (b.ilp) {
-    case 1:
-      args(stream_kernel<Op, Path, 1, All>);
-      break;
-    case 2:
-      args(stream_kernel<Op, Path, 2, All>);
-      break;
-    case 8:
-      args(stream_kernel<Op, Path, 8, All>);
-      break;
-    default:
-      args(stream_kernel<Op, Path, 4, All>);
-      break;
+    case 1: args(stream_kernel<Op, Path, 1, All>); break;
+    case 2: args(stream_kernel<Op, Path, 2, All>); break;
+    case 8: args(stream_kernel<Op, Path, 8, All>); break;
+    default: args(stream_kernel<Op, Path, 4, All>); break;
   }
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
@@ -744,18 +735,10 @@ void launch_smem_dot(const case_ctx& c, cudaStream_t s) {
         c.ptr<float>(partials_buffer));
   };
   switch (b.ilp) {
-    case 1:
-      args(smem_dot_kernel<1>);
-      break;
-    case 2:
-      args(smem_dot_kernel<2>);
-      break;
-    case 8:
-      args(smem_dot_kernel<8>);
-      break;
-    default:
-      args(smem_dot_kernel<4>);
-      break;
+    case 1: args(smem_dot_kernel<1>); break;
+    case 2: args(smem_dot_kernel<2>); break;
+    case 8: args(smem_dot_kernel<8>); break;
+    default: args(smem_dot_kernel<4>); break;
   }
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
@@ -801,9 +784,9 @@ std::string verify(const case_ctx& c) {
           // CTA g's share: the stream kernels' tiles g, g + grid, ... of 256 x ilp vectors (4 floats
           // each); smem_dot's one contiguous slice (what it copies into shared memory); all of it for
           // every_cta_reads_all.
-          const std::uint64_t tile = t.path == load_path::shared
-                                         ? b.slice * 4
-                                         : std::uint64_t{stream_threads} * static_cast<std::uint64_t>(c.p[ilp_axis]) * 4;
+          const std::uint64_t tile = t.path == load_path::shared ? b.slice * 4
+                                                                 : std::uint64_t{stream_threads} *
+                                                                       static_cast<std::uint64_t>(c.p[ilp_axis]) * 4;
           const std::uint64_t step = t.every_cta_reads_all ? n : t.path == load_path::shared ? n : b.grid * tile;
           for (std::uint64_t g = w; g < slices; g += workers) {
             double sum = 0;

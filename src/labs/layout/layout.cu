@@ -65,15 +65,15 @@ __device__ __forceinline__ void gather_field(T* __restrict__ out, const T* __res
 
 // Field f of point e at element 3 e + f: neighbouring lanes 3 elements (12 bytes for f32) apart.
 template <class T>
-__global__ void __launch_bounds__(threads_per_cta) aos_kernel(T* __restrict__ out, const T* __restrict__ points,
-                                                              std::uint64_t n, std::uint64_t field) {
+__global__ void __launch_bounds__(threads_per_cta)
+    aos_kernel(T* __restrict__ out, const T* __restrict__ points, std::uint64_t n, std::uint64_t field) {
   gather_field(out, points, n, [field](std::uint64_t e) { return 3 * e + field; });
 }
 
 // Field f of point e at element f n + e: neighbouring lanes adjacent.
 template <class T>
-__global__ void __launch_bounds__(threads_per_cta) soa_kernel(T* __restrict__ out, const T* __restrict__ fields,
-                                                              std::uint64_t n, std::uint64_t field) {
+__global__ void __launch_bounds__(threads_per_cta)
+    soa_kernel(T* __restrict__ out, const T* __restrict__ fields, std::uint64_t n, std::uint64_t field) {
   const T* __restrict__ f = fields + field * n;
   gather_field(out, f, n, [](std::uint64_t e) { return e; });
 }
@@ -99,9 +99,12 @@ struct bits_of<8> {
 // Element K (0 .. 3 V - 1) of the 48 bytes w[0..11] (32-bit words, little-endian).
 template <class T, int K>
 __device__ __forceinline__ typename bits_of<sizeof(T)>::type element(const unsigned (&w)[12]) {
-  if constexpr (sizeof(T) == 8) return w[2 * K] | static_cast<unsigned long long>(w[2 * K + 1]) << 32;
-  else if constexpr (sizeof(T) == 4) return w[K];
-  else return (w[K / 2] >> (16 * (K % 2))) & 0xffffu;
+  if constexpr (sizeof(T) == 8)
+    return w[2 * K] | static_cast<unsigned long long>(w[2 * K + 1]) << 32;
+  else if constexpr (sizeof(T) == 4)
+    return w[K];
+  else
+    return (w[K / 2] >> (16 * (K % 2))) & 0xffffu;
 }
 
 // Field `field` of point K of the V points in w: one of three elements, picked by selects. The field
@@ -134,8 +137,8 @@ __device__ __forceinline__ uint4 pick_fields(const unsigned (&w)[12], std::uint6
 // LDG.E.128), picks field f of each in registers, and stores the V results as one 16-byte vector.
 // Thread `main` (= n / V) copies the points past the last whole group one by one.
 template <class T>
-__global__ void __launch_bounds__(threads_per_cta) aos_vec_kernel(T* __restrict__ out, const T* __restrict__ points,
-                                                                  std::uint64_t n, std::uint64_t field) {
+__global__ void __launch_bounds__(threads_per_cta)
+    aos_vec_kernel(T* __restrict__ out, const T* __restrict__ points, std::uint64_t n, std::uint64_t field) {
   constexpr std::uint64_t per = 16 / sizeof(T);
   const std::uint64_t j = global_thread(), main = n / per;
   if (j < main) {
@@ -143,7 +146,8 @@ __global__ void __launch_bounds__(threads_per_cta) aos_vec_kernel(T* __restrict_
     const auto* src = reinterpret_cast<const uint4*>(points) + 3 * j;
     const uint4 a = arch::ld_global_v4(src), b = arch::ld_global_v4(src + 1), c = arch::ld_global_v4(src + 2);
     const unsigned w[12] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w};
-    reinterpret_cast<uint4*>(out)[j] = pick_fields<T>(w, field, std::make_integer_sequence<int, static_cast<int>(per)>{});
+    reinterpret_cast<uint4*>(out)[j] =
+        pick_fields<T>(w, field, std::make_integer_sequence<int, static_cast<int>(per)>{});
   } else if (j == main) {
 #pragma unroll 1
     for (std::uint64_t e = main * per; e < n; ++e) out[e] = points[3 * e + field];
@@ -156,21 +160,27 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
-const axis field_axis{"field", "which field of each point is read: 0 (x), 1 (y) or 2 (z)", axis_grammar::counts, "0",
-                      0, 2};
+const axis field_axis{"field", "which field of each point is read: 0 (x), 1 (y) or 2 (z)", axis_grammar::counts, "0", 0,
+                      2};
 
 struct aos_rung {
   template <class T>
-  static auto kernel() { return &aos_kernel<T>; }
+  static auto kernel() {
+    return &aos_kernel<T>;
+  }
 };
 struct soa_rung {
   template <class T>
-  static auto kernel() { return &soa_kernel<T>; }
+  static auto kernel() {
+    return &soa_kernel<T>;
+  }
 };
 
 struct aos_vec_rung {
   template <class T>
-  static auto kernel() { return &aos_vec_kernel<T>; }
+  static auto kernel() {
+    return &aos_vec_kernel<T>;
+  }
 };
 
 template <class F>
@@ -223,7 +233,8 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
   const auto per = [](std::uint64_t units, std::uint64_t requests) {
     return requests == 0 ? 0.0 : static_cast<double>(units) / static_cast<double>(requests);
   };
-  out.model = {{"ld_sectors", per(s.ld_per_request, s.ld_requests)}, {"st_sectors", per(s.st_per_request, s.st_requests)}};
+  out.model = {{"ld_sectors", per(s.ld_per_request, s.ld_requests)},
+               {"st_sectors", per(s.st_per_request, s.st_requests)}};
   out.buffers = {{"points", 3 * p.n * es, buffer_role::input}, {"out", p.n * es, buffer_role::output}};
   return out;
 }
@@ -243,8 +254,9 @@ std::string verify(const case_ctx& c) {
 const lab& table() {
   static const lab layout_lab{
       .name = "layout",
-      .teaches = "AoS vs SoA: one field of n three-field points, from a 3-element stride, from its own array, and "
-                 "from whole structures loaded 16 bytes at a time",
+      .teaches =
+          "AoS vs SoA: one field of n three-field points, from a 3-element stride, from its own array, and "
+          "from whole structures loaded 16 bytes at a time",
       .dtypes = {dtype::f16, dtype::f32, dtype::f64},
       .default_dtype = dtype::f32,
       // 2^26 f32 points: a 768 MiB array of structures (15x the H100's L2), 256 MiB of output.

@@ -38,8 +38,9 @@ sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::u
     // counts), soa elements f n + e; the stores out[e]. Requests of a warp cover disjoint points.
     for (std::uint64_t e0 = 0; e0 < n; e0 += warp_size) {
       const std::uint64_t k = std::min(warp_size, n - e0);
-      const std::uint64_t ld = r.layout == point_layout::aos ? span_sectors((3 * e0 + field) * es, (3 * (e0 + k - 1) + field + 1) * es)
-                                                    : span_sectors((field * n + e0) * es, (field * n + e0 + k) * es);
+      const std::uint64_t ld = r.layout == point_layout::aos
+                                   ? span_sectors((3 * e0 + field) * es, (3 * (e0 + k - 1) + field + 1) * es)
+                                   : span_sectors((field * n + e0) * es, (field * n + e0 + k) * es);
       const std::uint64_t st = span_sectors(e0 * es, (e0 + k) * es);
       c.ld_requests += 1;
       c.st_requests += 1;
@@ -57,7 +58,7 @@ sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::u
   const std::uint64_t per = vec_points(es), main = n / per, tail = n - main * per;
   const std::uint64_t threads = main + (tail > 0 ? 1 : 0);
   for (std::uint64_t w0 = 0; w0 < threads; w0 += warp_size) {
-    const std::uint64_t w1 = std::min(w0 + warp_size, main);  // vector threads of this warp: [w0, w1)
+    const std::uint64_t w1 = std::min(w0 + warp_size, main);   // vector threads of this warp: [w0, w1)
     std::uint64_t ld_lo = 0, ld_hi = 0, st_lo = 0, st_hi = 0;  // this warp's vector bytes
     if (w1 > w0) {
       for (std::uint64_t i = 0; i < 3; ++i) {

@@ -49,8 +49,8 @@ __global__ void fill_inputs_kernel(float* __restrict__ out, std::uint64_t count,
 // One output per thread, every operand from global memory: 2 loads per FMA. threadIdx.x runs
 // along n, so a warp's loads of B are one coalesced 128-byte row segment and its loads of A one
 // broadcast address; both mostly hit L1/L2, and the kernel is bound by load instructions, not DRAM.
-__global__ void __launch_bounds__(256) naive_kernel(float* __restrict__ C, const float* __restrict__ A,
-                                                    const float* __restrict__ B, int m, int n, int k) {
+__global__ void __launch_bounds__(256)
+    naive_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n, int k) {
   constexpr tiling t = tiling_of(variant_id::naive);  // (8, 32) outputs per CTA
   const int col = static_cast<int>(blockIdx.x) * t.tile_n + static_cast<int>(threadIdx.x);
   const int row = static_cast<int>(blockIdx.y) * t.tile_m + static_cast<int>(threadIdx.y);
@@ -69,8 +69,8 @@ __global__ void __launch_bounds__(256) naive_kernel(float* __restrict__ C, const
 __global__ void __launch_bounds__(1024) smem_tiled_kernel(float* __restrict__ C, const float* __restrict__ A,
                                                           const float* __restrict__ B, int m, int n, int k) {
   constexpr int T = tiling_of(variant_id::smem_tiled).tile_k;  // 32
-  __shared__ float As[T][T];  // (m, k) tile
-  __shared__ float Bs[T][T];  // (k, n) tile
+  __shared__ float As[T][T];                                   // (m, k) tile
+  __shared__ float Bs[T][T];                                   // (k, n) tile
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const int row = static_cast<int>(blockIdx.y) * T + ty, col = static_cast<int>(blockIdx.x) * T + tx;
   float acc = 0.f;
@@ -250,11 +250,11 @@ template <int BM, int BN, int BK, int WM, int WN, int Stages>
 struct warptile {
   static constexpr int warps_m = BM / WM, warps_n = BN / WN;
   static constexpr int threads = warps_m * warps_n * 32;
-  static constexpr int lanes_m = 4, lanes_n = 8;                // a warp's lanes over its tile
+  static constexpr int lanes_m = 4, lanes_n = 8;                                // a warp's lanes over its tile
   static constexpr int sub_m = WM / (lanes_m * 4), sub_n = WN / (lanes_n * 4);  // 4 x 4 blocks per thread
-  static constexpr int tm = sub_m * 4, tn = sub_n * 4;          // outputs per thread: tm x tn
-  static constexpr int lda = BM + 4;                            // transposed A rows, padded (see vectorized)
-  static constexpr int a_vecs = BM * BK / 4 / threads;          // float4 of A each thread stages per step
+  static constexpr int tm = sub_m * 4, tn = sub_n * 4;                          // outputs per thread: tm x tn
+  static constexpr int lda = BM + 4;                    // transposed A rows, padded (see vectorized)
+  static constexpr int a_vecs = BM * BK / 4 / threads;  // float4 of A each thread stages per step
   static constexpr int b_vecs = BK * BN / 4 / threads;
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 32 == 0, "warp tile: 4 x 8 lanes of 4 x 4");
   static_assert(BK % 4 == 0 && a_vecs * threads * 4 == BM * BK && b_vecs * threads * 4 == BK * BN,
@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(warptile<BM, BN, BK, WM, WN, Stages>::threads)
   __shared__ __align__(16) float Bs[Stages][BK * BN];   // (BK, BN)
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
   const int wm0 = (warp / w::warps_n) * WM, wn0 = (warp % w::warps_n) * WN;  // the warp's tile in the CTA's
-  const int lr = lane / w::lanes_n, lc = lane % w::lanes_n;                 // the lane in the 4 x 8 grid
+  const int lr = lane / w::lanes_n, lc = lane % w::lanes_n;                  // the lane in the 4 x 8 grid
   const int row0 = static_cast<int>(blockIdx.y) * BM, col0 = static_cast<int>(blockIdx.x) * BN;
 
   float4 ra[w::a_vecs], rb[w::b_vecs];  // the next step's tiles, between global and shared memory
@@ -339,7 +339,7 @@ __global__ void __launch_bounds__(warptile<BM, BN, BK, WM, WN, Stages>::threads)
       const int stage = s & 1;
       load_tiles((s + 1) * BK);  // in flight during the math below
       multiply_tiles(stage);
-      store_tiles(stage ^ 1);    // the buffer every thread finished reading last step
+      store_tiles(stage ^ 1);  // the buffer every thread finished reading last step
       __syncthreads();
     } else {
       multiply_tiles(0);

@@ -92,7 +92,6 @@ void reference_row(const float* A, const float* B, const gemm_shape& s, std::uin
 
 namespace {
 
-
 // One handle per case, created in setup (never per launch), destroyed with the case.
 class blas_handle {
  public:
@@ -120,8 +119,8 @@ constexpr std::uint64_t workspace_bytes = std::uint64_t{32} << 20;
 enum buffer_index { a_buffer, b_buffer, c_buffer, workspace_buffer };
 
 const axis m_axis{"m", "rows of A and C; 0 = the same as n (the size)", axis_grammar::counts, "0", 0, max_extent};
-const axis k_axis{"k", "the inner dimension: columns of A, rows of B; 0 = the same as n", axis_grammar::counts, "0",
-                  0, max_extent};
+const axis k_axis{
+    "k", "the inner dimension: columns of A, rows of B; 0 = the same as n", axis_grammar::counts, "0", 0, max_extent};
 
 gemm_shape shape_of(const case_params& p) { return resolve(p.n, p[m_axis], p[k_axis]); }
 
@@ -307,8 +306,8 @@ std::string verify(const case_ctx& c) {
       return "C[" + std::to_string(e.i) + "][" + std::to_string(e.j) + "] of " + shape_text(s) + " (m x n x k) is " +
              fixed_g(g) + (c_bytes[4 * (e.i * s.n + e.j)] == poison_byte && g == 0 ? " (never written?)" : "") +
              ", expected " + fixed_g(e.ref.value) + " within " + fixed_g(bound) + " (|error| " +
-             fixed_g(std::fabs(g - e.ref.value)) + "; " + (tf32 ? "TF32" : "f32") + " bound for k = " +
-             std::to_string(s.k) + ")";
+             fixed_g(std::fabs(g - e.ref.value)) + "; " + (tf32 ? "TF32" : "f32") +
+             " bound for k = " + std::to_string(s.k) + ")";
     }
   }
   return {};
@@ -326,8 +325,9 @@ const lab& table() {
   constexpr auto double_buffered = warptiled_of<variant_id::double_buffered>;
   static const lab matmul_lab{
       .name = "matmul",
-      .teaches = "reuse through tiling: C = A·B in f32 from one output per thread to a register-blocked, warptiled, "
-                 "double-buffered SIMT kernel, next to cuBLAS SGEMM (and TF32, labelled as such)",
+      .teaches =
+          "reuse through tiling: C = A·B in f32 from one output per thread to a register-blocked, warptiled, "
+          "double-buffered SIMT kernel, next to cuBLAS SGEMM (and TF32, labelled as such)",
       .dtypes = {dtype::f32},
       .default_dtype = dtype::f32,
       // 4096^3 and 4100^3: the second tiles no rung exactly (4100 = 32 x 128 + 4), and both fit the
@@ -340,7 +340,8 @@ const lab& table() {
           {
               {
                   .name = "naive",
-                  .teaches = "one output per thread, both operands from global memory (threads along n: B coalesced, A broadcast)",
+                  .teaches = "one output per thread, both operands from global memory (threads along n: B coalesced, A "
+                             "broadcast)",
                   .launch = launch_rung<&naive_kernel>,
                   .kernels = {kernel_ref::of(&naive_kernel)},
                   .needs = needs_of(variant_id::naive),
@@ -348,7 +349,8 @@ const lab& table() {
               },
               {
                   .name = "smem_tiled",
-                  .teaches = "32 x 32 tiles of A and B in shared memory, one output per thread: each loaded element serves 32 FMAs",
+                  .teaches = "32 x 32 tiles of A and B in shared memory, one output per thread: each loaded element "
+                             "serves 32 FMAs",
                   .launch = launch_rung<&smem_tiled_kernel>,
                   .kernels = {kernel_ref::of(&smem_tiled_kernel)},
                   .needs = needs_of(variant_id::smem_tiled),
@@ -364,7 +366,8 @@ const lab& table() {
               },
               {
                   .name = "blocktiled_2d",
-                  .teaches = "2D register blocking: an 8 x 8 block per thread, 64 FMAs per 16 shared loads, 128 x 128 CTA tiles",
+                  .teaches = "2D register blocking: an 8 x 8 block per thread, 64 FMAs per 16 shared loads, 128 x 128 "
+                             "CTA tiles",
                   .launch = launch_rung<&blocktiled_2d_kernel>,
                   .kernels = {kernel_ref::of(&blocktiled_2d_kernel)},
                   .needs = needs_of(variant_id::blocktiled_2d),
@@ -372,7 +375,8 @@ const lab& table() {
               },
               {
                   .name = "vectorized",
-                  .teaches = "16-byte global loads and stores, the A tile transposed in shared memory: LDS.128 for both operands",
+                  .teaches = "16-byte global loads and stores, the A tile transposed in shared memory: LDS.128 for "
+                             "both operands",
                   .launch = launch_rung<&vectorized_kernel>,
                   .kernels = {kernel_ref::of(&vectorized_kernel)},
                   .needs = needs_of(variant_id::vectorized),
@@ -380,7 +384,8 @@ const lab& table() {
               },
               {
                   .name = "warptiled",
-                  .teaches = "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4: conflict-free B fragments (4 wavefronts, "
+                  .teaches = "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4: conflict-free B fragments (4 "
+                             "wavefronts, "
                              "not 8)",
                   .launch = launch_rung<warptiled>,
                   .kernels = {kernel_ref::of(warptiled)},
@@ -389,7 +394,8 @@ const lab& table() {
               },
               {
                   .name = "double_buffered",
-                  .teaches = "two shared buffers and a register prefetch: the next step's loads hide behind this step's math",
+                  .teaches =
+                      "two shared buffers and a register prefetch: the next step's loads hide behind this step's math",
                   .launch = launch_rung<double_buffered>,
                   .kernels = {kernel_ref::of(double_buffered)},
                   .needs = needs_of(variant_id::double_buffered),
@@ -404,7 +410,8 @@ const lab& table() {
               },
               {
                   .name = "cublas_tf32",
-                  .teaches = "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor cores, NOT an f32 product (for scale)",
+                  .teaches =
+                      "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor cores, NOT an f32 product (for scale)",
                   .launch = launch_cublas<variant_id::cublas_tf32>,
                   .peer = true,
                   .traits = variant_id::cublas_tf32,

@@ -28,8 +28,8 @@ std::optional<std::string> shape_rule(variant_id v, const gemm_shape& s) {
              " (the largest extent the lab's grids and 32-bit indices are sized for)";
     }
   }
-  for (const auto& [name, e] : {std::pair{"A (m x k)", s.m * s.k}, std::pair{"B (k x n)", s.k * s.n},
-                                std::pair{"C (m x n)", s.m * s.n}}) {
+  for (const auto& [name, e] :
+       {std::pair{"A (m x k)", s.m * s.k}, std::pair{"B (k x n)", s.k * s.n}, std::pair{"C (m x n)", s.m * s.n}}) {
     if (e > max_matrix_elements) {
       return std::string(name) + " of " + shape_text(s) + " holds " + std::to_string(e) +
              " elements; the kernels index with 32-bit ints (at most 2^31 - 1)";
@@ -37,8 +37,10 @@ std::optional<std::string> shape_rule(variant_id v, const gemm_shape& s) {
   }
   const int vec = tiling_of(v).vec_bytes;
   if (vec == 16 && (s.n % 4 != 0 || s.k % 4 != 0)) {
-    return std::string("n and k must be multiples of 4 for 16-byte accesses (every row of A, B and C then starts "
-                       "16-byte aligned); ") + shape_text(s) + " (m x n x k) has n % 4 = " + std::to_string(s.n % 4) +
+    return std::string(
+               "n and k must be multiples of 4 for 16-byte accesses (every row of A, B and C then starts "
+               "16-byte aligned); ") +
+           shape_text(s) + " (m x n x k) has n % 4 = " + std::to_string(s.n % 4) +
            ", k % 4 = " + std::to_string(s.k % 4);
   }
   return std::nullopt;
@@ -48,8 +50,8 @@ launch_policy plan(variant_id v, const gemm_shape& s) {
   const tiling t = tiling_of(v);
   if (t.threads == 0) return {};  // the peers choose their own kernels
   const auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
-  const std::uint64_t ctas = ceil_div(s.m, static_cast<std::uint64_t>(t.tile_m)) *
-                             ceil_div(s.n, static_cast<std::uint64_t>(t.tile_n));
+  const std::uint64_t ctas =
+      ceil_div(s.m, static_cast<std::uint64_t>(t.tile_m)) * ceil_div(s.n, static_cast<std::uint64_t>(t.tile_n));
   return {t.threads, t.outputs, t.vec_bytes, t.stages, ctas};
 }
 

@@ -33,9 +33,9 @@ constexpr std::uint64_t fill_round = std::uint64_t{threads_per_cta} * 4;
 
 // Wavefronts of `active` lanes (from lane 0) accessing elements l*s + c of `width` bytes.
 int strided_wavefronts(std::uint64_t stride, int width, int active) {
-  const int group = 128 / width;                       // lanes served together
+  const int group = 128 / width;                                              // lanes served together
   const std::uint64_t residues = 32 / static_cast<std::uint64_t>(width / 4);  // element mod this -> banks
-  const std::uint64_t banks = residues / std::gcd(stride, residues);        // distinct bank sets per group
+  const std::uint64_t banks = residues / std::gcd(stride, residues);          // distinct bank sets per group
   int total = 0;
   for (int g0 = 0; g0 < lanes; g0 += group) {
     const int m = std::clamp(active - g0, 0, group);

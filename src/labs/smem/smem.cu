@@ -79,9 +79,9 @@ __device__ __forceinline__ std::uint32_t sum_words(const vector_t<Width>& v) {
 // Lane l stores to word l*stride of its warp's own region, 1024 times (the values in, in + 1, ...),
 // then reads the word back once and writes it out. stride 1: 32 banks, 1 wavefront per request;
 // stride 2: lanes l and l + 16 share a bank, 2 wavefronts; ... stride 32: one bank, 32.
-__global__ void __launch_bounds__(threads_per_cta) store_stride_kernel(std::uint32_t* __restrict__ out,
-                                                                     const std::uint32_t* __restrict__ in,
-                                                                     std::uint64_t n, std::uint32_t stride) {
+__global__ void __launch_bounds__(threads_per_cta)
+    store_stride_kernel(std::uint32_t* __restrict__ out, const std::uint32_t* __restrict__ in, std::uint64_t n,
+                        std::uint32_t stride) {
   const std::uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::uint32_t word =
       arch::shared_address(region()) + 4 * (warp * lanes * stride + lane * stride);  // this lane's word
@@ -110,7 +110,7 @@ template <int Width>
 struct strided_pattern {
   static constexpr int width = Width;
   static __device__ __forceinline__ std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane,
-                                                          std::uint32_t stride) {
+                                                            std::uint32_t stride) {
     return region + lane * stride * Width;
   }
   static __device__ __forceinline__ std::uint32_t at(std::uint32_t base, int c) {
@@ -157,9 +157,9 @@ constexpr int load_ctas_per_sm() {
 }
 
 template <class Pattern>
-__global__ void __launch_bounds__(threads_per_cta, load_ctas_per_sm()) load_kernel(std::uint32_t* __restrict__ out,
-                                                             const std::uint32_t* __restrict__ in, std::uint64_t n,
-                                                             std::uint32_t stride, std::uint32_t fill) {
+__global__ void __launch_bounds__(threads_per_cta, load_ctas_per_sm())
+    load_kernel(std::uint32_t* __restrict__ out, const std::uint32_t* __restrict__ in, std::uint64_t n,
+                std::uint32_t stride, std::uint32_t fill) {
   std::uint32_t* words = region();
   for (std::uint32_t i = threadIdx.x; i < fill; i += threads_per_cta) words[i] = in[i];
   __syncthreads();
@@ -184,9 +184,9 @@ __global__ void __launch_bounds__(threads_per_cta, load_ctas_per_sm()) load_kern
 // ---- the reference's copies: one element per thread ----------------------------------------------------
 //   global_strided_store: global -> shared at word t*stride -> global (the reference's copy_shmem).
 //   The thread reads back its own word; the barrier between is the reference's (BAR.SYNC in the SASS).
-__global__ void __launch_bounds__(threads_per_cta) global_strided_store_kernel(std::uint32_t* __restrict__ out,
-                                                                             const std::uint32_t* __restrict__ in,
-                                                                             std::uint64_t n, std::uint32_t stride) {
+__global__ void __launch_bounds__(threads_per_cta)
+    global_strided_store_kernel(std::uint32_t* __restrict__ out, const std::uint32_t* __restrict__ in, std::uint64_t n,
+                                std::uint32_t stride) {
   std::uint32_t* a = region();
   const std::uint64_t t = std::uint64_t{blockIdx.x} * threads_per_cta + threadIdx.x;
   const bool active = t < n;
@@ -198,9 +198,9 @@ __global__ void __launch_bounds__(threads_per_cta) global_strided_store_kernel(s
 
 //   smem_to_smem: the same, plus a copy into a second shared array. C++ cannot say "copy shared to
 //   shared": b[at] = a[at] compiles to an LDS into a register and an STS from it.
-__global__ void __launch_bounds__(threads_per_cta) smem_to_smem_kernel(std::uint32_t* __restrict__ out,
-                                                                     const std::uint32_t* __restrict__ in,
-                                                                     std::uint64_t n, std::uint32_t stride) {
+__global__ void __launch_bounds__(threads_per_cta)
+    smem_to_smem_kernel(std::uint32_t* __restrict__ out, const std::uint32_t* __restrict__ in, std::uint64_t n,
+                        std::uint32_t stride) {
   std::uint32_t* a = region();
   std::uint32_t* b = a + threads_per_cta * stride;
   const std::uint64_t t = std::uint64_t{blockIdx.x} * threads_per_cta + threadIdx.x;
@@ -219,8 +219,12 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
-const axis stride_axis{"stride", "distance between neighbouring lanes' accesses, in accesses of the rung's width (words for 4 B)",
-                       axis_grammar::counts, "1,2,4,8,16,32", 1, max_stride};
+const axis stride_axis{"stride",
+                       "distance between neighbouring lanes' accesses, in accesses of the rung's width (words for 4 B)",
+                       axis_grammar::counts,
+                       "1,2,4,8,16,32",
+                       1,
+                       max_stride};
 
 // The rung's one kernel, as the table names it: for cudaFuncSetAttribute and cudaLaunchKernel.
 const void* kernel_of(const variant& v) { return v.kernels.front().symbol; }
@@ -252,7 +256,8 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 // asks the occupancy calculator, which also counts shared memory, and re-plans.
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
   const auto& r = v.traits_as<smem_rung>();
-  const std::uint64_t per_sm = static_cast<std::uint64_t>(std::max(dev.max_threads_per_sm, threads_per_cta)) / threads_per_cta;
+  const std::uint64_t per_sm =
+      static_cast<std::uint64_t>(std::max(dev.max_threads_per_sm, threads_per_cta)) / threads_per_cta;
   case_plan out;
   fill_plan(out, r, p, grid_of_case(r, p.n, per_sm * static_cast<std::uint64_t>(std::max(dev.sm_count, 1))));
   out.working_set = 4 * (input_words(r, p) + p.n);
@@ -267,7 +272,8 @@ void setup(case_ctx& c) {
   MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, c.dev.smem_per_block_optin));
   if (!is_bank_bound(r)) return;
   int per_sm = 0;
-  MEMLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads_per_cta, static_cast<std::size_t>(smem)));
+  MEMLAB_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads_per_cta, static_cast<std::size_t>(smem)));
   if (per_sm < 1) throw std::runtime_error("smem: " + std::string(c.v->name) + " cannot run one CTA per SM");
   fill_plan(c.plan, r, c.p,
             grid_of_case(r, c.p.n, static_cast<std::uint64_t>(per_sm) * static_cast<std::uint64_t>(c.dev.sm_count)));
@@ -313,8 +319,9 @@ std::string verify(const case_ctx& c) {
 const lab& table() {
   static const lab smem_lab{
       .name = "smem",
-      .teaches = "shared memory's 32 banks: wavefronts per request, conflicts by stride, padding and XOR swizzles, "
-                 "8/16-byte accesses, and that shared -> shared goes through registers",
+      .teaches =
+          "shared memory's 32 banks: wavefronts per request, conflicts by stride, padding and XOR swizzles, "
+          "8/16-byte accesses, and that shared -> shared goes through registers",
       .dtypes = {dtype::f32},
       .default_dtype = dtype::f32,
       .default_sizes = "2^20",  // 2^20 lanes x 1024 accesses: 4 GiB of requests, ~0.15 ms at stride 1 on an H100
@@ -347,7 +354,8 @@ const lab& table() {
               },
               {
                   .name = "smem_swizzled",
-                  .teaches = "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address",
+                  .teaches =
+                      "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<swizzled_pattern>)},
                   .needs = {.shape = "--stride 32 (the 32 x 32 tile read by columns)"},
@@ -369,7 +377,8 @@ const lab& table() {
               },
               {
                   .name = "global_strided_store",
-                  .teaches = "the reference's copy_shmem: global -> shared at a stride -> global, one element per thread",
+                  .teaches =
+                      "the reference's copy_shmem: global -> shared at a stride -> global, one element per thread",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&global_strided_store_kernel)},
                   .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4, .copy_arrays = 1},

@@ -114,7 +114,9 @@ std::uint32_t load_sum(const smem_rung& r, std::uint64_t stride, int lane, Word&
   }
   return sum;
 }
-inline std::uint32_t stored_value(std::uint32_t input) { return input + static_cast<std::uint32_t>(accesses_per_thread - 1); }
+inline std::uint32_t stored_value(std::uint32_t input) {
+  return input + static_cast<std::uint32_t>(accesses_per_thread - 1);
+}
 
 const lab& table();
 

@@ -45,7 +45,8 @@ namespace memlab::labs::stencil {
 
 double reference_derivative(const host_field& f, const geometry& g, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
   const auto at = [&](std::int64_t yy) -> double {
-    if (yy < 0) return f.left[(z * g.side + static_cast<std::uint64_t>(static_cast<std::int64_t>(g.side) + yy)) * g.nx + x];
+    if (yy < 0)
+      return f.left[(z * g.side + static_cast<std::uint64_t>(static_cast<std::int64_t>(g.side) + yy)) * g.nx + x];
     const auto u = static_cast<std::uint64_t>(yy);
     if (u < g.ny) return f.center[(z * g.ny + u) * g.nx + x];
     return f.right[(z * g.side + u - g.ny) * g.nx + x];
@@ -97,9 +98,9 @@ constexpr int threads = threads_per_cta;
 namespace {
 
 constexpr int T1 = static_cast<int>(tile_1d.y);
-constexpr int P1 = T1 / threads;   // points per thread
-constexpr int H1 = 128 / 4;        // the tile's offset in the shared array, floats
-constexpr int S1 = H1 + T1 + R;    // floats of the shared array
+constexpr int P1 = T1 / threads;  // points per thread
+constexpr int H1 = 128 / 4;       // the tile's offset in the shared array, floats
+constexpr int S1 = H1 + T1 + R;   // floats of the shared array
 
 // The value of point g, the domain picked by branches.
 __device__ __forceinline__ float value_branching(const float* left4, const float* center, const float* right,
@@ -123,9 +124,9 @@ __device__ __forceinline__ void derivatives_1d(float* __restrict__ out, const fl
 
 // ldg: no staging. Each point's 8 neighbours are loaded from global memory (L1 serves the re-reads
 // of the CTA's own lines), each through branches that pick its domain.
-__global__ void __launch_bounds__(threads) d1_ldg_kernel(float* __restrict__ out, const float* __restrict__ left4,
-                                                         const float* __restrict__ center,
-                                                         const float* __restrict__ right, std::int64_t n) {
+__global__ void __launch_bounds__(threads)
+    d1_ldg_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
+                  const float* __restrict__ right, std::int64_t n) {
   const std::int64_t first = std::int64_t{blockIdx.x} * T1 + threadIdx.x;
 #pragma unroll
   for (int u = 0; u < P1; ++u) {
@@ -137,9 +138,9 @@ __global__ void __launch_bounds__(threads) d1_ldg_kernel(float* __restrict__ out
 // ldg_sts: the tile and its halo staged in shared memory through registers (LDG + STS). The tile's
 // points come from the center (or, past n, the right domain); the halo is loaded by the first and
 // last 4 threads, branches picking the domain: the textbook way.
-__global__ void __launch_bounds__(threads) d1_ldg_sts_kernel(float* __restrict__ out, const float* __restrict__ left4,
-                                                             const float* __restrict__ center,
-                                                             const float* __restrict__ right, std::int64_t n) {
+__global__ void __launch_bounds__(threads)
+    d1_ldg_sts_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
+                      const float* __restrict__ right, std::int64_t n) {
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
@@ -176,10 +177,9 @@ __global__ void __launch_bounds__(threads) d1_ldg_sts_kernel(float* __restrict__
 // predicated instructions (memlab::arch::ld_global_nc_if, st_shared_if: @p LDG, @p STS, never a branch);
 // the 8 halo points by threads 0..7. The loads in one loop, the stores after them: ptxas issues
 // them in batches (sm_90: 4 loads, 2 stores, 5 loads, ...), where ldg_sts waits for each load.
-__global__ void __launch_bounds__(threads) d1_ldg_no_branch_kernel(float* __restrict__ out,
-                                                                   const float* __restrict__ left4,
-                                                                   const float* __restrict__ center,
-                                                                   const float* __restrict__ right, std::int64_t n) {
+__global__ void __launch_bounds__(threads)
+    d1_ldg_no_branch_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
+                            const float* __restrict__ right, std::int64_t n) {
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
@@ -200,9 +200,9 @@ __global__ void __launch_bounds__(threads) d1_ldg_no_branch_kernel(float* __rest
 
 // ldgsts: ldg_sts through cp.async (LDGSTS, 4 bytes: .ca, the only 4-byte form): global -> shared
 // without a register round trip; the same branches.
-__global__ void __launch_bounds__(threads) d1_ldgsts_kernel(float* __restrict__ out, const float* __restrict__ left4,
-                                                            const float* __restrict__ center,
-                                                            const float* __restrict__ right, std::int64_t n) {
+__global__ void __launch_bounds__(threads)
+    d1_ldgsts_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
+                     const float* __restrict__ right, std::int64_t n) {
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
@@ -239,10 +239,9 @@ __global__ void __launch_bounds__(threads) d1_ldgsts_kernel(float* __restrict__ 
 
 // ldgsts_no_branch: cp.async with every address selected, one predicated copy per point
 // (memlab::arch::cp_async_if: @p LDGSTS).
-__global__ void __launch_bounds__(threads) d1_ldgsts_no_branch_kernel(float* __restrict__ out,
-                                                                      const float* __restrict__ left4,
-                                                                      const float* __restrict__ center,
-                                                                      const float* __restrict__ right, std::int64_t n) {
+__global__ void __launch_bounds__(threads)
+    d1_ldgsts_no_branch_kernel(float* __restrict__ out, const float* __restrict__ left4,
+                               const float* __restrict__ center, const float* __restrict__ right, std::int64_t n) {
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
@@ -268,10 +267,9 @@ __global__ void __launch_bounds__(threads) d1_ldgsts_no_branch_kernel(float* __r
 // chunks go two per thread, 128-byte aligned per warp in global and in shared memory; the two
 // halo chunks to threads 0 and 1. Then a thread computes 2 quads of consecutive points: 3 LDS.128
 // of the 12 points around a quad, one STG.128.
-__global__ void __launch_bounds__(threads) d1_ldgsts_vec16_kernel(float* __restrict__ out,
-                                                                  const float* __restrict__ left4,
-                                                                  const float* __restrict__ center,
-                                                                  const float* __restrict__ right, std::int64_t n) {
+__global__ void __launch_bounds__(threads)
+    d1_ldgsts_vec16_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
+                           const float* __restrict__ right, std::int64_t n) {
   constexpr int quads = T1 / 4 / threads;  // tile chunks per thread
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
@@ -412,7 +410,7 @@ __device__ __forceinline__ void derivatives_3d(const float* s, const volume& v, 
 // Four floats per access: thread t computes columns 4 (t % 16) .. + 3, rows 4 (t / 16) .. + 3 from
 // 12 staged rows (12 LDS.128, 4 STG.128). nx is a multiple of 4 (refused otherwise).
 __device__ __forceinline__ void derivatives_3d_vec16(const float* s, const volume& v, const tile_origin& o) {
-  constexpr int quads = TX / 4;                        // 16 per row
+  constexpr int quads = TX / 4;                            // 16 per row
   constexpr int rows_per_thread = TY / (threads / quads);  // 4
   const int q = static_cast<int>(threadIdx.x) % quads;
   const int r0 = static_cast<int>(threadIdx.x) / quads * rows_per_thread;
@@ -549,11 +547,17 @@ const axis xy_axis{"xy",
 const axis stages_axis{"stages",
                        "tile buffers of 3d_ldgsts_overlap's pipeline (tiles in flight per CTA + 1); the other rungs "
                        "stage one tile and refuse any value but the default",
-                       axis_grammar::counts, "2", min_overlap_stages, max_overlap_stages};
+                       axis_grammar::counts,
+                       "2",
+                       min_overlap_stages,
+                       max_overlap_stages};
 const axis side_axis{"side",
                      "points (1D) or planes (3D) of the left and right domains along y, >= 4: the stencil reads the 4 "
                      "nearest the center",
-                     axis_grammar::counts, "4", radius, std::uint64_t{1} << 20};
+                     axis_grammar::counts,
+                     "4",
+                     radius,
+                     std::uint64_t{1} << 20};
 
 geometry geometry_of_case(const variant& v, const case_params& p) {
   const axis_value& xy = p.shape(xy_axis);
@@ -634,7 +638,7 @@ void setup(case_ctx& c) {
     if (count == 0) continue;
     const std::uint64_t blocks = std::min<std::uint64_t>((count + threads - 1) / threads, 65536);
     fill_inputs_kernel<<<grid_of(blocks, "stencil"), threads>>>(c.ptr<float>(static_cast<std::size_t>(b)), count,
-                                                              next_seed());
+                                                                next_seed());
     MEMLAB_CUDA_CHECK_LAUNCH();
   }
   MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -651,8 +655,9 @@ const float* to_host(std::vector<float>& keep, const device_buffer& b, std::uint
 
 // Where a point is, for a message: its coordinates and how close it is to a domain edge.
 std::string describe_point(const geometry& g, std::uint64_t x, std::uint64_t y, std::uint64_t z) {
-  std::string s = g.dims == 1 ? "point " + std::to_string(y) :
-                                "point (x " + std::to_string(x) + ", y " + std::to_string(y) + ", z " + std::to_string(z) + ")";
+  std::string s = g.dims == 1
+                      ? "point " + std::to_string(y)
+                      : "point (x " + std::to_string(x) + ", y " + std::to_string(y) + ", z " + std::to_string(z) + ")";
   if (y < radius) s += ", " + std::to_string(y + 1) + " from the left domain";
   if (g.ny - y <= radius) s += ", " + std::to_string(g.ny - y) + " from the right domain";
   return s;
@@ -771,8 +776,9 @@ const lab& table() {
   using id = variant_id;
   static const lab stencil_lab{
       .name = "stencil",
-      .teaches = "an 8th-order first derivative across stitched domains, 1D and along y of a 3D volume: halo "
-                 "loads with branches vs selects, LDG vs LDGSTS, 4 vs 16 bytes, overlapping the next tile's load",
+      .teaches =
+          "an 8th-order first derivative across stitched domains, 1D and along y of a 3D volume: halo "
+          "loads with branches vs selects, LDG vs LDGSTS, 4 vs 16 bytes, overlapping the next tile's load",
       .dtypes = {dtype::f32},
       .default_dtype = dtype::f32,
       .default_sizes = "2^27",  // 512 MiB of center: > 8 x the H100's 50 MB L2, in and out
@@ -838,7 +844,8 @@ const lab& table() {
               },
               {
                   .name = "3d_ldg",
-                  .teaches = "64 x 72 tile staged through registers (LDG + STS, 4 B), a branch per row picks its domain",
+                  .teaches =
+                      "64 x 72 tile staged through registers (LDG + STS, 4 B), a branch per row picks its domain",
                   .launch = launch_3d<d3_ldg_kernel>,
                   .kernels = one_kernel(&d3_ldg_kernel),
                   .traits = id::d3_ldg,
@@ -880,7 +887,9 @@ const lab& table() {
                   .teaches = "vec16 on a persistent grid with --stages tile buffers: the next tiles' cp.async "
                              "in flight while this one is computed and stored",
                   .launch = launch_overlap,
-                  .kernels = {kernel_ref::of(&d3_ldgsts_overlap_kernel<2>), kernel_ref::of(&d3_ldgsts_overlap_kernel<3>), kernel_ref::of(&d3_ldgsts_overlap_kernel<4>)},
+                  .kernels = {kernel_ref::of(&d3_ldgsts_overlap_kernel<2>),
+                              kernel_ref::of(&d3_ldgsts_overlap_kernel<3>),
+                              kernel_ref::of(&d3_ldgsts_overlap_kernel<4>)},
                   .needs = cp_async_needs,
                   .traits = id::d3_ldgsts_overlap,
               },

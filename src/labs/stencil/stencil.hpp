@@ -80,7 +80,7 @@ struct geometry {
   std::uint64_t nx = 1, ny = 0, nz = 1;  // the center; 1D: nx = nz = 1, ny = n
   std::uint64_t side = radius;           // planes (points) of each side domain along y
 
-  [[nodiscard]] std::uint64_t points() const { return nx * ny * nz; }        // of the center = outputs
+  [[nodiscard]] std::uint64_t points() const { return nx * ny * nz; }         // of the center = outputs
   [[nodiscard]] std::uint64_t side_points() const { return nx * side * nz; }  // of each side domain
 };
 
@@ -155,8 +155,12 @@ MEMLAB_HOST_DEVICE inline line_1d line_of(const float* left4, const float* cente
     return reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(4 * (base - first));
   };
   const std::int64_t rest = n - base, cap = tile + radius;
-  return {at(left4, -radius), at(center, 0), at(right, n), base == 0 ? 0 : -radius,
-          static_cast<int>(rest < cap ? rest : cap), static_cast<int>(rest + radius < cap ? rest + radius : cap)};
+  return {at(left4, -radius),
+          at(center, 0),
+          at(right, n),
+          base == 0 ? 0 : -radius,
+          static_cast<int>(rest < cap ? rest : cap),
+          static_cast<int>(rest + radius < cap ? rest + radius : cap)};
 }
 
 // The rows of one 3D tile without a branch: each domain's array as if it held row y = 0 of plane z

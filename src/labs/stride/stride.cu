@@ -93,20 +93,20 @@ __device__ __forceinline__ uint4 shfl_down(const uint4& v) {
 }  // namespace
 
 template <class T>
-__global__ void __launch_bounds__(threads_per_cta) strided_kernel(T* __restrict__ dst, const T* __restrict__ src,
-                                                                  std::uint64_t n, std::uint64_t stride) {
+__global__ void __launch_bounds__(threads_per_cta)
+    strided_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n, std::uint64_t stride) {
   strided_copy<T, 0, 1>(dst, src, n, stride);
 }
 
 template <class T>
-__global__ void __launch_bounds__(threads_per_cta) strided_write_kernel(T* __restrict__ dst, const T* __restrict__ src,
-                                                                        std::uint64_t n, std::uint64_t stride) {
+__global__ void __launch_bounds__(threads_per_cta)
+    strided_write_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n, std::uint64_t stride) {
   strided_copy<T, 1, 0>(dst, src, n, stride);
 }
 
 template <class T>
-__global__ void __launch_bounds__(threads_per_cta) strided_rw_kernel(T* __restrict__ dst, const T* __restrict__ src,
-                                                                     std::uint64_t n, std::uint64_t stride) {
+__global__ void __launch_bounds__(threads_per_cta)
+    strided_rw_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n, std::uint64_t stride) {
   strided_copy<T, 0, 0>(dst, src, n, stride);
 }
 
@@ -118,8 +118,8 @@ __global__ void __launch_bounds__(threads_per_cta) strided_rw_kernel(T* __restri
 // past the last vector (`main`) copies the rest element by element. m is the same for the whole
 // grid, so every branch around the shuffle is uniform and all 32 lanes reach it.
 template <class T>
-__global__ void __launch_bounds__(threads_per_cta) vec16_kernel(T* __restrict__ dst, const T* __restrict__ src,
-                                                                std::uint64_t n) {
+__global__ void __launch_bounds__(threads_per_cta)
+    vec16_kernel(T* __restrict__ dst, const T* __restrict__ src, std::uint64_t n) {
   const std::uint64_t j = global_thread();
   const unsigned lane = threadIdx.x % 32;
   const auto address = reinterpret_cast<std::uintptr_t>(src);
@@ -152,27 +152,40 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis stride_axis{"stride", "elements between the accesses of neighbouring threads", axis_grammar::counts,
-                       "1,2,3,4,6,8,12,16,24,32", 1, 1u << 20};
-const axis src_offset_axis{"src_offset", "bytes added to the source pointer (misalignment); a whole element",
-                           axis_grammar::counts, "0", 0, 4096};
+const axis stride_axis{"stride",
+                       "elements between the accesses of neighbouring threads",
+                       axis_grammar::counts,
+                       "1,2,3,4,6,8,12,16,24,32",
+                       1,
+                       1u << 20};
+const axis src_offset_axis{
+    "src_offset", "bytes added to the source pointer (misalignment); a whole element", axis_grammar::counts, "0", 0,
+    4096};
 
 // A rung: its kernel for each element type, named once for launch and for `memlab inspect`.
 struct strided_rung {
   template <class T>
-  static auto kernel() { return &strided_kernel<T>; }
+  static auto kernel() {
+    return &strided_kernel<T>;
+  }
 };
 struct strided_write_rung {
   template <class T>
-  static auto kernel() { return &strided_write_kernel<T>; }
+  static auto kernel() {
+    return &strided_write_kernel<T>;
+  }
 };
 struct strided_rw_rung {
   template <class T>
-  static auto kernel() { return &strided_rw_kernel<T>; }
+  static auto kernel() {
+    return &strided_rw_kernel<T>;
+  }
 };
 struct vec16_rung {
   template <class T>
-  static auto kernel() { return &vec16_kernel<T>; }
+  static auto kernel() {
+    return &vec16_kernel<T>;
+  }
 };
 
 // kernel(dst, src, n, stride) for the strided rungs; vec16 takes no stride.
@@ -251,8 +264,9 @@ std::string verify(const case_ctx& c) {
 const lab& table() {
   static const lab stride_lab{
       .name = "stride",
-      .teaches = "coalescing: useful vs sector bandwidth as neighbouring threads' addresses move apart, and the cost "
-                 "of a misaligned start",
+      .teaches =
+          "coalescing: useful vs sector bandwidth as neighbouring threads' addresses move apart, and the cost "
+          "of a misaligned start",
       .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
       .default_dtype = dtype::f32,
       // 2^26 f32 is 256 MiB of useful reads (5x the H100's L2); at stride 32 the source spans 8 GiB.

@@ -150,19 +150,27 @@ struct atom_128_fn {
 // The tutorial: local_partition (8, 32), dynamic layouts, four copy policies.
 struct cute_universal {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { partitioned_copy(g, s, rows, cols, universal_fn<T>{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    partitioned_copy(g, s, rows, cols, universal_fn<T>{});
+  }
 };
 struct cute_autovec64 {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { partitioned_copy(g, s, rows, cols, autovec_fn<64>{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    partitioned_copy(g, s, rows, cols, autovec_fn<64>{});
+  }
 };
 struct cute_autovec128 {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { partitioned_copy(g, s, rows, cols, autovec_fn<128>{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    partitioned_copy(g, s, rows, cols, autovec_fn<128>{});
+  }
 };
 struct cute_default {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { partitioned_copy(g, s, rows, cols, default_fn{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    partitioned_copy(g, s, rows, cols, default_fn{});
+  }
 };
 
 // The same partition on static layouts (compile-time tile shapes).
@@ -191,11 +199,15 @@ struct cute_default_static {
 // The contiguous partition (make_tiled_copy), dynamic layouts unless *_static, one copy policy each.
 struct cute_tiled_universal {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { tiled_copy(g, s, rows, cols, atom_universal_fn<T>{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    tiled_copy(g, s, rows, cols, atom_universal_fn<T>{});
+  }
 };
 struct cute_tiled_default {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { tiled_copy(g, s, rows, cols, default_fn{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    tiled_copy(g, s, rows, cols, default_fn{});
+  }
 };
 template <int R, int C>
 struct cute_tiled_default_static {
@@ -206,18 +218,23 @@ struct cute_tiled_default_static {
 };
 struct cute_tiled_autovec128 {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { tiled_copy(g, s, rows, cols, autovec_fn<128>{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    tiled_copy(g, s, rows, cols, autovec_fn<128>{});
+  }
 };
 struct cute_tiled128 {
   template <class T>
-  static __device__ void load(const T* g, T* s, int rows, int cols) { tiled_copy(g, s, rows, cols, atom_128_fn<T>{}); }
+  static __device__ void load(const T* g, T* s, int rows, int cols) {
+    tiled_copy(g, s, rows, cols, atom_128_fn<T>{});
+  }
 };
 
 // memlab's movers: the tile is one contiguous byte range in global and in shared memory.
 struct ldg_sts16 {
   template <class T>
   static __device__ void load(const T* g, T* s, int rows, int cols) {
-    memlab::tile::load_via_registers16(s, g, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
+    memlab::tile::load_via_registers16(s, g,
+                                       static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T));
   }
 };
 struct ldgsts_cg16 {
@@ -230,8 +247,8 @@ struct ldgsts_cg16 {
 // ---- the kernel: one tile per CTA ------------------------------------------------------------------------
 
 template <class Variant, class T>
-__global__ void __launch_bounds__(threads_per_cta) tile_kernel(T* __restrict__ dst, const T* __restrict__ src,
-                                                               int rows, int cols) {
+__global__ void __launch_bounds__(threads_per_cta)
+    tile_kernel(T* __restrict__ dst, const T* __restrict__ src, int rows, int cols) {
   extern __shared__ __align__(128) unsigned char smem_bytes[];
   T* smem = reinterpret_cast<T*>(smem_bytes);
   const std::size_t tile_elems = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
@@ -247,12 +264,22 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis tile_axis{"tile", "tile shape ROWSxCOLS in elements, each a multiple of the (8, 32) thread layout",
-                     axis_grammar::shape, "128x256,128x128", 1, 1u << 16, {"rows", "cols"}};
-const axis ctas_axis{"ctas", "CTAs to launch, each moving its own tile; 0 = one per tile of the whole matrix",
-                     axis_grammar::counts, "0,1", 0, 0x7fffffffu};
-const axis src_offset_axis{"src_offset", "bytes added to the source pointer (misalignment); a whole element",
-                           axis_grammar::counts, "0", 0, 4096};
+const axis tile_axis{"tile",
+                     "tile shape ROWSxCOLS in elements, each a multiple of the (8, 32) thread layout",
+                     axis_grammar::shape,
+                     "128x256,128x128",
+                     1,
+                     1u << 16,
+                     {"rows", "cols"}};
+const axis ctas_axis{"ctas",
+                     "CTAs to launch, each moving its own tile; 0 = one per tile of the whole matrix",
+                     axis_grammar::counts,
+                     "0,1",
+                     0,
+                     0x7fffffffu};
+const axis src_offset_axis{
+    "src_offset", "bytes added to the source pointer (misalignment); a whole element", axis_grammar::counts, "0", 0,
+    4096};
 
 std::uint64_t rows_of(const case_params& p) { return p.shape(tile_axis)[0]; }
 std::uint64_t cols_of(const case_params& p) { return p.shape(tile_axis)[1]; }
@@ -306,7 +333,8 @@ std::vector<kernel_ref> static_kernels() {
   std::vector<kernel_ref> out;
   for (dtype t : {dtype::f32, dtype::f16}) {
     for (const auto& [rows, cols] : static_tiles)
-      out.push_back({static_kernel<Static>(t, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)), nullptr});
+      out.push_back(
+          {static_kernel<Static>(t, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)), nullptr});
   }
   return out;
 }
@@ -314,10 +342,12 @@ std::vector<kernel_ref> static_kernels() {
 // The shape rules of the rungs that have one, in words for `memlab list` (tile_rule() checks them;
 // every rung also needs a tile that is a multiple of the (8, 32) threads and fits in shared memory).
 constexpr std::string_view static_shapes = "the compiled tile shapes only: 128x256, 128x128, 64x64";
-constexpr std::string_view column_pieces = "rows a multiple of 8 x (16 B / element): 16-byte column pieces over the 8 "
-                                           "thread rows";
-constexpr std::string_view static_tiled_shapes = "the compiled tile shapes only (128x256, 128x128, 64x64); rows a "
-                                                 "multiple of 8 x (16 B / element)";
+constexpr std::string_view column_pieces =
+    "rows a multiple of 8 x (16 B / element): 16-byte column pieces over the 8 "
+    "thread rows";
+constexpr std::string_view static_tiled_shapes =
+    "the compiled tile shapes only (128x256, 128x128, 64x64); rows a "
+    "multiple of 8 x (16 B / element)";
 
 // The case's kernel.
 kernel_fn kernel_for(const variant& v, const case_params& p) {
@@ -341,8 +371,8 @@ void launch_tile(const case_ctx& c, cudaStream_t s) {
   const void* src = c.ptr(src_buffer, c.p[src_offset_axis]);
   int r = static_cast<int>(rows), cl = static_cast<int>(cols);
   void* args[] = {&dst, &src, &r, &cl};
-  MEMLAB_CUDA_CHECK(cudaLaunchKernel(kernel_for(*c.v, c.p), grid_of(grid, "tile"),
-                                     dim3(threads_per_cta), args, smem, s));
+  MEMLAB_CUDA_CHECK(
+      cudaLaunchKernel(kernel_for(*c.v, c.p), grid_of(grid, "tile"), dim3(threads_per_cta), args, smem, s));
 }
 
 // The device-independent rules.
@@ -394,8 +424,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
   out.policy = plan(v.traits_as<tile_rung>(), size_of(p.type), rows_of(p), cols_of(p), grid_of_case(p));
   out.bytes = 2 * payload;  // each tile read once, written once
   out.working_set = 2 * payload;
-  out.buffers = {{"src", p[src_offset_axis] + payload, buffer_role::input},
-                 {"dst", payload, buffer_role::output}};
+  out.buffers = {{"src", p[src_offset_axis] + payload, buffer_role::input}, {"dst", payload, buffer_role::output}};
   return out;
 }
 
@@ -421,8 +450,9 @@ std::string verify(const case_ctx& c) {
 const lab& table() {
   static const lab tile_lab{
       .name = "tile",
-      .teaches = "CuTe copy atoms global -> shared: which partition, policy, layout and alignment give 128-bit "
-                 "accesses; next to memlab's LDG+STS and cp.async tile movers",
+      .teaches =
+          "CuTe copy atoms global -> shared: which partition, policy, layout and alignment give 128-bit "
+          "accesses; next to memlab's LDG+STS and cp.async tile movers",
       .dtypes = {dtype::f32, dtype::f16},
       .default_dtype = dtype::f32,
       .default_sizes = "2^28",  // 1 GiB of f32: ~20 x the H100's 50 MB L2
@@ -435,8 +465,8 @@ const lab& table() {
           {
               {
                   .name = "cute_universal",
-                  .teaches =
-                      "the tutorial: local_partition (8, 32) on dynamic layouts, UniversalCopy<T>, one element per copy",
+                  .teaches = "the tutorial: local_partition (8, 32) on dynamic layouts, UniversalCopy<T>, one element "
+                             "per copy",
                   .launch = launch_tile,
                   .kernels = dynamic_kernels<cute_universal>(),
                   .traits = tile_rung{.partition = tile_partition::local, .kernel = dynamic_kernel<cute_universal>},
@@ -470,7 +500,8 @@ const lab& table() {
                   .launch = launch_tile,
                   .kernels = static_kernels<cute_universal_static>(),
                   .needs = {.shape = static_shapes},
-                  .traits = tile_rung{.partition = tile_partition::local, .static_layout = true,
+                  .traits = tile_rung{.partition = tile_partition::local,
+                                      .static_layout = true,
                                       .kernel = static_kernel<cute_universal_static>},
               },
               {
@@ -479,7 +510,8 @@ const lab& table() {
                   .launch = launch_tile,
                   .kernels = static_kernels<cute_autovec128_static>(),
                   .needs = {.alignment = 16, .shape = static_shapes},
-                  .traits = tile_rung{.partition = tile_partition::local, .static_layout = true,
+                  .traits = tile_rung{.partition = tile_partition::local,
+                                      .static_layout = true,
                                       .kernel = static_kernel<cute_autovec128_static>},
               },
               {
@@ -488,18 +520,19 @@ const lab& table() {
                   .launch = launch_tile,
                   .kernels = static_kernels<cute_default_static>(),
                   .needs = {.alignment = 16, .shape = static_shapes},
-                  .traits = tile_rung{.partition = tile_partition::local, .static_layout = true,
+                  .traits = tile_rung{.partition = tile_partition::local,
+                                      .static_layout = true,
                                       .kernel = static_kernel<cute_default_static>},
               },
               {
                   .name = "cute_tiled_universal",
-                  .teaches =
-                      "contiguous partition: make_tiled_copy, (8, 32) threads x (16 B, 1) values, UniversalCopy<T> atom",
+                  .teaches = "contiguous partition: make_tiled_copy, (8, 32) threads x (16 B, 1) values, "
+                             "UniversalCopy<T> atom",
                   .launch = launch_tile,
                   .kernels = dynamic_kernels<cute_tiled_universal>(),
                   .needs = {.shape = column_pieces},
-                  .traits = tile_rung{.partition = tile_partition::tiled,
-                                      .kernel = dynamic_kernel<cute_tiled_universal>},
+                  .traits =
+                      tile_rung{.partition = tile_partition::tiled, .kernel = dynamic_kernel<cute_tiled_universal>},
               },
               {
                   .name = "cute_tiled_default",
@@ -515,7 +548,9 @@ const lab& table() {
                   .launch = launch_tile,
                   .kernels = static_kernels<cute_tiled_default_static>(),
                   .needs = {.alignment = 16, .shape = static_tiled_shapes},
-                  .traits = tile_rung{.partition = tile_partition::tiled, .access_bytes = 16, .static_layout = true,
+                  .traits = tile_rung{.partition = tile_partition::tiled,
+                                      .access_bytes = 16,
+                                      .static_layout = true,
                                       .kernel = static_kernel<cute_tiled_default_static>},
               },
               {
@@ -524,7 +559,8 @@ const lab& table() {
                   .launch = launch_tile,
                   .kernels = dynamic_kernels<cute_tiled_autovec128>(),
                   .needs = {.alignment = 16, .shape = column_pieces},
-                  .traits = tile_rung{.partition = tile_partition::tiled, .access_bytes = 16,
+                  .traits = tile_rung{.partition = tile_partition::tiled,
+                                      .access_bytes = 16,
                                       .kernel = dynamic_kernel<cute_tiled_autovec128>},
               },
               {
@@ -533,7 +569,8 @@ const lab& table() {
                   .launch = launch_tile,
                   .kernels = dynamic_kernels<cute_tiled128>(),
                   .needs = {.alignment = 16, .shape = column_pieces},
-                  .traits = tile_rung{.partition = tile_partition::tiled, .access_bytes = 16,
+                  .traits = tile_rung{.partition = tile_partition::tiled,
+                                      .access_bytes = 16,
                                       .kernel = dynamic_kernel<cute_tiled128>},
               },
               {
@@ -543,18 +580,21 @@ const lab& table() {
                   .launch = launch_tile,
                   .kernels = dynamic_kernels<ldg_sts16>(),
                   .needs = {.alignment = 16},
-                  .traits = tile_rung{.partition = tile_partition::byte_range, .access_bytes = 16,
+                  .traits = tile_rung{.partition = tile_partition::byte_range,
+                                      .access_bytes = 16,
                                       .kernel = dynamic_kernel<ldg_sts16>},
               },
               {
                   .name = "ldgsts_cg16",
-                  .teaches =
-                      "memlab::tile::load_cp_async16: cp.async.cg 16 B (L1 bypass), every chunk in flight, commit + wait",
+                  .teaches = "memlab::tile::load_cp_async16: cp.async.cg 16 B (L1 bypass), every chunk in flight, "
+                             "commit + wait",
                   .launch = launch_tile,
                   .kernels = dynamic_kernels<ldgsts_cg16>(),
                   .needs = {.alignment = 16},
-                  .traits = tile_rung{.partition = tile_partition::byte_range, .access_bytes = 16,
-                                      .async_copy = true, .kernel = dynamic_kernel<ldgsts_cg16>},
+                  .traits = tile_rung{.partition = tile_partition::byte_range,
+                                      .access_bytes = 16,
+                                      .async_copy = true,
+                                      .kernel = dynamic_kernel<ldgsts_cg16>},
               },
           },
       .unsupported = refusal,

@@ -54,7 +54,8 @@ struct tile_rung {
 std::optional<std::string> tile_rule(const tile_rung& r, std::size_t elem_size, std::uint64_t rows, std::uint64_t cols);
 
 // The launch of `ctas` CTAs (already resolved: >= 1), each moving one tile.
-launch_policy plan(const tile_rung& r, std::size_t elem_size, std::uint64_t rows, std::uint64_t cols, std::uint64_t ctas);
+launch_policy plan(const tile_rung& r, std::size_t elem_size, std::uint64_t rows, std::uint64_t cols,
+                   std::uint64_t ctas);
 
 const lab& table();
 

@@ -52,8 +52,8 @@ inline constexpr int sm_unroll = 4;
 inline constexpr int sm_ctas_per_sm = 8;
 
 template <int Unroll>
-__global__ void __launch_bounds__(sm_threads) sm_copy_kernel(std::byte* __restrict__ dst, const std::byte* __restrict__ src,
-                                                           std::uint64_t n) {
+__global__ void __launch_bounds__(sm_threads)
+    sm_copy_kernel(std::byte* __restrict__ dst, const std::byte* __restrict__ src, std::uint64_t n) {
   using vec = vector_t<16>;
   const std::uint64_t vectors = n / 16;
   const auto* s = reinterpret_cast<const vec*>(src);
@@ -107,7 +107,8 @@ class host_buffer {
         }
         break;
       case host_memory::pinned:
-        MEMLAB_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&p_), rounded, cudaHostAllocMapped | cudaHostAllocPortable));
+        MEMLAB_CUDA_CHECK(
+            cudaHostAlloc(reinterpret_cast<void**>(&p_), rounded, cudaHostAllocMapped | cudaHostAllocPortable));
         std::memset(p_, 0, rounded);
         break;
       case host_memory::write_combined:
@@ -116,7 +117,8 @@ class host_buffer {
         std::memset(p_, 0, rounded);
         break;
     }
-    if (kind != host_memory::pageable) MEMLAB_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), p_, 0));
+    if (kind != host_memory::pageable)
+      MEMLAB_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), p_, 0));
   }
   ~host_buffer() {
     switch (kind_) {
@@ -185,13 +187,13 @@ struct on_device {
 };
 
 #if MEMLAB_HAVE_NCCL
-#define MEMLAB_NCCL_CHECK(expr)                                                                                  \
-  do {                                                                                                           \
-    const ncclResult_t memlab_nccl_rc = (expr);                                                                  \
-    if (memlab_nccl_rc != ncclSuccess) {                                                                         \
-      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " #expr " failed: " + \
-                               ncclGetErrorString(memlab_nccl_rc));                                              \
-    }                                                                                                            \
+#define MEMLAB_NCCL_CHECK(expr)                                                              \
+  do {                                                                                       \
+    const ncclResult_t memlab_nccl_rc = (expr);                                              \
+    if (memlab_nccl_rc != ncclSuccess) {                                                     \
+      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) +      \
+                               ": " #expr " failed: " + ncclGetErrorString(memlab_nccl_rc)); \
+    }                                                                                        \
   } while (0)
 
 // One communicator per GPU set for the process's life: ncclCommInitAll costs a second or more, a
@@ -232,15 +234,27 @@ const rung_traits& traits(const variant& v) { return v.traits_as<rung_traits>();
 
 // ---- axes ----------------------------------------------------------------------------------------------
 
-const axis direction_axis{"direction", "host <-> device: h2d, d2h, or bidir (both at once)", axis_grammar::words,
-                          "h2d,d2h,bidir", 0, 0, {}, {"h2d", "d2h", "bidir"}};
-const axis host_memory_axis{"host_memory", "the host buffer: pageable (malloc), pinned (cudaMallocHost), registered "
-                                           "(cudaHostRegister), write_combined (cudaHostAllocWriteCombined)",
-                            axis_grammar::words, "pageable,pinned", 0, 0, {},
+const axis direction_axis{"direction",
+                          "host <-> device: h2d, d2h, or bidir (both at once)",
+                          axis_grammar::words,
+                          "h2d,d2h,bidir",
+                          0,
+                          0,
+                          {},
+                          {"h2d", "d2h", "bidir"}};
+const axis host_memory_axis{"host_memory",
+                            "the host buffer: pageable (malloc), pinned (cudaMallocHost), registered "
+                            "(cudaHostRegister), write_combined (cudaHostAllocWriteCombined)",
+                            axis_grammar::words,
+                            "pageable,pinned",
+                            0,
+                            0,
+                            {},
                             {"pageable", "pinned", "registered", "write_combined"}};
-const axis peer_axis{"peer", "peer copies: the other GPU's ordinal (this one is --device)", axis_grammar::counts, "1", 0, 63};
-const axis gpus_axis{"gpus", "collectives: GPUs (ranks), one process driving all, from --device on", axis_grammar::counts,
-                     "2", 1, 64};
+const axis peer_axis{
+    "peer", "peer copies: the other GPU's ordinal (this one is --device)", axis_grammar::counts, "1", 0, 63};
+const axis gpus_axis{
+    "gpus", "collectives: GPUs (ranks), one process driving all, from --device on", axis_grammar::counts, "2", 1, 64};
 
 direction dir_of(const case_params& p) { return static_cast<direction>(p[direction_axis]); }
 host_memory memory_of(const case_params& p) { return static_cast<host_memory>(p[host_memory_axis]); }
@@ -306,7 +320,8 @@ void launch_peer(const case_ctx& c, cudaStream_t s) {
   const auto push = [&](cudaStream_t on) {  // this GPU's source -> the peer's destination
     if (t.how == engine::copy_engine) {
       if (c.p.n > 0) {
-        MEMLAB_CUDA_CHECK(cudaMemcpyPeerAsync(st.peer_dst->data(), st.peer, c.ptr(src_buffer), c.dev.ordinal, c.p.n, on));
+        MEMLAB_CUDA_CHECK(
+            cudaMemcpyPeerAsync(st.peer_dst->data(), st.peer, c.ptr(src_buffer), c.dev.ordinal, c.p.n, on));
       }
     } else {
       copy_by(c, t.how, st.peer_dst->data(), st.peer_dst->data(), c.ptr(src_buffer), c.ptr(src_buffer), on);
@@ -315,7 +330,8 @@ void launch_peer(const case_ctx& c, cudaStream_t s) {
   const auto pull = [&](cudaStream_t on) {  // the peer's source -> this GPU's destination
     if (t.how == engine::copy_engine) {
       if (c.p.n > 0) {
-        MEMLAB_CUDA_CHECK(cudaMemcpyPeerAsync(c.ptr(dst_buffer), c.dev.ordinal, st.peer_src->data(), st.peer, c.p.n, on));
+        MEMLAB_CUDA_CHECK(
+            cudaMemcpyPeerAsync(c.ptr(dst_buffer), c.dev.ordinal, st.peer_src->data(), st.peer, c.p.n, on));
       }
     } else {
       copy_by(c, t.how, c.ptr(dst_buffer), c.ptr(dst_buffer), st.peer_src->data(), st.peer_src->data(), on);
@@ -404,8 +420,9 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
   switch (t.where) {
     case route::host:
       if (memory_of(p) == host_memory::pageable && t.how != engine::copy_engine) {
-        return std::string(v.name) + " needs host memory mapped into the GPU (pinned, registered or write_combined); "
-                                     "kernels cannot reach pageable memory (without HMM, not used here)";
+        return std::string(v.name) +
+               " needs host memory mapped into the GPU (pinned, registered or write_combined); "
+               "kernels cannot reach pageable memory (without HMM, not used here)";
       }
       return std::nullopt;
     case route::peer: {
@@ -704,7 +721,8 @@ std::vector<variant> rungs() {
   };
   v.push_back(nccl("nccl_all_reduce", "ncclAllReduce (u8 sum): busbw = algbw x 2(n-1)/n", collective::all_reduce));
   v.push_back(nccl("nccl_all_gather", "ncclAllGather: busbw = algbw x (n-1)/n", collective::all_gather));
-  v.push_back(nccl("nccl_reduce_scatter", "ncclReduceScatter (u8 sum): busbw = algbw x (n-1)/n", collective::reduce_scatter));
+  v.push_back(
+      nccl("nccl_reduce_scatter", "ncclReduceScatter (u8 sum): busbw = algbw x (n-1)/n", collective::reduce_scatter));
   v.push_back(nccl("nccl_broadcast", "ncclBroadcast from rank 0: busbw = algbw", collective::broadcast));
   v.push_back(nccl("nccl_all_to_all", "ncclSend/ncclRecv with every rank, one group: busbw = algbw x (n-1)/n",
                    collective::all_to_all));
@@ -717,29 +735,24 @@ std::vector<variant> rungs() {
 // ---- the lab's table --------------------------------------------------------------------------------------------
 
 const lab& table() {
-  static const lab transfer_lab{
-      .name = "transfer",
-      .teaches = "beyond the GPU's memory: host <-> device (pageable, pinned, registered, write-combined; copy engine "
-                 "vs SM zero-copy), GPU <-> GPU peer copies, NCCL collectives (algbw, busbw)",
-      .dtypes = {dtype::u8},
-      .default_dtype = dtype::u8,
-      .default_sizes = "256KiB,64MiB",
-      .size_meaning = "bytes per direction (collectives: nccl-tests' size S)",
-      .axes = {direction_axis, host_memory_axis, peer_axis, gpus_axis},
-      .roof = roof_kind::pcie,
-      .variants = rungs(),
-      // NVLink multicast stays off: memlab never creates multicast objects, nor lets NCCL.
-      .environment = {{"NCCL_NVLS_ENABLE", "0"}},
+  static const lab transfer_lab {
+    .name = "transfer",
+    .teaches =
+        "beyond the GPU's memory: host <-> device (pageable, pinned, registered, write-combined; copy engine "
+        "vs SM zero-copy), GPU <-> GPU peer copies, NCCL collectives (algbw, busbw)",
+    .dtypes = {dtype::u8}, .default_dtype = dtype::u8, .default_sizes = "256KiB,64MiB",
+    .size_meaning = "bytes per direction (collectives: nccl-tests' size S)",
+    .axes = {direction_axis, host_memory_axis, peer_axis, gpus_axis}, .roof = roof_kind::pcie, .variants = rungs(),
+    // NVLink multicast stays off: memlab never creates multicast objects, nor lets NCCL.
+        .environment = {{"NCCL_NVLS_ENABLE", "0"}},
 #if MEMLAB_HAVE_NCCL
-      .built_without = "",
+    .built_without = "",
 #else
-      .built_without = "NCCL (pip install nvidia-nccl-cu13, or apt-get install libnccl-dev, then re-run cmake): the "
-                       "nccl_* rungs are not built",
+    .built_without =
+        "NCCL (pip install nvidia-nccl-cu13, or apt-get install libnccl-dev, then re-run cmake): the "
+        "nccl_* rungs are not built",
 #endif
-      .unsupported = refusal,
-      .plan = plan_case,
-      .setup = setup,
-      .verify = verify,
+    .unsupported = refusal, .plan = plan_case, .setup = setup, .verify = verify,
   };
   return transfer_lab;
 }

@@ -29,9 +29,9 @@ enum class route {
 // Peer rungs: which GPU's SMs (or copy engine) drive the copy, and which way the bytes go.
 enum class peer_way {
   none,
-  push,   // this GPU -> the peer: a copy engine copy, or this GPU's SMs storing into peer memory
-  pull,   // the peer -> this GPU: this GPU's SMs loading peer memory
-  both,   // both at once: each GPU pushes to the other
+  push,  // this GPU -> the peer: a copy engine copy, or this GPU's SMs storing into peer memory
+  pull,  // the peer -> this GPU: this GPU's SMs loading peer memory
+  both,  // both at once: each GPU pushes to the other
 };
 
 enum class collective { none, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
@@ -71,7 +71,7 @@ std::optional<std::string> collective_refusal(collective op, std::uint64_t size,
 // modulo 256: the collectives reduce u8 with ncclSum, exact in any order), and the input byte.
 struct source_bytes {
   int first_rank = 0, ranks = 1;  // ranks [first_rank, first_rank + ranks) contribute
-  std::uint64_t byte = 0;          // at this offset of each contributing rank's input
+  std::uint64_t byte = 0;         // at this offset of each contributing rank's input
 };
 source_bytes source_of(collective op, std::uint64_t size, int ranks, int rank, std::uint64_t j);
 

@@ -60,7 +60,8 @@ std::optional<std::string> shape_rule(variant_id v, std::size_t elem_size, dims 
   if (v == variant_id::smem_vec || v == variant_id::smem_vec_rows) {
     const std::uint64_t per = vec_elems(elem_size);
     if (d.rows % per != 0 || d.cols % per != 0) {
-      return std::string(v == variant_id::smem_vec ? "smem_vec" : "smem_vec_rows") + " moves 16-byte vectors along the rows of in and of out, so every row of both must start "
+      return std::string(v == variant_id::smem_vec ? "smem_vec" : "smem_vec_rows") +
+             " moves 16-byte vectors along the rows of in and of out, so every row of both must start "
              "16-byte aligned: rows and cols multiples of " +
              std::to_string(per) + " (got " + std::to_string(d.rows) + " x " + std::to_string(d.cols) + ")";
     }
@@ -82,7 +83,8 @@ struct warp_access {
 
 // Calls f(access) for every warp request of tile (tr, tc) of matrix b, in no particular order.
 template <class F>
-void for_each_request(variant_id v, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr, std::uint64_t tc, F&& f) {
+void for_each_request(variant_id v, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr, std::uint64_t tc,
+                      F&& f) {
   const std::uint64_t base = b * d.rows * d.cols;  // first element of matrix b, in `in` and in `out`
   const int w_es = static_cast<int>(es);
   if (v == variant_id::smem_vec_rows) {
@@ -107,7 +109,8 @@ void for_each_request(variant_id v, std::size_t es, dims d, std::uint64_t b, std
           const tile_pos p = rows_store_pos(es, 32 * w + l, j);  // p.r: first input row, p.c: output row
           if (c0 + p.c >= d.cols || r0 + p.r >= d.rows) continue;
           g.at[static_cast<std::size_t>(l)] = (base + (c0 + p.c) * d.rows + r0 + p.r) * es;
-          for (std::uint32_t k = 0; k < per; ++k) reads[k].at[static_cast<std::size_t>(l)] = rows_offset(es, p.r + k, p.c);
+          for (std::uint32_t k = 0; k < per; ++k)
+            reads[k].at[static_cast<std::size_t>(l)] = rows_offset(es, p.r + k, p.c);
         }
         for (const auto& r : reads) f(r);
         f(g);
@@ -137,7 +140,8 @@ void for_each_request(variant_id v, std::size_t es, dims d, std::uint64_t b, std
           const tile_pos p = vec_store_pos(es, 32 * w + l, j);  // p.r: first input row, p.c: output row
           if (c0 + p.c >= d.cols || r0 + p.r >= d.rows) continue;
           g.at[static_cast<std::size_t>(l)] = (base + (c0 + p.c) * d.rows + r0 + p.r) * es;
-          for (std::uint32_t k = 0; k < per; ++k) reads[k].at[static_cast<std::size_t>(l)] = vec_offset(es, p.r + k, p.c);
+          for (std::uint32_t k = 0; k < per; ++k)
+            reads[k].at[static_cast<std::size_t>(l)] = vec_offset(es, p.r + k, p.c);
         }
         for (const auto& r : reads) f(r);
         f(g);
@@ -151,7 +155,7 @@ void for_each_request(variant_id v, std::size_t es, dims d, std::uint64_t b, std
       const std::uint32_t row = w + block_rows * j;  // the tile row this step loads, the tile column it stores
       warp_access gl{access_kind::gld, w_es, {}}, ss{access_kind::sst, w_es, {}};
       warp_access sl{access_kind::sld, w_es, {}}, gs{access_kind::gst, w_es, {}};
-      for (std::uint32_t x = 0; x < 32; ++x) {  // lane x = tx
+      for (std::uint32_t x = 0; x < 32; ++x) {       // lane x = tx
         if (r0 + row < d.rows && c0 + x < d.cols) {  // input (r0 + row, c0 + x)
           gl.at[x] = (base + (r0 + row) * d.cols + c0 + x) * es;
           ss.at[x] = smem32_offset(v, es, row, x);
@@ -205,7 +209,8 @@ struct kinds {
 };
 
 // What tile (tr, tc) of matrix b costs, for the kinds asked.
-launch_cost tile_cost(variant_id v, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr, std::uint64_t tc, kinds k) {
+launch_cost tile_cost(variant_id v, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr, std::uint64_t tc,
+                      kinds k) {
   launch_cost c;
   for_each_request(v, es, d, b, tr, tc, [&](const warp_access& a) {
     if (!any_lane(a)) return;

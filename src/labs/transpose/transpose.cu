@@ -45,8 +45,8 @@
 #include <stdexcept>
 
 #include "harness/check.hpp"
-#include "harness/cublas_check.hpp"
 #include "harness/copy_peer.hpp"
+#include "harness/cublas_check.hpp"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/transpose/transpose.hpp"
@@ -183,15 +183,15 @@ __global__ void __launch_bounds__(threads32) smem_kernel(T* __restrict__ out, co
 
 // One word of padding per row: the column's words are 33 words apart, on 32 different banks.
 template <class T>
-__global__ void __launch_bounds__(threads32) smem_padded_kernel(T* __restrict__ out, const T* __restrict__ in,
-                                                                matrices m) {
+__global__ void __launch_bounds__(threads32)
+    smem_padded_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
   transpose_tile32<variant_id::smem_padded>(out, in, m);
 }
 
 // No padding; word index XOR row: a column's 32 words land on 32 different banks, and so do a row's.
 template <class T>
-__global__ void __launch_bounds__(threads32) smem_swizzled_kernel(T* __restrict__ out, const T* __restrict__ in,
-                                                                  matrices m) {
+__global__ void __launch_bounds__(threads32)
+    smem_swizzled_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
   transpose_tile32<variant_id::smem_swizzled>(out, in, m);
 }
 
@@ -232,7 +232,8 @@ __device__ __forceinline__ uint4 pack16(const std::uint64_t (&x)[2]) {
 // one 16-byte vector of an output row. Needs rows and cols multiples of V (the lab refuses others);
 // a cut tile at the matrix's edge is cut at whole vectors.
 template <class T>
-__global__ void __launch_bounds__(vec_threads) smem_vec_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
+__global__ void __launch_bounds__(vec_threads)
+    smem_vec_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
   constexpr std::size_t es = sizeof(T);
   constexpr std::uint32_t per = vec_elems(es);
   constexpr int steps = vec_steps(es);
@@ -259,8 +260,10 @@ __global__ void __launch_bounds__(vec_threads) smem_vec_kernel(T* __restrict__ o
     if (o.c0 + p.c < m.cols && o.r0 + p.r < m.rows) {
       bits x[per];
 #pragma unroll
-      for (std::uint32_t k = 0; k < per; ++k) x[k] = *reinterpret_cast<const bits*>(tile + vec_offset(es, p.r + k, p.c));
-      arch::st_global_v4(out + o.base + (o.c0 + p.c) * m.rows + o.r0 + p.r, pack16(x));  // a plain uint4 store: 4x STG.E
+      for (std::uint32_t k = 0; k < per; ++k)
+        x[k] = *reinterpret_cast<const bits*>(tile + vec_offset(es, p.r + k, p.c));
+      arch::st_global_v4(out + o.base + (o.c0 + p.c) * m.rows + o.r0 + p.r,
+                         pack16(x));  // a plain uint4 store: 4x STG.E
     }
   }
 }
@@ -304,7 +307,8 @@ __global__ void __launch_bounds__(vec_threads, sizeof(T) == 2 ? 4 : 8)
     if (o.c0 + p.c < m.cols && o.r0 + p.r < m.rows) {
       bits x[per];
 #pragma unroll
-      for (std::uint32_t k = 0; k < per; ++k) x[k] = *reinterpret_cast<const bits*>(tile + rows_offset(es, p.r + k, p.c));
+      for (std::uint32_t k = 0; k < per; ++k)
+        x[k] = *reinterpret_cast<const bits*>(tile + rows_offset(es, p.r + k, p.c));
       arch::st_global_v4(out + o.base + (o.c0 + p.c) * m.rows + o.r0 + p.r, pack16(x));
     }
   }
@@ -363,11 +367,20 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
-const axis shape_axis{"shape", "each matrix's ROWSxCOLS (elements); the output holds their COLSxROWS transposes",
-                      axis_grammar::shape, "16384x16384,10000x7000", 0, std::uint64_t{1} << 31, {"rows", "cols"}};
-const axis band_axis{"band", "tile rows a band of consecutive CTAs walks down before moving right (memlab's "
-                             "kernels; the peers run at the default only)",
-                     axis_grammar::counts, "1", 1, 1u << 20};
+const axis shape_axis{"shape",
+                      "each matrix's ROWSxCOLS (elements); the output holds their COLSxROWS transposes",
+                      axis_grammar::shape,
+                      "16384x16384,10000x7000",
+                      0,
+                      std::uint64_t{1} << 31,
+                      {"rows", "cols"}};
+const axis band_axis{"band",
+                     "tile rows a band of consecutive CTAs walks down before moving right (memlab's "
+                     "kernels; the peers run at the default only)",
+                     axis_grammar::counts,
+                     "1",
+                     1,
+                     1u << 20};
 constexpr std::uint64_t default_band = 1;
 
 dims dims_of(const case_params& p) { return {p.n, p.shape(shape_axis)[0], p.shape(shape_axis)[1]}; }
@@ -379,27 +392,39 @@ std::uint64_t elements_of(const case_params& p) {
 // A rung: its kernel for each element type, named once for launch and for `memlab inspect`.
 struct naive_rung {
   template <class T>
-  static auto kernel() { return &naive_kernel<T>; }
+  static auto kernel() {
+    return &naive_kernel<T>;
+  }
 };
 struct smem_rung {
   template <class T>
-  static auto kernel() { return &smem_kernel<T>; }
+  static auto kernel() {
+    return &smem_kernel<T>;
+  }
 };
 struct smem_padded_rung {
   template <class T>
-  static auto kernel() { return &smem_padded_kernel<T>; }
+  static auto kernel() {
+    return &smem_padded_kernel<T>;
+  }
 };
 struct smem_swizzled_rung {
   template <class T>
-  static auto kernel() { return &smem_swizzled_kernel<T>; }
+  static auto kernel() {
+    return &smem_swizzled_kernel<T>;
+  }
 };
 struct smem_vec_rung {
   template <class T>
-  static auto kernel() { return &smem_vec_kernel<T>; }
+  static auto kernel() {
+    return &smem_vec_kernel<T>;
+  }
 };
 struct smem_vec_rows_rung {
   template <class T>
-  static auto kernel() { return &smem_vec_rows_kernel<T>; }
+  static auto kernel() {
+    return &smem_vec_rows_kernel<T>;
+  }
 };
 
 template <class Rung>
@@ -438,7 +463,8 @@ void launch_auto(const case_ctx& c, cudaStream_t s) {
   const dims d = dims_of(c.p);
   visit_lab_dtype(c.p.type, [&](auto tag) {
     using T = decltype(tag);
-    MEMLAB_CUDA_CHECK(memlab::transpose_batched(c.ptr<T>(out_buffer), c.ptr<const T>(in_buffer), d.batch, d.rows, d.cols, s));
+    MEMLAB_CUDA_CHECK(
+        memlab::transpose_batched(c.ptr<T>(out_buffer), c.ptr<const T>(in_buffer), d.batch, d.rows, d.cols, s));
   });
 }
 
@@ -539,9 +565,9 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
     constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
     const transpose_plan tp = plan_transpose(base, 2 * base, d.batch, d.rows, d.cols, es,
                                              copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-    out.policy = tp.path == transpose_path::copy ? launch_policy{tp.copy.threads, tp.copy.vectors_per_thread,
-                                                                 tp.copy.vec_bytes, 0, tp.copy.grid}
-                                                 : launch_policy{tp.threads, tp.vectors_per_thread, tp.vec_bytes, 0, tp.grid};
+    out.policy = tp.path == transpose_path::copy
+                     ? launch_policy{tp.copy.threads, tp.copy.vectors_per_thread, tp.copy.vec_bytes, 0, tp.copy.grid}
+                     : launch_policy{tp.threads, tp.vectors_per_thread, tp.vec_bytes, 0, tp.grid};
     out.model = {};
   }
   if (id == variant_id::copy) {
@@ -611,9 +637,8 @@ std::string verify_values(const case_ctx& c) {
       for (std::size_t k = 0; k < es; ++k) b[k] = random_byte(seed, src * es + k);
       return bits(b);
     };
-    const std::uint64_t bad = first_where(count, [&](std::uint64_t i) {
-      return !same_value(bits(host.data() + i * es), want(first + i), es);
-    });
+    const std::uint64_t bad = first_where(
+        count, [&](std::uint64_t i) { return !same_value(bits(host.data() + i * es), want(first + i), es); });
     if (bad == count) continue;
     const std::uint64_t e = first + bad, src = source_element(e, d.rows, d.cols);
     return "element " + std::to_string(e) + " (from input element " + std::to_string(src) + ") is " +
@@ -645,8 +670,9 @@ std::string verify(const case_ctx& c) {
 const lab& table() {
   static const lab transpose_lab{
       .name = "transpose",
-      .teaches = "bank conflicts in practice: out = in^T through shared memory, conflicted, padded, swizzled, "
-                 "vectorized, next to cuBLAS and a copy of the same bytes",
+      .teaches =
+          "bank conflicts in practice: out = in^T through shared memory, conflicted, padded, swizzled, "
+          "vectorized, next to cuBLAS and a copy of the same bytes",
       .dtypes = {dtype::f16, dtype::f32, dtype::f64},
       .default_dtype = dtype::f32,
       .default_sizes = "1",
@@ -657,15 +683,17 @@ const lab& table() {
           {
               {
                   .name = "naive",
-                  .teaches = "32x32 tiles, a thread per element: coalesced reads, stores down columns (a sector per lane)",
+                  .teaches =
+                      "32x32 tiles, a thread per element: coalesced reads, stores down columns (a sector per lane)",
                   .launch = launch_rung<naive_rung>,
                   .kernels = kernels_of_lab_dtypes<naive_rung>(),
                   .traits = variant_id::naive,
               },
               {
                   .name = "smem",
-                  .teaches = "the tile through shared memory (32x32, row-major): coalesced both ways, column reads of the "
-                             "tile in one bank",
+                  .teaches =
+                      "the tile through shared memory (32x32, row-major): coalesced both ways, column reads of the "
+                      "tile in one bank",
                   .launch = launch_rung<smem_rung>,
                   .kernels = kernels_of_lab_dtypes<smem_rung>(),
                   .traits = variant_id::smem,
@@ -695,8 +723,9 @@ const lab& table() {
               },
               {
                   .name = "smem_vec_rows",
-                  .teaches = "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x "
-                             "128 B per warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
+                  .teaches =
+                      "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x "
+                      "128 B per warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
                   .launch = launch_rung<smem_vec_rows_rung>,
                   .kernels = kernels_of_lab_dtypes<smem_vec_rows_rung>(),
                   .needs = {.alignment = 16, .shape = "rows and columns of whole 16-byte vectors"},
@@ -704,8 +733,9 @@ const lab& table() {
               },
               {
                   .name = "auto",
-                  .teaches = "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
-                             "aligned, else the same 16-byte accesses realigned in registers (any shape, any alignment)",
+                  .teaches =
+                      "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
+                      "aligned, else the same 16-byte accesses realigned in registers (any shape, any alignment)",
                   .launch = launch_auto,
                   .kernels = auto_kernels(),
                   .traits = variant_id::library,

@@ -55,7 +55,8 @@ MEMLAB_HOST_DEVICE constexpr std::uint32_t word_elems(std::size_t es) {
 //   smem_padded    each row one word longer: column reads walk across the banks;
 //   smem_swizzled  row-major, the word index XORed with the row (in words): no padding, every row
 //                  and every column of the tile covers all 32 banks once.
-MEMLAB_HOST_DEVICE constexpr std::uint32_t smem32_offset(variant_id v, std::size_t es, std::uint32_t r, std::uint32_t c) {
+MEMLAB_HOST_DEVICE constexpr std::uint32_t smem32_offset(variant_id v, std::size_t es, std::uint32_t r,
+                                                         std::uint32_t c) {
   const std::uint32_t u = word_elems(es), e = static_cast<std::uint32_t>(es);
   if (v == variant_id::smem_padded) return (r * (tile32 + u) + c) * e;
   if (v == variant_id::smem_swizzled) {
@@ -83,7 +84,9 @@ MEMLAB_HOST_DEVICE constexpr std::uint32_t smem32_bytes(variant_id v, std::size_
 inline constexpr int vec_tile = 64;
 inline constexpr int vec_threads = 256;
 MEMLAB_HOST_DEVICE constexpr std::uint32_t vec_elems(std::size_t es) { return static_cast<std::uint32_t>(16 / es); }
-MEMLAB_HOST_DEVICE constexpr std::uint32_t vec_swizzle(std::size_t es, std::uint32_t row) { return (row / vec_elems(es)) % 8; }
+MEMLAB_HOST_DEVICE constexpr std::uint32_t vec_swizzle(std::size_t es, std::uint32_t row) {
+  return (row / vec_elems(es)) % 8;
+}
 MEMLAB_HOST_DEVICE constexpr std::uint32_t vec_offset(std::size_t es, std::uint32_t r, std::uint32_t c) {
   const std::uint32_t v = vec_elems(es), e = static_cast<std::uint32_t>(es);
   return r * vec_tile * e + (((c / v) ^ vec_swizzle(es, r)) * v + c % v) * e;
@@ -106,7 +109,7 @@ MEMLAB_HOST_DEVICE constexpr tile_pos vec_load_pos(std::size_t es, int t, int i)
 MEMLAB_HOST_DEVICE constexpr tile_pos vec_store_pos(std::size_t es, int t, int j) {
   const std::uint32_t v = vec_elems(es), lane = static_cast<std::uint32_t>(t % 32);
   const auto b = static_cast<std::uint32_t>(t / 32 + 8 * j), groups = vec_tile / v;  // output-row groups of V
-  return {v * ((32 / v) * (b / groups) + lane / v), v * (b % groups) + lane % v};  // {first input row, column}
+  return {v * ((32 / v) * (b / groups) + lane / v), v * (b % groups) + lane % v};    // {first input row, column}
 }
 
 // ---- smem_vec_rows: tiles of 256-byte rows, each warp access two whole rows --------------------------------

@@ -43,7 +43,8 @@ struct async_gpu : test::gpu_test<::testing::TestWithParam<std::tuple<std::strin
 };
 
 bool is_peer(const std::string& name) { return test::variant_of(labs::async::table(), name).peer; }
-bool is_staged(const std::string& name) { return test::variant_of(labs::async::table(), name).traits_as<labs::async::rung_traits>().pipelined;
+bool is_staged(const std::string& name) {
+  return test::variant_of(labs::async::table(), name).traits_as<labs::async::rung_traits>().pipelined;
 }
 
 TEST_P(async_gpu, edge_sizes_and_offsets) {
@@ -54,8 +55,8 @@ TEST_P(async_gpu, edge_sizes_and_offsets) {
   std::vector<std::uint64_t> src;
   for (std::uint64_t o = 0; o < 16; o += es) src.push_back(o);
   for (std::uint64_t o : {16u, 48u, 128u}) src.push_back(o);
-  const std::vector<std::uint64_t> smem = is_peer(name) ? std::vector<std::uint64_t>{0}
-                                                        : std::vector<std::uint64_t>{0, 4, 8, 16, 128};
+  const std::vector<std::uint64_t> smem =
+      is_peer(name) ? std::vector<std::uint64_t>{0} : std::vector<std::uint64_t>{0, 4, 8, 16, 128};
   const std::uint64_t stages = is_staged(name) ? 3 : 1;
   for (const std::uint64_t so : src) {
     for (const std::uint64_t mo : smem) {
@@ -104,8 +105,9 @@ TEST_P(async_gpu, tiles_and_stages) {
 TEST_P(async_gpu, a_large_copy) {
   const auto& [name, type] = GetParam();
   int ran = 0, refused = 0;
-  run_or_refused(name, async_case(type, (std::uint64_t{64} << 20) / size_of(type) + 3, 16, 0, is_staged(name) ? 4 : 1,
-                                  default_tile_bytes),
+  run_or_refused(name,
+                 async_case(type, (std::uint64_t{64} << 20) / size_of(type) + 3, 16, 0, is_staged(name) ? 4 : 1,
+                            default_tile_bytes),
                  ran, refused);
   EXPECT_EQ(ran, 1);
 }

@@ -56,8 +56,8 @@ struct async_groups : test::gpu_test<> {
     std::vector<long long> lane0;
     for (int i = 0; i < runs; ++i) {
       MEMLAB_CUDA_CHECK(cudaMemset(src.data(), i, src.size()));
-      commit_count_kernel<Divergent><<<1, 32>>>(reinterpret_cast<long long*>(cycles.data()),
-                                                reinterpret_cast<const uint4*>(src.data()));
+      commit_count_kernel<Divergent>
+          <<<1, 32>>>(reinterpret_cast<long long*>(cycles.data()), reinterpret_cast<const uint4*>(src.data()));
       MEMLAB_CUDA_CHECK(cudaGetLastError());
       long long c = 0;
       MEMLAB_CUDA_CHECK(cudaMemcpy(&c, cycles.data(), sizeof c, cudaMemcpyDeviceToHost));

@@ -115,7 +115,8 @@ TEST(async_lab, alignment_refusals_say_which_address_and_why) {
   }
   // Element alignment comes first, for every variant, the peers too.
   for (const auto& v : l.variants)
-    EXPECT_TRUE(mentions(test::refusal(l, v.name, async_case(dtype::f64, 100, 4), d), "whole 8-byte element")) << v.name;
+    EXPECT_TRUE(mentions(test::refusal(l, v.name, async_case(dtype::f64, 100, 4), d), "whole 8-byte element"))
+        << v.name;
 }
 
 TEST(async_lab, stages_tiles_and_peers) {
@@ -127,9 +128,12 @@ TEST(async_lab, stages_tiles_and_peers) {
     EXPECT_FALSE(test::refusal(l, "pipelined", async_case(dtype::f32, 1024, 0, 0, s), d));
     EXPECT_FALSE(test::refusal(l, "divergent_commit", async_case(dtype::f32, 1024, 0, 0, s), d));
   }
-  EXPECT_TRUE(mentions(test::refusal(l, "ldgsts_cg16", async_case(dtype::f32, 1024, 0, 0, 1, 100), d), "multiple of 16"));
-  EXPECT_TRUE(mentions(test::refusal(l, "tma_tensor", async_case(dtype::f32, 1024, 0, 0, 1, 4112), d), "256-byte rows"));
-  EXPECT_TRUE(mentions(test::refusal(l, "tma_tensor", async_case(dtype::f32, 1024, 0, 0, 1, 128 * 1024), d), "at most 256"));
+  EXPECT_TRUE(
+      mentions(test::refusal(l, "ldgsts_cg16", async_case(dtype::f32, 1024, 0, 0, 1, 100), d), "multiple of 16"));
+  EXPECT_TRUE(
+      mentions(test::refusal(l, "tma_tensor", async_case(dtype::f32, 1024, 0, 0, 1, 4112), d), "256-byte rows"));
+  EXPECT_TRUE(
+      mentions(test::refusal(l, "tma_tensor", async_case(dtype::f32, 1024, 0, 0, 1, 128 * 1024), d), "at most 256"));
   EXPECT_FALSE(test::refusal(l, "tma_tensor", async_case(dtype::f32, 1024, 0, 0, 1, 64 * 1024), d));
   // Shared memory: 4 stages of 64 KiB do not fit in 227 KiB; one tile of 226 KiB does.
   EXPECT_TRUE(mentions(test::refusal(l, "pipelined", async_case(dtype::f32, 1024, 0, 0, 4, 64 * 1024), d),
@@ -142,8 +146,8 @@ TEST(async_lab, stages_tiles_and_peers) {
     EXPECT_FALSE(test::refusal(l, v, async_case(dtype::f32, 1024, 4), d)) << v;
     EXPECT_TRUE(mentions(test::refusal(l, v, async_case(dtype::f32, 1024, 0, 16), d), "--smem-offset")) << v;
     EXPECT_TRUE(mentions(test::refusal(l, v, async_case(dtype::f32, 1024, 0, 0, 4), d), "--stages")) << v;
-    EXPECT_TRUE(mentions(test::refusal(l, v, async_case(dtype::f32, 1024, 0, 0, 1, 2 * default_tile_bytes), d),
-                         "--tile-bytes"))
+    EXPECT_TRUE(
+        mentions(test::refusal(l, v, async_case(dtype::f32, 1024, 0, 0, 1, 2 * default_tile_bytes), d), "--tile-bytes"))
         << v;
   }
 }

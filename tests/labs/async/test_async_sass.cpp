@@ -24,8 +24,9 @@ std::vector<const labeled_kernel*> kernels_of(const inspect_report& r, std::stri
 }
 
 int count_opcode(const labeled_kernel& k, std::string_view op) {
-  return static_cast<int>(std::count_if(k.code.opcodes.begin(), k.code.opcodes.end(),
-                                        [&](const std::string& o) { return o == op || o.starts_with(std::string(op) + "."); }));
+  return static_cast<int>(std::count_if(k.code.opcodes.begin(), k.code.opcodes.end(), [&](const std::string& o) {
+    return o == op || o.starts_with(std::string(op) + ".");
+  }));
 }
 
 bool has_tma(const std::string& arch) { return arch >= "sm_90" || arch.size() > 5; }  // sm_100 sorts before sm_90
@@ -78,7 +79,8 @@ TEST_F(sass_proof, async_ldg_sts_goes_through_registers_at_its_width) {
         EXPECT_EQ(sts.begin()->first, bits) << "STS width";
         EXPECT_EQ(count_space(*k, mem_space::async_copy), 0);
         EXPECT_EQ(shared_widths(*k, mem_dir::load).begin()->first, writeback_bits(*k)) << "write-back LDS";
-        EXPECT_EQ(without_tail(global_widths(*k, mem_dir::store)).begin()->first, writeback_bits(*k)) << "write-back STG";
+        EXPECT_EQ(without_tail(global_widths(*k, mem_dir::store)).begin()->first, writeback_bits(*k))
+            << "write-back STG";
         EXPECT_EQ(count_space(*k, mem_space::local), 0);
       }
     }
@@ -87,7 +89,8 @@ TEST_F(sass_proof, async_ldg_sts_goes_through_registers_at_its_width) {
 
 TEST_F(sass_proof, async_cp_async_ca_allocates_in_l1_and_uses_no_registers_for_the_tile) {
   for (const auto& [arch, r] : reports) {
-    for (const auto& [v, bits] : {std::pair{"ldgsts_ca4", 32}, std::pair{"ldgsts_ca8", 64}, std::pair{"ldgsts_ca16", 128}}) {
+    for (const auto& [v, bits] :
+         {std::pair{"ldgsts_ca4", 32}, std::pair{"ldgsts_ca8", 64}, std::pair{"ldgsts_ca16", 128}}) {
       for (const auto* k : kernels_of(r, v)) {
         SCOPED_TRACE(arch + " " + k->code.name);
         int bypass = 0;
@@ -95,7 +98,8 @@ TEST_F(sass_proof, async_cp_async_ca_allocates_in_l1_and_uses_no_registers_for_t
         ASSERT_EQ(w.size(), 1u);
         EXPECT_EQ(w.begin()->first, bits) << "LDGSTS.E width";
         EXPECT_EQ(bypass, 0) << ".ca: no BYPASS";
-        EXPECT_TRUE(without_tail(global_widths(*k, mem_dir::load)).empty()) << "no LDG: the tile never enters registers";
+        EXPECT_TRUE(without_tail(global_widths(*k, mem_dir::load)).empty())
+            << "no LDG: the tile never enters registers";
         EXPECT_TRUE(shared_widths(*k, mem_dir::store).empty()) << "no STS";
         EXPECT_EQ(shared_widths(*k, mem_dir::load).begin()->first, writeback_bits(*k)) << "write-back LDS";
       }
@@ -150,8 +154,8 @@ TEST_F(sass_proof, async_a_commit_in_a_divergent_branch_is_two_commits) {
 
 TEST_F(sass_proof, async_tma_copies_the_tile_with_one_instruction_each_way) {
   for (const auto& [arch, r] : reports) {
-    for (const auto& [v, in, out] : {std::tuple{"tma_bulk", "UBLKCP.S.G", "UBLKCP.G.S"},
-                                     std::tuple{"tma_tensor", "UTMALDG.2D", "UTMASTG.2D"}}) {
+    for (const auto& [v, in, out] :
+         {std::tuple{"tma_bulk", "UBLKCP.S.G", "UBLKCP.G.S"}, std::tuple{"tma_tensor", "UTMALDG.2D", "UTMASTG.2D"}}) {
       const auto ks = kernels_of(r, v);
       ASSERT_EQ(ks.size(), 1u) << arch << " " << v;
       const auto& k = *ks[0];

@@ -15,8 +15,7 @@
 namespace memlab {
 namespace {
 
-const std::vector<std::uint64_t> edge_sizes{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100000,
-                                            (1u << 24) + 7};
+const std::vector<std::uint64_t> edge_sizes{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100000, (1u << 24) + 7};
 
 // A copy case: n elements of `type`, the source `so` and the destination `doff` bytes off.
 case_params copy_case(dtype type, std::uint64_t n, std::uint64_t so, std::uint64_t doff) {
@@ -93,8 +92,8 @@ TEST_P(copy_gpu, checker_catches_an_unwritten_output) {
 }
 
 INSTANTIATE_TEST_SUITE_P(all, copy_gpu,
-                         ::testing::Combine(::testing::ValuesIn(test::variant_names(labs::copy::table())), ::testing::ValuesIn(all_dtypes().begin(),
-                                                                                                      all_dtypes().end())),
+                         ::testing::Combine(::testing::ValuesIn(test::variant_names(labs::copy::table())),
+                                            ::testing::ValuesIn(all_dtypes().begin(), all_dtypes().end())),
                          test::variant_dtype_name{});
 
 }  // namespace

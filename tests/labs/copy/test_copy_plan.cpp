@@ -17,7 +17,8 @@ namespace {
 
 // A copy case: n elements of `type`, the source `so` and the destination `doff` bytes off.
 case_params copy_case(dtype type, std::uint64_t n, std::uint64_t so, std::uint64_t doff) {
-  return table().make_case(type, n, {{"src_offset", axis_value{{so, 0, 0}, 1}}, {"dst_offset", axis_value{{doff, 0, 0}, 1}}});
+  return table().make_case(type, n,
+                           {{"src_offset", axis_value{{so, 0, 0}, 1}}, {"dst_offset", axis_value{{doff, 0, 0}, 1}}});
 }
 
 const rung_traits& traits(std::string_view rung) { return test::traits_of<rung_traits>(table(), rung); }
@@ -47,13 +48,14 @@ TEST(copy_plan, scalar_and_vector_grids_cover_every_element_and_the_tail) {
 
 TEST(copy_plan, vec16_unroll_grid_is_sized_by_bytes_in_flight_not_by_n) {
   const auto big = plan(traits("vec16_unroll"), 2, 1ull << 31, 132);
-  const std::uint64_t per_cta = static_cast<std::uint64_t>(big.threads) * static_cast<std::uint64_t>(big.items_per_thread) * 16;
+  const std::uint64_t per_cta =
+      static_cast<std::uint64_t>(big.threads) * static_cast<std::uint64_t>(big.items_per_thread) * 16;
   EXPECT_EQ(big.grid, 132u * (bytes_in_flight_per_sm / per_cta));
   EXPECT_EQ(big.vec_bytes, 16);
   // Small copies do not pay for a full grid: one CTA per tile of work.
-  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 4096, 132).grid, 1u);      // 16 KiB: exactly one tile
+  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 4096, 132).grid, 1u);        // 16 KiB: exactly one tile
   EXPECT_EQ(plan(traits("vec16_unroll"), 4, 1u << 20, 132).grid, 256u);  // 4 MiB: 256 tiles < 528 resident
-  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 3, 132).grid, 1u);     // only a tail
+  EXPECT_EQ(plan(traits("vec16_unroll"), 4, 3, 132).grid, 1u);           // only a tail
   EXPECT_EQ(plan(traits("vec16_unroll"), 4, 0, 132).grid, 0u);
 }
 
@@ -68,8 +70,8 @@ TEST(copy_plan, peers_have_no_policy_of_ours) {
 TEST(copy_lab_registry, ladder_then_peers_with_their_kernels) {
   const lab& l = table();
   EXPECT_EQ(l.name, "copy");
-  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"scalar", "vec8", "vec16", "vec16_unroll", "vec32", "auto", "memcpy",
-                                                  "cub", "thrust"}));
+  EXPECT_EQ(test::variant_names(l), (std::vector<std::string>{"scalar", "vec8", "vec16", "vec16_unroll", "vec32",
+                                                              "auto", "memcpy", "cub", "thrust"}));
   for (const auto& v : l.variants) {
     EXPECT_FALSE(v.teaches.empty()) << v.name;
     EXPECT_EQ(l.find_variant(v.name), &v) << v.name;
@@ -101,7 +103,8 @@ TEST(copy_lab_registry, vector_variants_refuse_misaligned_pointers_and_say_why) 
   EXPECT_EQ(test::variant_of(l, "vec16").needs.alignment, 16);
   EXPECT_EQ(test::variant_of(l, "vec16_unroll").needs.alignment, 16);
   EXPECT_EQ(test::variant_of(l, "vec32").needs.alignment, 32);
-  for (std::string_view any : {"scalar", "auto", "memcpy", "cub", "thrust"}) EXPECT_EQ(test::variant_of(l, any).needs.alignment, 0) << any;
+  for (std::string_view any : {"scalar", "auto", "memcpy", "cub", "thrust"})
+    EXPECT_EQ(test::variant_of(l, any).needs.alignment, 0) << any;
 }
 
 // vec32 runs only where the device has 32-byte global accesses (sm_100 and newer), and says why

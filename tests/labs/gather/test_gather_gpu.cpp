@@ -71,32 +71,32 @@ std::string rung_of(const lab& l, labs::gather::index_order order) {
 TEST_F(gather_bytes_gpu, declared_bytes_count_each_distinct_index_once) {
   const lab& l = labs::gather::table();
   for (const dtype type : {dtype::f32, dtype::f64}) {
-  const std::uint64_t es = size_of(type);
-  for (const std::uint64_t elements : {1ull, 1000ull, 100000ull}) {
-    SCOPED_TRACE(std::string(to_string(type)) + " table of " + std::to_string(elements));
-    const std::uint64_t n = 100000;
-    const auto p = gather_case(type, n, elements * es);
-    const std::uint64_t seed = labs::gather::index_seed(n, elements);
-    std::set<std::uint32_t> distinct;
-    std::uint64_t warp_sectors = 0;
-    for (std::uint64_t g = 0; g < n; g += 32) {
-      std::set<std::uint64_t> s;
-      for (std::uint64_t i = g; i < std::min(n, g + 32); ++i) {
-        const auto k = labs::gather::random_index(seed, i, elements);
-        distinct.insert(k);
-        s.insert(k * es / 32);
+    const std::uint64_t es = size_of(type);
+    for (const std::uint64_t elements : {1ull, 1000ull, 100000ull}) {
+      SCOPED_TRACE(std::string(to_string(type)) + " table of " + std::to_string(elements));
+      const std::uint64_t n = 100000;
+      const auto p = gather_case(type, n, elements * es);
+      const std::uint64_t seed = labs::gather::index_seed(n, elements);
+      std::set<std::uint32_t> distinct;
+      std::uint64_t warp_sectors = 0;
+      for (std::uint64_t g = 0; g < n; g += 32) {
+        std::set<std::uint64_t> s;
+        for (std::uint64_t i = g; i < std::min(n, g + 32); ++i) {
+          const auto k = labs::gather::random_index(seed, i, elements);
+          distinct.insert(k);
+          s.insert(k * es / 32);
+        }
+        warp_sectors += s.size();
       }
-      warp_sectors += s.size();
+      // The lab's setup draws and sorts the indices and counts what they touch when the case is prepared.
+      const auto random = test::prepare(l, rung_of(l, labs::gather::index_order::random), p, dev);
+      const auto sorted = test::prepare(l, rung_of(l, labs::gather::index_order::sorted), p, dev);
+      const std::uint64_t rest = n * 4 + n * es;
+      EXPECT_EQ(random.plan.bytes, distinct.size() * es + rest) << elements;
+      EXPECT_EQ(sorted.plan.bytes, random.plan.bytes) << elements;
+      EXPECT_EQ(random.plan.hardware_bytes, warp_sectors * 32 + rest) << elements;
+      EXPECT_LE(sorted.plan.hardware_bytes, random.plan.hardware_bytes) << elements;
     }
-    // The lab's setup draws and sorts the indices and counts what they touch when the case is prepared.
-    const auto random = test::prepare(l, rung_of(l, labs::gather::index_order::random), p, dev);
-    const auto sorted = test::prepare(l, rung_of(l, labs::gather::index_order::sorted), p, dev);
-    const std::uint64_t rest = n * 4 + n * es;
-    EXPECT_EQ(random.plan.bytes, distinct.size() * es + rest) << elements;
-    EXPECT_EQ(sorted.plan.bytes, random.plan.bytes) << elements;
-    EXPECT_EQ(random.plan.hardware_bytes, warp_sectors * 32 + rest) << elements;
-    EXPECT_LE(sorted.plan.hardware_bytes, random.plan.hardware_bytes) << elements;
-  }
   }
 }
 

@@ -62,7 +62,8 @@ TEST(gather_lab_registry, variants_axes_and_refusals) {
   ASSERT_EQ(l.axes.size(), 1u);
   EXPECT_EQ(l.axes[0].name, "table_bytes");
   const auto def = parse_axis(l.axes[0], l.axes[0].defaults);
-  EXPECT_NE(std::find(def.begin(), def.end(), axis_value{{200ull << 20, 0, 0}, 1}), def.end()) << "4 x the H100's 50 MiB L2";
+  EXPECT_NE(std::find(def.begin(), def.end(), axis_value{{200ull << 20, 0, 0}, 1}), def.end())
+      << "4 x the H100's 50 MiB L2";
   const device_info dev;
   EXPECT_FALSE(test::refusal(l, "random", gather_case(dtype::f32, 100, 4), dev));  // one element
   const auto ragged = gather_case(dtype::f32, 100, 6);

@@ -30,7 +30,8 @@ using test::edge_sizes;
 struct matmul_gpu : test::gpu_test<::testing::TestWithParam<std::string>> {};
 
 case_params mm_case(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
-  return labs::matmul::table().make_case(dtype::f32, n, {{"m", axis_value{{m, 0, 0}, 1}}, {"k", axis_value{{k, 0, 0}, 1}}});
+  return labs::matmul::table().make_case(dtype::f32, n,
+                                         {{"m", axis_value{{m, 0, 0}, 1}}, {"k", axis_value{{k, 0, 0}, 1}}});
 }
 
 bool vectorized_rung(const std::string& name) {
@@ -38,7 +39,8 @@ bool vectorized_rung(const std::string& name) {
 }
 
 // Runs and checks (m, n, k), or asserts the refusal the rung owes it. Returns whether it ran.
-bool run_or_refused(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k, const device_info& dev) {
+bool run_or_refused(const std::string& name, std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                    const device_info& dev) {
   const lab& l = labs::matmul::table();
   const case_params p = mm_case(m, n, k);
   const gemm_shape s = labs::matmul::resolve(n, m, k);
@@ -65,8 +67,8 @@ TEST_P(matmul_gpu, each_extent_through_the_edge_sizes) {
   int ran = 0;
   for (const std::uint64_t s : edge_sizes) {
     if (s > 0) ran += run_or_refused(GetParam(), s, 36, 20, dev);  // m (0 would mean m = n)
-    ran += run_or_refused(GetParam(), 36, s, 20, dev);              // n (0: C is empty)
-    if (s > 0) ran += run_or_refused(GetParam(), 20, 36, s, dev);   // k (0 would mean k = n)
+    ran += run_or_refused(GetParam(), 36, s, 20, dev);             // n (0: C is empty)
+    if (s > 0) ran += run_or_refused(GetParam(), 20, 36, s, dev);  // k (0 would mean k = n)
   }
   EXPECT_GT(ran, 0);
 }

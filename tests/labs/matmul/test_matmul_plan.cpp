@@ -105,7 +105,8 @@ TEST(matmul_refusals, vectorized_rungs_need_n_and_k_multiples_of_4) {
   const lab& l = table();
   for (const auto name : simt_rungs) {
     const bool vec = std::find(vector_rungs.begin(), vector_rungs.end(), name) != vector_rungs.end();
-    for (const auto& [m, n, k] : std::vector<std::array<std::uint64_t, 3>>{{5, 7, 9}, {4, 6, 8}, {8, 8, 6}, {3, 4, 8}}) {
+    for (const auto& [m, n, k] :
+         std::vector<std::array<std::uint64_t, 3>>{{5, 7, 9}, {4, 6, 8}, {8, 8, 6}, {3, 4, 8}}) {
       const auto why = test::refusal(l, name, mm_case(m, n, k));
       const bool ok = n % 4 == 0 && k % 4 == 0;
       SCOPED_TRACE(std::string(name) + " " + shape_text({m, n, k}));
@@ -137,7 +138,8 @@ TEST(matmul_plans, grids_cover_every_output_with_the_rungs_tiles) {
   EXPECT_EQ(plan(variant_id::smem_tiled, odd).grid, 129u * 129u);
   EXPECT_EQ(plan(variant_id::blocktiled_1d, sq).items_per_thread, 8);
   EXPECT_EQ(plan(variant_id::blocktiled_1d, sq).grid, 64u * 64u);
-  for (auto v : {variant_id::blocktiled_2d, variant_id::vectorized, variant_id::warptiled, variant_id::double_buffered}) {
+  for (auto v :
+       {variant_id::blocktiled_2d, variant_id::vectorized, variant_id::warptiled, variant_id::double_buffered}) {
     const launch_policy p = plan(v, odd);
     const tiling t = tiling_of(v);
     EXPECT_EQ(p.grid, ((4100u + t.tile_m - 1) / t.tile_m) * ((4100u + t.tile_n - 1) / t.tile_n));

@@ -59,7 +59,8 @@ TEST_P(smem_gpu, a_full_grid_with_a_ragged_end) {
   if (labs::smem::is_bank_bound(c.v->traits_as<labs::smem::smem_rung>())) {
     // setup sized the grid from the occupancy calculator: every CTA resident, each with work.
     EXPECT_GE(c.plan.policy.grid, static_cast<std::uint64_t>(dev.sm_count));
-    EXPECT_LE(c.plan.policy.grid * labs::smem::warps_per_cta, labs::smem::tasks_of(c.p.n) + labs::smem::warps_per_cta - 1);
+    EXPECT_LE(c.plan.policy.grid * labs::smem::warps_per_cta,
+              labs::smem::tasks_of(c.p.n) + labs::smem::warps_per_cta - 1);
   }
   ASSERT_EQ(test::run_and_verify(c), "");
 }

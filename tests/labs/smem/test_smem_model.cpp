@@ -47,8 +47,7 @@ TEST(smem_model, every_request_matches_the_bank_simulator) {
             if (copy && k != 0) continue;
             const bank_request sim = shared_request(request(r, s, active, k, warp), r.access_bytes);
             ASSERT_EQ(request_wavefronts(r, s, active), sim.wavefronts)
-                << "variant " << v.name << " stride " << s << " active " << active << " k " << k
-                << " warp " << warp;
+                << "variant " << v.name << " stride " << s << " active " << active << " k " << k << " warp " << warp;
           }
         }
       }
@@ -66,8 +65,8 @@ TEST(smem_model, the_lessons_in_numbers) {
   }
   EXPECT_EQ(request_wavefronts(rung("smem_padded"), 32, 32), 1);
   EXPECT_EQ(request_wavefronts(rung("smem_swizzled"), 32, 32), 1);
-  EXPECT_EQ(request_wavefronts(load_vec8, 1, 32), 2);    // the minimum: 256 bytes
-  EXPECT_EQ(request_wavefronts(load_vec16, 1, 32), 4);   // 512 bytes
+  EXPECT_EQ(request_wavefronts(load_vec8, 1, 32), 2);     // the minimum: 256 bytes
+  EXPECT_EQ(request_wavefronts(load_vec16, 1, 32), 4);    // 512 bytes
   EXPECT_EQ(request_wavefronts(load_vec16, 32, 32), 32);  // one quad of banks per quarter
   EXPECT_EQ(request_wavefronts(load_vec8, 2, 32), 4);
   EXPECT_EQ(request_wavefronts(load_stride, 32, 5), 5);  // a partial warp: 5 lanes, one bank
@@ -89,8 +88,8 @@ TEST(smem_model, every_access_stays_inside_its_region) {
           ASSERT_EQ(a % w, 0u);
           // store_stride: the warp's own region is an eighth of the CTA's; a copy: its first array.
           const std::uint64_t limit = is_bank_bound(r) && !r.load ? region / warps_per_cta
-                                      : !is_bank_bound(r)          ? region / static_cast<std::uint64_t>(r.copy_arrays)
-                                                                   : region;
+                                      : !is_bank_bound(r)         ? region / static_cast<std::uint64_t>(r.copy_arrays)
+                                                                  : region;
           ASSERT_LE(a + w, limit) << v.name << " stride " << s << " lane " << l << " k " << k;
           if (k == 0) words.insert(a);
         }
@@ -115,7 +114,9 @@ launch_counts brute_force(const smem_rung& v, std::uint64_t s, std::uint64_t n, 
     ++requests;
     wavefronts += static_cast<std::uint64_t>(r.wavefronts);
   };
-  const auto active_of = [&](std::uint64_t task) { return static_cast<int>(std::min<std::uint64_t>(32, n - 32 * task)); };
+  const auto active_of = [&](std::uint64_t task) {
+    return static_cast<int>(std::min<std::uint64_t>(32, n - 32 * task));
+  };
   const std::uint64_t tasks = (n + 31) / 32;
   const int w = v.access_bytes;
   if (v.load) {
@@ -171,8 +172,8 @@ TEST(smem_model, every_launch_matches_a_replay_of_its_requests) {
         for (std::uint64_t grid : {1u, 3u}) {
           const auto want = brute_force(traits(v), s, n, grid);
           const auto got = predict(traits(v), s, n, grid);
-          SCOPED_TRACE("variant " + std::string(v.name) + " stride " + std::to_string(s) + " n " +
-                       std::to_string(n) + " grid " + std::to_string(grid));
+          SCOPED_TRACE("variant " + std::string(v.name) + " stride " + std::to_string(s) + " n " + std::to_string(n) +
+                       " grid " + std::to_string(grid));
           EXPECT_EQ(got.ld_requests, want.ld_requests);
           EXPECT_EQ(got.ld_wavefronts, want.ld_wavefronts);
           EXPECT_EQ(got.st_requests, want.st_requests);

@@ -16,8 +16,9 @@ namespace memlab::inspect {
 namespace {
 
 int count_opcode(const labeled_kernel& k, std::string_view op) {
-  return static_cast<int>(std::count_if(k.code.opcodes.begin(), k.code.opcodes.end(),
-                                        [&](const std::string& o) { return o == op || o.starts_with(std::string(op) + "."); }));
+  return static_cast<int>(std::count_if(k.code.opcodes.begin(), k.code.opcodes.end(), [&](const std::string& o) {
+    return o == op || o.starts_with(std::string(op) + ".");
+  }));
 }
 
 TEST_F(sass_proof, smem_bank_bound_rungs_keep_every_access_at_their_width) {

@@ -35,7 +35,9 @@ case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, st
                                            {"stages", axis_value{{stages, 0, 0}, 1}}});
 }
 
-variant_id id_of(const std::string& name) { return test::variant_of(labs::stencil::table(), name).traits_as<variant_id>(); }
+variant_id id_of(const std::string& name) {
+  return test::variant_of(labs::stencil::table(), name).traits_as<variant_id>();
+}
 
 void run_and_verify(const std::string& name, const case_params& p, const device_info& dev) {
   auto c = test::prepare(labs::stencil::table(), name, p, dev);
@@ -75,8 +77,8 @@ void three_d_shapes(const std::string& name, const device_info& dev) {
   int ran = 0, refused = 0, unaligned = 0;
   for (const std::uint64_t side : {4u, 5u}) {
     for (const auto& [nx, ny, nz] : shapes) {
-      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " side=" +
-                   std::to_string(side));
+      SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
+                   " side=" + std::to_string(side));
       unaligned += nx % 4 != 0;
       const auto p = stencil_case(nx * ny * nz, nx, ny, side);
       if (const auto why = test::refusal(labs::stencil::table(), name, p, dev)) {
@@ -134,8 +136,8 @@ TEST_F(stencil_check_gpu, overlap_at_every_stage_count) {
 TEST_P(stencil_gpu, verifies_again_after_a_reset) {
   const std::string& name = GetParam();
   const bool one_d = labs::stencil::dimensions(id_of(name)) == 1;
-  auto c = test::prepare(labs::stencil::table(), name, one_d ? stencil_case(5000, 512, 512) : stencil_case(64 * 70 * 3, 64, 70),
-                         dev);
+  auto c = test::prepare(labs::stencil::table(), name,
+                         one_d ? stencil_case(5000, 512, 512) : stencil_case(64 * 70 * 3, 64, 70), dev);
   for (int round = 0; round < 2; ++round) ASSERT_EQ(test::run_and_verify(c), "") << "round " << round;
 }
 
@@ -178,7 +180,8 @@ TEST_F(stencil_check_gpu, inputs_are_random_floats_within_the_bound) {
   for (std::size_t buf = 0; buf < 3; ++buf) {
     std::vector<float> h(a.buffers[buf].size() / sizeof(float)), other(h.size());
     MEMLAB_CUDA_CHECK(cudaMemcpy(h.data(), a.buffers[buf].data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    MEMLAB_CUDA_CHECK(cudaMemcpy(other.data(), b.buffers[buf].data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    MEMLAB_CUDA_CHECK(
+        cudaMemcpy(other.data(), b.buffers[buf].data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
     int same = 0;
     for (std::size_t k = 0; k < h.size(); ++k) {
       ASSERT_GE(std::fabs(h[k]), 1.0f) << "buffer " << buf << " point " << k;

@@ -19,10 +19,18 @@ namespace memlab::labs::stencil {
 namespace {
 
 const std::vector<variant_id> stencil_rungs{
-    variant_id::d1_ldg,          variant_id::d1_ldg_sts,         variant_id::d1_ldg_no_branch,
-    variant_id::d1_ldgsts,       variant_id::d1_ldgsts_no_branch, variant_id::d1_ldgsts_vec16,
-    variant_id::d3_ldg,          variant_id::d3_ldg_no_branch,    variant_id::d3_ldgsts,
-    variant_id::d3_ldgsts_no_branch, variant_id::d3_ldgsts_vec16, variant_id::d3_ldgsts_overlap,
+    variant_id::d1_ldg,
+    variant_id::d1_ldg_sts,
+    variant_id::d1_ldg_no_branch,
+    variant_id::d1_ldgsts,
+    variant_id::d1_ldgsts_no_branch,
+    variant_id::d1_ldgsts_vec16,
+    variant_id::d3_ldg,
+    variant_id::d3_ldg_no_branch,
+    variant_id::d3_ldgsts,
+    variant_id::d3_ldgsts_no_branch,
+    variant_id::d3_ldgsts_vec16,
+    variant_id::d3_ldgsts_overlap,
 };
 
 case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, std::uint64_t side = 4,
@@ -106,15 +114,15 @@ TEST(stencil_model, sectors_match_a_brute_force_replay_of_every_cta_1d) {
 
 TEST(stencil_model, sectors_match_a_brute_force_replay_of_every_cta_3d) {
   const std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> shapes{
-      {1, 1, 1},    {1, 9, 3},    {3, 5, 2},    {4, 4, 4},    {5, 64, 9},  {8, 65, 10}, {12, 67, 2},  {64, 64, 1},
-      {64, 68, 2},  {65, 63, 3},  {70, 69, 2},  {72, 130, 3}, {128, 4, 9}, {130, 140, 2}, {20, 200, 17}};
+      {1, 1, 1},   {1, 9, 3},   {3, 5, 2},   {4, 4, 4},    {5, 64, 9},  {8, 65, 10},   {12, 67, 2},  {64, 64, 1},
+      {64, 68, 2}, {65, 63, 3}, {70, 69, 2}, {72, 130, 3}, {128, 4, 9}, {130, 140, 2}, {20, 200, 17}};
   for (const auto v : stencil_rungs) {
     if (dimensions(v) != 3) continue;
     for (const auto& [nx, ny, nz] : shapes) {
       for (const std::uint64_t side : {4u, 5u}) {
         const geometry g = make_geometry(3, nx, ny, nz, side);
-        SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " side=" +
-                     std::to_string(side));
+        SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
+                     " side=" + std::to_string(side));
         const sector_count model = sectors(v, g), brute = brute_force_sectors(v, g);
         EXPECT_EQ(model.read, brute.read);
         EXPECT_EQ(model.write, brute.write);
@@ -314,9 +322,9 @@ TEST(stencil_addresses, every_3d_row_a_tile_loads_is_selected_from_its_own_array
       for (std::int64_t x0 = 0; x0 < nx; x0 += 64) {
         const rows_3d rows = rows_of(left, center, right, nx, ny, side, z, x0);
         for (int y = -radius; y < ny + radius; ++y) {
-          const float* want = y < 0 ? left + ((z * side + side + y) * nx + x0)
-                                    : (y < ny ? center + ((z * ny + y) * nx + x0)
-                                              : right + ((z * side + y - ny) * nx + x0));
+          const float* want =
+              y < 0 ? left + ((z * side + side + y) * nx + x0)
+                    : (y < ny ? center + ((z * ny + y) * nx + x0) : right + ((z * side + y - ny) * nx + x0));
           ASSERT_EQ(rows(y), want) << nx << "x" << ny << "x" << nz << " side " << side << " z " << z << " x0 " << x0
                                    << " y " << y;
         }

@@ -48,7 +48,8 @@ TEST_P(stride_gpu, edge_sizes_strides_and_offsets) {
   } else {
     offsets = {0, es, 7 * es, 31 * es};
   }
-  const std::vector<std::uint64_t> strides = vec ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 2, 3, 8, 32};
+  const std::vector<std::uint64_t> strides =
+      vec ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 2, 3, 8, 32};
   int ran = 0;
   for (const auto stride : strides) {
     for (const auto so : offsets) {

@@ -17,12 +17,14 @@ namespace {
 // A stride case: n elements of `type`, neighbouring threads `stride` elements apart, the source
 // `so` bytes off.
 case_params stride_case(dtype type, std::uint64_t n, std::uint64_t stride, std::uint64_t so) {
-  return table().make_case(type, n, {{"stride", axis_value{{stride, 0, 0}, 1}}, {"src_offset", axis_value{{so, 0, 0}, 1}}});
+  return table().make_case(type, n,
+                           {{"stride", axis_value{{stride, 0, 0}, 1}}, {"src_offset", axis_value{{so, 0, 0}, 1}}});
 }
 
 // Brute force: every byte each warp access touches, as the kernels issue them, into a set of
 // sectors per warp access; summed.
-sector_count brute_force(const stride_rung& rung, std::uint64_t es, std::uint64_t n, std::uint64_t stride, std::uint64_t so) {
+sector_count brute_force(const stride_rung& rung, std::uint64_t es, std::uint64_t n, std::uint64_t stride,
+                         std::uint64_t so) {
   sector_count c;
   auto add = [](std::set<std::uint64_t>& s, std::uint64_t lo, std::uint64_t len) {
     for (std::uint64_t b = lo; b < lo + len; ++b) s.insert(b / sector_bytes);
@@ -77,10 +79,10 @@ TEST(stride_sectors, closed_form_matches_brute_force) {
             const std::uint64_t so = k * es;
             const auto want = brute_force(r, es, n, stride, so);
             const auto got = sectors_touched(r, es, n, stride, so);
-            ASSERT_EQ(got.read, want.read) << v.name << " es=" << es << " n=" << n << " stride=" << stride
-                                           << " off=" << so;
-            ASSERT_EQ(got.write, want.write) << v.name << " es=" << es << " n=" << n << " stride=" << stride
-                                             << " off=" << so;
+            ASSERT_EQ(got.read, want.read)
+                << v.name << " es=" << es << " n=" << n << " stride=" << stride << " off=" << so;
+            ASSERT_EQ(got.write, want.write)
+                << v.name << " es=" << es << " n=" << n << " stride=" << stride << " off=" << so;
           }
         }
       }
@@ -140,7 +142,7 @@ TEST(stride_plan, vec16_main_vectors_never_read_past_the_source) {
   for (std::uint64_t bytes = 0; bytes < 200; ++bytes) {
     for (std::uint64_t m = 0; m < 16; ++m) {
       const std::uint64_t main = vec16_main_vectors(bytes, m);
-      EXPECT_LE(main * 16, bytes);                               // outputs inside the destination
+      EXPECT_LE(main * 16, bytes);  // outputs inside the destination
       if (m > 0 && main > 0) {
         EXPECT_LE(16 * (main + 1) - m, bytes);  // aligned vector `main` inside the source
       }
@@ -176,7 +178,8 @@ TEST(stride_lab_registry, variants_axes_and_refusals) {
   ASSERT_TRUE(strided16);
   EXPECT_NE(strided16->find("stride 1"), std::string::npos) << *strided16;
   EXPECT_TRUE(test::refusal(l, "strided", stride_case(dtype::f32, 100, 0, 0), dev));
-  EXPECT_TRUE(test::refusal(l, "strided", stride_case(dtype::f32, std::uint64_t{1} << 40, std::uint64_t{1} << 30, 0), dev));
+  EXPECT_TRUE(
+      test::refusal(l, "strided", stride_case(dtype::f32, std::uint64_t{1} << 40, std::uint64_t{1} << 30, 0), dev));
   // An unknown variant has nothing to run: the lab does not know it, and asking for it is an error.
   EXPECT_EQ(l.find_variant("nope"), nullptr);
   EXPECT_THROW((void)test::refusal(l, "nope", stride_case(dtype::f32, 100, 1, 0), dev), std::invalid_argument);

@@ -7,7 +7,8 @@
 namespace memlab::inspect {
 namespace {
 
-const std::array<std::pair<const char*, int>, 5> stride_dtypes{{{"u8", 8}, {"f16", 16}, {"bf16", 16}, {"f32", 32}, {"f64", 64}}};
+const std::array<std::pair<const char*, int>, 5> stride_dtypes{
+    {{"u8", 8}, {"f16", 16}, {"bf16", 16}, {"f32", 32}, {"f64", 64}}};
 
 TEST_F(sass_proof, stride_strided_variants_use_element_wide_accesses_only) {
   for (const auto& [arch, r] : reports) {

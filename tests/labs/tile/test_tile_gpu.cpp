@@ -94,7 +94,8 @@ TEST_P(tile_gpu, checker_catches_an_unwritten_output) {
 TEST_P(tile_gpu, a_tile_not_a_multiple_of_the_thread_layout_is_rejected) {
   const auto& [name, type] = GetParam();
   const lab& l = labs::tile::table();
-  for (const auto& [rows, cols] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{{100, 256}, {128, 100}, {4, 32}}) {
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<std::uint64_t, std::uint64_t>>{{100, 256}, {128, 100}, {4, 32}}) {
     const auto p = tile_case(type, rows, cols, 2, 0, 0);
     const auto why = test::refusal(l, name, p, dev);
     ASSERT_TRUE(why) << rows << "x" << cols;
@@ -118,7 +119,8 @@ TEST_P(tile_gpu, a_tile_larger_than_shared_memory_is_refused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(all, tile_gpu,
-                         ::testing::Combine(::testing::ValuesIn(test::variant_names(labs::tile::table())), ::testing::Values(dtype::f32, dtype::f16)),
+                         ::testing::Combine(::testing::ValuesIn(test::variant_names(labs::tile::table())),
+                                            ::testing::Values(dtype::f32, dtype::f16)),
                          test::variant_dtype_name{});
 
 }  // namespace

@@ -120,7 +120,8 @@ TEST(tile_rules, static_layouts_run_only_the_shapes_they_were_compiled_for) {
     EXPECT_TRUE(mentions(tile_rule(r, 4, 64, 128), "built for 128x256, 128x128, 64x64 only, not 64x128")) << v.name;
     ++statics;
   }
-  EXPECT_EQ(statics, 4);  // cute_universal_static, cute_autovec128_static, cute_default_static, cute_tiled_default_static
+  EXPECT_EQ(statics,
+            4);  // cute_universal_static, cute_autovec128_static, cute_default_static, cute_tiled_default_static
   EXPECT_FALSE(rung("cute_default").static_layout);
   EXPECT_TRUE(rung("cute_default_static").static_layout);
 }
@@ -135,7 +136,8 @@ TEST(tile_lab_unsupported, sizes_must_be_whole_tiles_and_ctas_at_most_the_tiles)
   case_params none = tile_case(dtype::f32, 128, 256, 0);
   EXPECT_TRUE(mentions(test::refusal(l, "cute_universal", none, dev), "smaller than one 128x256 tile"));
   EXPECT_FALSE(test::refusal(l, "ldgsts_cg16", tile_case(dtype::f32, 128, 256, 3, 3), dev));
-  EXPECT_TRUE(mentions(test::refusal(l, "ldgsts_cg16", tile_case(dtype::f32, 128, 256, 3, 4), dev), "exceeds the 3 tiles"));
+  EXPECT_TRUE(
+      mentions(test::refusal(l, "ldgsts_cg16", tile_case(dtype::f32, 128, 256, 3, 4), dev), "exceeds the 3 tiles"));
   // An unknown variant: the lab has none by that name, and asking for it is an error naming it.
   EXPECT_EQ(l.find_variant("nope"), nullptr);
   try {
@@ -236,8 +238,8 @@ TEST(tile_run_planning, defaults_sweep_two_tiles_and_both_grids) {
   r.labs = {"tile"};
   const auto cases = plan_cases(r, all_labs());
   ASSERT_EQ(cases.size(), table().variants.size() * 2u * 2u);  // variants x tiles x ctas
-  EXPECT_EQ(value(cases.front().p, "tile")[0], 128u);  // rows
-  EXPECT_EQ(value(cases.front().p, "tile")[1], 256u);  // cols
+  EXPECT_EQ(value(cases.front().p, "tile")[0], 128u);          // rows
+  EXPECT_EQ(value(cases.front().p, "tile")[1], 256u);          // cols
   EXPECT_EQ(value(cases.front().p, "ctas")[0], 0u);
   EXPECT_EQ(cases.front().p.n, 1u << 28);
   EXPECT_EQ(value(cases.back().p, "tile")[1], 128u);

@@ -86,7 +86,8 @@ TEST_F(sass_proof, tile_global_to_shared_widths_per_variant) {
         const memlab::variant* info = labs::tile::table().find_variant(e.variant);
         ASSERT_NE(info, nullptr) << e.variant;
         const auto& t = info->traits_as<labs::tile::tile_rung>();
-        EXPECT_EQ(labs::tile::plan(t, static_cast<std::size_t>(bits / 8), 128, 128, 1).vec_bytes * 8, want) << e.variant;
+        EXPECT_EQ(labs::tile::plan(t, static_cast<std::size_t>(bits / 8), 128, 128, 1).vec_bytes * 8, want)
+            << e.variant;
       }
     }
   }

@@ -52,7 +52,8 @@ TEST_P(transfer_gpu, verified_or_refused) {
       EXPECT_GT(ran, 0);
       break;
     case route::peer:
-      for (const std::uint64_t n : sizes) run(l.make_case(dtype::u8, n, {{"peer", word(dev.ordinal == 0 ? 1 : 0)}}), "n=" + std::to_string(n));
+      for (const std::uint64_t n : sizes)
+        run(l.make_case(dtype::u8, n, {{"peer", word(dev.ordinal == 0 ? 1 : 0)}}), "n=" + std::to_string(n));
       if (dev.device_count < 2) {
         EXPECT_EQ(ran, 0);  // ... and always there
       }

@@ -52,7 +52,7 @@ TEST(transfer_plan, bytes_are_counted_once_per_direction) {
     EXPECT_EQ(d2h.bytes, gib);
     EXPECT_EQ(d2h.directions[0].name, "d2h");
     const case_plan bi = test::plan_of(L(), rung, host_case(gib, direction::bidir, host_memory::pinned), one_gpu());
-    EXPECT_EQ(bi.bytes, 2 * gib);  // the sum of both directions ...
+    EXPECT_EQ(bi.bytes, 2 * gib);         // the sum of both directions ...
     ASSERT_EQ(bi.directions.size(), 2u);  // ... each reported on its own
     EXPECT_EQ(bi.directions[0].bytes, gib);
     EXPECT_EQ(bi.directions[1].bytes, gib);
@@ -137,7 +137,8 @@ TEST(transfer_plan, one_gpu_refuses_peers_and_multi_rank_collectives) {
       EXPECT_TRUE(has(l.why_not(v, l.make_case(dtype::u8, 4096), one_gpu()), "need 2 GPUs")) << v.name;
     }
     if (t.where == route::collective) {
-      EXPECT_TRUE(has(l.why_not(v, l.make_case(dtype::u8, 4096, {{"gpus", word(2)}}), one_gpu()), "--gpus 2 needs 2 GPUs"))
+      EXPECT_TRUE(
+          has(l.why_not(v, l.make_case(dtype::u8, 4096, {{"gpus", word(2)}}), one_gpu()), "--gpus 2 needs 2 GPUs"))
           << v.name;
       // One rank runs on one GPU (NCCL's one-rank collectives).
       EXPECT_FALSE(l.why_not(v, l.make_case(dtype::u8, 4096, {{"gpus", word(1)}}), one_gpu())) << v.name;
@@ -154,8 +155,8 @@ TEST(transfer_plan, one_gpu_refuses_peers_and_multi_rank_collectives) {
   EXPECT_EQ(l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two).roof, roof_kind::nvlink);
   EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64, {{"peer", word(0)}}), two),
                   "is this GPU"));
-  EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64, {{"peer", word(5)}}), two),
-                  "no GPU 5"));
+  EXPECT_TRUE(
+      has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64, {{"peer", word(5)}}), two), "no GPU 5"));
 }
 
 TEST(transfer_plan, rungs_run_once_per_axis_they_read) {
@@ -166,8 +167,8 @@ TEST(transfer_plan, rungs_run_once_per_axis_they_read) {
   const auto cases = plan_cases(req, all_labs(), missing_labs());
   std::map<std::string, int> per_rung;
   for (const auto& c : cases) ++per_rung[std::string(c.v->name)];
-  EXPECT_EQ(per_rung["ce"], 3 * 4);    // every direction x host memory, once per peer and gpus
-  EXPECT_EQ(per_rung["peer_ce"], 1);   // no direction, host memory or gpus
+  EXPECT_EQ(per_rung["ce"], 3 * 4);   // every direction x host memory, once per peer and gpus
+  EXPECT_EQ(per_rung["peer_ce"], 1);  // no direction, host memory or gpus
   if (per_rung.count("nccl_all_reduce")) {
     EXPECT_EQ(per_rung["nccl_all_reduce"], 2);  // gpus only
   }
@@ -199,8 +200,8 @@ TEST(transfer_plan, link_rates) {
   EXPECT_EQ(pcie_gen_of_speed("16 GT/s"), 4);
   EXPECT_FALSE(pcie_gen_of_speed("Unknown"));
   EXPECT_DOUBLE_EQ(nvlink_link_gbps(6, 9) * 18, 450.0);  // H100 SXM: 18 NVLink 4.0 links
-  EXPECT_DOUBLE_EQ(nvlink_link_gbps(7, 9), 25.0);         // an H100 reported as NVLink 5.0
-  EXPECT_DOUBLE_EQ(nvlink_link_gbps(7, 10), 50.0);        // B200
+  EXPECT_DOUBLE_EQ(nvlink_link_gbps(7, 9), 25.0);        // an H100 reported as NVLink 5.0
+  EXPECT_DOUBLE_EQ(nvlink_link_gbps(7, 10), 50.0);       // B200
   EXPECT_DOUBLE_EQ(nvlink_link_gbps(0, 9), 0.0);
 }
 

@@ -26,7 +26,8 @@ case_params transpose_case(dtype t, std::uint64_t batch, std::uint64_t rows, std
 }
 
 case_params banded_case(dtype t, std::uint64_t batch, std::uint64_t rows, std::uint64_t cols, std::uint64_t band) {
-  return table().make_case(t, batch, {{"shape", axis_value{{rows, cols, 0}, 2}}, {"band", axis_value{{band, 0, 0}, 1}}});
+  return table().make_case(t, batch,
+                           {{"shape", axis_value{{rows, cols, 0}, 2}}, {"band", axis_value{{band, 0, 0}, 1}}});
 }
 
 // Runs the case, or, where the variant refuses it, checks that the refusal is the vector rungs'

@@ -139,8 +139,8 @@ TEST(transpose_layouts, tile_order_is_a_permutation_of_the_tiles) {
 
 TEST(transpose_model, grouped_model_matches_a_replay_of_every_tile) {
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> shapes{
-      {0, 5}, {5, 0}, {1, 1}, {1, 37}, {37, 1}, {15, 17}, {16, 16}, {31, 33}, {32, 32}, {33, 31},
-      {64, 64}, {65, 67}, {100, 3}, {3, 100}, {130, 72}, {72, 130}, {8, 200}, {200, 8}};
+      {0, 5},   {5, 0},   {1, 1},   {1, 37},  {37, 1},  {15, 17},  {16, 16},  {31, 33}, {32, 32},
+      {33, 31}, {64, 64}, {65, 67}, {100, 3}, {3, 100}, {130, 72}, {72, 130}, {8, 200}, {200, 8}};
   for (auto v : kernels) {
     for (std::size_t es : {2u, 4u, 8u}) {
       for (const auto& [rows, cols] : shapes) {
@@ -207,9 +207,9 @@ TEST(transpose_model, per_request_figures_of_full_tiles) {
     EXPECT_EQ(f.sld, 1);
   }
   f = per_request(variant_id::smem_vec, 4, d);
-  EXPECT_EQ(f.ld, 16);   // 2 rows x 256 B
-  EXPECT_EQ(f.st, 16);   // 4 output rows x 128 B
-  EXPECT_EQ(f.sst, 4);   // 512 B of 16-byte stores: 4 wavefronts, the fewest
+  EXPECT_EQ(f.ld, 16);  // 2 rows x 256 B
+  EXPECT_EQ(f.st, 16);  // 4 output rows x 128 B
+  EXPECT_EQ(f.sst, 4);  // 512 B of 16-byte stores: 4 wavefronts, the fewest
   EXPECT_EQ(f.sld, 1);
   // f16: 2-byte elements share words. The row-major tile's column: 32 halves in 16 words of 2 banks.
   f = per_request(variant_id::smem, 2, d);
@@ -284,7 +284,8 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
   EXPECT_EQ(test::plan_of(l, "smem", p, dev).policy.grid, 313u * 219u);
   EXPECT_EQ(test::plan_of(l, "smem_vec_rows", p, dev).policy.grid, 157u * 110u);  // 64 x 64 f32 tiles
   EXPECT_EQ(test::plan_of(l, "auto", p, dev).policy.grid, 157u * 110u);  // the same tiles where rows are aligned
-  EXPECT_EQ(test::plan_of(l, "auto", transpose_case(dtype::f32, 1, 12289, 3001), dev).policy.grid, 193u * 51u);  // 64 x 60
+  EXPECT_EQ(test::plan_of(l, "auto", transpose_case(dtype::f32, 1, 12289, 3001), dev).policy.grid,
+            193u * 51u);  // 64 x 60
   EXPECT_FALSE(test::refusal(l, "auto", transpose_case(dtype::f16, 1, 4097, 17), dev)) << "any shape";
   EXPECT_EQ(test::plan_of(l, "smem_vec_rows", transpose_case(dtype::f16, 1, 1000, 1000), dev).policy.grid, 8u * 8u);
   EXPECT_EQ(test::plan_of(l, "smem_vec_rows", transpose_case(dtype::f64, 1, 1000, 1000), dev).policy.grid, 32u * 32u);
@@ -301,11 +302,13 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
   EXPECT_TRUE(test::refusal(l, "smem_vec", transpose_case(dtype::f16, 1, 4096, 4100), dev));
   EXPECT_FALSE(test::refusal(l, "smem_vec", transpose_case(dtype::f64, 1, 4098, 4096), dev));
   EXPECT_FALSE(test::refusal(l, "smem", transpose_case(dtype::f32, 1, 4097, 17), dev));
-  const auto huge = test::refusal(l, "naive", transpose_case(dtype::f64, std::uint64_t{1} << 40, 1u << 12, 1u << 12), dev);
+  const auto huge =
+      test::refusal(l, "naive", transpose_case(dtype::f64, std::uint64_t{1} << 40, 1u << 12, 1u << 12), dev);
   ASSERT_TRUE(huge);
   EXPECT_NE(huge->find("2^62"), std::string::npos) << *huge;
   // The peers have no tiles to order: any band but the default is refused, with the reason.
-  const auto band_case = table().make_case(dtype::f32, 1, {{"shape", axis_value{{64, 64, 0}, 2}}, {"band", axis_value{{8, 0, 0}, 1}}});
+  const auto band_case =
+      table().make_case(dtype::f32, 1, {{"shape", axis_value{{64, 64, 0}, 2}}, {"band", axis_value{{8, 0, 0}, 1}}});
   EXPECT_FALSE(test::refusal(l, "smem_vec", band_case, dev));
   const auto peer_band = test::refusal(l, "cublas", band_case, dev);
   ASSERT_TRUE(peer_band);

@@ -43,7 +43,8 @@ inline void fail(const std::string& what, const void* p) {
 inline std::uintptr_t load_lo = 0, load_hi = 0, store_lo = 0, store_hi = 0;
 inline void check(const void* p, std::size_t n, std::size_t align, bool store) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
-  if (a % align != 0) fail(std::string(store ? "a store" : "a load") + " of " + std::to_string(n) + " bytes misaligned", p);
+  if (a % align != 0)
+    fail(std::string(store ? "a store" : "a load") + " of " + std::to_string(n) + " bytes misaligned", p);
   const std::uintptr_t lo = store ? store_lo : load_lo, hi = store ? store_hi : load_hi;
   if (a < lo || a + n > hi) fail(std::string(store ? "a store" : "a load") + " outside its buffer", p);
 }

@@ -3,7 +3,11 @@
 #include "memlab/vector.cuh"
 namespace memlab::arch {
 template <int Bytes = 32>
-inline vector_t<32> ld_global_256(const void*) { std::abort(); }
+inline vector_t<32> ld_global_256(const void*) {
+  std::abort();
+}
 template <int Bytes = 32>
-inline void st_global_256(void*, const vector_t<32>&) { std::abort(); }
+inline void st_global_256(void*, const vector_t<32>&) {
+  std::abort();
+}
 }  // namespace memlab::arch

@@ -12,6 +12,10 @@ inline unsigned shfl_from(unsigned v, unsigned src) {
   return r;
 }
 inline unsigned shfl_down1(unsigned v) { return shfl_from(v, threadIdx.x % 32 == 31 ? threadIdx.x : threadIdx.x + 1); }
-inline unsigned shfl_down1_half(unsigned v) { return shfl_from(v, threadIdx.x % 16 == 15 ? threadIdx.x : threadIdx.x + 1); }
-inline unsigned shfl_up1_half(unsigned v) { return shfl_from(v, threadIdx.x % 16 == 0 ? threadIdx.x : threadIdx.x - 1); }
+inline unsigned shfl_down1_half(unsigned v) {
+  return shfl_from(v, threadIdx.x % 16 == 15 ? threadIdx.x : threadIdx.x + 1);
+}
+inline unsigned shfl_up1_half(unsigned v) {
+  return shfl_from(v, threadIdx.x % 16 == 0 ? threadIdx.x : threadIdx.x - 1);
+}
 }  // namespace memlab::arch
