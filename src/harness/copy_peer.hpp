@@ -10,11 +10,11 @@
 namespace memlab {
 
 // memlab::copy plans from the real addresses. cudaMalloc returns 256-byte aligned allocations, so
-// any multiple of 256 plus the offsets gives the plan the run will get.
-inline launch_policy copy_policy(std::uint64_t bytes, const device_info& dev, std::uint64_t dst_offset = 0,
-                                 std::uint64_t src_offset = 0) {
+// any multiple of 256 plus the shifts (bytes the lab adds to each pointer) gives the plan the run will get.
+inline launch_policy copy_policy(std::uint64_t bytes, const device_info& dev, std::uint64_t dst_shift = 0,
+                                 std::uint64_t src_shift = 0) {
   constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
-  const copy_plan cp = plan_copy(base + dst_offset, 2 * base + src_offset, bytes,
+  const copy_plan cp = plan_copy(base + dst_shift, 2 * base + src_shift, bytes,
                                  copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
   return {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
 }

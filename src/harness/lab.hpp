@@ -55,7 +55,7 @@ struct axis {
   [[nodiscard]] std::size_t rank() const;  // 1 for counts and bytes
   [[nodiscard]] std::string flag() const;  // "--src-offset"
 };
-// The flag of an axis named `axis_name`: "src_offset" -> "--src-offset".
+// The flag of an axis named `axis_name`: "block_rows" -> "--block-rows".
 std::string flag_of(std::string_view axis_name);
 
 // One value of an axis: a number, or a shape of rank() extents.

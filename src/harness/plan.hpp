@@ -14,7 +14,7 @@ namespace memlab {
 
 // The values given for one axis. The CLI hands them typed: its flag parsed them once, checked
 // against every declaration of the axis. A request written by hand (tests, tools) may give them as
-// text in the axis's grammar instead ({"src_offset", "0,2"}), parsed once by the planner.
+// text in the axis's grammar instead ({"increment", "0,2"}), parsed once by the planner.
 struct axis_values {
   std::vector<axis_value> typed;
   std::string text;  // used when `typed` is empty
