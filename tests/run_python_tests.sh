@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python tools' tests (tools/python/tests), run by ctest. Without their packages (numpy,
+# The Python tools' tests (tools/python/tests), run by ctest (one ctest per test file). Without their packages (numpy,
 # matplotlib, tqdm, pytest; tools/setup.sh installs them with the tools): exit 77 (ctest: skipped),
 # except under CI, where that is a failure.
 set -uo pipefail
@@ -8,4 +8,15 @@ if ! python3 -c "import numpy, matplotlib, tqdm, pytest" 2>/dev/null; then
   echo "the Python tools' test packages are missing (pip install './tools/python[test]')"
   [ -n "${CI:-}" ] && exit 1 || exit 77
 fi
-exec python3 -m pytest -q -p no:cacheprovider "$here/tools/python/tests"
+# Arguments: test files of tools/python/tests to run (default: all of them), and pytest options
+# (those starting with '-', and the word after -k).
+files=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    -k) files+=("$1" "$2"); shift 2 ;;
+    -*) files+=("$1"); shift ;;
+    *) files+=("$here/tools/python/tests/$1"); shift ;;
+  esac
+done
+[ ${#files[@]} -eq 0 ] || ! printf '%s\n' "${files[@]}" | grep -q "^$here" && files+=("$here/tools/python/tests")
+exec python3 -m pytest -q -p no:cacheprovider "${files[@]}"
