@@ -40,6 +40,15 @@ def load(paths):
     return records, device
 
 
+def save(f, out, name):
+    """Lays the figure out, writes it as out/name (130 dpi), closes it; returns the path."""
+    p = os.path.join(out, name)
+    f.tight_layout()
+    f.savefig(p, dpi=130)
+    plt.close(f)
+    return p
+
+
 def fig(m, r, key):
     v = r.get("measured", {}).get(key)
     return v["value"] if v else None
@@ -90,11 +99,7 @@ def latency_vs_working_set(records, device, out):
         mark_levels(a, device)
     a1.legend(fontsize=7)
     f.suptitle(f"Pointer-chase latency against working set — {device.get('name', '')}")
-    p = os.path.join(out, "hierarchy_latency_ws.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_latency_ws.png")
 
 
 def histograms(records, out):
@@ -122,11 +127,7 @@ def histograms(records, out):
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.3)
     ax.set_title("Per-load latency histograms (16-cycle buckets)")
-    p = os.path.join(out, "hierarchy_latency_histograms.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_latency_histograms.png")
 
 
 def per_sm_map(records, out):
@@ -142,11 +143,7 @@ def per_sm_map(records, out):
         ax.set_ylabel("cycles / load")
         ax.set_title(f"chase_l2_per_sm, {label_bytes(bytes_of(r))}: each SM's own .cg chase (all at once)", fontsize=9)
     axes[-1, 0].set_xlabel("SM id (%smid)")
-    p = os.path.join(out, "hierarchy_per_sm_map.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_per_sm_map.png")
 
 
 def tlb_map(records, out):
@@ -170,11 +167,7 @@ def tlb_map(records, out):
     ax.set_ylabel("stride (node spacing)")
     f.colorbar(im, label="cycles per dependent load")
     ax.set_title("TLB map: sequential stride chase, cycles per load")
-    p = os.path.join(out, "hierarchy_tlb_map.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_tlb_map.png")
 
 
 def achieved_gbps(r):
@@ -216,11 +209,7 @@ def bandwidth_vs_working_set(records, device, out):
         mark_levels(a, device)
     a1.legend(fontsize=7)
     f.suptitle("Bandwidth against working set, every SM busy")
-    p = os.path.join(out, "hierarchy_bandwidth_ws.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_bandwidth_ws.png")
 
 
 def loaded_latency(records, out):
@@ -237,11 +226,7 @@ def loaded_latency(records, out):
     ax.set_ylabel("probe's DRAM latency (ns per dependent .cg load)")
     ax.set_title("Loaded latency (labels: SMs streaming)")
     ax.grid(True, alpha=0.3)
-    p = os.path.join(out, "hierarchy_loaded_latency.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_loaded_latency.png")
 
 
 def littles_law(records, device, out):
@@ -269,11 +254,7 @@ def littles_law(records, device, out):
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.3)
     ax.set_title("Little's law on H100 DRAM")
-    p = os.path.join(out, "hierarchy_littles_law.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_littles_law.png")
 
 
 def roofline_add(records, device, out):
@@ -300,11 +281,7 @@ def roofline_add(records, device, out):
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title("Vector add on the roofline")
-    p = os.path.join(out, "hierarchy_roofline_add.png")
-    f.tight_layout()
-    f.savefig(p, dpi=130)
-    plt.close(f)
-    return p
+    return save(f, out, "hierarchy_roofline_add.png")
 
 
 def plot_hierarchy(records, out, device=None):
