@@ -22,9 +22,10 @@
 // 8-byte ones one LDS.64 each, and sub-word elements packed: 2-byte ones as words of 2 columns x 1 row
 // regrouped pairwise (PRMT), 1-byte ones as words of 4 columns regrouped by a 4 x 4 byte transpose (PRMT),
 // so a 16-byte vector of u8 costs 4 shared loads, not 16. Where the rows of dst are not 16-byte aligned,
-// each lane funnel-shifts its vector and its left neighbour's into dst's alignment and stores the aligned
-// chunk (STG.E.128); the two chunks at a tile row's ends, shared with the next tile, get narrow stores of
-// this tile's bytes only.
+// a tile's output row is 224 bytes, it owns the 32-byte sectors of dst that start in it (no sector is
+// written by two CTAs), each lane funnel-shifts the vectors of the next lanes (shuffles) into dst's
+// alignment and stores the aligned chunk (STG.E.128); only the first and last tile of a row of dst store
+// the sectors it shares with the row before or after with narrow stores of this tile's bytes.
 // rows == 1 or cols == 1 is a copy of the same bytes (memlab::copy).
 #pragma once
 
@@ -123,9 +124,9 @@ __device__ __forceinline__ uint4 shfl_down1_half(const uint4& v) {
   return make_uint4(arch::shfl_down1_half(v.x), arch::shfl_down1_half(v.y), arch::shfl_down1_half(v.z),
                     arch::shfl_down1_half(v.w));
 }
-__device__ __forceinline__ uint4 shfl_up1_half(const uint4& v) {
-  return make_uint4(arch::shfl_up1_half(v.x), arch::shfl_up1_half(v.y), arch::shfl_up1_half(v.z),
-                    arch::shfl_up1_half(v.w));
+__device__ __forceinline__ uint4 shfl_down_half(const uint4& v, unsigned delta) {
+  return make_uint4(arch::shfl_down_half(v.x, delta), arch::shfl_down_half(v.y, delta),
+                    arch::shfl_down_half(v.z, delta), arch::shfl_down_half(v.w, delta));
 }
 
 // The aligned 16-byte chunk at byte `at` of the buffer `src` (`bytes` long; `at` may be negative), or,
@@ -174,11 +175,9 @@ __device__ __forceinline__ void store_bytes(std::byte* chunk, const uint4& v, un
   }
 }
 
-// Chunk `pos` of a tile's output row (transpose_chunk_bytes): whole with one 16-byte store where all its
-// bytes are the row's, else only those that are.
-__device__ __forceinline__ void store_chunk(std::byte* base, unsigned pos, const uint4& v, unsigned x, unsigned len) {
-  const chunk_bytes b = transpose_chunk_bytes(pos, x, len);
-  std::byte* chunk = base + 16 * pos;
+// Chunk m of a tile's output row (transpose_out_chunk): whole with one 16-byte store where all its bytes
+// are the tile's, else only those that are. `chunk` is 16-byte aligned.
+__device__ __forceinline__ void store_out_chunk(std::byte* chunk, const uint4& v, chunk_bytes b) {
   if (b.lo == 0 && b.hi == 16) {
     arch::st_global_v4(chunk, v);
   } else if (b.lo < b.hi) {
@@ -193,15 +192,18 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
                                      transpose_tuning::min_ctas_per_sm(Es, RealignIn || RealignOut))
     transpose_tile_kernel(transpose_args a) {
   using tt = transpose_tile<Es>;
-  constexpr unsigned tile_rows = tt::rows;
+  constexpr unsigned tile_rows =
+      (RealignOut ? transpose_tuning::realigned_out_row_bytes : transpose_tuning::row_bytes) / Es;
   constexpr unsigned tile_cols = (RealignIn ? transpose_tuning::realigned_row_bytes : transpose_tuning::row_bytes) / Es;
   constexpr int steps = tt::steps, group = tt::group, store_steps = steps / group;
-  extern __shared__ __align__(128) unsigned char tile[];  // tile_rows x 256 bytes
+  constexpr unsigned halo = RealignOut ? 32 / Es : 0;  // rows below the tile that realigned stores read
+  static_assert(tile_rows + halo == tt::rows, "a tile and its halo: 256 bytes of rows, 16 vectors of a half-warp");
+  extern __shared__ __align__(128) unsigned char tile[];  // (tile_rows + halo) x 256 bytes
 
   const unsigned t = threadIdx.x, q = t % 16;
   // Where the buffers start modulo 16: every alignment below is of an offset plus these.
   const auto src_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.src) % 16);
-  const auto dst_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.dst) % 16);
+  const auto dst_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.dst) % 32);  // sectors
   for (std::uint64_t k = blockIdx.x; k < a.tiles; k += gridDim.x) {
     if (k != blockIdx.x) __syncthreads();  // the previous tile's gathers are done with shared memory
     const transpose_tile_pos tp = transpose_tile_at(k, a.rows, a.cols, a.tiles_r, a.tiles_c, tile_rows, tile_cols);
@@ -216,12 +218,16 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
     const unsigned off = RealignIn ? static_cast<unsigned>((src_mis + row) % 16) : 0u;
     const std::uint64_t down16 = 16 * a.cols * Es;
     const unsigned covered = off + wc * Es;  // bytes of aligned chunks from row - off that cover the tile row
+    // Rows to load: the tile's, and where stores realign the halo below it (rows of the next tile, as far
+    // as the matrix has them).
+    const unsigned wl =
+        RealignOut ? static_cast<unsigned>(a.rows - r0 < tile_rows + halo ? a.rows - r0 : tile_rows + halo) : wr;
     uint4 v[steps];
 #pragma unroll
     for (int i = 0; i < steps; ++i) {
       const std::uint64_t at = row + i * down16 + 16 * q;  // minus off: the chunk's first byte
       v[i] = make_uint4(0, 0, 0, 0);
-      if (r_first + 16 * i < wr && 16 * q < covered) {
+      if (r_first + 16 * i < wl && 16 * q < covered) {
         v[i] = RealignIn ? load_chunk(a.src, static_cast<std::int64_t>(at) - off, a.bytes)
                          : arch::ld_global_v4(a.src + at);
       }
@@ -231,7 +237,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
       const unsigned r = r_first + 16 * i;
       uint4 x = v[i];
       if constexpr (RealignIn) x = funnel16_any(x, shfl_down1_half(x), off);  // every lane: no branch around it
-      if (r < wr && 16 * q < wc * Es) {
+      if (r < wl && 16 * q < wc * Es) {
         *reinterpret_cast<uint4*>(tile + tt::slot(r, q)) = tt::swapped(r) ? make_uint4(x.z, x.w, x.x, x.y) : x;
       }
     }
@@ -239,6 +245,9 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
 
     // Store step j: output rows c .. c + group - 1 (transpose_store_row), vector q of each.
     const unsigned len = wr * Es;  // bytes of each output row in this tile
+    // Realigned stores: the bytes from the segment's start to the end of dst's row (the end of the tile's
+    // stores, transpose_out_end).
+    const std::uint64_t left = (a.rows - r0) * Es;
     // 1-byte elements: a rolled loop of 4 steps (unrolled, the 16 gathered words and 4 vectors of each step
     // overlapped the next step's and ptxas spilled at the 128 registers of 2 CTAs per SM on sm_80).
 #pragma unroll(Es == 1 ? 1 : store_steps)
@@ -246,20 +255,39 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
       const unsigned c = transpose_store_row(Es, t, static_cast<unsigned>(j));
       uint4 out[group];
       gather<Es>(tile, q, c, out);  // every lane, also past wc: the shuffles below need them all
+      if constexpr (RealignOut) {
+        // Lane q (q < 14) stores chunk q: the 16 bytes e % 16 into the pair of vectors e / 16 and e / 16 + 1
+        // lanes on (lane 15's: the halo's last).
 #pragma unroll
-      for (int g = 0; g < group; ++g) {
-        const unsigned cg = c + static_cast<unsigned>(g);
-        const std::uint64_t seg = (first + (c0 + cg) * a.rows + r0) * Es;  // byte of dst where the output row starts
-        if constexpr (RealignOut) {
-          const auto x = static_cast<unsigned>((dst_mis + seg) % 16);
-          const uint4 prev = shfl_up1_half(out[g]);
-          const uint4 chunk = funnel16_any(x != 0 ? prev : out[g], out[g], (16 - x) % 16);
-          if (cg < wc) {
-            std::byte* base = a.dst + seg - x;
-            store_chunk(base, q, chunk, x, len);
-            if (q == 15 && x != 0) store_chunk(base, 16, funnel16_any(out[g], make_uint4(0, 0, 0, 0), 16 - x), x, len);
+        for (int g = 0; g < group; ++g) {
+          const unsigned cg = c + static_cast<unsigned>(g);
+          const std::uint64_t seg = (first + (c0 + cg) * a.rows + r0) * Es;  // byte of dst where the output row starts
+          const unsigned e = transpose_out_lead(static_cast<unsigned>((dst_mis + seg) % 32)), h = e / 16;
+          const unsigned lo = r0 == 0 ? 0u : e, hi = transpose_out_end(e, left);
+          const uint4 mine = shfl_down_half(out[g], h), next = shfl_down_half(out[g], h + 1);
+          const uint4 chunk = funnel16_any(mine, next, e % 16);
+          if (cg < wc && q < 14) {
+            std::byte* base = a.dst + seg + e;  // chunk 0: the first sector of the segment
+            if (16 * q + 16 + e <= hi) {        // the common case: the whole chunk is the tile's
+              arch::st_global_v4(base + 16 * q, chunk);
+            } else {
+              store_out_chunk(base + 16 * q, chunk, transpose_out_chunk(static_cast<int>(q), e, lo, hi));
+            }
+            if (q == 0 && lo < e) {  // the first tile of a column: its bytes before chunk 0, chunks -1 and -2
+              const uint4 zero = make_uint4(0, 0, 0, 0);
+              store_out_chunk(base - 16, funnel16_any(h != 0 ? out[g] : zero, h != 0 ? mine : out[g], e % 16),
+                              transpose_out_chunk(-1, e, lo, hi));
+              if (h != 0) {
+                store_out_chunk(base - 32, funnel16_any(zero, out[g], e % 16), transpose_out_chunk(-2, e, lo, hi));
+              }
+            }
           }
-        } else {
+        }
+      } else {
+#pragma unroll
+        for (int g = 0; g < group; ++g) {
+          const unsigned cg = c + static_cast<unsigned>(g);
+          const std::uint64_t seg = (first + (c0 + cg) * a.rows + r0) * Es;  // byte of dst where the output row starts
           if (cg < wc && 16 * q < len) arch::st_global_v4(a.dst + seg + 16 * q, out[g]);
         }
       }
@@ -312,13 +340,17 @@ inline bool plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintptr_t 
   const bool in_aligned = s % 16 == 0 && p.cols * es % 16 == 0, out_aligned = d % 16 == 0 && p.rows * es % 16 == 0;
   if (!in_aligned && !realigns_in(p.path)) return false;
   if (!out_aligned && !realigns_out(p.path)) return false;
-  const auto tr = static_cast<std::uint64_t>(transpose_tuning::row_bytes) / es;
+  const auto tr = static_cast<std::uint64_t>(realigns_out(p.path) ? transpose_tuning::realigned_out_row_bytes
+                                                                  : transpose_tuning::row_bytes) /
+                  es;
   const auto tc = static_cast<std::uint64_t>(realigns_in(p.path) ? transpose_tuning::realigned_row_bytes
                                                                  : transpose_tuning::row_bytes) /
                   es;
   return static_cast<std::uint64_t>(p.tile_rows) == tr && static_cast<std::uint64_t>(p.tile_cols) == tc &&
          p.tiles_r == (p.rows + tr - 1) / tr && p.tiles_c == (p.cols + tc - 1) / tc &&
-         p.tiles == p.batch * p.tiles_r * p.tiles_c && p.smem_bytes == tr * transpose_tuning::row_bytes;
+         p.tiles == p.batch * p.tiles_r * p.tiles_c &&
+         p.halo_rows == (realigns_out(p.path) ? static_cast<int>(32 / es) : 0) &&
+         p.smem_bytes == (tr + static_cast<std::uint64_t>(p.halo_rows)) * transpose_tuning::row_bytes;
 }
 
 }  // namespace detail

@@ -27,11 +27,17 @@
 //                 with a shuffle, a funnel shift picks the 16 bytes), then stored whole into shared
 //                 memory. The buffer's first and last chunk are narrowed to its bytes: no load touches a
 //                 byte outside [src, src + bytes).
-//   realign_out   the rows of dst do not start aligned: each lane builds the tile-aligned 16 bytes of
-//                 its output row, borrows the previous lane's with a shuffle and stores the aligned
-//                 16-byte chunk of dst they straddle. The chunks at either end of a tile's output row,
-//                 which hold bytes of the neighbouring tile, are written with narrow stores of this
-//                 tile's bytes only: no CTA writes a byte another CTA owns.
+//   realign_out   the rows of dst do not start aligned: a tile row of dst is 224 bytes (tile_rows =
+//                 224 / elem_size), and the tile owns the 7 whole 32-byte sectors of dst that start
+//                 within it, so that no sector is written by two CTAs (a sector stored in parts by two
+//                 CTAs cost a fifth of the bandwidth on the H100: docs/notes/transpose_any_shape.md).
+//                 The last reaches up to 31 bytes into the next tile's rows, so the tile also loads
+//                 32 / elem_size halo rows below it (loaded again by that tile): 256 bytes of rows in
+//                 all, 16 vectors of a half-warp. Each lane gathers its 16 bytes of an output row,
+//                 borrows the next lanes' with shuffles, and lanes 0..13 store the aligned chunk they
+//                 straddle with one 16-byte store. Only at the two ends of a row of dst (the first and
+//                 the last tile of a column of src) are sectors shared with another row: there, narrow
+//                 stores of this tile's bytes only. No CTA writes a byte another CTA owns.
 //   realign_both  both.
 //   copy          rows == 1 or cols == 1: the transpose is the same bytes in the same order:
 //                 memlab::copy (`copy` holds its plan).
@@ -81,6 +87,9 @@ inline constexpr int row_bytes = 256;
 // A realigning load covers a tile row with 16 aligned chunks, one per lane of a half-warp: 240 bytes
 // of data at any offset fit in 16 chunks, 256 would need 17.
 inline constexpr int realigned_row_bytes = 240;
+// A realigning store: 7 sectors of dst (14 aligned chunks) from the 16 vectors of a half-warp (224 bytes
+// of the tile and 32 of the halo: a sector boundary is up to 31 bytes in).
+inline constexpr int realigned_out_row_bytes = 224;
 // CTAs per SM the kernels are compiled for (__launch_bounds__). H100 (prediction, docs/notes/
 // transpose_any_shape.md): ~32-40 KiB of loads in flight per SM saturate HBM3. A CTA loads
 // 256 threads x 16 B x (16 / elem_size) = 64 KiB / elem_size of its tile at once:
@@ -101,7 +110,8 @@ struct transpose_plan {
   std::uint64_t batch = 0, rows = 0, cols = 0;  // of the job: batch matrices of rows x cols
   int elem_size = 0;
   // The tiled paths. Tiles are numbered along the rows of src (fastest), then down, then over the batch.
-  int tile_rows = 0;  // input rows per tile: 256 / elem_size (one 256-byte tile row of dst)
+  int tile_rows = 0;  // input rows per tile: 256 / elem_size (one 256-byte tile row of dst), 224 / elem_size
+                      // where stores realign
   int tile_cols = 0;  // input columns per tile: 256 / elem_size, or 240 / elem_size where loads realign
   std::uint64_t tiles_r = 0, tiles_c = 0;  // per matrix, down the rows and along the columns
   std::uint64_t tiles = 0;                 // all of them: batch x tiles_r x tiles_c
@@ -110,7 +120,8 @@ struct transpose_plan {
   int vectors_per_thread = 0;    // 16-byte loads per thread per tile (and as many stores): 16 / elem_size
   int vec_bytes = 0;             // 16
   int min_ctas_per_sm = 0;       // the kernel's __launch_bounds__
-  std::uint32_t smem_bytes = 0;  // dynamic shared memory per CTA: tile_rows x 256 bytes
+  std::uint32_t smem_bytes = 0;  // dynamic shared memory per CTA: (tile_rows + halo_rows) x 256 bytes
+  int halo_rows = 0;             // rows of src below the tile that realigning stores read: 32 / elem_size
   std::uint64_t grid = 0;        // CTAs: one per tile, at most 2^31 - 1 (then each takes several)
   copy_plan copy{};              // path copy: how memlab::copy moves the bytes
 };
@@ -144,17 +155,18 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
   p.path = in_aligned ? (out_aligned ? transpose_path::aligned : transpose_path::realign_out)
                       : (out_aligned ? transpose_path::realign_in : transpose_path::realign_both);
   const auto es = static_cast<int>(elem_size);
-  p.tile_rows = transpose_tuning::row_bytes / es;
+  constexpr std::uint64_t max_grid = 0x7fffffff;
+  p.threads = transpose_tuning::threads;
+  p.tile_rows = (out_aligned ? transpose_tuning::row_bytes : transpose_tuning::realigned_out_row_bytes) / es;
   p.tile_cols = (in_aligned ? transpose_tuning::row_bytes : transpose_tuning::realigned_row_bytes) / es;
   p.tiles_r = (rows + static_cast<std::uint64_t>(p.tile_rows) - 1) / static_cast<std::uint64_t>(p.tile_rows);
   p.tiles_c = (cols + static_cast<std::uint64_t>(p.tile_cols) - 1) / static_cast<std::uint64_t>(p.tile_cols);
   p.tiles = batch * p.tiles_r * p.tiles_c;
-  p.threads = transpose_tuning::threads;
   p.vectors_per_thread = 16 / es;
   p.vec_bytes = 16;
   p.min_ctas_per_sm = transpose_tuning::min_ctas_per_sm(es, p.path != transpose_path::aligned);
-  p.smem_bytes = static_cast<std::uint32_t>(p.tile_rows) * transpose_tuning::row_bytes;
-  constexpr std::uint64_t max_grid = 0x7fffffff;
+  p.halo_rows = out_aligned ? 0 : 32 / es;
+  p.smem_bytes = static_cast<std::uint32_t>(p.tile_rows + p.halo_rows) * transpose_tuning::row_bytes;
   p.grid = p.tiles < max_grid ? p.tiles : max_grid;
   return p;
 }
@@ -204,16 +216,28 @@ MEMLAB_HOST_DEVICE constexpr transpose_tile_pos transpose_tile_at(std::uint64_t 
   return p;
 }
 
-// Chunk `pos` (0..16) of a tile's output row of `len` bytes that starts x bytes into an aligned chunk
-// holds the row's bytes [16 pos - x, 16 pos - x + 16): those of its bytes [lo, hi) are the row's. All 16
-// (lo 0, hi 16): one 16-byte store; fewer: narrow stores of just those; none (lo >= hi): nothing.
+// The stores of a tile's output row where the rows of dst are not 16-byte aligned. The row's segment of
+// this tile starts at dst byte S (its first byte, input row r0); e = (32 - S % 32) % 32 bytes later the
+// first sector starts. The tile owns the row's bytes [a, b) of its segment: a = e (0 for the first tile of
+// a column, r0 == 0), b = min(224 + e, bytes from S to the end of dst's row); the next tile's a is this
+// one's b. Chunk m (-2..13) is the aligned 16-byte chunk at segment bytes [e + 16 m, e + 16 m + 16): its
+// bytes [lo, hi) are the tile's (all 16: one 16-byte store; fewer: narrow stores; none: nothing).
+// Chunks -2 and -1 hold bytes only for the first tile of a column; chunk 13 needs the halo rows (up to
+// byte 224 + e of the segment).
 struct chunk_bytes {
   int lo = 0, hi = 0;
 };
-MEMLAB_HOST_DEVICE constexpr chunk_bytes transpose_chunk_bytes(unsigned pos, unsigned x, unsigned len) {
-  const int first = 16 * static_cast<int>(pos) - static_cast<int>(x);  // the row's byte at the chunk's byte 0
-  const int end = static_cast<int>(len) - first;
-  return {first < 0 ? -first : 0, end < 16 ? end : 16};
+MEMLAB_HOST_DEVICE constexpr chunk_bytes transpose_out_chunk(int m, unsigned e, unsigned a, unsigned b) {
+  const int first = static_cast<int>(e) + 16 * m;  // the segment's byte at the chunk's byte 0
+  const int lo = static_cast<int>(a) - first, hi = static_cast<int>(b) - first;
+  return {lo > 0 ? lo : 0, hi < 16 ? hi : 16};
+}
+// e of transpose_out_chunk from the segment's start modulo 32, and b from e and the bytes from the
+// segment's start to the end of dst's row (`left`).
+MEMLAB_HOST_DEVICE constexpr unsigned transpose_out_lead(unsigned s_mis32) { return (32 - s_mis32) % 32; }
+MEMLAB_HOST_DEVICE constexpr unsigned transpose_out_end(unsigned e, std::uint64_t left) {
+  constexpr unsigned row = 224;  // transpose_tuning::realigned_out_row_bytes
+  return left < row + e ? static_cast<unsigned>(left) : row + e;
 }
 
 }  // namespace memlab

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,21 +85,25 @@ TEST(transpose_plan, edges_none_copy_and_unsupported) {
 TEST(transpose_plan, tiles_cover_the_batch_and_rows_are_256_bytes) {
   for (const std::size_t es : {1u, 2u, 4u, 8u}) {
     for (std::uintptr_t so : {0u, 1u}) {
-      const transpose_plan p = plan_transpose(base, 2 * base + so, 3, 1000, 777, es, h100);
-      SCOPED_TRACE(std::to_string(es) + "-byte, src+" + std::to_string(so) + " " + to_string(p.path));
-      EXPECT_EQ(p.tile_rows * static_cast<int>(es), 256) << "an output row of a tile: 256 bytes";
-      EXPECT_EQ(p.tile_cols * static_cast<int>(es), so == 0 && 777 * es % 16 == 0 ? 256 : 240);
-      EXPECT_EQ(p.tiles_r,
-                (1000 + static_cast<std::uint64_t>(p.tile_rows) - 1) / static_cast<std::uint64_t>(p.tile_rows));
-      EXPECT_EQ(p.tiles_c,
-                (777 + static_cast<std::uint64_t>(p.tile_cols) - 1) / static_cast<std::uint64_t>(p.tile_cols));
-      EXPECT_EQ(p.tiles, 3 * p.tiles_r * p.tiles_c);
-      EXPECT_EQ(p.grid, p.tiles);
-      EXPECT_EQ(p.threads, 256);
-      EXPECT_EQ(p.vec_bytes, 16);
-      EXPECT_EQ(p.vectors_per_thread, 16 / static_cast<int>(es));
-      EXPECT_EQ(p.smem_bytes, static_cast<std::uint32_t>(p.tile_rows) * 256);
-      EXPECT_GE(p.min_ctas_per_sm, 2);
+      for (std::uintptr_t doff : {0u, 2u}) {
+        const transpose_plan p = plan_transpose(base + doff, 2 * base + so, 3, 1000, 777, es, h100);
+        SCOPED_TRACE(std::to_string(es) + "-byte, src+" + std::to_string(so) + " " + to_string(p.path));
+        EXPECT_EQ(p.tile_rows * static_cast<int>(es), realigns_out(p.path) ? 224 : 256)
+            << "an output row of a tile: 256 bytes, 224 where stores realign";
+        EXPECT_EQ(p.tile_cols * static_cast<int>(es), so == 0 && 777 * es % 16 == 0 ? 256 : 240);
+        EXPECT_EQ(p.tiles_r,
+                  (1000 + static_cast<std::uint64_t>(p.tile_rows) - 1) / static_cast<std::uint64_t>(p.tile_rows));
+        EXPECT_EQ(p.tiles_c,
+                  (777 + static_cast<std::uint64_t>(p.tile_cols) - 1) / static_cast<std::uint64_t>(p.tile_cols));
+        EXPECT_EQ(p.tiles, 3 * p.tiles_r * p.tiles_c);
+        EXPECT_EQ(p.grid, p.tiles);
+        EXPECT_EQ(p.threads, 256);
+        EXPECT_EQ(p.vec_bytes, 16);
+        EXPECT_EQ(p.vectors_per_thread, 16 / static_cast<int>(es));
+        EXPECT_EQ(p.halo_rows, realigns_out(p.path) ? static_cast<int>(32 / es) : 0);
+        EXPECT_EQ(p.smem_bytes, static_cast<std::uint32_t>(p.tile_rows + p.halo_rows) * 256);
+        EXPECT_GE(p.min_ctas_per_sm, 2);
+      }
     }
   }
   // More tiles than a grid holds: the grid is capped and each CTA takes several (the kernel loops).
@@ -125,11 +130,16 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
   std::vector<int> written(bytes, 0);
   const auto tr = static_cast<unsigned>(p.tile_rows), tc = static_cast<unsigned>(p.tile_cols);
   const bool in = realigns_in(p.path), out = realigns_out(p.path);
+  std::map<std::uint64_t, std::uint64_t> sector_owner;  // a sector of dst, the tile that wrote it first
   for (std::uint64_t k = 0; k < p.tiles; ++k) {
     const transpose_tile_pos tp = transpose_tile_at(k, rows, cols, p.tiles_r, p.tiles_c, tr, tc);
     const std::uint64_t first = tp.matrix * rows * cols;
-    // Loads: tile row r, chunk q (a lane of a half-warp) for q with 16 q < off + columns x es.
-    for (unsigned r = 0; r < tp.rows; ++r) {
+    // Loads: tile row r, chunk q (a lane of a half-warp) for q with 16 q < off + columns x es; realigned
+    // stores also load the halo, the next tile's first rows (as many of them as the matrix has).
+    const std::uint64_t halo_end = std::min<std::uint64_t>(tp.r0 + tr + static_cast<unsigned>(p.halo_rows), rows);
+    std::vector<bool> row_loaded(tr + 32, false);
+    for (unsigned r = 0; tp.r0 + r < halo_end; ++r) {
+      row_loaded[r] = true;
       const std::uint64_t row = (first + (tp.r0 + r) * cols + tp.c0) * es;
       const unsigned off = in ? static_cast<unsigned>((src + row) % 16) : 0, need = tp.cols * es;
       std::vector<bool> loaded(17, false);
@@ -154,23 +164,40 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
         }
       }
     }
-    // Stores: output row c, vector q of each lane; lane 15 also chunk 16 where dst's row is misaligned.
+    // Stores. Aligned: output row c, vector q of each lane. Realigning: the aligned chunks m = -2..13 of
+    // the segment (transpose_out_chunk); every byte stored must come from a loaded row, and a 32-byte
+    // sector of dst is written by one tile only, unless it holds the ends of two rows of dst.
     const unsigned len = tp.rows * es;
+    const std::uint64_t left = (rows - tp.r0) * es;
     for (unsigned c = 0; c < tp.cols; ++c) {
       const std::uint64_t seg = (first + (tp.c0 + c) * rows + tp.r0) * es;
-      const unsigned x = out ? static_cast<unsigned>((dst + seg) % 16) : 0;
       if (!out && (dst + seg) % 16 != 0) return {"an aligned path output row not 16-byte aligned"};
-      for (unsigned pos = 0; pos <= (x != 0 ? 16u : 15u); ++pos) {
-        const chunk_bytes b = out ? transpose_chunk_bytes(pos, x, len) : chunk_bytes{0, 16 * pos < len ? 16 : 0};
+      const unsigned e = out ? transpose_out_lead(static_cast<unsigned>((dst + seg) % 32)) : 0;
+      const unsigned lo = tp.r0 == 0 ? 0u : e, hi = out ? transpose_out_end(e, left) : len;
+      for (int m = out ? -2 : 0; m < (out ? 14 : 16); ++m) {
+        const chunk_bytes b =
+            out ? transpose_out_chunk(m, e, lo, hi) : chunk_bytes{0, 16 * m < static_cast<int>(len) ? 16 : 0};
         if (b.lo >= b.hi) continue;
         if (b.lo != 0 || b.hi != 16) ++res.narrow_stores;
-        const std::uint64_t chunk = seg - x + 16 * pos;
-        if ((b.lo == 0 && b.hi == 16) && (dst + chunk) % 16 != 0) return {"a 16-byte store not 16-byte aligned"};
+        const std::int64_t chunk = static_cast<std::int64_t>(seg) + e + 16 * m;  // may be before dst: m = -1
+        if ((b.lo == 0 && b.hi == 16) && (dst + static_cast<std::uint64_t>(chunk)) % 16 != 0)
+          return {"a 16-byte store not 16-byte aligned"};
         for (int j = b.lo; j < b.hi; ++j) {
-          const std::uint64_t at = chunk + static_cast<unsigned>(j);
-          if (at >= bytes) return {"a store outside dst"};
-          if (at < seg || at >= seg + len) return {"a store of a byte of another tile's row"};
-          ++written[at];
+          const std::int64_t at = chunk + j;
+          if (at < 0 || static_cast<std::uint64_t>(at) >= bytes) return {"a store outside dst"};
+          const std::uint64_t in_seg = static_cast<std::uint64_t>(at) - seg;  // the segment's byte
+          if (static_cast<std::uint64_t>(at) < seg || in_seg / es >= tr + 32 || !row_loaded[in_seg / es])
+            return {"a store of a byte from a row the tile did not load"};
+          if (in_seg >= left) return {"a store past the end of dst's row"};
+          ++written[static_cast<std::uint64_t>(at)];
+          if (out) {
+            const std::uint64_t sector = (dst + static_cast<std::uint64_t>(at)) / 32;
+            const auto [it, fresh] = sector_owner.emplace(sector, k);
+            const std::uint64_t first_row = (sector * 32 - dst) / es / rows,
+                                last_row = (sector * 32 + 31 - dst) / es / rows;
+            if (!fresh && it->second != k && sector * 32 >= dst && first_row == last_row)
+              return {"a sector inside a row of dst written by two tiles"};
+          }
         }
       }
     }

@@ -21,11 +21,11 @@ __device__ __forceinline__ unsigned shfl_down1_half(unsigned v) {
   return r;
 }
 
-// shfl.sync.up.b32 by one lane within each 16-lane half (c = (32 - 16) << 8): lane i gets lane i - 1's
-// value, lanes 0 and 16 their own. PTX ISA 6.0, sm_30+. Every lane must execute it.
-__device__ __forceinline__ unsigned shfl_up1_half(unsigned v) {
+// shfl.sync.down.b32 by `delta` lanes (known only at run time) within each 16-lane half: lane i gets lane
+// i + delta's value where that is in its half, else its own. Every lane must execute it.
+__device__ __forceinline__ unsigned shfl_down_half(unsigned v, unsigned delta) {
   unsigned r;
-  asm volatile("shfl.sync.up.b32 %0, %1, 1, 0x1000, 0xffffffff;" : "=r"(r) : "r"(v));
+  asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x101f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(delta));
   return r;
 }
 

@@ -15,7 +15,7 @@ inline unsigned shfl_down1(unsigned v) { return shfl_from(v, threadIdx.x % 32 ==
 inline unsigned shfl_down1_half(unsigned v) {
   return shfl_from(v, threadIdx.x % 16 == 15 ? threadIdx.x : threadIdx.x + 1);
 }
-inline unsigned shfl_up1_half(unsigned v) {
-  return shfl_from(v, threadIdx.x % 16 == 0 ? threadIdx.x : threadIdx.x - 1);
+inline unsigned shfl_down_half(unsigned v, unsigned delta) {
+  return shfl_from(v, threadIdx.x % 16 + delta > 15 ? threadIdx.x : threadIdx.x + delta);
 }
 }  // namespace memlab::arch
