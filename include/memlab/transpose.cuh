@@ -189,7 +189,7 @@ __device__ __forceinline__ void store_out_chunk(std::byte* chunk, const uint4& v
 // memory, gather, realign (RealignOut), store. Element size Es; the plan picked the realignments.
 template <int Es, bool RealignIn, bool RealignOut>
 MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
-                                     transpose_tuning::min_ctas_per_sm(Es, RealignIn || RealignOut))
+                                     transpose_tuning::min_ctas_per_sm(Es, RealignIn, RealignOut))
     transpose_tile_kernel(transpose_args a) {
   using tt = transpose_tile<Es>;
   constexpr unsigned tile_rows =
