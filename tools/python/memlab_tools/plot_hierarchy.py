@@ -1,13 +1,17 @@
 """Pictures of the hierarchy lab (memlab.results/1 files): latency against working set (log x, the
-device's L1 and L2 sizes marked), per-load latency histograms, the per-SM L2 latency map, the TLB
-map (stride x working set), bandwidth against working set (TB/s and B/clk/SM), the loaded-latency
-curve, Little's law (bytes in flight per SM against DRAM bandwidth) and the vector add on the
+device's L1 and L2 sizes marked), per-load latency histograms (one panel per level), the per-SM L2
+latency map, the TLB map (stride x working set), bandwidth against working set (TB/s and B/clk/SM, the
+points of a grid smaller than the GPU greyed), the loaded-latency curve, Little's law (bytes in flight
+per SM against DRAM bandwidth, beside bytes in flight / the DRAM latency) and the vector add on the
 roofline beside the reference's claim.
 
     python -m memlab_tools.plot_hierarchy FILES... -o DIR
 
-Everything is read from the records: params, gbps, sm_clock_mhz, the lab's `measured` figures
-(cycles_per_load, ns_per_load, hist_<lo>_<hi>, sm<k>_cycles, load_gbps) and the run's device.
+Everything is read from the records: params, gbps, gflops, sm_clock_mhz, model.sms_busy and
+model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load,
+hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than
+once (in several files, or twice in one) is one point: the median of its records, as each legend says.
+What cannot be drawn for want of records is printed with the memlab command that would measure it.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ import argparse
 import json
 import math
 import os
+import statistics
+import sys
 from collections import defaultdict
 
 import matplotlib
@@ -22,7 +28,29 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-L1_BYTES = 256 * 1024  # H100: 256 KiB of L1 + shared memory per SM (the L1 part is what smem leaves)
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+L1_BYTES = 256 * KIB  # H100: 256 KiB of L1 + shared memory per SM (the L1 part is what smem leaves)
+LINE = 128  # the chases' default node spacing (--stride): one node per cache line
+DRAM_CHAIN = GIB  # a chase over at least this much (20x the H100's L2) is the DRAM plateau
+
+# The reference's roofline example (../shared/references/004_72feab931a699fac.txt, "Roofline Model"):
+# vector addition, 1 FLOP per 12 bytes, "Peak bandwidth: 8 TB/s", "Roofline: 8000 GB/s x (1/12) = 667
+# GFLOPS maximum", "Actual: ~600 GFLOPS (near roofline!)". Its GPU is not an H100 (HBM3e, 8 TB/s).
+REFERENCE_ADD = {"peak_gbps": 8000.0, "roof_gflops": 667.0, "actual_gflops": 600.0, "ai": 1 / 12}
+
+# One colour per stream rung in the bandwidth picture (its hollow grey markers must not shift a cycle).
+STREAM_COLOURS = {"smem_dot": "tab:brown", "dot": "tab:green", "dot_l2": "tab:red", "dot_l2_all": "tab:purple",
+                  "write": "tab:gray", "copy": "tab:orange", "add": "tab:blue", "triad": "tab:pink"}
+
+# The per-load histograms, one panel per level: (panel title, rung, chain bytes). A level whose records
+# are missing is named with the command that measures it (--steps 4096: 512 loads timed one by one).
+HIST_LEVELS = (
+    ("shared memory", "chase_shared", 32 * KIB),
+    ("L1", "chase_l1", 32 * KIB),
+    ("L2 (chain < half the L2)", "chase_l2", 8 * MIB),
+    ("L2 past half its size", "chase_l2", 32 * MIB),
+    ("HBM", "chase_l2", GIB),
+)
 
 
 def load(paths):
@@ -49,7 +77,8 @@ def save(f, out, name):
     return p
 
 
-def fig(m, r, key):
+def measured(r, key):
+    """The value of the record's measured figure `key`, or None."""
     v = r.get("measured", {}).get(key)
     return v["value"] if v else None
 
@@ -58,116 +87,85 @@ def bytes_of(r):
     return 4 * int(r["params"]["n"])
 
 
+def stride_of(r):
+    return r["params"].get("stride", LINE)
+
+
 def label_bytes(b):
-    for unit, s in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+    for unit, s in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
         if b >= unit:
             return f"{b / unit:g} {s}"
     return f"{b} B"
 
 
-def mark_levels(ax, device):
-    ax.axvline(L1_BYTES, color="gray", ls=":", lw=1)
-    ax.text(L1_BYTES, ax.get_ylim()[1], " L1 256 KiB", va="top", fontsize=7, color="gray")
-    l2 = device.get("l2_bytes", 50 * 1024 * 1024)
-    for x, t in ((l2, f" L2 {label_bytes(l2)}"), (l2 / 2, " L2 / 2")):
-        ax.axvline(x, color="gray", ls="--", lw=1)
-        ax.text(x, ax.get_ylim()[1] * 0.9, t, va="top", fontsize=7, color="gray")
+def size_arg(b):
+    """A size as memlab's --sizes grammar writes it: 32KiB, 8MiB, 1GiB."""
+    return label_bytes(b).replace(" ", "")
 
 
-def latency_vs_working_set(records, device, out):
-    series = defaultdict(dict)
+def files_of(rs):
+    return ", ".join(sorted({r["_file"] for r in rs if "_file" in r}))
+
+
+def group(records, key):
+    """{key(r): [records]} in first-seen order."""
+    g = defaultdict(list)
     for r in records:
-        c = fig(None, r, "cycles_per_load")
-        if c is None or r["variant"] in ("register_chain", "loaded_chase", "chase_l2_per_sm"):
-            continue
-        stride = r["params"].get("stride", 128)
-        if r["variant"] == "chase_stride" and stride != 128:
-            continue
-        series[(r["variant"], stride)][bytes_of(r)] = (c, fig(None, r, "ns_per_load"))
-    if not series:
-        return None
-    f, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.5))
-    for (v, s), pts in sorted(series.items()):
-        xs = sorted(pts)
-        a1.plot(xs, [pts[x][0] for x in xs], marker="o", ms=3, label=f"{v} ({s} B nodes)")
-        a2.plot(xs, [pts[x][1] for x in xs], marker="o", ms=3, label=f"{v} ({s} B nodes)")
-    for a, unit in ((a1, "cycles (clock64)"), (a2, "ns (%globaltimer)")):
-        a.set_xscale("log", base=2)
-        a.set_xlabel("working set (bytes)")
-        a.set_ylabel(f"latency per dependent load, {unit}")
-        a.grid(True, which="both", alpha=0.3)
-        mark_levels(a, device)
-    a1.legend(fontsize=7)
-    f.suptitle(f"Pointer-chase latency against working set — {device.get('name', '')}")
-    return save(f, out, "hierarchy_latency_ws.png")
+        g[key(r)].append(r)
+    return g
 
 
-def histograms(records, out):
-    picks = [r for r in records if r["variant"] in ("chase_shared", "chase_l1", "chase_l2")
-             and any(k.startswith("hist_") for k in r.get("measured", {}))
-             and r["params"].get("stride", 128) == 128]
-    if not picks:
-        return None
-    seen, chosen = set(), []
-    for r in sorted(picks, key=lambda r: (r["variant"], bytes_of(r))):
-        key = (r["variant"], bytes_of(r))
-        if key not in seen:
-            seen.add(key)
-            chosen.append(r)
-    chosen = [r for r in chosen if bytes_of(r) in (4096, 32768, 8 << 20, 32 << 20, 1 << 30)] or chosen[:6]
-    f, ax = plt.subplots(figsize=(10, 4.5))
-    for r in chosen:
-        h = {int(k.split("_")[1]): v["value"] for k, v in r["measured"].items() if k.startswith("hist_")}
-        xs = sorted(h)
-        total = sum(h.values()) or 1
-        ax.step(xs, [h[x] / total for x in xs], where="post", label=f"{r['variant']} {label_bytes(bytes_of(r))}")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("cycles per load (each timed alone: includes ~the clock read and a shared store)")
-    ax.set_ylabel("fraction of sampled loads")
-    ax.legend(fontsize=7)
-    ax.grid(True, alpha=0.3)
-    ax.set_title("Per-load latency histograms (16-cycle buckets)")
-    return save(f, out, "hierarchy_latency_histograms.png")
+# ---- the figures the pictures stand on (the tests check these) ------------------------------------------------
 
-
-def per_sm_map(records, out):
-    rs = [r for r in records if r["variant"] == "chase_l2_per_sm"]
+def dram_latency(records):
+    """The DRAM plateau: the median `ns_per_load` and `cycles_per_load` over the chase_l2 records (random
+    chase, one node per line) whose chain is at least 1 GiB. None without such records."""
+    rs = [r for r in records if r["variant"] == "chase_l2" and stride_of(r) == LINE and bytes_of(r) >= DRAM_CHAIN
+          and measured(r, "ns_per_load")]
     if not rs:
         return None
-    f, axes = plt.subplots(len(rs), 1, figsize=(12, 2.6 * len(rs)), squeeze=False)
-    for ax, r in zip(axes[:, 0], sorted(rs, key=bytes_of)):
-        sms = sorted((int(k[2:-7]), v["value"]) for k, v in r["measured"].items() if k.startswith("sm") and k.endswith("_cycles"))
-        ax.bar([s for s, _ in sms], [c for _, c in sms], width=0.9)
-        lo = min(c for _, c in sms)
-        ax.set_ylim(lo * 0.9, max(c for _, c in sms) * 1.05)
-        ax.set_ylabel("cycles / load")
-        ax.set_title(f"chase_l2_per_sm, {label_bytes(bytes_of(r))}: each SM's own .cg chase (all at once)", fontsize=9)
-    axes[-1, 0].set_xlabel("SM id (%smid)")
-    return save(f, out, "hierarchy_per_sm_map.png")
+    return {"ns": statistics.median(measured(r, "ns_per_load") for r in rs),
+            "cycles": statistics.median(measured(r, "cycles_per_load") for r in rs),
+            "records": len(rs), "files": files_of(rs), "sizes": sorted({bytes_of(r) for r in rs})}
 
 
-def tlb_map(records, out):
-    rs = [r for r in records if r["variant"] == "chase_stride" and fig(None, r, "cycles_per_load") is not None]
-    if not rs:
-        return None
-    strides = sorted({r["params"]["stride"] for r in rs})
-    sizes = sorted({bytes_of(r) for r in rs})
-    grid = [[math.nan] * len(sizes) for _ in strides]
-    for r in rs:
-        grid[strides.index(r["params"]["stride"])][sizes.index(bytes_of(r))] = fig(None, r, "cycles_per_load")
-    f, ax = plt.subplots(figsize=(9, 4.5))
-    im = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis")
-    ax.set_xticks(range(len(sizes)), [label_bytes(s) for s in sizes], rotation=45, fontsize=7)
-    ax.set_yticks(range(len(strides)), [label_bytes(s) for s in strides], fontsize=7)
-    for i, row in enumerate(grid):
-        for j, v in enumerate(row):
-            if not math.isnan(v):
-                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=6, color="w")
-    ax.set_xlabel("working set")
-    ax.set_ylabel("stride (node spacing)")
-    f.colorbar(im, label="cycles per dependent load")
-    ax.set_title("TLB map: sequential stride chase, cycles per load")
-    return save(f, out, "hierarchy_tlb_map.png")
+def latency_series(records):
+    """{(rung, node spacing): {chain bytes: (cycles, ns, records)}}: the chases of the latency picture,
+    the median of each case's records."""
+    keep = [r for r in records if measured(r, "cycles_per_load") is not None
+            and r["variant"] in ("chase_shared", "chase_l1", "chase_l2", "chase_stride")
+            and not (r["variant"] == "chase_stride" and stride_of(r) != LINE)]
+    series = defaultdict(dict)
+    for (v, s, b), rs in group(keep, lambda r: (r["variant"], stride_of(r), bytes_of(r))).items():
+        series[(v, s)][b] = (statistics.median(measured(r, "cycles_per_load") for r in rs),
+                             statistics.median(measured(r, "ns_per_load") for r in rs), len(rs))
+    return dict(series)
+
+
+def histogram_levels(records):
+    """One entry per HIST_LEVELS row: the summed per-load histogram of that rung's records at that size
+    (node spacing one line), or, where no record has one, `missing`: the memlab command that measures it."""
+    levels = []
+    for title, variant, size in HIST_LEVELS:
+        rs = [r for r in records if r["variant"] == variant and bytes_of(r) == size and stride_of(r) == LINE
+              and any(k.startswith("hist_") for k in r.get("measured", {}))]
+        entry = {"title": title, "variant": variant, "bytes": size}
+        if not rs:
+            entry["missing"] = f"memlab run hierarchy --variant {variant} --sizes {size_arg(size)} --steps 4096"
+            levels.append(entry)
+            continue
+        counts = defaultdict(float)
+        for r in rs:
+            for k, v in r["measured"].items():
+                if k.startswith("hist_"):
+                    _, lo, hi = k.split("_")
+                    counts[(int(lo), int(hi))] += v["value"]
+        entry.update(buckets=dict(sorted(counts.items())), loads=int(sum(counts.values())), records=len(rs),
+                     files=files_of(rs), mean_cycles=statistics.median(measured(r, "cycles_per_load") for r in rs),
+                     p50_cycles=statistics.median(measured(r, "p50_cycles") for r in rs
+                                                  if measured(r, "p50_cycles") is not None))
+        levels.append(entry)
+    return levels
 
 
 def achieved_gbps(r):
@@ -180,117 +178,346 @@ def sms_busy(r, device):
     return r.get("model", {}).get("sms_busy") or device.get("sm_count", 132)
 
 
-def bandwidth_vs_working_set(records, device, out):
-    series = defaultdict(dict)
-    for r in records:
-        if r.get("measured") or r["gbps"] <= 0 or "ilp" not in r["params"]:
-            continue
-        if r["params"].get("ilp") != 4 or r["params"].get("ctas_per_sm") != 4 or r["params"].get("passes", 0) != 0:
-            continue
-        series[r["variant"]][bytes_of(r)] = r
+def bandwidth_points(records, device):
+    """{rung: {bytes per array: point}} of the bandwidth sweep (--ilp 4 --ctas-per-sm 4, automatic
+    passes), each point the median of its records: tbps, b_per_clk_sm, sms_busy, full (the grid covers
+    every SM: a level's figure; else a part of the GPU, not a plateau), records."""
+    sms = device.get("sm_count", 132)
+    keep = [r for r in records if not r.get("measured") and r["gbps"] > 0 and "ilp" in r["params"]
+            and r["params"].get("ilp") == 4 and r["params"].get("ctas_per_sm") == 4
+            and r["params"].get("passes", 0) == 0]
+    points = defaultdict(dict)
+    for (v, b), rs in group(keep, lambda r: (r["variant"], bytes_of(r))).items():
+        busy = min(sms_busy(r, device) for r in rs)
+        per_sm = [achieved_gbps(r) * 1e3 / (r["sm_clock_mhz"] * sms_busy(r, device)) for r in rs if r["sm_clock_mhz"]]
+        points[v][b] = {"tbps": statistics.median(achieved_gbps(r) for r in rs) / 1e3,
+                        "b_per_clk_sm": statistics.median(per_sm) if per_sm else math.nan,
+                        "sms_busy": busy, "full": busy >= sms, "records": len(rs)}
+    return dict(points)
+
+
+def littles_law_model(records, device):
+    """The Little's-law picture's figures: points {(ilp, ctas_per_sm): (bytes in flight per SM, GB/s,
+    records)} of `dot` over >= 1 GiB arrays (the cold median, the median over records), the DRAM latency
+    (dram_latency), the bandwidth 90% of the theoretical peak asks, the bytes in flight per SM Little's law
+    asks for it at that latency, and the smallest measured bytes in flight per SM that reached it."""
+    rs = [r for r in records if r["variant"] == "dot" and bytes_of(r) >= GIB and r["gbps"] > 0
+          and r.get("model", {}).get("bytes_in_flight_per_sm")]
+    points = {}
+    for (ilp, ctas), g in group(rs, lambda r: (r["params"]["ilp"], r["params"]["ctas_per_sm"])).items():
+        points[(ilp, ctas)] = (g[0]["model"]["bytes_in_flight_per_sm"], statistics.median(r["gbps"] for r in g), len(g))
+    lat = dram_latency(records)
+    peak = device.get("peak_gbps", 0.0)
+    sms = device.get("sm_count", 132)
+    target = 0.9 * peak
+    reached = sorted((b, -gbps, k) for k, (b, gbps, _) in points.items() if target and gbps >= target)
+    return {"points": points, "latency": lat, "peak_gbps": peak, "target_gbps": target, "sms": sms,
+            "law_bytes_per_sm": target * 1e9 * lat["ns"] * 1e-9 / sms if lat and target else None,
+            "first_reached": (reached[0][0], -reached[0][1], reached[0][2]) if reached else None}
+
+
+def roofline_points(records, min_bytes=256 * MIB):
+    """[point] of `add` and `triad` over DRAM-sized arrays (>= 256 MiB each), one per rung and size:
+    the median of its records' GFLOP/s (each record's from its cold median), flop per byte, records."""
+    rs = [r for r in records if r["variant"] in ("add", "triad") and r["gbps"] > 0 and r.get("flops")
+          and bytes_of(r) >= min_bytes]
+    pts = []
+    for (v, b), g in sorted(group(rs, lambda r: (r["variant"], bytes_of(r))).items()):
+        pts.append({"variant": v, "bytes": b, "ai": statistics.median(r["flops"] / r["bytes"] for r in g),
+                    "gflops": statistics.median(r["gflops"] for r in g), "records": len(g), "files": files_of(g)})
+    return pts
+
+
+# ---- the pictures ------------------------------------------------------------------------------------------------
+
+def mark_levels(ax, device, aggregate=False):
+    """Dotted: the L1 (per SM, or every SM's together where `aggregate`); dashed: the L2 and its half. The
+    labels sit at fixed heights of the axes, so that they do not overlap whatever the y scale."""
+    sms = device.get("sm_count", 132)
+    l1 = L1_BYTES * sms if aggregate else L1_BYTES
+    l1_text = f"L1 of all {sms} SMs: {label_bytes(l1)} " if aggregate else " L1 + shared 256 KiB/SM"
+    l2 = device.get("l2_bytes", 50 * MIB)
+    at = ax.get_xaxis_transform()  # x in data, y in axes fraction
+    ax.axvline(l1, color="gray", ls=":", lw=1)
+    ax.text(l1, 0.80 if aggregate else 0.98, l1_text, transform=at, va="top", ha="right" if aggregate else "left",
+            fontsize=7, color="dimgray")
+    ax.axvline(l2 / 2, color="gray", ls="--", lw=1)
+    ax.text(l2 / 2, 0.98, "L2 / 2 ", transform=at, va="top", ha="right", fontsize=7, color="dimgray")
+    ax.axvline(l2, color="gray", ls="--", lw=1)
+    ax.text(l2, 0.98, f" L2 {label_bytes(l2)}", transform=at, va="top", ha="left", fontsize=7, color="dimgray")
+
+
+def latency_vs_working_set(records, device, out):
+    series = latency_series(records)
     if not series:
         return None
-    f, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.5))
-    for v, pts in sorted(series.items()):
+    f, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.8))
+    for (v, s), pts in sorted(series.items()):
         xs = sorted(pts)
-        a1.plot(xs, [achieved_gbps(pts[x]) / 1e3 for x in xs], marker="o", ms=3, label=v)
-        a2.plot(xs, [achieved_gbps(pts[x]) * 1e3 / (pts[x]["sm_clock_mhz"] * sms_busy(pts[x], device))
-                     if pts[x]["sm_clock_mhz"] else math.nan for x in xs], marker="o", ms=3, label=v)
+        label = f"{v} ({s} B nodes)" + (f", {len(xs)} sizes" if len(xs) < 4 else "")
+        style = {"marker": "o", "ms": 3} if len(xs) >= 4 else {"marker": "s", "ms": 5, "ls": "none"}
+        for a, i in ((a1, 0), (a2, 1)):
+            a.plot(xs, [pts[x][i] for x in xs], label=label, **style)
+    for a, unit in ((a1, "cycles (clock64)"), (a2, "ns (%globaltimer)")):
+        a.set_xscale("log", base=2)
+        a.set_xlabel("working set: the chain's bytes")
+        a.set_ylabel(f"latency per dependent load, {unit}")
+        a.grid(True, which="both", alpha=0.3)
+        a.set_ylim(0, a.get_ylim()[1] * 1.08)
+        mark_levels(a, device)
+    a1.legend(fontsize=7, loc="center left")
+    f.suptitle(f"Pointer-chase latency against working set, {device.get('name', '')} "
+               "(a case measured in several runs: their median)", fontsize=11)
+    return save(f, out, "hierarchy_latency_ws.png")
+
+
+def histograms(records, out, notes=None):
+    levels = histogram_levels(records)
+    drawn = [lv for lv in levels if "buckets" in lv]
+    for lv in levels:
+        if "missing" in lv and notes is not None:
+            notes.append(f"histogram of {lv['title']} not drawn: no {lv['variant']} record at "
+                         f"{label_bytes(lv['bytes'])} with hist_ fields; measure it with `{lv['missing']}`")
+    if not drawn:
+        return None
+    f, axes = plt.subplots(1, len(drawn), figsize=(3.3 * len(drawn) + 0.6, 3.9), squeeze=False)
+    for ax, lv in zip(axes[0], drawn):
+        edges = list(lv["buckets"])
+        ax.bar([lo for lo, _ in edges], [n / lv["loads"] for n in lv["buckets"].values()],
+               width=[hi - lo for lo, hi in edges], align="edge", color="tab:blue", edgecolor="white", lw=0.5)
+        ax.axvline(lv["mean_cycles"], color="k", ls="--", lw=1, label=f"walk's mean: {lv['mean_cycles']:.1f}")
+        if lv["p50_cycles"] is not None:
+            ax.axvline(lv["p50_cycles"], color="tab:red", ls=":", lw=1.2,
+                       label=f"timed alone, p50: {lv['p50_cycles']:.0f}")
+        lo, hi = edges[0][0], edges[-1][1]
+        pad = max(16, (hi - lo) * 0.08)
+        ax.set_xlim(min(lo, lv["mean_cycles"]) - pad, hi + pad)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{lv['title']}\n{lv['variant']}, {label_bytes(lv['bytes'])}: {lv['loads']} loads, "
+                     f"{lv['records']} run{'s' if lv['records'] > 1 else ''}", fontsize=8)
+        ax.set_xlabel("cycles per load (16-cycle buckets)", fontsize=8)
+        ax.legend(fontsize=6.5, loc="upper right")
+        ax.grid(True, alpha=0.3)
+        ax.tick_params(labelsize=7)
+    axes[0][0].set_ylabel("fraction of the timed loads")
+    f.suptitle("Per-load latency by level: each load timed alone (clock64 around it, a shared store after: "
+               "the offset from the walk's mean)", fontsize=9)
+    return save(f, out, "hierarchy_latency_histograms.png")
+
+
+def per_sm_map(records, out):
+    rs = [r for r in records if r["variant"] == "chase_l2_per_sm"]
+    if not rs:
+        return None
+    f, axes = plt.subplots(len(rs), 1, figsize=(12, 2.6 * len(rs)), squeeze=False)
+    for ax, r in zip(axes[:, 0], sorted(rs, key=bytes_of)):
+        sms = sorted((int(k[2:-7]), v["value"]) for k, v in r["measured"].items()
+                     if k.startswith("sm") and k.endswith("_cycles"))
+        ax.bar([s for s, _ in sms], [c for _, c in sms], width=0.9)
+        lo, hi = min(c for _, c in sms), max(c for _, c in sms)
+        ax.set_ylim(lo * 0.9, hi * 1.05)
+        ax.set_ylabel("cycles / load")
+        ax.set_title(f"chase_l2_per_sm, {label_bytes(bytes_of(r))}: each SM's own .cg chase, all at once "
+                     f"({lo:.0f}-{hi:.0f} cycles; the axis starts at {lo * 0.9:.0f})", fontsize=9)
+    axes[-1, 0].set_xlabel("SM id (%smid)")
+    return save(f, out, "hierarchy_per_sm_map.png")
+
+
+def tlb_map(records, out):
+    rs = [r for r in records if r["variant"] == "chase_stride" and stride_of(r) > LINE
+          and measured(r, "cycles_per_load") is not None]
+    if not rs:
+        return None
+    strides = sorted({stride_of(r) for r in rs})
+    sizes = sorted({bytes_of(r) for r in rs})
+    grid = [[math.nan] * len(sizes) for _ in strides]
+    for (s, b), g in group(rs, lambda r: (stride_of(r), bytes_of(r))).items():
+        grid[strides.index(s)][sizes.index(b)] = statistics.median(measured(r, "cycles_per_load") for r in g)
+    f, ax = plt.subplots(figsize=(9, 4.8))
+    im = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis")
+    ax.set_xticks(range(len(sizes)), [label_bytes(s) for s in sizes], rotation=45, fontsize=7)
+    ax.set_yticks(range(len(strides)), [label_bytes(s) for s in strides], fontsize=7)
+    for i, row in enumerate(grid):
+        for j, v in enumerate(row):
+            if not math.isnan(v):
+                ax.text(j, i, f"{v:.0f}\n{sizes[j] // strides[i]} nodes", ha="center", va="center", fontsize=6,
+                        color="w" if v < 500 else "k")
+    ax.set_xlabel("working set (blank: fewer than two nodes)")
+    ax.set_ylabel("stride (node spacing)")
+    f.colorbar(im, label="cycles per dependent load")
+    ax.set_title("TLB map: stride chase in address order, cycles per load\n"
+                 "(~32: every node an L1 hit, ~283: an L2 hit, ~690: a DRAM access per load)", fontsize=9)
+    return save(f, out, "hierarchy_tlb_map.png")
+
+
+def bandwidth_vs_working_set(records, device, out):
+    points = bandwidth_points(records, device)
+    if not points:
+        return None
+    sms = device.get("sm_count", 132)
+    f, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.8))
+    partial_edge = 0
+    for v, pts in sorted(points.items()):
+        xs = sorted(pts)
+        part = [x for x in xs if not pts[x]["full"]]
+        colour = STREAM_COLOURS.get(v, None)
+        for a, key in ((a1, "tbps"), (a2, "b_per_clk_sm")):
+            a.plot(xs, [pts[x][key] for x in xs], marker="o", ms=3, label=v, color=colour)
+            if part:
+                a.plot(part, [pts[x][key] for x in part], ls="none", marker="o", ms=6, mfc="white", mec="gray",
+                       zorder=3)
+        partial_edge = max([partial_edge] + [x for x in xs if not pts[x]["full"]])
     peak = device.get("peak_gbps", 0) / 1e3
     if peak:
-        a1.axhline(peak, color="k", ls=":", lw=1)
-        a1.text(a1.get_xlim()[0], peak, " HBM theoretical", fontsize=7, va="bottom")
-    for a, yl in ((a1, "TB/s (reads + writes)"), (a2, "bytes per clock per SM")):
+        a1.axhline(peak, color="k", ls=":", lw=1, label=f"HBM theoretical {peak:.2f} TB/s")
+    for a, yl in ((a1, "TB/s (reads + writes)"), (a2, "bytes per clock per busy SM")):
         a.set_xscale("log", base=2)
         a.set_yscale("log")
-        a.set_xlabel("bytes per array")
+        a.set_xlabel("bytes per array (write: 1 array, dot and copy: 2, add and triad: 3)")
         a.set_ylabel(yl)
         a.grid(True, which="both", alpha=0.3)
-        mark_levels(a, device)
-    a1.legend(fontsize=7)
-    f.suptitle("Bandwidth against working set, every SM busy")
+        if partial_edge:
+            a.axvspan(a.get_xlim()[0], partial_edge * 1.41, color="gray", alpha=0.15, lw=0)
+            a.text(a.get_xlim()[0], a.get_ylim()[0], f"  grey: grid < {sms} SMs (model.sms_busy),\n"
+                   "  a part of the GPU, not a plateau", fontsize=7, va="bottom", color="dimgray")
+        mark_levels(a, device, aggregate=True)
+    a1.legend(fontsize=7, loc="lower right")
+    f.suptitle("Bandwidth against working set (--ilp 4 --ctas-per-sm 4): hollow grey points had fewer CTAs "
+               "than SMs; a case in several runs: their median", fontsize=10)
     return save(f, out, "hierarchy_bandwidth_ws.png")
 
 
-def loaded_latency(records, out):
-    rs = [r for r in records if r["variant"] == "loaded_chase" and fig(None, r, "ns_per_load")]
-    if not rs:
+def loaded_points(records, device):
+    """{chain bytes: [(TB/s the other SMs draw, probe ns per load, SMs streaming)]} of loaded_chase over
+    chains larger than the L2 (a smaller chain's probe measures the L2, not DRAM under load), sorted by
+    bandwidth; a case in several records: their median."""
+    l2 = device.get("l2_bytes", 50 * MIB)
+    rs = [r for r in records if r["variant"] == "loaded_chase" and measured(r, "ns_per_load") and bytes_of(r) > l2]
+    return {b: sorted((statistics.median((measured(r, "load_gbps") or 0.0) / 1e3 for r in gg),
+                       statistics.median(measured(r, "ns_per_load") for r in gg), c)
+                      for c, gg in group(g, lambda r: r["params"].get("load_ctas", 0)).items())
+            for b, g in sorted(group(rs, bytes_of).items())}
+
+
+def loaded_latency(records, device, out):
+    curves = loaded_points(records, device)
+    if not curves:
         return None
-    pts = sorted(((fig(None, r, "load_gbps") or 0.0) / 1e3, fig(None, r, "ns_per_load"), r["params"].get("load_ctas", 0))
-                 for r in rs)
-    f, ax = plt.subplots(figsize=(7, 4.5))
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o")
-    for x, y, c in pts:
-        ax.annotate(str(c), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    f, ax = plt.subplots(figsize=(7.5, 4.8))
+    for b, pts in curves.items():
+        style = {"marker": "o"} if len(pts) > 1 else {"marker": "s", "ls": "none"}
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{label_bytes(b)} chain", **style)
+        if len(pts) > 1:
+            for x, y, c in pts:
+                ax.annotate(str(c), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    lat = dram_latency(records)
+    if lat:
+        ax.axhline(lat["ns"], color="gray", ls=":", lw=1, label=f"unloaded DRAM latency {lat['ns']:.0f} ns (chase_l2)")
     ax.set_xlabel("bandwidth the other SMs draw from DRAM (TB/s)")
     ax.set_ylabel("probe's DRAM latency (ns per dependent .cg load)")
+    ax.set_ylim(0, ax.get_ylim()[1])
     ax.set_title("Loaded latency (labels: SMs streaming)")
+    ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, alpha=0.3)
     return save(f, out, "hierarchy_loaded_latency.png")
 
 
 def littles_law(records, device, out):
-    rs = [r for r in records if r["variant"] == "dot" and bytes_of(r) >= (1 << 30) and r["gbps"] > 0]
-    if len({(r["params"]["ilp"], r["params"]["ctas_per_sm"]) for r in rs}) < 3:
+    m = littles_law_model(records, device)
+    if len(m["points"]) < 3 or not m["latency"]:
         return None
-    lat = [fig(None, r, "ns_per_load") for r in records if r["variant"] == "loaded_chase"
-           and r["params"].get("load_ctas", 0) == 0]
-    lat_ns = lat[0] if lat and lat[0] else 600.0
-    sms = device.get("sm_count", 132)
-    pts = sorted((r["model"]["bytes_in_flight_per_sm"] / 1024, r["gbps"] / 1e3) for r in rs)
-    f, ax = plt.subplots(figsize=(7, 4.5))
-    ax.scatter([p[0] for p in pts], [p[1] for p in pts], label="dot, 1 GiB arrays (ILP x CTAs per SM)")
-    xs = [2 ** (i / 4) for i in range(0, 4 * 10)]
-    ax.plot(xs, [x * 1024 * sms / (lat_ns * 1e-9) / 1e12 for x in xs], "k--", lw=1,
-            label=f"bytes in flight / latency ({lat_ns:.0f} ns, unloaded)")
-    peak = device.get("peak_gbps", 0) / 1e3
+    lat, sms, peak = m["latency"], m["sms"], m["peak_gbps"] / 1e3
+    f, ax = plt.subplots(figsize=(8, 5.2))
+    pts = sorted(m["points"].items(), key=lambda kv: kv[1][0])
+    ax.scatter([b / KIB for _, (b, _, _) in pts], [g / 1e3 for _, (_, g, _) in pts], zorder=3,
+               label="dot, 1 GiB arrays (labels: ILP x CTAs per SM)")
+    for (ilp, ctas), (b, g, _) in pts:
+        ax.annotate(f"{ilp}x{ctas}", (b / KIB, g / 1e3), fontsize=6, xytext=(4, -8), textcoords="offset points")
+    xs = [2 ** (i / 8) for i in range(0, 8 * 10 + 1)]
+    ax.plot(xs, [x * KIB * sms / (lat["ns"] * 1e-9) / 1e12 for x in xs], "k--", lw=1,
+            label=f"bytes in flight x {sms} SMs / {lat['ns']:.0f} ns (DRAM latency)")
     if peak:
-        ax.axhline(peak, color="r", ls=":", lw=1, label="HBM theoretical")
-        ax.axhline(0.9 * peak, color="r", ls="--", lw=0.8, label="90%")
+        ax.axhline(peak, color="r", ls=":", lw=1, label=f"HBM theoretical {peak:.2f} TB/s")
+        ax.axhline(0.9 * peak, color="r", ls="--", lw=0.8, label=f"90%: {0.9 * peak:.2f} TB/s")
+    if m["law_bytes_per_sm"]:
+        x = m["law_bytes_per_sm"] / KIB
+        ax.axvline(x, color="gray", ls="--", lw=0.8)
+        ax.text(x, 0.12, f" Little's law\n at {lat['ns']:.0f} ns:\n {x:.1f} KiB/SM\n for 90%", fontsize=7)
+    if m["first_reached"]:
+        b, g, (ilp, ctas) = m["first_reached"]
+        ax.axvline(b / KIB, color="tab:green", ls="-", lw=1)
+        ax.text(b / KIB, 0.12, f" measured: {b / KIB:.0f} KiB/SM is the\n least that reached 90%\n"
+                f" (--ilp {ilp} --ctas-per-sm {ctas}:\n {g:.0f} GB/s)", fontsize=7, color="tab:green")
     ax.set_xscale("log", base=2)
+    ax.set_xlim(2, 2 ** 10)
     ax.set_ylim(0, (peak or 3.5) * 1.15)
-    ax.set_xlabel("bytes in flight per SM (KiB): CTAs x 256 threads x ILP x 16 B x 2 arrays")
-    ax.set_ylabel("achieved TB/s")
-    ax.legend(fontsize=7)
+    ax.set_xlabel("bytes in flight per SM (KiB): CTAs x 256 threads x ILP x 16 B x 2 arrays (model)")
+    ax.set_ylabel("achieved TB/s (cold median; several runs: median)")
+    ax.legend(fontsize=7, loc="center right")
     ax.grid(True, alpha=0.3)
-    ax.set_title("Little's law on H100 DRAM")
+    ax.set_title("Little's law on H100 DRAM: bandwidth = bytes in flight / latency\n"
+                 f"latency: {lat['ns']:.1f} ns ({lat['cycles']:.0f} cycles), the median of {lat['records']} chase_l2 "
+                 f"records >= 1 GiB\n({lat['files']})", fontsize=9)
     return save(f, out, "hierarchy_littles_law.png")
 
 
 def roofline_add(records, device, out):
-    rs = [r for r in records if r["variant"] in ("add", "triad") and r["gbps"] > 0 and bytes_of(r) >= (1 << 28)
-          and r.get("flops")]
-    if not rs:
+    pts = roofline_points(records)
+    if not pts:
         return None
+    rs = [r for r in records if r["variant"] in ("add", "triad") and r.get("sm_clock_mhz")]
     sms = device.get("sm_count", 132)
-    clock = max((r["sm_clock_mhz"] for r in rs), default=1755)
-    fp32 = sms * 128 * 2 * clock * 1e6 / 1e12
-    peak = device.get("peak_gbps", 3352) / 1e3
-    f, ax = plt.subplots(figsize=(7, 4.5))
-    xs = [2 ** (i / 4) for i in range(-40, 32)]
-    ax.plot(xs, [min(fp32, x * peak) for x in xs], "k-", lw=1, label=f"roof: {peak:.2f} TB/s, {fp32:.0f} TFLOP/s FP32")
-    for r in rs:
-        ai = r["flops"] / r["bytes"]
-        ax.scatter([ai], [r["gflops"] / 1e3], label=f"{r['variant']} {label_bytes(bytes_of(r))}: {r['gflops'] / 1e3:.2f} TFLOP/s")
-    ax.axvline(1 / 12, color="gray", ls=":", lw=1)
-    ax.text(1 / 12, fp32 / 3, " c=a+b: 1 FLOP / 12 B\n (the reference: memory-bound)", fontsize=7)
+    clock = max((r["sm_clock_mhz"] for r in rs), default=1980)
+    fp32 = sms * 128 * 2 * clock * 1e6 / 1e9  # GFLOP/s
+    peak = device.get("peak_gbps", 3352)
+    measured_peak = device.get("measured_peak_gbps", 0)
+    ref = REFERENCE_ADD
+    f, ax = plt.subplots(figsize=(8.5, 5))
+    xs = [2 ** (i / 8) for i in range(-8 * 7, 8 * 7 + 1)]
+    ax.plot(xs, [min(fp32, x * peak) for x in xs], "k-", lw=1,
+            label=f"H100 roof: {peak / 1e3:.2f} TB/s HBM, {fp32 / 1e3:.0f} TFLOP/s FP32")
+    if measured_peak:
+        ax.plot(xs, [min(fp32, x * measured_peak) for x in xs], "k:", lw=1,
+                label=f"H100 measured ceiling: cudaMemcpy {measured_peak / 1e3:.2f} TB/s")
+    ax.plot(xs, [x * ref["peak_gbps"] for x in xs], color="tab:purple", ls="--", lw=0.8,
+            label="the reference's GPU: 8 TB/s (HBM3e)")
+    ax.scatter([ref["ai"]], [ref["actual_gflops"]], marker="*", s=140, color="tab:purple", zorder=3,
+               label=f"the reference's vector add: ~{ref['actual_gflops']:.0f} of {ref['roof_gflops']:.0f} GFLOP/s "
+                     f"({ref['actual_gflops'] / ref['roof_gflops']:.0%})")
+    largest = {v: max(p["bytes"] for p in pts if p["variant"] == v) for v in {p["variant"] for p in pts}}
+    for p in pts:
+        roof = p["ai"] * peak
+        big = p["bytes"] == largest[p["variant"]]  # smaller arrays: a larger hollow marker around the same spot
+        colour = "tab:blue" if p["variant"] == "add" else "tab:orange"
+        ax.scatter([p["ai"]], [p["gflops"]], zorder=3 if big else 2, marker="o" if p["variant"] == "add" else "^",
+                   s=30 if big else 110, color=colour if big else "none", edgecolors=colour,
+                   label=f"{p['variant']}, {label_bytes(p['bytes'])} arrays: {p['gflops']:.0f} of {roof:.0f} GFLOP/s "
+                         f"({p['gflops'] / roof:.0%}; median of {p['records']} "
+                         f"record{'s' if p['records'] > 1 else ''})")
+    ax.axvline(ref["ai"], color="gray", ls=":", lw=1)
+    ax.text(ref["ai"], 40, " c = a + b: 1 FLOP / 12 B", fontsize=7)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP per byte)")
-    ax.set_ylabel("TFLOP/s")
-    ax.legend(fontsize=7)
+    ax.set_xlim(2 ** -7, 2 ** 7)
+    ax.set_ylim(30, fp32 * 2)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
+    ax.set_ylabel("GFLOP/s")
+    ax.legend(fontsize=6.5, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title("Vector add on the roofline")
+    ax.set_title("Vector add on the roofline, beside the reference's claim\n(another GPU: compare the fraction of "
+                 "each roof, not the GFLOP/s)", fontsize=10)
     return save(f, out, "hierarchy_roofline_add.png")
 
 
-def plot_hierarchy(records, out, device=None):
-    """Writes every picture the records allow into `out`; returns their paths."""
+def plot_hierarchy(records, out, device=None, notes=None):
+    """Writes every picture the records allow into `out`; returns their paths. What is not drawn for want
+    of records goes to `notes` (a list), with the command that would measure it."""
     device = device or {}
     os.makedirs(out, exist_ok=True)
-    made = [latency_vs_working_set(records, device, out), histograms(records, out), per_sm_map(records, out),
-            tlb_map(records, out), bandwidth_vs_working_set(records, device, out), loaded_latency(records, out),
-            littles_law(records, device, out), roofline_add(records, device, out)]
+    made = [latency_vs_working_set(records, device, out), histograms(records, out, notes),
+            per_sm_map(records, out), tlb_map(records, out), bandwidth_vs_working_set(records, device, out),
+            loaded_latency(records, device, out), littles_law(records, device, out),
+            roofline_add(records, device, out)]
     return [p for p in made if p]
 
 
@@ -300,8 +527,11 @@ def main(argv=None):
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
     records, device = load(a.files)
-    for p in plot_hierarchy(records, a.out, device):
+    notes = []
+    for p in plot_hierarchy(records, a.out, device, notes):
         print(p)
+    for n in notes:
+        print(f"plot_hierarchy: {n}", file=sys.stderr)
 
 
 if __name__ == "__main__":

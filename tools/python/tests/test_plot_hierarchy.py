@@ -1,0 +1,115 @@
+"""plot_hierarchy on the committed H100 hierarchy runs: every picture is drawn without a warning, the Little's-law
+line uses the DRAM latency of the data (not the L2's), the histograms hold every level, the roofline and the
+bandwidth picture have one point per rung and size, and a grid smaller than the GPU is marked as such."""
+import glob
+import os
+import statistics
+import warnings
+
+import pytest
+
+from memlab_tools import plot_hierarchy as ph
+
+from conftest import FIXTURES
+
+RUNS = sorted(glob.glob(os.path.join(FIXTURES, "hierarchy", "hierarchy_*.json")))
+PICTURES = ["hierarchy_latency_ws.png", "hierarchy_latency_histograms.png", "hierarchy_per_sm_map.png",
+            "hierarchy_tlb_map.png", "hierarchy_bandwidth_ws.png", "hierarchy_loaded_latency.png",
+            "hierarchy_littles_law.png", "hierarchy_roofline_add.png"]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    assert len(RUNS) >= 10
+    return ph.load(RUNS)
+
+
+def test_every_picture_from_every_committed_run(runs, tmp_path):
+    records, device = runs
+    notes = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        made = ph.plot_hierarchy(records, str(tmp_path), device, notes)
+    assert [os.path.basename(p) for p in made] == PICTURES
+    assert all(os.path.getsize(p) > 20000 for p in made)
+    assert notes == []  # every histogram level is in the committed records
+
+
+def test_the_littles_law_line_uses_the_dram_plateau_of_the_data(runs):
+    records, device = runs
+    m = ph.littles_law_model(records, device)
+    lat = m["latency"]
+    # The chase_l2 plateau at >= 1 GiB, read from the records: the median over every such record.
+    dram = [r for r in records if r["variant"] == "chase_l2" and ph.bytes_of(r) >= ph.GIB and ph.stride_of(r) == 128]
+    assert len(dram) == lat["records"] >= 3
+    assert lat["ns"] == statistics.median(ph.measured(r, "ns_per_load") for r in dram)
+    assert "hierarchy_latency_ws.json" in lat["files"]
+    # Not the L2's latency (the first drawing used ~143 ns): the H100's DRAM is ~350 ns, 690 cycles.
+    l2 = statistics.median(ph.measured(r, "ns_per_load") for r in records
+                           if r["variant"] == "chase_l2" and ph.bytes_of(r) == 8 << 20)
+    assert l2 < 200 < 330 < lat["ns"] < 370 and 660 < lat["cycles"] < 720
+    # Little's law at that latency: 90% of 3352 GB/s x 350 ns / 132 SMs = 7.8 KiB per SM.
+    assert m["law_bytes_per_sm"] == pytest.approx(0.9 * m["peak_gbps"] * lat["ns"] / m["sms"])
+    assert 7 * 1024 < m["law_bytes_per_sm"] < 9 * 1024
+
+
+def test_the_bytes_in_flight_for_90_percent_of_dram(runs):
+    records, device = runs
+    m = ph.littles_law_model(records, device)
+    assert len(m["points"]) == 16  # ILP 1, 2, 4, 8 x CTAs per SM 1, 2, 4, 8: one point each
+    b, gbps, (ilp, ctas) = m["first_reached"]
+    assert b == 32 * 1024 and gbps >= m["target_gbps"] and (ilp, ctas) == (1, 4)
+    assert all(g < m["target_gbps"] for bb, g, _ in m["points"].values() if bb < b)
+
+
+def test_the_histograms_hold_shared_memory_and_l1(runs):
+    records, _ = runs
+    levels = {lv["variant"] + "@" + str(lv["bytes"]): lv for lv in ph.histogram_levels(records)}
+    assert all("buckets" in lv for lv in levels.values())
+    shared, l1 = levels["chase_shared@32768"], levels["chase_l1@32768"]
+    # One 16-cycle bucket each: the first drawing stepped over a single point and showed nothing.
+    assert list(shared["buckets"]) == [(16, 32)] and list(l1["buckets"]) == [(32, 48)]
+    assert shared["loads"] == 512 * shared["records"] and 20 < shared["mean_cycles"] < 26
+    assert 30 < l1["mean_cycles"] < 34
+    hbm = levels[f"chase_l2@{ph.GIB}"]
+    assert len(hbm["buckets"]) > 20 and 650 < hbm["mean_cycles"] < 720
+
+
+def test_a_missing_level_names_the_command_that_measures_it(runs, tmp_path):
+    records, device = runs
+    without_shared = [r for r in records if r["variant"] != "chase_shared"]
+    notes = []
+    path = ph.histograms(without_shared, str(tmp_path), notes)
+    assert path and os.path.exists(path)
+    (note,) = notes
+    assert "shared memory" in note and "memlab run hierarchy --variant chase_shared --sizes 32KiB --steps 4096" in note
+
+
+def test_the_roofline_has_one_point_per_rung_and_size(runs):
+    records, _ = runs
+    pts = ph.roofline_points(records)
+    keys = [(p["variant"], p["bytes"]) for p in pts]
+    assert len(keys) == len(set(keys))
+    assert ("add", ph.GIB) in keys and ("triad", ph.GIB) in keys
+    # add over 1 GiB arrays was measured twice (the sweep, and the BabelStream run): one point, their median.
+    add = next(p for p in pts if (p["variant"], p["bytes"]) == ("add", ph.GIB))
+    assert add["records"] == 2 and add["ai"] == pytest.approx(1 / 12)
+    assert 200 < add["gflops"] < 3352.32 / 12  # under the H100's roof at 1 FLOP per 12 bytes
+
+
+def test_the_bandwidth_picture_greys_a_grid_smaller_than_the_gpu(runs):
+    records, device = runs
+    pts = ph.bandwidth_points(records, device)
+    assert pts["dot"][64 << 10]["sms_busy"] == 4 and not pts["dot"][64 << 10]["full"]
+    assert not pts["dot"][1 << 20]["full"] and pts["dot"][4 << 20]["full"] and pts["dot"][ph.GIB]["full"]
+    # dot over 4 MiB arrays is in two files (the sweep and the L1/shared run): one point.
+    assert pts["dot"][4 << 20]["records"] == 2
+
+
+def test_the_loaded_latency_leaves_out_chains_the_l2_holds(runs):
+    records, device = runs
+    small = [r for r in records if r["variant"] == "loaded_chase" and ph.bytes_of(r) <= device["l2_bytes"]]
+    assert small  # the defaults' 32 KiB and 16 MiB chains: an L2 latency (143 ns), not a DRAM latency under load
+    curves = ph.loaded_points(records, device)
+    assert sorted(curves) == [256 << 20, ph.GIB]
+    assert len(curves[ph.GIB]) == 11 and all(ns > 300 for _, ns, _ in curves[ph.GIB])
