@@ -288,8 +288,7 @@ __device__ __forceinline__ float block_sum(float v) {
 
 template <stream_op Op, load_path Path, int Ilp, bool All>
 __global__ void __launch_bounds__(256) stream_kernel(const float4* a, const float4* b, float4* c, std::uint64_t vectors,
-                                                     std::uint64_t slice, unsigned passes, float s, float* partials) {
-  (void)slice;
+                                                     unsigned passes, float s, float* partials) {
   const std::uint64_t len = vectors;
   const std::uint64_t rotate = All ? blockIdx.x * (vectors / gridDim.x) : 0;  // CTAs start apart
   const std::uint64_t tile = static_cast<std::uint64_t>(blockDim.x) * Ilp;
@@ -708,8 +707,8 @@ void launch_stream(const case_ctx& c, cudaStream_t s) {
   const auto& b = st.plan;
   const auto args = [&](auto kernel) {
     kernel<<<grid_of(b.grid, "hierarchy"), stream_threads, 0, s>>>(
-        c.ptr<const float4>(a_buffer), c.ptr<const float4>(b_buffer), c.ptr<float4>(c_buffer), b.vectors, b.slice,
-        b.passes, stream_scalar, c.ptr<float>(partials_buffer));
+        c.ptr<const float4>(a_buffer), c.ptr<const float4>(b_buffer), c.ptr<float4>(c_buffer), b.vectors, b.passes,
+        stream_scalar, c.ptr<float>(partials_buffer));
   };
   switch (b.ilp) {
     case 1: args(stream_kernel<Op, Path, 1, All>); break;
