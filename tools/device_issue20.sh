@@ -7,7 +7,8 @@
 # Each step logs to $work/<step>.log and the script goes on after a failure; everything is packed
 # into $OUT/issue20.tgz after every step (at most a few files come back), the JSONs and pictures too.
 #   tools/device_issue20.sh            # all steps, ~7 min
-# Environment: OUT (the device tool's folder; default ./issue20-out), JOBS (default 16).
+#   tools/device_issue20.sh gpu_tests l1bw   # only the steps named (and the build, unless BIN is set)
+# Environment: OUT (the device tool's folder; default ./issue20-out), JOBS (default 16), BIN.
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
 OUT=${OUT:-$PWD/issue20-out}; mkdir -p "$OUT"
@@ -18,8 +19,10 @@ jobs=${JOBS:-16}
 t_start=$SECONDS
 summary=()
 pack() { tar -czf "$OUT/issue20.tgz" -C "$work" . 2>/dev/null; }
+only=" $* "  # the steps named on the command line; none: every step
 step() {  # step NAME COMMAND...: runs it (bash -c when one string), logs, records rc and seconds
   local name=$1; shift
+  if [ -z "${ALWAYS:-}" ] && [ -n "${only// /}" ] && [[ "$only" != *" $name "* ]]; then return 0; fi
   local t0=$SECONDS
   if [ $# -eq 1 ]; then bash -c "$1" > "$work/$name.log" 2>&1; else "$@" > "$work/$name.log" 2>&1; fi
   local rc=$?
@@ -37,8 +40,8 @@ git log --oneline -1 > "$work/commit.txt" 2>/dev/null
 
 # ---- build ---------------------------------------------------------------------------------------------
 if [ -z "${BIN:-}" ]; then
-  step configure "cmake --preset dev -B build-dev -DMEMLAB_ONLY_LABS=hierarchy"
-  step build "cmake --build build-dev -j $jobs --target memlab_cli memlab_labs_tests memlab_gpu_tests memlab_sass_tests"
+  ALWAYS=1 step configure "cmake --preset dev -B build-dev -DMEMLAB_ONLY_LABS=hierarchy"
+  ALWAYS=1 step build "cmake --build build-dev -j $jobs --target memlab_cli memlab_labs_tests memlab_gpu_tests memlab_sass_tests"
 fi
 "$bin/memlab" device > "$work/device.txt" 2>&1
 
@@ -79,6 +82,23 @@ P="--variant register_chain,chase_shared,chase_l1,chase_l2 --sizes 4KiB,32KiB,8M
 step plateaus_run1 "$R $P --out $res/hierarchy_plateaus_run1.json"
 step plateaus_run2 "$R $P --out $res/hierarchy_plateaus_run2.json"
 step plateaus_agree "python3 tools/issue20_checks.py plateaus $res/hierarchy_plateaus_run1.json $res/hierarchy_plateaus_run2.json"
+
+# ---- L1 and shared-memory bandwidth against 120 B/clk/SM (docs/notes/hierarchy_l1_bandwidth.md) -------------------
+# dot (ld.global: L1 hits after the first pass) and smem_dot (LDS.128) at 4 MiB arrays (the page's size), 4224 KiB =
+# 132 x 32 KiB and 8448 KiB = 132 x 64 KiB (every SM the same whole tiles; 128 KiB of both arrays per SM, the lab's
+# L1 rule), --ilp 1,2,4 x --ctas-per-sm 1,2,4,8: 72 cases, each launch ~200 us (48 MiB per SM), ~20 s. Then every
+# record in B/clk/SM (cold, batch, graph) and each rung's best batch figure against 120; and compute-sanitizer over
+# the stream kernels at sizes with a partial last tile (1028 and 8196 f32: 257 and 2049 vectors), one pass, ~10 s.
+step l1bw "$R --variant dot,smem_dot --sizes 4MiB,4224KiB,8448KiB --ilp 1,2,4 --ctas-per-sm 1,2,4,8 \
+  --out $res/hierarchy_l1bw.json && python3 tools/issue20_checks.py l1bw $res/hierarchy_l1bw.json"
+# The other streams, which share the kernel: the 16 MiB and 1 GiB cases of the committed bandwidth sweep, again
+# (defaults: --ilp 4 --ctas-per-sm 4), and the ratio to it (~10 s).
+step l1bw_others "$R --variant dot,dot_l2,dot_l2_all,write,copy,add,triad --sizes 16MiB,1GiB \
+  --out $res/hierarchy_streams_check.json && python3 tools/issue20_checks.py compare \
+  docs/results/h100/hierarchy/hierarchy_bandwidth_ws.json $res/hierarchy_streams_check.json"
+step l1bw_memcheck "timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab run hierarchy --quiet \
+  --variant dot,smem_dot,dot_l2_all,copy,triad --sizes 1028,8196 --ilp 1,4 --passes 1 --max-time 0.01 \
+  --out $res/sanitizer_l1bw.json"
 
 # ---- BabelStream at memlab's array sizes (f32: memlab's n = BabelStream's -s) --------------------------------------
 bs=$PWD/.carry/babelstream

@@ -73,12 +73,13 @@ std::uint64_t walker_start(std::span<const std::uint64_t> next, const chase_plan
 std::vector<std::uint64_t> walker_starts(std::span<const std::uint64_t> next, const chase_plan& p);
 
 // Every SM streams: `grid` CTAs of `threads`, each `ilp` 16-byte vectors per array in flight per
-// thread; `passes` over the data so that one launch moves at least `target_bytes`. A small array
+// thread; `passes` over the data so that one launch moves at least its target (below). A small array
 // gets fewer CTAs, each at least one full tile (threads x ilp vectors), rather than CTAs with idle
 // threads: `sms_busy` says how many SMs then work.
+inline constexpr int stream_threads = 256;  // threads per CTA of every stream kernel
 struct bandwidth_plan {
   std::uint64_t grid = 0;
-  int threads = 256;
+  int threads = stream_threads;
   int ilp = 4;
   std::uint64_t vectors = 0;  // 16-byte vectors per array
   std::uint64_t slice = 0;    // vectors per CTA (its own part; every_cta_reads_all: all of them)
@@ -87,12 +88,35 @@ struct bandwidth_plan {
   std::uint64_t flops = 0;
   std::uint64_t sms_busy = 0;
 };
+// What one launch moves at least: 1 GiB from the L2 or DRAM; from an SM's own L1 or shared memory
+// 48 MiB per busy SM (6 GiB, ~200 us on an H100), so that the launch gap, the staging copy and the
+// first pass from the L2 (2.5-3 us together on the H100) cost ~1.5% of it, not 7% of a 1 GiB launch
+// (docs/notes/hierarchy_l1_bandwidth.md).
 inline constexpr std::uint64_t bandwidth_target_bytes = std::uint64_t{1} << 30;
-// `passes` 0: as many as reach bandwidth_target_bytes (at most 2^20).
+inline constexpr std::uint64_t sm_target_bytes = std::uint64_t{48} << 20;
+// A read-only share of at most this many bytes per SM stays in the SM's L1 across passes.
+inline constexpr std::uint64_t l1_share_bytes = std::uint64_t{128} << 10;
+// True when every busy SM reads its share from its own L1 or shared memory, pass after pass (the
+// case's roof is then shared memory's): smem_dot always, an L1-path read-only stream whose arrays
+// take at most l1_share_bytes per SM. Writes go to the L2.
+bool served_by_sm(const rung_traits& t, std::uint64_t array_bytes, int sm_count);
+// `passes` 0: as many as reach the launch's target (at most 2^20).
 bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm,
                               std::uint64_t passes = 0);
 // Bytes in flight per SM of a plan: CTAs per SM x threads x ilp x 16 B x arrays read (Little's law).
 std::uint64_t bytes_in_flight_per_sm(const rung_traits& t, int threads, int ilp, int ctas_per_sm);
+
+// The dot's check. The data are multiples of 1/8 in [1/8, 2], so every product is a multiple of 1/64
+// in [1/64, 4], exact in f32, and a float sum of them is exact while it stays under 2^18 (a multiple
+// of 1/64 below 2^18 has at most 24 significant bits). The most vectors one thread reads per pass
+// (4 products each, into one of its accumulators):
+std::uint64_t dot_vectors_per_thread(const rung_traits& t, const bandwidth_plan& p);
+// How far a CTA's float partial may be from the exact sum, relative to it: gamma_m = m u / (1 - m u),
+// u = 2^-24, m = the most roundings a product goes through (Higham's bound for sums of positive
+// terms). A thread's accumulators are exact while 4 x 4 x passes x vectors per thread < 2^18 (then
+// m counts only the reduction: ilp - 1 accumulator adds, 5 shuffles, 8 warp sums); past that every
+// FFMA of the chain counts too. Infinity when m u >= 1/2 (nothing left to check).
+double dot_tolerance(const rung_traits& t, const bandwidth_plan& p);
 
 // ---- figures ------------------------------------------------------------------------------------------
 

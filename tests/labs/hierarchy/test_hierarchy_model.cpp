@@ -2,6 +2,7 @@
 // starts, the plans' byte counts, refusals and per-case roofs, and the figures made from samples.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "lab_helpers.hpp"
@@ -116,6 +117,65 @@ TEST(hierarchy_plan, stream_bytes_are_passes_times_arrays_times_size) {
   EXPECT_EQ(once.bytes, 3u * 4096);
 }
 
+TEST(hierarchy_plan, a_share_an_sm_keeps_moves_48_mib_per_busy_sm_per_launch) {
+  const rung_traits dot{.kind = rung_kind::bandwidth, .reads = 2, .flops = 2};
+  const rung_traits dot_l2{.kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2};
+  const rung_traits smem{.kind = rung_kind::bandwidth, .path = load_path::shared, .reads = 2, .flops = 2};
+  const rung_traits copy{.kind = rung_kind::bandwidth, .reads = 1, .writes = 1};
+  const std::uint64_t mib4 = std::uint64_t{4} << 20;
+  EXPECT_TRUE(served_by_sm(dot, mib4, 132)) << "64 KiB per SM";
+  EXPECT_TRUE(served_by_sm(dot, std::uint64_t{8448} << 10, 132)) << "128 KiB per SM: the rule's edge";
+  EXPECT_FALSE(served_by_sm(dot, std::uint64_t{12} << 20, 132)) << "192 KiB per SM";
+  EXPECT_FALSE(served_by_sm(dot_l2, mib4, 132)) << ".cg never stays in L1";
+  EXPECT_FALSE(served_by_sm(copy, mib4, 132)) << "stores go to the L2";
+  EXPECT_TRUE(served_by_sm(smem, mib4, 132));
+  for (const auto& t : {dot, smem}) {
+    for (int ilp : {1, 2, 4, 8}) {
+      SCOPED_TRACE(ilp);
+      const auto p = plan_bandwidth(t, mib4, 132, ilp, 4);
+      EXPECT_GE(p.bytes, sm_target_bytes * p.sms_busy);
+      EXPECT_LT(p.bytes, sm_target_bytes * p.sms_busy + 2 * mib4) << "the fewest passes that reach it";
+    }
+  }
+  const auto tiny = plan_bandwidth(dot, 4096, 132, 4, 4);
+  EXPECT_EQ(tiny.sms_busy, 1u);
+  EXPECT_EQ(tiny.passes, sm_target_bytes / 8192) << "one busy SM: 48 MiB, not 6 GiB";
+  const auto l2 = plan_bandwidth(dot_l2, mib4, 132, 4, 4);
+  EXPECT_EQ(l2.bytes, bandwidth_target_bytes) << "the L2 and DRAM keep 1 GiB per launch";
+  EXPECT_EQ(plan_bandwidth(dot, mib4, 132, 4, 4, 3).passes, 3u) << "--passes wins";
+}
+
+TEST(hierarchy_plan, the_dots_tolerance_is_derived_from_its_longest_float_chain) {
+  const rung_traits dot{.kind = rung_kind::bandwidth, .reads = 2, .flops = 2};
+  const rung_traits smem{.kind = rung_kind::bandwidth, .path = load_path::shared, .reads = 2, .flops = 2};
+  const rung_traits all{
+      .kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2, .every_cta_reads_all = true};
+  constexpr double u = 1.0 / (1 << 24);
+  // 4 MiB arrays, --ilp 4: 256 tiles of 1024 vectors over 256 CTAs, 4 vectors per thread and pass.
+  const auto d = plan_bandwidth(dot, std::uint64_t{4} << 20, 132, 4, 4);
+  ASSERT_EQ(d.grid, 256u);
+  EXPECT_EQ(dot_vectors_per_thread(dot, d), 4u);
+  ASSERT_LT(16.0 * 4 * d.passes, 1 << 18) << "the accumulators stay exact";
+  EXPECT_DOUBLE_EQ(dot_tolerance(dot, d), 16 * u / (1 - 16 * u)) << "3 accumulator adds, 5 shuffles, 8 warp sums";
+  // Partial tiles: 257 vectors, one CTA, --ilp 4: its threads read one or two vectors per pass.
+  const auto p = plan_bandwidth(dot, 257 * 16, 132, 4, 4, 1);
+  EXPECT_EQ(p.grid, 1u);
+  EXPECT_EQ(dot_vectors_per_thread(dot, p), 2u);
+  // 4 MiB, --ilp 1: 1024 tiles over 528 CTAs, two each at most.
+  EXPECT_EQ(dot_vectors_per_thread(dot, plan_bandwidth(dot, std::uint64_t{4} << 20, 132, 1, 4)), 2u);
+  // smem_dot: its contiguous slice, 497 vectors at --ctas-per-sm 4: two per thread.
+  const auto s = plan_bandwidth(smem, std::uint64_t{4} << 20, 132, 1, 4);
+  EXPECT_EQ(s.slice, 497u);
+  EXPECT_EQ(dot_vectors_per_thread(smem, s), 2u);
+  // Every CTA reads all of it: 16 MiB = 4096 tiles of 256 vectors.
+  EXPECT_EQ(dot_vectors_per_thread(all, plan_bandwidth(all, std::uint64_t{16} << 20, 132, 1, 4)), 4096u);
+  // Past 2^18 every FFMA of a thread's chain may round: the bound grows with the passes, then ends.
+  const auto many = plan_bandwidth(dot, std::uint64_t{4} << 20, 132, 4, 4, 1u << 14);
+  const double m = 4.0 * 4 * (1u << 14) + 16;
+  EXPECT_DOUBLE_EQ(dot_tolerance(dot, many), m * u / (1 - m * u));
+  EXPECT_TRUE(std::isinf(dot_tolerance(dot, plan_bandwidth(dot, std::uint64_t{4} << 20, 132, 4, 4, 1u << 20))));
+}
+
 TEST(hierarchy_lab, every_rung_has_traits_and_plans_without_a_gpu) {
   const lab& l = table();
   const device_info d = h100();
@@ -145,6 +205,11 @@ TEST(hierarchy_lab, refusals_say_why) {
   EXPECT_TRUE(test::refusal(l, "dot_l2_all", hcase(std::uint64_t{1} << 30), d).has_value());
   EXPECT_FALSE(test::refusal(l, "dot_l2_all", hcase(16 << 20), d).has_value());
   EXPECT_FALSE(test::refusal(l, "smem_dot", hcase(8 << 20), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "dot", hcase(4 << 20, {{"passes", num(1 << 16)}}), d).has_value())
+      << "a float sum the derived bound cannot check to 1e-3";
+  EXPECT_FALSE(test::refusal(l, "dot", hcase(4 << 20, {{"passes", num(1 << 10)}}), d).has_value());
+  EXPECT_FALSE(test::refusal(l, "copy", hcase(4 << 20, {{"passes", num(1 << 16)}}), d).has_value())
+      << "copies are checked byte for byte";
 }
 
 TEST(hierarchy_lab, each_stream_case_names_the_level_it_is_bound_by) {

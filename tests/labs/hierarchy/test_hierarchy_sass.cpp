@@ -127,5 +127,55 @@ TEST_F(sass_proof, hierarchy_streams_move_16_bytes_per_access) {
   }
 }
 
+// The dots' hot loop (docs/notes/hierarchy_l1_bandwidth.md): a block (up to a branch) with one
+// whole tile's 2 x Ilp unguarded 16-byte loads (no per-vector test) and its 4 x Ilp FFMAs, the loads
+// first (at --ilp 8 ptxas may start the FFMAs once 4 vectors are in flight). The L1 dot's loads are
+// weak (LDG.E.128: cached in L1), the .cg dots' strong (LDG.E.128.STRONG.GPU: past L1).
+int dot_ilp(const labeled_kernel& k) {
+  static const std::regex stream(R"(stream_kernel<.*, (\d+), (?:true|false)>\()"), smem(R"(smem_dot_kernel<(\d+)>\()");
+  std::smatch m;
+  if (std::regex_search(k.code.name, m, stream) || std::regex_search(k.code.name, m, smem)) return std::stoi(m[1]);
+  return 0;
+}
+
+TEST_F(sass_proof, hierarchy_dots_issue_a_whole_tiles_loads_before_its_ffmas) {
+  for (const auto& [arch, r] : reports) {
+    for (const std::string v : {"dot", "dot_l2", "dot_l2_all", "smem_dot"}) {
+      int kernels = 0;
+      for (const auto& k : r.kernels) {
+        if (k.lab != "hierarchy" || k.variant != v) continue;
+        SCOPED_TRACE(arch + " " + k.code.name);
+        ++kernels;
+        const int ilp = dot_ilp(k);
+        ASSERT_GT(ilp, 0);
+        const std::string load = v == "smem_dot" ? "LDS.128" : v == "dot" ? "LDG.E.128" : "LDG.E.128.STRONG.GPU";
+        int hot = 0, wide_global = 0;  // wide_global: LDG of any kind
+        int loads = 0, ffma = 0, loads_before_ffma = 0;
+        for (std::size_t i = 0; i < k.code.opcodes.size(); ++i) {
+          const std::string& op = k.code.opcodes[i];
+          if (op.starts_with("LDG.")) {  // not LDGSTS
+            ++wide_global;
+            EXPECT_EQ(op, load) << "every global load of the dot";
+          }
+          if (op == load && !k.code.guarded[i]) {
+            ++loads;
+            loads_before_ffma += ffma == 0 ? 1 : 0;
+          }
+          if (op.starts_with("FFMA")) ++ffma;
+          if (op.starts_with("BRA") || op == "EXIT") {
+            if (loads == 2 * ilp && ffma == 4 * ilp && loads_before_ffma >= 2 * std::min(ilp, 4)) ++hot;
+            loads = ffma = loads_before_ffma = 0;
+          }
+        }
+        EXPECT_GE(hot, 1) << "no block with a whole tile's unguarded loads ahead of its FFMAs";
+        if (v == "smem_dot") {
+          EXPECT_EQ(wide_global, 0) << "staged by cp.async (LDGSTS), not LDG";
+        }
+      }
+      EXPECT_EQ(kernels, 4) << arch << " " << v << ": --ilp 1, 2, 4, 8";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memlab::inspect
