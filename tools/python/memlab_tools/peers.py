@@ -4,6 +4,7 @@ timed with memlab's definitions (gpu_timing.py), written as memlab.results/1 rec
   memlab-peers copy --dtype f16 --sizes 2^12..2^31 --out peers.json
   memlab-peers copy --dtype f16 --sizes 2^28 --src-offset 0,2 --triton-block 1024,4096
   memlab-peers transpose --dtype f32 --shape 16384x16384,10000x7000
+  memlab-peers transpose --shape 12289x3001:f32,8191x8193:f16,16411x8191:u8
   memlab-peers gather --sizes 2^24 --table-bytes 200MiB
   memlab-peers matmul --shape 4096x4096x4096
 
@@ -284,8 +285,8 @@ PEERS = [
     Peer("copy", "torch_copy_", "torch", make_torch_copy),
     Peer("copy", "torch_clone", "torch", make_torch_clone),
     Peer("copy", "triton_copy", "triton", make_triton_copy),
-    Peer("transpose", "torch_t_contiguous", "torch", make_torch_transpose, ("f16", "f32", "f64")),
-    Peer("transpose", "triton_transpose", "triton", make_triton_transpose, ("f16", "f32", "f64")),
+    Peer("transpose", "torch_t_contiguous", "torch", make_torch_transpose),
+    Peer("transpose", "triton_transpose", "triton", make_triton_transpose),
     Peer("gather", "torch_index_select_random", "torch", lambda c, p: _gather_case(c, p, "index_select", "random"), ("f32", "f64")),
     Peer("gather", "torch_index_select_sorted", "torch", lambda c, p: _gather_case(c, p, "index_select", "sorted"), ("f32", "f64")),
     Peer("gather", "torch_take_random", "torch", lambda c, p: _gather_case(c, p, "take", "random"), ("f32", "f64")),
@@ -299,13 +300,20 @@ ROOF = {"copy": "dram", "transpose": "dram", "gather": "dram", "matmul": "fp32"}
 
 # ---- planning (no GPU) ----------------------------------------------------------------------------------------
 
-def _shapes(text: str, rank: int, flag: str) -> list[tuple]:
+def _shapes(text: str, rank: int, flag: str, typed: bool = False) -> list[tuple]:
+    """Extents joined by x, comma-separated; with `typed`, each may end in :DTYPE (8191x8193:f16), a shape
+    asked for in that dtype only: (extents, dtype or None)."""
     out = []
     for item in text.split(","):
-        parts = item.strip().lower().split("x")
+        dims, sep, dtype = item.strip().partition(":") if typed else (item, "", "")
+        if sep and dtype.strip() not in ELEM:
+            raise ValueError(f'{flag}: "{item}": {dtype.strip()!r} is not one of {", ".join(ELEM)}')
+        parts = dims.strip().lower().split("x")
         if len(parts) != rank or not all(x.strip().isdigit() and int(x) > 0 for x in parts):
-            raise ValueError(f'{flag}: "{item}" is not {rank} positive extents joined by x')
-        out.append(tuple(int(x) for x in parts))
+            raise ValueError(f'{flag}: "{item}" is not {rank} positive extents joined by x'
+                             + (" (optionally :DTYPE)" if typed else ""))
+        extents = tuple(int(x) for x in parts)
+        out.append((extents, dtype.strip() or None) if typed else extents)
     return out
 
 
@@ -347,9 +355,18 @@ def plan(args) -> list[tuple[Peer, dict]]:
                 for e in extra:
                     points.append({"dtype": d, "n": s.elements(ELEM[d]), **e})
     elif args.lab == "transpose":
+        # A shape with its own dtype (12289x3001:f32,8191x8193:f16) runs in that dtype only, so that the
+        # acceptance shapes of several dtypes are one process; the others in every --dtype.
+        shapes = _shapes(args.shape or "16384x16384,10000x7000", 2, "--shape", typed=True)
+        if args.dtype and all(own for _, own in shapes):
+            raise ValueError("--dtype: every --shape names its own dtype (ROWSxCOLS:DTYPE), so --dtype would be ignored")
         for d in dtypes:
-            for r, c in _shapes(args.shape or "16384x16384,10000x7000", 2, "--shape"):
-                points.append({"dtype": d, "n": 1, "rows": r, "cols": c})  # the lab's n: one matrix
+            for (r, c), own in shapes:
+                if own is None:
+                    points.append({"dtype": d, "n": 1, "rows": r, "cols": c})  # the lab's n: one matrix
+        for (r, c), own in shapes:
+            if own is not None:
+                points.append({"dtype": own, "n": 1, "rows": r, "cols": c})
     else:  # matmul
         for d in dtypes:
             for m, n, k in _shapes(args.shape or "4096x4096x4096", 3, "--shape"):
@@ -584,8 +601,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--dst-offset", help="copy: bytes added to the destination (default 0)")
     ap.add_argument("--triton-block", help="copy: the Triton kernel's BLOCK, a list (default 1024)")
     ap.add_argument("--table-bytes", help="gather: table sizes (default 200MiB)")
-    ap.add_argument("--shape", help="transpose: ROWSxCOLS list (default 16384x16384,10000x7000); "
-                                    "matmul: MxNxK list (default 4096x4096x4096)")
+    ap.add_argument("--shape", help="transpose: ROWSxCOLS list, each optionally :DTYPE to run it in that dtype only "
+                                    "(default 16384x16384,10000x7000); matmul: MxNxK list (default 4096x4096x4096)")
     ap.add_argument("--max-time", type=float, default=0.5, help="seconds per case (default 0.5)")
     ap.add_argument("--like", help="a memlab results file from the same machine: its peaks and measured ceiling")
     ap.add_argument("--out", help="results file (.json), rewritten after every case")
