@@ -17,8 +17,8 @@ def _plan(argv):
 
 def test_plans_the_product_of_sizes_offsets_blocks_and_peers():
     cases = _plan(["copy", "--dtype", "f16", "--sizes", "2^12..2^14", "--src-offset", "0,2", "--triton-block", "1024,4096"])
-    # 3 sizes x 2 offsets x (copy_ + clone + 2 Triton blocks)
-    assert len(cases) == 3 * 2 * 4
+    # 3 sizes x 2 offsets x (copy_ + clone + 2 Triton blocks + memlab.copy_)
+    assert len(cases) == 3 * 2 * 5
     assert {c[1].get("block") for c in cases if c[0].variant == "triton_copy"} == {1024, 4096}
     assert cases[0][1] == {"dtype": "f16", "n": 4096, "src_offset": 0, "dst_offset": 0}
 
