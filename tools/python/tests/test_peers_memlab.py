@@ -11,7 +11,7 @@ import pytest
 
 from memlab_tools import gpu_timing, peers
 
-from conftest import REPO
+from conftest import REPO, SCHEMA
 
 
 def _plan(argv):
@@ -169,6 +169,9 @@ def test_without_memlab_its_peers_are_skipped_in_one_line_and_the_others_run(no_
     assert [r["status"] for r in doc["results"] if r["variant"] == "torch_copy_"] == ["ok", "ok"]
     assert doc["libraries"] == {"memlab": f"skipped: {why}", "torch": "torch 2.11.0"}
     assert doc["ended"] == "complete"
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (tools/setup.sh installs it)")
+    with open(SCHEMA) as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(doc)
 
 
 def test_only_memlab_planned_and_missing_is_exit_4(no_gpu_run, capsys):
