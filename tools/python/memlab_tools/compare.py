@@ -293,6 +293,11 @@ def race(recs: list[Record], metric: str = "cold", threshold: float = 0.05, agai
         libs += [lib for lib in best if lib not in libs]
     for lab in out.libraries:
         out.libraries[lab].sort(key=_library_rank)
+    # Rows grouped by the axes other than the size and shape (a copy's offsets: aligned first, then 2 bytes
+    # off), each group in the order the run measured it.
+    out.rows.sort(key=lambda row: tuple(sorted((k, (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v)))
+                                               for k, v in row.contender.params.items()
+                                               if k not in ("dtype", "n", "rows", "cols"))))
     return out
 
 

@@ -258,6 +258,14 @@ def test_race_holds_memlab_against_the_fastest_of_each_library(tmp_path):
     assert not rc.unmeasured and not rc.alone
 
 
+def test_race_rows_group_the_offsets_sizes_in_run_order(tmp_path):
+    rs = [_peer(v, lib, n, 0.01, src_offset=so) for n in (1 << 16, 1 << 17) for so in (0, 10, 2)
+          for v, lib in (("torch_copy_", "torch 2.11.0"), ("memlab_copy_", "memlab 0.1.0"))]
+    rc = compare.race(compare.records([_write(tmp_path, "p.json", _peers_doc(rs))]))
+    assert [(r.contender.params["src_offset"], r.contender.params["n"]) for r in rc.rows] == [
+        (0, 1 << 16), (0, 1 << 17), (2, 1 << 16), (2, 1 << 17), (10, 1 << 16), (10, 1 << 17)]
+
+
 def test_race_table_and_exit_status(tmp_path, capsys):
     path = _same_process(tmp_path)
     assert compare.main([path, "--race"]) == 1  # Triton 8% ahead at 2^24
