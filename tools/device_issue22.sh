@@ -9,12 +9,18 @@
 #   bench       memlab.transpose against a copy of the same bytes, torch .t().contiguous() and Triton, in one
 #               process; and the lab's auto, smem_vec_rows, cuBLAS and copy at the f16/f32/f64 shapes
 #   summary     the tables, last
+#   peers1      (when named) the races in one process each: memlab-peers copy (f16, 2^16..2^31, the source
+#               aligned and 2 bytes off) and transpose (the six acceptance shapes), memlab.copy_ and
+#               memlab.transpose beside torch and Triton, then memlab-compare --race tables (cuBLAS from
+#               the lab step's files when this machine has them). Builds libmemlab alone when it is missing.
+#               About 2-3 minutes on an H100 after the build (~1-2 min); run it on its own:
+#                 OUT=... bash tools/device_issue22.sh peers1
 # Each step logs to $WORK/<step>.log (WORK: /tmp/device-issue22 by default) and the script goes on after a
 # failed step; with $OUT set, everything is packed into $OUT/device-issue22.tgz after every step, the
 # benchmark JSON copied to $OUT. About 6 minutes; a step that would start after DEADLINE seconds (default
 # 420) is skipped and says so, and every step's timeout is cut to end by TOTAL (450 s), so that the whole
 # stays under 8 minutes. Steps can be named to run fewer:
-#   bash tools/device_issue22.sh [build] [tests] [sanitizer] [python] [bench] [lab] [pip] [summary]
+#   bash tools/device_issue22.sh [build] [tests] [sanitizer] [python] [bench] [lab] [pip] [summary] [peers1]
 # BIN and LIB point at binaries and a libmemlab built elsewhere (default build/bin, build/lib/libmemlab.so):
 # where the build cannot run (no GoogleTest, say), carried ones are used.
 set -uo pipefail
@@ -113,6 +119,34 @@ PY
       step lab_f64 180 run transpose --variant auto,smem_vec_rows,cublas,copy --dtype f64 \
         --shape 8193x4099 --max-time 1 --out "$work/lab_f64.json"
       [ -n "${OUT:-}" ] && cp "$work"/lab_*.json "$OUT/" 2>/dev/null ;;
+    peers1)
+      # Issue 22, part 3: each race in ONE process, memlab's library timed beside torch and Triton with the
+      # same cold/batch/graph method. Without a libmemlab (a bare machine), only it is built: one .cu file,
+      # no CLI, labs or tests.
+      if [ ! -f "$lib" ]; then
+        step peers1_configure 120 cmake -S . -B build-peers1 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+          -DCMAKE_CUDA_COMPILER=nvcc -DMEMLAB_BUILD_CLI=OFF -DMEMLAB_BUILD_TESTS=OFF -DMEMLAB_INSTALL=OFF
+        step peers1_build_lib 240 cmake --build build-peers1 -j "$jobs" --target memlab_c_api
+        lib=$PWD/build-peers1/lib/libmemlab.so
+      fi
+      peers=(env MEMLAB_LIBRARY="$lib" PYTHONPATH="$PWD/tools/python:$PWD/python" PYTHONUNBUFFERED=1
+             python3 -m memlab_tools.peers)
+      race=(env PYTHONPATH="$PWD/tools/python" python3 -m memlab_tools.compare)
+      # 16 sizes x 2 offsets x (copy_, clone, Triton, memlab.copy_): 128 cases, ~0.4-0.6 s each; 2^31 f16 is 4 GiB
+      # a buffer (src, dst and clone's output: 12 GiB with the check's temporaries, of 80).
+      step peers1_copy 200 "${peers[@]}" copy --dtype f16 --sizes 2^16..2^31 --src-offset 0,2 --quiet \
+        --out "$work/peers1_copy_f16.json"
+      # The acceptance shapes, each in its own dtype: 6 x (.t().contiguous(), Triton, memlab.transpose) = 18 cases.
+      step peers1_transpose 150 "${peers[@]}" transpose --quiet --out "$work/peers1_transpose.json" \
+        --shape 16384x16384:f32,10000x7000:f32,12289x3001:f32,8191x8193:f16,16411x8191:u8,8193x4099:f64
+      step peers1_race_copy 30 "${race[@]}" "$work/peers1_copy_f16.json" --race --out "$work/peers1_race_copy_f16.md"
+      # cuBLAS (and nothing else of it) from the lab step's runs on this machine, when there are any: another
+      # process, marked so in the table.
+      labs=(); for f in "$work"/lab_f16.json "$work"/lab_f32.json "$work"/lab_f64.json; do [ -f "$f" ] && labs+=("$f"); done
+      step peers1_race_transpose 30 "${race[@]}" "$work/peers1_transpose.json" "${labs[@]}" --race \
+        --against torch,triton,cublas --out "$work/peers1_race_transpose.md"
+      [ -n "${OUT:-}" ] && cp "$work"/peers1_*.json "$work"/peers1_race_*.md "$OUT/" 2>/dev/null
+      for f in "$work"/peers1_race_*.md; do [ -f "$f" ] && { echo "== $f"; cat "$f"; }; done ;;
     summary)
       {
         echo "== the lab (cold medians, GB/s; % of the copy of the same bytes in the same run)"

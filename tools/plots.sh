@@ -31,3 +31,7 @@ for l in gather transpose matmul; do lab $h/plots/${l}_peers --lab $l $d $h/peer
 # Every lab under the roofs, with its peers: that one session.
 plot $h/plots/roofline --only roofline $d $h/peers/peers_gather_f32.json $h/peers/peers_transpose_f32.json \
   $h/peers/peers_matmul_f32.json
+# Issue 22: the races in one process (tools/device_issue22.sh peers1), once their files are committed.
+o=$h/peers1
+if [ -f $o/peers1_copy_f16.json ]; then lab $h/plots/copy_one_process $o/peers1_copy_f16.json; fi
+if [ -f $o/peers1_transpose.json ]; then lab $h/plots/transpose_one_process $o/peers1_transpose.json; fi

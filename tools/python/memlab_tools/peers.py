@@ -1,9 +1,14 @@
 """memlab-peers: what a user would call instead of memlab's kernels, in PyTorch and Triton, verified and
 timed with memlab's definitions (gpu_timing.py), written as memlab.results/1 records marked as peers.
+Beside them, in the same process and timed the same way, memlab's own library from Python
+(`import memlab`: memlab_copy_, memlab_transpose; library "memlab"), so that a race with the peers is
+decided in one process (memlab-compare --race). Where `import memlab` or libmemlab is missing, those
+peers are skipped with one line saying why, and the others run.
 
   memlab-peers copy --dtype f16 --sizes 2^12..2^31 --out peers.json
   memlab-peers copy --dtype f16 --sizes 2^28 --src-offset 0,2 --triton-block 1024,4096
   memlab-peers transpose --dtype f32 --shape 16384x16384,10000x7000
+  memlab-peers transpose --shape 12289x3001:f32,8191x8193:f16,16411x8191:u8
   memlab-peers gather --sizes 2^24 --table-bytes 200MiB
   memlab-peers matmul --shape 4096x4096x4096
 
@@ -51,7 +56,8 @@ class Case:
 class Peer:
     lab: str
     variant: str
-    library: str  # "torch" or "triton"
+    library: str  # "torch", "triton", or "memlab": memlab's own library through `import memlab`, the contender
+                  # timed in the peers' process (not a library a user would pick instead of memlab)
     make: Callable  # (ctx, params) -> Case
     dtypes: tuple = ("u8", "f16", "bf16", "f32", "f64")
 
@@ -130,6 +136,14 @@ def make_triton_copy(ctx, p):
     return Case(fn, lambda: _copy_check(dst_raw, p["dst_offset"], want, es), 2 * p["n"] * es, policy=policy)
 
 
+def make_memlab_copy(ctx, p):
+    """memlab.copy_ on the same tensors as torch's copy_ (dtype views of byte buffers, so an offset source is a
+    slice at a byte offset), on torch's current stream."""
+    src, dst, dst_raw, want, es = _copy_buffers(ctx, p)
+    return Case(lambda: ctx.memlab.copy_(dst, src), lambda: _copy_check(dst_raw, p["dst_offset"], want, es),
+                2 * p["n"] * es)
+
+
 # transpose --------------------------------------------------------------------------------------------------
 
 def _transpose_buffers(ctx, p):
@@ -177,6 +191,18 @@ def make_triton_transpose(ctx, p):
     fn = lambda: triton_transpose[grid](x, y, rows, cols, BM=bm, BN=bn)  # noqa: E731
     policy = {"threads": 128, "items_per_thread": bm * bn // 128, "vec_bytes": 0, "stages": 0, "grid": grid[0] * grid[1]}
     return Case(fn, lambda: _transpose_check(torch, x, y, int_type, es), 2 * x.numel() * es, policy=policy)
+
+
+def make_memlab_transpose(ctx, p):
+    """memlab.transpose(x, out) into a preallocated out, as the Triton peer writes into one; the note names the
+    path memlab::transpose takes for these pointers and this shape."""
+    torch, memlab = ctx.torch, ctx.memlab
+    x, int_type, es = _transpose_buffers(ctx, p)
+    rows, cols = p["rows"], p["cols"]
+    y = torch.zeros(cols, rows, dtype=x.dtype, device="cuda")
+    path = memlab.transpose_path(y.data_ptr(), x.data_ptr(), 1, rows, cols, es)
+    return Case(lambda: memlab.transpose(x, y), lambda: _transpose_check(torch, x, y, int_type, es),
+                2 * x.numel() * es, note=f"memlab::transpose path {path}")
 
 
 # gather -----------------------------------------------------------------------------------------------------
@@ -284,8 +310,10 @@ PEERS = [
     Peer("copy", "torch_copy_", "torch", make_torch_copy),
     Peer("copy", "torch_clone", "torch", make_torch_clone),
     Peer("copy", "triton_copy", "triton", make_triton_copy),
-    Peer("transpose", "torch_t_contiguous", "torch", make_torch_transpose, ("f16", "f32", "f64")),
-    Peer("transpose", "triton_transpose", "triton", make_triton_transpose, ("f16", "f32", "f64")),
+    Peer("copy", "memlab_copy_", "memlab", make_memlab_copy),
+    Peer("transpose", "torch_t_contiguous", "torch", make_torch_transpose),
+    Peer("transpose", "triton_transpose", "triton", make_triton_transpose),
+    Peer("transpose", "memlab_transpose", "memlab", make_memlab_transpose),
     Peer("gather", "torch_index_select_random", "torch", lambda c, p: _gather_case(c, p, "index_select", "random"), ("f32", "f64")),
     Peer("gather", "torch_index_select_sorted", "torch", lambda c, p: _gather_case(c, p, "index_select", "sorted"), ("f32", "f64")),
     Peer("gather", "torch_take_random", "torch", lambda c, p: _gather_case(c, p, "take", "random"), ("f32", "f64")),
@@ -299,13 +327,20 @@ ROOF = {"copy": "dram", "transpose": "dram", "gather": "dram", "matmul": "fp32"}
 
 # ---- planning (no GPU) ----------------------------------------------------------------------------------------
 
-def _shapes(text: str, rank: int, flag: str) -> list[tuple]:
+def _shapes(text: str, rank: int, flag: str, typed: bool = False) -> list[tuple]:
+    """Extents joined by x, comma-separated; with `typed`, each may end in :DTYPE (8191x8193:f16), a shape
+    asked for in that dtype only: (extents, dtype or None)."""
     out = []
     for item in text.split(","):
-        parts = item.strip().lower().split("x")
+        dims, sep, dtype = item.strip().partition(":") if typed else (item, "", "")
+        if sep and dtype.strip() not in ELEM:
+            raise ValueError(f'{flag}: "{item}": {dtype.strip()!r} is not one of {", ".join(ELEM)}')
+        parts = dims.strip().lower().split("x")
         if len(parts) != rank or not all(x.strip().isdigit() and int(x) > 0 for x in parts):
-            raise ValueError(f'{flag}: "{item}" is not {rank} positive extents joined by x')
-        out.append(tuple(int(x) for x in parts))
+            raise ValueError(f'{flag}: "{item}" is not {rank} positive extents joined by x'
+                             + (" (optionally :DTYPE)" if typed else ""))
+        extents = tuple(int(x) for x in parts)
+        out.append((extents, dtype.strip() or None) if typed else extents)
     return out
 
 
@@ -347,9 +382,18 @@ def plan(args) -> list[tuple[Peer, dict]]:
                 for e in extra:
                     points.append({"dtype": d, "n": s.elements(ELEM[d]), **e})
     elif args.lab == "transpose":
+        # A shape with its own dtype (12289x3001:f32,8191x8193:f16) runs in that dtype only, so that the
+        # acceptance shapes of several dtypes are one process; the others in every --dtype.
+        shapes = _shapes(args.shape or "16384x16384,10000x7000", 2, "--shape", typed=True)
+        if args.dtype and all(own for _, own in shapes):
+            raise ValueError("--dtype: every --shape names its own dtype (ROWSxCOLS:DTYPE), so --dtype would be ignored")
         for d in dtypes:
-            for r, c in _shapes(args.shape or "16384x16384,10000x7000", 2, "--shape"):
-                points.append({"dtype": d, "n": 1, "rows": r, "cols": c})  # the lab's n: one matrix
+            for (r, c), own in shapes:
+                if own is None:
+                    points.append({"dtype": d, "n": 1, "rows": r, "cols": c})  # the lab's n: one matrix
+        for (r, c), own in shapes:
+            if own is not None:
+                points.append({"dtype": own, "n": 1, "rows": r, "cols": c})
     else:  # matmul
         for d in dtypes:
             for m, n, k in _shapes(args.shape or "4096x4096x4096", 3, "--shape"):
@@ -370,11 +414,53 @@ def plan(args) -> list[tuple[Peer, dict]]:
     return cases
 
 
+# ---- the libraries -------------------------------------------------------------------------------------------
+
+def probe_memlab() -> tuple[object, str, str]:
+    """(the memlab module, "memlab <libmemlab's version>", libmemlab's path) where memlab's own library can run
+    here; (None, "", why not, in one line) where it cannot: then its peers are skipped and the others run."""
+    try:
+        import memlab
+    except ImportError as e:
+        return None, "", (f"import memlab failed ({e}): pip install ./python, or PYTHONPATH=python with libmemlab "
+                          "built (MEMLAB_LIBRARY=build/lib/libmemlab.so)")
+    try:
+        version, path = memlab.library_version(), memlab.library_path()
+        if memlab.device_count() == 0:
+            return None, "", f"libmemlab ({path}) sees no CUDA device (its CUDA runtime may need a newer driver)"
+    except Exception as e:  # noqa: BLE001 - memlab.Error (no libmemlab, another ABI) or the loader's: one line
+        return None, "", " ".join(f"{type(e).__name__}: {e}".split())
+    return memlab, f"memlab {version}", str(path)
+
+
+def skip_reason(peer: Peer, params: dict, missing: dict) -> str:
+    """Why a case is not run ("" when it is): its library is missing here (`missing`: library -> why), or a copy's
+    offsets are not whole elements (the peers take dtype views of byte buffers, which torch refuses there)."""
+    if peer.library in missing:
+        return missing[peer.library]
+    es = ELEM[params["dtype"]]
+    if peer.lab == "copy" and (params["src_offset"] % es or params["dst_offset"] % es):
+        return "offsets must be whole elements"
+    return ""
+
+
+def missing_lines(cases, missing: dict) -> list[str]:
+    """One line per library whose planned peers are skipped, naming them and why."""
+    lines = []
+    for lib, why in missing.items():
+        names = sorted({peer.variant for peer, _ in cases if peer.library == lib})
+        if names:
+            whose = "memlab's own library" if lib == "memlab" else lib
+            lines.append(f"memlab-peers: {', '.join(names)} ({whose}) skipped: {why}")
+    return lines
+
+
 # ---- running ------------------------------------------------------------------------------------------------
 
 class Context:
-    def __init__(self, torch):
+    def __init__(self, torch, memlab=None):
         self.torch = torch
+        self.memlab = memlab
         self.counter = int(time.time_ns()) & 0xFFFFFFFF
 
     def seed(self) -> int:
@@ -462,16 +548,33 @@ def run(args, cases) -> int:
     if not torch.cuda.is_available():
         print("memlab-peers: no usable CUDA device (torch.cuda.is_available() is False)", file=sys.stderr)
         return 3
-    try:
-        import triton
-        triton_version = f"triton {triton.__version__}"
-    except ImportError:
-        triton_version = ""
+    versions, missing, where = {"torch": f"torch {torch.__version__}"}, {}, {}
+    libs = {peer.library for peer, _ in cases}
+    if "triton" in libs:
+        try:
+            import triton
+            versions["triton"] = f"triton {triton.__version__}"
+        except ImportError:
+            missing["triton"] = "triton is not installed (pip install triton)"
+    memlab = None
+    if "memlab" in libs:
+        memlab, versions["memlab"], why = probe_memlab()
+        if memlab is None:
+            missing["memlab"] = why
+            del versions["memlab"]
+        else:
+            where["memlab"] = why  # libmemlab's path
+    for line in missing_lines(cases, missing):
+        print(line, file=sys.stderr)
+    # The header names each library the cases call: its version (and, for libmemlab, the file loaded) or why
+    # its peers were skipped.
+    libraries = {lib: f"skipped: {missing[lib]}" if lib in missing else versions[lib]
+                 + (f" ({where[lib]})" if lib in where else "") for lib in sorted(libs)}
     from .gpu_timing import Timer
 
     device = _device(torch, args.like_device)
     timer = Timer(torch, device["l2_bytes"], args.max_time)
-    ctx = Context(torch)
+    ctx = Context(torch, memlab)
     doc = {"schema": SCHEMA, "memlab_version": f"memlab-tools {__version__}", "git_sha": _git_sha(),
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv),
            "argv": sys.argv, "ended": "running", "planned_cases": len(cases),
@@ -491,6 +594,7 @@ def run(args, cases) -> int:
                       "max_samples": 5000, "throttle_threshold": 0.0, "l2_flush_bytes": 2 * device["l2_bytes"],
                       "batch_target_ms": 1.0, "max_queued_launches": 256, "blocking_timeout_s": 0.0},
            "device": device,
+           "libraries": libraries,
            "labs": {args.lab: {"roof": ROOF[args.lab], "params": list(cases[0][1].keys())}},
            "results": []}
     signal.signal(signal.SIGINT, _on_signal)
@@ -503,33 +607,36 @@ def run(args, cases) -> int:
             write_atomically(args.out, doc)
 
     try:
-        return _run_cases(args, cases, torch, triton_version, timer, ctx, device, doc, save)
+        return _run_cases(args, cases, torch, versions, missing, timer, ctx, device, doc, save)
     except OSError as e:
         return cli.fail("memlab-peers", f"--out {args.out}: cannot be written ({e.strerror or e}); stopped after "
                                         f"{len(doc['results'])} of {len(cases)} cases")
 
 
-def _run_cases(args, cases, torch, triton_version, timer, ctx, device, doc, save) -> int:
-    from tqdm import tqdm
-
+def _run_cases(args, cases, torch, versions, missing, timer, ctx, device, doc, save) -> int:
+    try:
+        from tqdm import tqdm
+    except ImportError:  # a GPU machine without it (no package registry there): no progress bar, the same run
+        def tqdm(items, **_):
+            return items
 
     failed = ok = 0
+    memlab_errors = (ctx.memlab.Error,) if ctx.memlab else ()
     for peer, params in tqdm(cases, desc=f"memlab-peers {args.lab}", unit="case", file=sys.stderr,
                              disable=args.quiet):
         if _stop["signal"]:
             save(f"interrupted by {signal.Signals(_stop['signal']).name} after {len(doc['results'])} of {len(cases)} cases")
             print(f"memlab-peers: interrupted; {len(doc['results'])} case(s) written", file=sys.stderr)
             return 130
-        library = f"torch {torch.__version__}" if peer.library == "torch" else triton_version
+        library = versions.get(peer.library, peer.library)
         rec = _record(peer, params, None, library)
         empty = {"median_ms": 0.0, "min_ms": 0.0, "max_ms": 0.0, "p25_ms": 0.0, "p75_ms": 0.0, "samples": 0,
                  "rel_spread": 0.0, "mean_ms": 0.0}
         rec.update(cold=dict(empty), batch=dict(empty), graph=dict(empty), graph_note="", verified=False,
                    status="ok", note="")
-        if peer.library == "triton" and not triton_version:
-            rec.update(status="skipped", note="triton is not installed (pip install triton)")
-        elif peer.variant == "triton_copy" and (params["src_offset"] % ELEM[params["dtype"]] or params["dst_offset"] % ELEM[params["dtype"]]):
-            rec.update(status="skipped", note="offsets must be whole elements")
+        why = skip_reason(peer, params, missing)
+        if why:
+            rec.update(status="skipped", note=why)
         else:
             try:
                 case = peer.make(ctx, params)
@@ -555,6 +662,9 @@ def _run_cases(args, cases, torch, triton_version, timer, ctx, device, doc, save
             except torch.cuda.OutOfMemoryError:
                 rec.update(status="skipped", note="out of device memory")
                 torch.cuda.empty_cache()
+            except memlab_errors as e:  # memlab refused the arguments or CUDA failed in it: the case fails
+                rec.update(status="failed", verified=False, note=" ".join(f"memlab.{type(e).__name__}: {e}".split()))
+                failed += 1
         derive(rec, device)
         doc["results"].append(rec)
         save()
@@ -572,8 +682,9 @@ def _run_cases(args, cases, torch, triton_version, timer, ctx, device, doc, save
 def parser() -> argparse.ArgumentParser:
     ap = cli.Parser(
         prog="memlab-peers",
-        description="PyTorch and Triton peers of memlab's labs, verified and timed like memlab (cold with the "
-                    "L2 flushed and the host launch hidden, batch, CUDA graph), written as memlab.results/1.",
+        description="PyTorch and Triton peers of memlab's labs, and memlab's own library from Python (import "
+                    "memlab) in the same process, verified and timed like memlab (cold with the L2 flushed and the "
+                    "host launch hidden, batch, CUDA graph), written as memlab.results/1.",
         epilog="Exit codes: 0 ok; 1 a verification failed; 2 usage error; 3 no PyTorch or no GPU; "
                "4 every case skipped; 130 interrupted (results so far written).")
     ap.add_argument("lab", choices=LABS, help="the lab whose peers to run")
@@ -584,8 +695,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--dst-offset", help="copy: bytes added to the destination (default 0)")
     ap.add_argument("--triton-block", help="copy: the Triton kernel's BLOCK, a list (default 1024)")
     ap.add_argument("--table-bytes", help="gather: table sizes (default 200MiB)")
-    ap.add_argument("--shape", help="transpose: ROWSxCOLS list (default 16384x16384,10000x7000); "
-                                    "matmul: MxNxK list (default 4096x4096x4096)")
+    ap.add_argument("--shape", help="transpose: ROWSxCOLS list, each optionally :DTYPE to run it in that dtype only "
+                                    "(default 16384x16384,10000x7000); matmul: MxNxK list (default 4096x4096x4096)")
     ap.add_argument("--max-time", type=float, default=0.5, help="seconds per case (default 0.5)")
     ap.add_argument("--like", help="a memlab results file from the same machine: its peaks and measured ceiling")
     ap.add_argument("--out", help="results file (.json), rewritten after every case")

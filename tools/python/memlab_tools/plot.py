@@ -40,7 +40,8 @@ import zlib
 from collections import defaultdict
 
 from . import cli
-from .results import Record, ResultsError, records
+from .results import Record, ResultsError, is_memlab_library, records
+from .results import is_peer as _is_peer_record
 
 try:
     import matplotlib
@@ -73,7 +74,7 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p"]
 # every picture. A stencil's 1d_/3d_ prefix is dropped first, so a technique keeps its colour in both.
 STYLE_ORDER = {
     "copy": (["scalar", "vec8", "vec16", "vec16_unroll", "vec32", "auto"],
-             ["memcpy", "cub", "thrust", "torch_copy_", "torch_clone", "triton_copy"]),
+             ["memcpy", "cub", "thrust", "torch_copy_", "torch_clone", "triton_copy", "memlab_copy_"]),
     "stride": (["strided", "strided_write", "strided_rw", "vec16"], []),
     "gather": (["random", "sorted"], ["torch_index_select_random", "torch_index_select_sorted", "torch_take_random",
                                       "torch_take_sorted"]),
@@ -85,7 +86,7 @@ STYLE_ORDER = {
     "async": (["ldg_sts4", "ldg_sts8", "ldg_sts16", "ldgsts_ca4", "ldgsts_ca8", "ldgsts_ca16", "ldgsts_cg16",
                "pipelined", "divergent_commit", "tma_bulk", "tma_tensor"], ["memcpy", "cub"]),
     "transpose": (["naive", "smem", "smem_padded", "smem_swizzled", "smem_vec", "smem_vec_rows", "auto"],
-                  ["cublas", "copy", "torch_t_contiguous", "triton_transpose"]),
+                  ["cublas", "copy", "torch_t_contiguous", "triton_transpose", "memlab_transpose"]),
     "layout": (["aos", "soa", "aos_vec"], []),
     "stencil": (["ldg", "ldg_sts", "ldg_no_branch", "ldgsts", "ldgsts_no_branch", "ldgsts_vec16", "ldgsts_overlap"],
                 ["copy"]),
@@ -93,15 +94,8 @@ STYLE_ORDER = {
                ["cublas_sgemm", "cublas_tf32", "torch_matmul", "torch_matmul_tf32"]),
 }
 
-# Files written before results carried `peer` (memlab < 0.1.0 at 39c3c8d) mark none: their library
-# variants are known by lab and name.
-_LEGACY_PEERS = {("copy", "memcpy"), ("copy", "cub"), ("copy", "thrust"), ("async", "memcpy"), ("async", "cub"),
-                 ("transpose", "cublas"), ("transpose", "copy"), ("stencil", "1d_copy"), ("stencil", "3d_copy"),
-                 ("matmul", "cublas_sgemm"), ("matmul", "cublas_tf32")}
-
-
 def is_peer(rec: Record) -> bool:
-    return bool(rec.data.get("peer", (rec.lab, rec.variant) in _LEGACY_PEERS))
+    return _is_peer_record(rec.data)
 
 
 def _family(variant: str) -> tuple[str, str]:
@@ -328,8 +322,10 @@ class Plotter:
 
 
 def own_rows(rows: list[Record]) -> list[Record]:
-    """memlab's own rows (not a framework peer's), which define a lab's points; all rows where none are."""
-    return [r for r in rows if not r.data.get("library")] or rows
+    """memlab's own rows (not a framework peer's), which define a lab's points; where none are (a memlab-peers
+    file alone), memlab's library's rows in it (memlab_copy_: the lab's params, no Triton block); else all rows."""
+    return ([r for r in rows if not r.data.get("library")] or [r for r in rows if is_memlab_library(r.data)]
+            or rows)
 
 
 def lab_keys(rows: list[Record], without=("dtype",)) -> list[str]:
@@ -506,7 +502,7 @@ def ladder_plots(p: Plotter):
         best = {}
         for c in cells:
             for nm, r in c:
-                k = "peer" if is_peer(r) else "rung"
+                k = "memlab library" if is_memlab_library(r.data) else "peer" if is_peer(r) else "rung"
                 if not is_tf32(r) and (k not in best or (value(r, how) > value(best[k][1], how)) != (how == "time")):
                     best[k] = (nm, r)
         facts = "; ".join(f"best {k} {nm} {fmt_value(value(r, how))} {UNITS[how]}" for k, (nm, r) in
@@ -831,6 +827,8 @@ def roofline(p: Plotter):
     best = {}
     for roof in bw_labs:
         for r in bw_labs[roof]:
+            if is_memlab_library(r.data):  # memlab's own library from Python: neither a rung nor a peer to beat
+                continue
             k = (roof, r.lab, "peer" if is_peer(r) else "rung")
             if k not in best or value(r, "gbps") > value(best[k], "gbps"):
                 best[k] = r

@@ -203,6 +203,33 @@ def write_atomically(path: str, doc: Any, raw: bool = False) -> None:
         raise
 
 
+# Files written before results carried `peer` (memlab < 0.1.0 at 39c3c8d) mark none: their library
+# variants are known by lab and name.
+LEGACY_PEERS = {("copy", "memcpy"), ("copy", "cub"), ("copy", "thrust"), ("async", "memcpy"), ("async", "cub"),
+                ("transpose", "cublas"), ("transpose", "copy"), ("stencil", "1d_copy"), ("stencil", "3d_copy"),
+                ("matmul", "cublas_sgemm"), ("matmul", "cublas_tf32")}
+
+MEMLAB_LIBRARY = "memlab"  # `library` of memlab's own library called from Python (memlab-peers' memlab_copy_, ...)
+
+
+def is_peer(rec: dict) -> bool:
+    """The record times a library the lab compares with, not one of memlab's rungs."""
+    return bool(rec.get("peer", (rec.get("lab"), rec.get("variant")) in LEGACY_PEERS))
+
+
+def library_of(rec: dict) -> str:
+    """Whose code a record times: the first word of `library` (memlab-peers: torch, triton, memlab), else a
+    lab's own peer by its variant (cublas, memcpy, cub, copy), else "" (one of memlab's rungs)."""
+    if rec.get("library"):
+        return rec["library"].split()[0]
+    return rec["variant"] if is_peer(rec) else ""
+
+
+def is_memlab_library(rec: dict) -> bool:
+    """memlab's own library timed as a peer (in the peers' process): the contender, not a peer to beat."""
+    return library_of(rec) == MEMLAB_LIBRARY
+
+
 def rate(rec: dict, key: str = "cold") -> float:
     """GB/s of `key`'s median (cold, batch or graph) from the declared bytes; 0 without samples."""
     s = rec.get(key) or {}

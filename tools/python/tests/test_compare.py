@@ -210,3 +210,133 @@ def test_bad_flags_are_one_line_and_exit_2(argv, needle, capsys):
     assert exit_code(compare.main, [RUN0, RUN0] + argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err, err
+
+
+# ---- --race: memlab's own library against the best of each other library, one process -------------------------
+
+def _peer(variant, library, n, ms, spread=0.01, lab="copy", **params):
+    r = {"lab": lab, "variant": variant, "params": {"dtype": "f16", "n": n, "src_offset": 0, "dst_offset": 0, **params},
+         "policy": {}, "bytes": 4 * n, "flops": 0, "cold": _summary(ms, spread), "batch": _summary(ms, spread),
+         "gbps": 0.0, "pct_peak": 0.0, "l2_resident": False, "verified": True, "status": "ok", "peer": True}
+    if library:
+        r["library"] = library
+    return r
+
+
+def _peers_doc(results):
+    return {"schema": "memlab.results/1", "memlab_version": "t", "git_sha": "t", "created": "t",
+            "device": {"name": "GPU"}, "results": results}
+
+
+def _same_process(tmp_path):
+    n1, n2 = 1 << 20, 1 << 24
+    return _write(tmp_path, "peers.json", _peers_doc([
+        _peer("torch_copy_", "torch 2.11.0", n1, 0.0060), _peer("torch_clone", "torch 2.11.0", n1, 0.0058),
+        _peer("triton_copy", "triton 3.6.0", n1, 0.0061, block=1024),
+        _peer("triton_copy", "triton 3.6.0", n1, 0.0057, block=4096),
+        _peer("memlab_copy_", "memlab 0.1.0", n1, 0.0058),
+        _peer("torch_copy_", "torch 2.11.0", n2, 0.0300), _peer("torch_clone", "torch 2.11.0", n2, 0.0301),
+        _peer("triton_copy", "triton 3.6.0", n2, 0.0250, block=1024),
+        _peer("memlab_copy_", "memlab 0.1.0", n2, 0.0270),
+    ]))
+
+
+def test_race_holds_memlab_against_the_fastest_of_each_library(tmp_path):
+    recs = compare.records([_same_process(tmp_path)])
+    rc = compare.race(recs)
+    assert rc.libraries == {"copy": ["torch", "triton"]}
+    small, big = rc.rows
+    assert small.contender.variant == "memlab_copy_" and small.contender.params["n"] == 1 << 20
+    # The best of torch_copy_ and torch_clone; the best Triton block.
+    assert small.entries["torch"].record.variant == "torch_clone"
+    assert small.entries["triton"].record.params["block"] == 4096
+    assert small.entries["torch"].verdict.verdict == "SAME"          # 5.8 us each
+    assert small.entries["triton"].verdict.verdict == "SAME"         # 0.1 us apart: under the 0.5 us floor
+    assert big.entries["torch"].verdict.verdict == "FASTER"          # 27 us against 30
+    assert big.entries["triton"].verdict.verdict == "SLOWER" and big.entries["triton"].verdict.fails  # 8% behind
+    assert not any(e.other_process for row in rc.rows for e in row.entries.values())
+    assert not rc.unmeasured and not rc.alone
+
+
+def test_race_rows_group_the_offsets_sizes_in_run_order(tmp_path):
+    rs = [_peer(v, lib, n, 0.01, src_offset=so) for n in (1 << 16, 1 << 17) for so in (0, 10, 2)
+          for v, lib in (("torch_copy_", "torch 2.11.0"), ("memlab_copy_", "memlab 0.1.0"))]
+    rc = compare.race(compare.records([_write(tmp_path, "p.json", _peers_doc(rs))]))
+    assert [(r.contender.params["src_offset"], r.contender.params["n"]) for r in rc.rows] == [
+        (0, 1 << 16), (0, 1 << 17), (2, 1 << 16), (2, 1 << 17), (10, 1 << 16), (10, 1 << 17)]
+
+
+def test_race_table_and_exit_status(tmp_path, capsys):
+    path = _same_process(tmp_path)
+    assert compare.main([path, "--race"]) == 1  # Triton 8% ahead at 2^24
+    out = capsys.readouterr().out
+    assert "copy: memlab_copy_ (memlab's library, cold median) against the fastest of each library" in out
+    assert "| params | memlab_copy_ (ms) | GB/s | torch (ms) | memlab/torch | triton (ms) | memlab/triton |" in out
+    assert ("| dtype=f16 n=2^24 src_offset=0 dst_offset=0 | 0.027 | 2485.5 | 0.03 torch_copy_ | 0.900 ±1.7% FASTER "
+            "| 0.025 triton_copy block=1024 | 1.080 ±2.0% SLOWER (beyond threshold) |")  # noise: the 0.5 us floor in out
+    assert "- against triton: 2 point(s), memlab's library 1 same, 0 faster, 1 slower (1 beyond the 5% threshold)" in out
+    assert "†" not in out
+    assert compare.main([path, "--race", "--against", "torch"]) == 0
+    out = capsys.readouterr().out
+    assert "triton" not in out.split("memlab/LIB")[0]
+    assert compare.main([path, "--race", "--threshold", "10", "--out", str(tmp_path / "race.md")]) == 0
+    assert (tmp_path / "race.md").read_text() == capsys.readouterr().out
+
+
+def test_race_marks_a_library_from_another_process(tmp_path, capsys):
+    # The transpose: torch and Triton in the peers' process, cuBLAS from the lab's run (another file, no
+    # `library`: a lab's own peer, known by its variant); the lab's rungs are memlab, not raced.
+    shape = {"rows": 12289, "cols": 3001}
+    peers_file = _write(tmp_path, "peers.json", _peers_doc([
+        _peer("torch_t_contiguous", "torch 2.11.0", 1, 0.45, lab="transpose", **shape),
+        _peer("triton_transpose", "triton 3.6.0", 1, 0.16, lab="transpose", **shape),
+        _peer("memlab_transpose", "memlab 0.1.0", 1, 0.15, lab="transpose", **shape)]))
+    lab = _peers_doc([_peer("cublas", "", 1, 0.155, lab="transpose", band=1, **shape),
+                      _peer("copy", "", 1, 0.12, lab="transpose", band=1, **shape),
+                      dict(_peer("auto", "", 1, 0.10, lab="transpose", band=1, **shape), peer=False)])
+    lab_file = _write(tmp_path, "lab.json", lab)
+    assert compare.main([peers_file, lab_file, "--race", "--against", "torch,triton,cublas"]) == 0
+    out = capsys.readouterr().out
+    assert "| torch (ms) | memlab/torch | triton (ms) | memlab/triton | cublas † (ms) | memlab/cublas |" in out
+    assert "| 0.155 cublas band=1 | 0.968 ±1.4% FASTER |" in out  # the lab's own axis follows its time
+    assert "† from another file than memlab's record, so another process" in out
+    assert "auto" not in out and "| copy" not in out
+    assert compare.main([peers_file, lab_file, "--race"]) == 1  # the lab's copy of the same bytes is 20% ahead
+
+
+def test_race_says_what_it_could_not_race(tmp_path, capsys):
+    skipped = _peer("memlab_copy_", "memlab", 4096, 0.0)
+    skipped.update(status="skipped", note="import memlab failed (No module named 'memlab')")
+    skipped["cold"]["samples"] = 0
+    only_skipped = _write(tmp_path, "s.json", _peers_doc([_peer("torch_copy_", "torch 2.11.0", 4096, 0.004), skipped]))
+    assert compare.main([only_skipped, "--race"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "memlab's library has no point where another library was timed" in err
+    assert "1 case(s) not timed" in err
+    none = _write(tmp_path, "none.json", _peers_doc([_peer("torch_copy_", "torch 2.11.0", 4096, 0.004)]))
+    assert compare.main([none, "--race"]) == 2
+    assert "no record of memlab's own library" in capsys.readouterr().err
+    alone = _write(tmp_path, "alone.json", _peers_doc([_peer("torch_copy_", "torch 2.11.0", 4096, 0.004),
+                                                       _peer("memlab_copy_", "memlab 0.1.0", 4096, 0.004),
+                                                       _peer("memlab_copy_", "memlab 0.1.0", 8192, 0.005), skipped]))
+    assert compare.main([alone, "--race"]) == 0
+    out = capsys.readouterr().out
+    assert "1 point(s) of memlab's library with no other library measured there: copy memlab_copy_" in out
+    assert "1 case(s) not timed (cold), so not raced: copy memlab_copy_" in out and "No module named" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--race", "--pair", "auto:*"], "--pair: not with --race"),
+    (["--against", "torch"], "--against: only with --race"),
+    (["--race", "--against", "torch,,triton"], "--against: 'torch,,triton' is not a comma-separated list"),
+])
+def test_race_flags_are_one_line_and_exit_2(argv, needle, capsys):
+    assert exit_code(compare.main, [RUN0, RUN0] + argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and needle in err, err
+
+
+def test_without_race_it_takes_two_files(capsys):
+    assert exit_code(compare.main, [RUN0]) == 2
+    assert "takes two files, A and B (1 given); --race takes one or more" in capsys.readouterr().err
+    assert exit_code(compare.main, [RUN0, RUN0, RUN0]) == 2

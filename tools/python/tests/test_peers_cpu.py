@@ -17,13 +17,26 @@ def _plan(argv):
 
 def test_plans_the_product_of_sizes_offsets_blocks_and_peers():
     cases = _plan(["copy", "--dtype", "f16", "--sizes", "2^12..2^14", "--src-offset", "0,2", "--triton-block", "1024,4096"])
-    # 3 sizes x 2 offsets x (copy_ + clone + 2 Triton blocks)
-    assert len(cases) == 3 * 2 * 4
+    # 3 sizes x 2 offsets x (copy_ + clone + 2 Triton blocks + memlab.copy_)
+    assert len(cases) == 3 * 2 * 5
     assert {c[1].get("block") for c in cases if c[0].variant == "triton_copy"} == {1024, 4096}
     assert cases[0][1] == {"dtype": "f16", "n": 4096, "src_offset": 0, "dst_offset": 0}
 
 
+def test_a_shape_may_name_its_dtype_so_one_process_holds_the_acceptance_shapes():
+    cases = _plan(["transpose", "--variant", "torch_t_contiguous", "--shape",
+                   "12289x3001:f32,8191x8193:f16,16411x8191:u8,8193x4099:f64"])
+    assert [(p["dtype"], p["rows"], p["cols"]) for _, p in cases] == [
+        ("f32", 12289, 3001), ("f16", 8191, 8193), ("u8", 16411, 8191), ("f64", 8193, 4099)]
+    # Untyped shapes take every --dtype; a typed one its own only.
+    cases = _plan(["transpose", "--variant", "torch_t_contiguous", "--dtype", "f16,f32", "--shape", "64x64,32x32:u8"])
+    assert [(p["dtype"], p["rows"]) for _, p in cases] == [("f16", 64), ("f32", 64), ("u8", 32)]
+
+
 @pytest.mark.parametrize("argv, needle", [
+    (["transpose", "--shape", "64x64:f17"], "--shape: \"64x64:f17\": 'f17' is not one of"),
+    (["transpose", "--dtype", "f16", "--shape", "64x64:f32"], "--dtype: every --shape names its own dtype"),
+    (["matmul", "--shape", "64x64x64:f32"], "--shape: \"64x64x64:f32\" is not 3 positive extents"),
     (["copy", "--sizes", "2^x"], "--sizes"),
     (["copy", "--variant", "fastest"], "unknown peer 'fastest'"),
     (["copy", "--dtype", "f17"], "--dtype"),
