@@ -54,6 +54,13 @@ step gpu_tests "timeout 120 $bin/memlab_gpu_tests --gtest_filter='*hierarchy*' -
 step memcheck "timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab run hierarchy --quiet \
   --sizes 32KiB --steps 256 --passes 1 --load-ctas 4 --max-time 0.01 --out $res/sanitizer_memcheck.json"
 
+# The shared-memory rungs (chase_shared's chain, smem_dot's cp.async staging) under racecheck and synccheck.
+for tool in racecheck synccheck; do
+  step $tool "timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $bin/memlab run hierarchy --quiet \
+    --variant chase_shared,smem_dot --sizes 4KiB,8196 --steps 256 --ilp 1,4 --passes 1 --max-time 0.01 \
+    --out $res/sanitizer_$tool.json"
+done
+
 # ---- the defaults: at most 20 s -------------------------------------------------------------------------------
 step defaults "time $bin/memlab run hierarchy --out $res/hierarchy_defaults.json --out $res/hierarchy_defaults.md"
 

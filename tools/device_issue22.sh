@@ -80,6 +80,10 @@ for s in "${steps[@]}"; do
       step memcheck_transpose 200 compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$bin/memlab_gpu_tests" --gtest_brief=1 \
         --gtest_filter='transpose_library.small_edge*:transpose_library.small_batches:transpose_library.small_acceptance*:transpose_library.small_ctas*'
+      # Shared-memory hazards of the tile kernels (the realigning stores read the halo rows): racecheck.
+      step racecheck_transpose 200 compute-sanitizer --tool racecheck --error-exitcode 9 \
+        "$bin/memlab_gpu_tests" --gtest_brief=1 \
+        --gtest_filter='transpose_library.small_edge*:transpose_library.small_acceptance*'
       step memcheck_lab_auto 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$bin/memlab" run transpose --variant auto --dtype f16,f32,f64 --shape 67x129,64x64,1x33,33x4097 --profile --quiet ;;
     python)
@@ -92,6 +96,8 @@ for s in "${steps[@]}"; do
       # Without the venv module: pip install --target into a folder, and PYTHONPATH to it.
       step pip_install 240 bash -c "
         if python3 -m venv --system-site-packages '$work/venv'; then
+          # scikit-build-core from wheels carried in .carry/wheels where the image lacks it (no registry here)
+          [ -d .carry/wheels ] && '$work/venv/bin/python' -m pip install --no-index --find-links .carry/wheels scikit-build-core
           '$work/venv/bin/python' -m pip install --no-build-isolation --no-deps -v ./python \
             -C cmake.define.CMAKE_CUDA_ARCHITECTURES=90 -C build-dir='$work/pip-build'
         else
