@@ -117,12 +117,13 @@ PY
         tools/experiments/transpose_any_shape_bench.py --samples 40 --budget 2.5 --out "$work/transpose_bench.json"
       [ -n "${OUT:-}" ] && cp "$work/transpose_bench.json" "$OUT/" 2>/dev/null ;;
     lab)
-      run() { "$bin/memlab" run --quiet "$@"; }
-      step lab_f32 240 run transpose --variant auto,smem_vec_rows,cublas,copy --dtype f32 \
+      # (step runs its command under timeout, which takes a program, not a shell function)
+      run=("$bin/memlab" run --quiet)
+      step lab_f32 240 "${run[@]}" transpose --variant auto,smem_vec_rows,cublas,copy --dtype f32 \
         --shape 16384x16384,10000x7000,12289x3001 --max-time 1 --out "$work/lab_f32.json"
-      step lab_f16 180 run transpose --variant auto,smem_vec_rows,cublas,copy --dtype f16 \
+      step lab_f16 180 "${run[@]}" transpose --variant auto,smem_vec_rows,cublas,copy --dtype f16 \
         --shape 8191x8193,8192x8192 --max-time 1 --out "$work/lab_f16.json"
-      step lab_f64 180 run transpose --variant auto,smem_vec_rows,cublas,copy --dtype f64 \
+      step lab_f64 180 "${run[@]}" transpose --variant auto,smem_vec_rows,cublas,copy --dtype f64 \
         --shape 8193x4099 --max-time 1 --out "$work/lab_f64.json"
       [ -n "${OUT:-}" ] && cp "$work"/lab_*.json "$OUT/" 2>/dev/null ;;
     peers1)

@@ -79,7 +79,9 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-// cp.async.wait_all: every cp.async of this thread has landed in shared memory.
+// Every committed cp.async group of this thread has landed in shared memory (wait_group 0). Copies not yet
+// committed are not waited for: cp_async_commit() first (the hierarchy lab's smem_dot once read its
+// staged slices before they landed; racecheck and its verification caught it on the H100).
 __device__ __forceinline__ void cp_async_wait_all() { cp_async_wait<0>(); }
 
 }  // namespace memlab::arch

@@ -420,6 +420,7 @@ __global__ void __launch_bounds__(stream_threads, stream_min_ctas(Ilp))
     arch::cp_async_cg<16>(smem + k, a + begin + k);
     arch::cp_async_cg<16>(smem + to_b + k, b + begin + k);
   }
+  arch::cp_async_commit();  // wait_all waits for committed groups only: without it the reads raced the copies
   arch::cp_async_wait_all();
   __syncthreads();
   constexpr std::uint32_t row = stream_threads * 16, tile = stream_threads * Ilp;  // bytes, vectors
