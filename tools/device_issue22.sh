@@ -98,6 +98,12 @@ for s in "${steps[@]}"; do
         if python3 -m venv --system-site-packages '$work/venv'; then
           # scikit-build-core from wheels carried in .carry/wheels where the image lacks it (no registry here)
           [ -d .carry/wheels ] && '$work/venv/bin/python' -m pip install --no-index --find-links .carry/wheels scikit-build-core
+          # torch where the image keeps it outside the system site-packages (a user site): a .pth file, so the
+          # venv sees torch but nothing of this checkout
+          if ! '$work/venv/bin/python' -c 'import torch' 2>/dev/null; then
+            tdir=\$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+            echo \"\$tdir\" > \$('$work/venv/bin/python' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/system_torch.pth
+          fi
           '$work/venv/bin/python' -m pip install --no-build-isolation --no-deps -v ./python \
             -C cmake.define.CMAKE_CUDA_ARCHITECTURES=90 -C build-dir='$work/pip-build'
         else

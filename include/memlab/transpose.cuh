@@ -295,6 +295,53 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
   }
 }
 
+// 8-byte elements, src and dst 8-byte aligned (the elem8 plan): 32 x 32 tiles and 3 halo rows, a lane an
+// element. Loads: warp w, rows w, w + 8, ... of the tile and halo, along a row of src. Stores: warp w,
+// output rows w, w + 8, w + 16, w + 24; lane l stores the element e8 + l of the row's segment, e8 the
+// elements before its first 32-byte sector boundary, so that each warp store fills whole sectors that no
+// other CTA writes; the first tile of a column also stores the e8 before it (transpose_elem8_span).
+// (A template, as every kernel in a header: one definition however many files include it.)
+template <int Es>
+MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, 8) transpose_elem8_kernel(transpose_args a) {
+  static_assert(Es == 8, "8-byte elements");
+  constexpr unsigned n = transpose_tuning::elem8_edge, halo = transpose_tuning::elem8_halo;
+  constexpr unsigned pitch = transpose_tuning::elem8_pitch;
+  constexpr int load_steps = static_cast<int>((n + halo + 7) / 8);
+  extern __shared__ __align__(128) unsigned char tile[];  // (n + halo) x pitch elements
+  auto* t8 = reinterpret_cast<unsigned long long*>(tile);
+  const unsigned lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const auto dst_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.dst) % 32);  // sectors
+  for (std::uint64_t k = blockIdx.x; k < a.tiles; k += gridDim.x) {
+    if (k != blockIdx.x) __syncthreads();  // the previous tile's reads are done with shared memory
+    const transpose_tile_pos tp = transpose_tile_at(k, a.rows, a.cols, a.tiles_r, a.tiles_c, n, n);
+    const std::uint64_t first = tp.matrix * a.rows * a.cols;  // the matrix's first element, in src and in dst
+    const std::uint64_t left = a.rows - tp.r0;                // rows of the matrix from the tile's first
+    const unsigned wl = static_cast<unsigned>(left < n + halo ? left : n + halo);  // rows to load
+    const std::byte* in = a.src + (first + (tp.r0 + w) * a.cols + tp.c0 + lane) * 8;
+    const std::uint64_t down8 = 8 * a.cols * 8;  // 8 rows of src
+    unsigned long long v[load_steps];
+#pragma unroll
+    for (int i = 0; i < load_steps; ++i) {
+      v[i] = 0;
+      if (w + 8 * i < wl && lane < tp.cols) v[i] = arch::ld_global_u64(in + i * down8);
+    }
+#pragma unroll
+    for (int i = 0; i < load_steps; ++i) {
+      if (w + 8 * i < wl && lane < tp.cols) t8[(w + 8 * i) * pitch + lane] = v[i];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < static_cast<int>(n / 8); ++j) {
+      const unsigned c = w + 8 * static_cast<unsigned>(j);
+      if (c >= tp.cols) continue;                                            // uniform over the warp
+      const std::uint64_t seg = (first + (tp.c0 + c) * a.rows + tp.r0) * 8;  // byte of dst where the output row starts
+      const transpose_span s = transpose_elem8_span(static_cast<unsigned>((dst_mis + seg) % 32), tp.r0 == 0, left);
+      std::byte* out = a.dst + seg;
+      for (unsigned r = s.lo + lane; r < s.hi; r += 32) arch::st_global_u64(out + 8 * r, t8[r * pitch + c]);
+    }
+  }
+}
+
 template <int Es, bool RealignIn, bool RealignOut>
 inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
   auto* kernel = &transpose_tile_kernel<Es, RealignIn, RealignOut>;
@@ -320,6 +367,14 @@ inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a
                           dim3(static_cast<unsigned>(p.threads)), params, p.smem_bytes, stream);
 }
 
+inline cudaError_t launch_elem8(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
+  transpose_args args = a;
+  void* params[] = {&args};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&transpose_elem8_kernel<8>),
+                          dim3(static_cast<unsigned>(p.grid)), dim3(static_cast<unsigned>(p.threads)), params,
+                          p.smem_bytes, stream);
+}
+
 template <int Es>
 inline cudaError_t launch_tiles_of(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
   switch (p.path) {
@@ -336,6 +391,15 @@ inline cudaError_t launch_tiles_of(const transpose_plan& p, const transpose_args
 inline bool plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintptr_t s) {
   const auto es = static_cast<std::uint64_t>(p.elem_size);
   if (es != 1 && es != 2 && es != 4 && es != 8) return false;
+  if (p.path == transpose_path::elem8) {
+    constexpr std::uint64_t n = transpose_tuning::elem8_edge;
+    return es == 8 && d % 8 == 0 && s % 8 == 0 && p.threads == transpose_tuning::threads && p.vec_bytes == 8 &&
+           p.grid != 0 && p.grid <= 0x7fffffffu && p.tile_rows == static_cast<int>(n) &&
+           p.tile_cols == static_cast<int>(n) && p.halo_rows == transpose_tuning::elem8_halo &&
+           p.tiles_r == (p.rows + n - 1) / n && p.tiles_c == (p.cols + n - 1) / n &&
+           p.tiles == p.batch * p.tiles_r * p.tiles_c &&
+           p.smem_bytes == (n + transpose_tuning::elem8_halo) * transpose_tuning::elem8_pitch * 8;
+  }
   if (p.threads != transpose_tuning::threads || p.vec_bytes != 16 || p.grid == 0 || p.grid > 0x7fffffffu) return false;
   const bool in_aligned = s % 16 == 0 && p.cols * es % 16 == 0, out_aligned = d % 16 == 0 && p.rows * es % 16 == 0;
   if (!in_aligned && !realigns_in(p.path)) return false;
@@ -376,6 +440,7 @@ inline cudaError_t launch_transpose(const transpose_plan& p, void* dst, const vo
                                  p.tiles_c,
                                  p.tiles,
                                  p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size)};
+  if (p.path == transpose_path::elem8) return detail::launch_elem8(p, a, stream);
   switch (p.elem_size) {
     case 1: return detail::launch_tiles_of<1>(p, a, stream);
     case 2: return detail::launch_tiles_of<2>(p, a, stream);

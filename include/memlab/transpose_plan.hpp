@@ -39,6 +39,14 @@
 //                 the last tile of a column of src) are sectors shared with another row: there, narrow
 //                 stores of this tile's bytes only. No CTA writes a byte another CTA owns.
 //   realign_both  both.
+//   elem8         8-byte elements, src and dst 8-byte aligned, where neither the rows of src nor those of
+//                 dst are 16-byte aligned: every element is an aligned 8-byte access, so nothing is
+//                 realigned (where one side is aligned, realign_in or realign_out are as fast).
+//                 32 x 32 tiles, a lane an element (LDG.E.64, STG.E.64: 256 bytes a warp request).
+//                 A tile owns the 32 elements of each output row that start at its first 32-byte
+//                 sector boundary, so it also loads 3 halo rows below it, and no sector of dst is
+//                 stored in parts by two CTAs (as realign_out). Fewer instructions per byte than
+//                 realigning 16-byte vectors (H100: docs/notes/transpose_any_shape.md section 6).
 //   copy          rows == 1 or cols == 1: the transpose is the same bytes in the same order:
 //                 memlab::copy (`copy` holds its plan).
 //   none          a zero extent: nothing to move.
@@ -55,7 +63,7 @@
 
 namespace memlab {
 
-enum class transpose_path : int { none, unsupported, copy, aligned, realign_in, realign_out, realign_both };
+enum class transpose_path : int { none, unsupported, copy, aligned, realign_in, realign_out, realign_both, elem8 };
 
 constexpr const char* to_string(transpose_path p) {
   switch (p) {
@@ -66,6 +74,7 @@ constexpr const char* to_string(transpose_path p) {
     case transpose_path::realign_in: return "realign_in";
     case transpose_path::realign_out: return "realign_out";
     case transpose_path::realign_both: return "realign_both";
+    case transpose_path::elem8: return "elem8";
   }
   return "?";
 }
@@ -76,7 +85,9 @@ constexpr bool realigns_in(transpose_path p) {
 constexpr bool realigns_out(transpose_path p) {
   return p == transpose_path::realign_out || p == transpose_path::realign_both;
 }
-constexpr bool is_tiled(transpose_path p) { return p == transpose_path::aligned || realigns_in(p) || realigns_out(p); }
+constexpr bool is_tiled(transpose_path p) {
+  return p == transpose_path::aligned || realigns_in(p) || realigns_out(p) || p == transpose_path::elem8;
+}
 
 namespace transpose_tuning {
 inline constexpr int threads = 256;
@@ -109,6 +120,12 @@ constexpr int min_ctas_per_sm(int elem_size, bool realign_in, bool realign_out) 
          : elem_size == 4 ? (realigning ? 4 : 8)
                           : (realigning ? 6 : 8);
 }
+// The elem8 path: 32 x 32 tiles of 8-byte elements and 3 halo rows (a sector boundary is up to 24 bytes
+// into an output row), shared rows of 33 elements (an odd pitch: the 32 lanes reading a column hit
+// distinct bank pairs), 8 CTAs per SM.
+inline constexpr int elem8_edge = 32;
+inline constexpr int elem8_halo = 3;
+inline constexpr int elem8_pitch = 33;
 }  // namespace transpose_tuning
 
 struct transpose_plan {
@@ -124,7 +141,7 @@ struct transpose_plan {
   // Launch policy, printed with every result.
   int threads = 0;               // per CTA
   int vectors_per_thread = 0;    // 16-byte loads per thread per tile (and as many stores): 16 / elem_size
-  int vec_bytes = 0;             // 16
+  int vec_bytes = 0;             // 16 (elem8: 8)
   int min_ctas_per_sm = 0;       // the kernel's __launch_bounds__
   std::uint32_t smem_bytes = 0;  // dynamic shared memory per CTA: (tile_rows + halo_rows) x 256 bytes
   int halo_rows = 0;             // rows of src below the tile that realigning stores read: 32 / elem_size
@@ -162,6 +179,22 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
                       : (out_aligned ? transpose_path::realign_in : transpose_path::realign_both);
   const auto es = static_cast<int>(elem_size);
   constexpr std::uint64_t max_grid = 0x7fffffff;
+  if (elem_size == 8 && p.path == transpose_path::realign_both && src % 8 == 0 && dst % 8 == 0) {
+    constexpr int n = transpose_tuning::elem8_edge;
+    p.path = transpose_path::elem8;
+    p.tile_rows = p.tile_cols = n;
+    p.halo_rows = transpose_tuning::elem8_halo;
+    p.tiles_r = (rows + n - 1) / n;
+    p.tiles_c = (cols + n - 1) / n;
+    p.tiles = batch * p.tiles_r * p.tiles_c;
+    p.threads = transpose_tuning::threads;
+    p.vectors_per_thread = n * n / transpose_tuning::threads;
+    p.vec_bytes = 8;
+    p.min_ctas_per_sm = 8;
+    p.smem_bytes = static_cast<std::uint32_t>((n + p.halo_rows) * transpose_tuning::elem8_pitch * 8);
+    p.grid = p.tiles < max_grid ? p.tiles : max_grid;
+    return p;
+  }
   p.threads = transpose_tuning::threads;
   p.tile_rows = (out_aligned ? transpose_tuning::row_bytes : transpose_tuning::realigned_out_row_bytes) / es;
   p.tile_cols = (in_aligned ? transpose_tuning::row_bytes : transpose_tuning::realigned_row_bytes) / es;
@@ -244,6 +277,20 @@ MEMLAB_HOST_DEVICE constexpr unsigned transpose_out_lead(unsigned s_mis32) { ret
 MEMLAB_HOST_DEVICE constexpr unsigned transpose_out_end(unsigned e, std::uint64_t left) {
   constexpr unsigned row = 224;  // transpose_tuning::realigned_out_row_bytes
   return left < row + e ? static_cast<unsigned>(left) : row + e;
+}
+
+// The elements [lo, hi) of a tile's output row segment (its input rows r0 + lo .. r0 + hi - 1) that the
+// elem8 kernel stores: from e8 = the elements before the segment's first 32-byte sector boundary (0 for
+// the first tile of a column) to 32 + e8 or the end of dst's row (`left` rows from r0), whichever comes
+// first. The next tile's lo is this one's hi.
+struct transpose_span {
+  unsigned lo = 0, hi = 0;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_span transpose_elem8_span(unsigned s_mis32, bool first_tile,
+                                                                 std::uint64_t left) {
+  const unsigned e8 = (32 - s_mis32) % 32 / 8;
+  const unsigned end = 32 + e8;
+  return {first_tile ? 0u : e8, left < end ? static_cast<unsigned>(left) : end};
 }
 
 }  // namespace memlab

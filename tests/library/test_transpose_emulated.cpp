@@ -34,6 +34,9 @@ void run_tiles(const transpose_plan& p, const detail::transpose_args& a) {
 template <int Es>
 void run_path(const transpose_plan& p, const detail::transpose_args& a) {
   switch (p.path) {
+    case transpose_path::elem8:
+      return emu::launch(static_cast<unsigned>(p.grid), static_cast<unsigned>(p.threads),
+                         [&] { detail::transpose_elem8_kernel<8>(a); });
     case transpose_path::aligned: return run_tiles<Es, false, false>(p, a);
     case transpose_path::realign_in: return run_tiles<Es, true, false>(p, a);
     case transpose_path::realign_out: return run_tiles<Es, false, true>(p, a);
@@ -104,7 +107,7 @@ std::string name(unsigned es, std::uint64_t b, std::uint64_t r, std::uint64_t c,
 // Every path of every element size, one and several tiles, rows cut, pointers off by less than an element,
 // by a whole one and by more.
 TEST(transpose_emulated, every_element_size_and_path) {
-  int paths[7] = {};
+  int paths[8] = {};
   for (const unsigned es : {1u, 2u, 4u, 8u}) {
     const std::uint64_t e = 256 / es;  // a tile's rows
     for (const auto& [rows, cols] :
@@ -119,7 +122,7 @@ TEST(transpose_emulated, every_element_size_and_path) {
     }
   }
   for (const auto p : {transpose_path::aligned, transpose_path::realign_in, transpose_path::realign_out,
-                       transpose_path::realign_both}) {
+                       transpose_path::realign_both, transpose_path::elem8}) {
     EXPECT_GT(paths[static_cast<int>(p)], 0) << to_string(p);
   }
 }

@@ -32,9 +32,10 @@ TEST(transpose_plan, the_acceptance_shapes_take_the_paths_the_notes_say) {
   EXPECT_EQ(path_at(0, 0, 12289, 3001, 4), transpose_path::realign_both);
   EXPECT_EQ(path_at(0, 0, 8191, 8193, 2), transpose_path::realign_both);
   EXPECT_EQ(path_at(0, 0, 16411, 8191, 1), transpose_path::realign_both);
-  EXPECT_EQ(path_at(0, 0, 8193, 4099, 8), transpose_path::realign_both);
-  EXPECT_EQ(path_at(0, 0, 4096, 4095, 4), transpose_path::realign_in);   // rows of src 16380 bytes
-  EXPECT_EQ(path_at(0, 0, 4095, 4096, 4), transpose_path::realign_out);  // rows of dst 16380 bytes
+  EXPECT_EQ(path_at(0, 0, 8193, 4099, 8), transpose_path::elem8);
+  EXPECT_EQ(path_at(1, 1, 8193, 4099, 8), transpose_path::realign_both);  // elements not 8-byte aligned
+  EXPECT_EQ(path_at(0, 0, 4096, 4095, 4), transpose_path::realign_in);    // rows of src 16380 bytes
+  EXPECT_EQ(path_at(0, 0, 4095, 4096, 4), transpose_path::realign_out);   // rows of dst 16380 bytes
 }
 
 TEST(transpose_plan, every_element_size_and_offset_pair) {
@@ -47,8 +48,10 @@ TEST(transpose_plan, every_element_size_and_offset_pair) {
                        std::to_string(rows) + " x " + std::to_string(cols));
           const bool in = so == 0 && cols * es % 16 == 0, out = doff == 0 && rows * es % 16 == 0;
           const transpose_path p = path_at(doff, so, rows, cols, es);
-          EXPECT_EQ(realigns_in(p), !in);
-          EXPECT_EQ(realigns_out(p), !out);
+          const bool elem8 = es == 8 && so % 8 == 0 && doff % 8 == 0 && !in && !out;
+          EXPECT_EQ(p == transpose_path::elem8, elem8);
+          EXPECT_EQ(realigns_in(p), !in && !elem8);
+          EXPECT_EQ(realigns_out(p), !out && !elem8);
           EXPECT_EQ(p == transpose_path::aligned, in && out);
         }
       }
@@ -87,6 +90,7 @@ TEST(transpose_plan, tiles_cover_the_batch_and_rows_are_256_bytes) {
     for (std::uintptr_t so : {0u, 1u}) {
       for (std::uintptr_t doff : {0u, 2u}) {
         const transpose_plan p = plan_transpose(base + doff, 2 * base + so, 3, 1000, 777, es, h100);
+        if (p.path == transpose_path::elem8) continue;  // transpose_plan.elem8_for_8_byte_elements
         SCOPED_TRACE(std::to_string(es) + "-byte, src+" + std::to_string(so) + " " + to_string(p.path));
         EXPECT_EQ(p.tile_rows * static_cast<int>(es), realigns_out(p.path) ? 224 : 256)
             << "an output row of a tile: 256 bytes, 224 where stores realign";
@@ -112,6 +116,32 @@ TEST(transpose_plan, tiles_cover_the_batch_and_rows_are_256_bytes) {
   EXPECT_EQ(big.grid, 0x7fffffffu);
 }
 
+// 8-byte elements take 32 x 32 tiles of single elements wherever src and dst are 8-byte aligned but
+// neither side's rows are 16-byte aligned; anything else keeps the 16-byte paths.
+TEST(transpose_plan, elem8_for_8_byte_elements) {
+  const transpose_plan p = plan_transpose(base, 2 * base, 2, 8193, 4099, 8, h100);
+  EXPECT_EQ(p.path, transpose_path::elem8);
+  EXPECT_EQ(p.tile_rows, 32);
+  EXPECT_EQ(p.tile_cols, 32);
+  EXPECT_EQ(p.halo_rows, 3);
+  EXPECT_EQ(p.tiles_r, (8193u + 31) / 32);
+  EXPECT_EQ(p.tiles_c, (4099u + 31) / 32);
+  EXPECT_EQ(p.tiles, 2 * p.tiles_r * p.tiles_c);
+  EXPECT_EQ(p.vec_bytes, 8);
+  EXPECT_EQ(p.vectors_per_thread, 4);
+  EXPECT_EQ(p.smem_bytes, 35u * 33 * 8);
+  EXPECT_EQ(plan_transpose(base + 8, 2 * base + 8, 1, 64, 64, 8, h100).path, transpose_path::elem8);
+  EXPECT_EQ(plan_transpose(base + 8, 2 * base, 1, 64, 64, 8, h100).path, transpose_path::realign_out);
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 64, 64, 8, h100).path, transpose_path::aligned);
+  EXPECT_EQ(plan_transpose(base + 4, 2 * base, 1, 64, 64, 8, h100).path, transpose_path::realign_out);
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 65, 63, 4, h100).path, transpose_path::realign_both);
+  // The span: from the first sector boundary to 32 elements on, or the end of the row.
+  EXPECT_EQ(transpose_elem8_span(8, false, 1000).lo, 3u);
+  EXPECT_EQ(transpose_elem8_span(8, false, 1000).hi, 35u);
+  EXPECT_EQ(transpose_elem8_span(8, true, 1000).lo, 0u);
+  EXPECT_EQ(transpose_elem8_span(0, false, 20).hi, 20u);
+}
+
 // ---- a replay of the kernels' global accesses -----------------------------------------------------------
 
 struct replay_result {
@@ -129,6 +159,38 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
   const std::uint64_t bytes = batch * rows * cols * es;
   std::vector<int> written(bytes, 0);
   const auto tr = static_cast<unsigned>(p.tile_rows), tc = static_cast<unsigned>(p.tile_cols);
+  if (p.path == transpose_path::elem8) {
+    // transpose_elem8_kernel: tile rows r0 .. r0 + 34 loaded (as far as the matrix goes), each output row's
+    // span (transpose_elem8_span) stored element by element, 8-byte accesses; a 32-byte sector of dst
+    // written by one tile only, unless it holds the ends of two rows of dst.
+    std::map<std::uint64_t, std::uint64_t> owner;
+    for (std::uint64_t k = 0; k < p.tiles; ++k) {
+      const transpose_tile_pos tp = transpose_tile_at(k, rows, cols, p.tiles_r, p.tiles_c, tr, tc);
+      const std::uint64_t first = tp.matrix * rows * cols, left = rows - tp.r0;
+      const std::uint64_t loaded = std::min<std::uint64_t>(left, tr + static_cast<unsigned>(p.halo_rows));
+      for (unsigned c = 0; c < tp.cols; ++c) {
+        const std::uint64_t seg = (first + (tp.c0 + c) * rows + tp.r0) * 8;
+        const transpose_span s = transpose_elem8_span(static_cast<unsigned>((dst + seg) % 32), tp.r0 == 0, left);
+        for (unsigned r = s.lo; r < s.hi; ++r) {
+          if (r >= loaded) return {"a store of an element from a row the tile did not load"};
+          const std::uint64_t from = (first + (tp.r0 + r) * cols + tp.c0 + c) * 8, to = seg + 8 * r;
+          if ((src + from) % 8 != 0 || (dst + to) % 8 != 0) return {"an 8-byte access not 8-byte aligned"};
+          if (from + 8 > bytes || to + 8 > bytes) return {"an access outside the buffers"};
+          for (unsigned j = 0; j < 8; ++j) ++written[to + j];
+          const std::uint64_t sector = (dst + to) / 32;
+          const auto [it, fresh] = owner.emplace(sector, k);
+          const std::uint64_t row_a = (sector * 32 - dst) / 8 / rows, row_b = (sector * 32 + 31 - dst) / 8 / rows;
+          if (!fresh && it->second != k && sector * 32 >= dst && row_a == row_b)
+            return {"a sector inside a row of dst written by two tiles"};
+        }
+      }
+    }
+    for (std::uint64_t j = 0; j < bytes; ++j) {
+      if (written[j] != 1)
+        return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
+    }
+    return res;
+  }
   const bool in = realigns_in(p.path), out = realigns_out(p.path);
   std::map<std::uint64_t, std::uint64_t> sector_owner;  // a sector of dst, the tile that wrote it first
   for (std::uint64_t k = 0; k < p.tiles; ++k) {

@@ -3,7 +3,8 @@
 // 16-byte loads and stores (LDG.E.128, STG.E.128), whole vectors into shared memory (STS.128); the only
 // narrower global accesses are the rolled loops of the two edges: byte loads of the buffer's first and
 // last chunk (realigning loads only) and the 8/4/2/1-byte stores of a tile row's two shared chunks
-// (realigning stores only). Sub-word elements are gathered as words. No spills, no generic accesses.
+// (realigning stores only). Sub-word elements are gathered as words. The elem8 kernel moves single 8-byte
+// elements, global and shared. No spills, no generic accesses.
 // Needs cuobjdump, not a GPU; part of memlab_sass_tests (whose main() decides what a missing cuobjdump means).
 #include <gtest/gtest.h>
 
@@ -75,6 +76,31 @@ TEST_F(library_sass, transpose_tile_kernels_move_16_byte_vectors) {
       EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
     }
     EXPECT_EQ(seen.size(), 16u) << arch << ": 4 element sizes x 4 paths";
+  }
+}
+
+// The elem8 kernel: one 8-byte element per lane and access, global and shared; nothing else.
+TEST_F(library_sass, transpose_elem8_kernel_moves_8_byte_elements) {
+  ASSERT_FALSE(reports.empty()) << MEMLAB_C_API_LIBRARY << " carries no SASS";
+  for (const auto& [arch, r] : reports) {
+    int found = 0;
+    for (const auto& k : r.kernels) {
+      if (k.code.name.find("transpose_elem8_kernel") == std::string::npos) continue;
+      ++found;
+      SCOPED_TRACE(arch + " " + k.code.name);
+      const auto loads = global_widths(k, mem_dir::load), stores = global_widths(k, mem_dir::store);
+      EXPECT_EQ(loads.size(), 1u);
+      EXPECT_GE(loads.count(64) ? loads.at(64) : 0, 5) << "the tile's and the halo's rows: LDG.E.64";
+      EXPECT_EQ(stores.size(), 1u);
+      EXPECT_TRUE(stores.contains(64)) << "STG.E.64";
+      EXPECT_EQ(shared_widths(k, mem_dir::store).size(), 1u);
+      EXPECT_TRUE(shared_widths(k, mem_dir::store).contains(64)) << "STS.64";
+      EXPECT_EQ(shared_widths(k, mem_dir::load).size(), 1u);
+      EXPECT_TRUE(shared_widths(k, mem_dir::load).contains(64)) << "LDS.64";
+      EXPECT_EQ(count_space(k, mem_space::local), 0) << "local memory: spills or dynamic indexing";
+      EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
+    }
+    EXPECT_EQ(found, 1) << arch;
   }
 }
 

@@ -16,6 +16,13 @@ __device__ __forceinline__ uint4 ld_global_v4(const void* p) {
   return v;
 }
 
+// ld.global.u64: one 8-byte load (LDG.E.64), PTX ISA 1.0, every SM. `p` must be 8-byte aligned.
+__device__ __forceinline__ unsigned long long ld_global_u64(const void* p) {
+  unsigned long long v;
+  asm("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+}
+
 // @p ld.global.nc of Bytes (4: LDG.E.CONSTANT, 16: LDG.E.128.CONSTANT) when `pred`, zero otherwise:
 // one predicated instruction, never a branch. Through the read-only path, as the compiler loads a
 // `const T* __restrict__`: the source must not be written while the kernel runs. PTX ISA 2.0.

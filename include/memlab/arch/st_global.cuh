@@ -12,4 +12,9 @@ __device__ __forceinline__ void st_global_v4(void* p, const uint4& v) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
 
+// st.global.u64: one 8-byte store (STG.E.64), PTX ISA 1.0, every SM. `p` must be 8-byte aligned.
+__device__ __forceinline__ void st_global_u64(void* p, unsigned long long v) {
+  asm volatile("st.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 }  // namespace memlab::arch

@@ -8,4 +8,10 @@ inline uint4 ld_global_v4(const void* p) {
   std::memcpy(&v, p, 16);
   return v;
 }
+inline unsigned long long ld_global_u64(const void* p) {
+  emu::check(p, 8, 8, false);
+  unsigned long long v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
 }  // namespace memlab::arch
