@@ -483,6 +483,7 @@ std::vector<kernel_ref> auto_kernels() {
   add(std::integral_constant<int, 2>{});
   add(std::integral_constant<int, 4>{});
   add(std::integral_constant<int, 8>{});
+  k.push_back(kernel_ref::of(&memlab::detail::transpose_elem8_kernel<8>));
   return k;
 }
 
@@ -735,7 +736,8 @@ const lab& table() {
                   .name = "auto",
                   .teaches =
                       "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
-                      "aligned, else the same 16-byte accesses realigned in registers (any shape, any alignment)",
+                      "aligned, else the same 16-byte accesses realigned in registers, each tile storing whole "
+                      "sectors of out; 8-byte elements one per lane (any shape, any alignment)",
                   .launch = launch_auto,
                   .kernels = auto_kernels(),
                   .traits = variant_id::library,
