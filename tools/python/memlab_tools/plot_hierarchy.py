@@ -11,6 +11,10 @@ Everything is read from the records: params, gbps, gflops, sm_clock_mhz, model.s
 model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load,
 hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than
 once (in several files, or twice in one) is one point: the median of its records, as each legend says.
+The stream pictures (bandwidth, Little's law, roofline) take those records from the case's latest machine
+session only (files created within SESSION_S of its newest): the stream kernels changed between sessions,
+and a median over two kernels is neither's figure. A point whose latest session is older than the
+picture's latest is drawn as such, with its files named.
 What cannot be drawn for want of records is printed with the memlab command that would measure it.
 """
 from __future__ import annotations
@@ -22,6 +26,7 @@ import os
 import statistics
 import sys
 from collections import defaultdict
+from datetime import datetime, timezone
 
 import matplotlib
 
@@ -30,8 +35,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 L1_BYTES = 256 * KIB  # H100: 256 KiB of L1 + shared memory per SM (the L1 part is what smem leaves)
+L1_BYTES_PER_CLK = 128  # an SM's L1 and shared memory: one 128-byte wavefront per clock (H100)
 LINE = 128  # the chases' default node spacing (--stride): one node per cache line
 DRAM_CHAIN = GIB  # a chase over at least this much (20x the H100's L2) is the DRAM plateau
+# One machine session: a device machine is held at most 30 minutes, so files whose `created` times are further
+# apart come from different sessions (and, for the streams, maybe different kernels: the first H100 session of
+# 2026-11-25 ran the stream kernels before the whole-tile change, the second after it).
+SESSION_S = 30 * 60
 
 # The reference's roofline example (../shared/references/004_72feab931a699fac.txt, "Roofline Model"):
 # vector addition, 1 FLOP per 12 bytes, "Peak bandwidth: 8 TB/s", "Roofline: 8000 GB/s x (1/12) = 667
@@ -64,14 +74,16 @@ def load(paths):
             if r.get("lab") == "hierarchy" and r.get("status") == "ok":
                 r = dict(r)
                 r["_file"] = os.path.basename(p)
+                r["_created"] = d.get("created", "")
                 records.append(r)
     return records, device
 
 
-def save(f, out, name):
-    """Lays the figure out, writes it as out/name (130 dpi), closes it; returns the path."""
+def save(f, out, name, rect=(0, 0, 1, 1)):
+    """Lays the figure out (in `rect`, figure fractions), writes it as out/name (130 dpi), closes it; returns the
+    path."""
     p = os.path.join(out, name)
-    f.tight_layout()
+    f.tight_layout(rect=rect)
     f.savefig(p, dpi=130)
     plt.close(f)
     return p
@@ -105,6 +117,43 @@ def size_arg(b):
 
 def files_of(rs):
     return ", ".join(sorted({r["_file"] for r in rs if "_file" in r}))
+
+
+def created_s(r):
+    """The POSIX time of the record's file (`created`, ISO 8601 UTC), or None."""
+    try:
+        return datetime.fromisoformat(r.get("_created", "").replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def latest_session(rs):
+    """The records of one case from its latest machine session: those of files created within SESSION_S of the
+    newest file that holds the case. Records without a `created` time: all of them, as one session."""
+    ts = [created_s(r) for r in rs]
+    if None in ts:
+        return list(rs)
+    return [r for r, t in zip(rs, ts) if max(ts) - t <= SESSION_S]
+
+
+def stamp(t):
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def mark_earlier(points):
+    """Sets `earlier` on each point (a dict with `newest`, the newest `created` of its records): True where that
+    is more than SESSION_S older than the newest point's, so the point was measured only in an earlier session.
+    Returns a legend line naming those points' files and sessions, or None when there are none."""
+    ts = [p["newest"] for p in points if p.get("newest") is not None]
+    for p in points:
+        p["earlier"] = bool(ts) and p.get("newest") is not None and max(ts) - p["newest"] > SESSION_S
+    old = [p for p in points if p["earlier"]]
+    if not old:
+        return None
+    files = sorted({f for p in old for f in p["files"].split(", ")})
+    span = sorted({stamp(p["newest"]) for p in old})
+    when = span[0] if len(span) == 1 else f"{span[0]} to {span[-1][11:]}"
+    return f"earlier session only ({when}, before {stamp(max(ts))}): {', '.join(files)}"
 
 
 def group(records, key):
@@ -178,53 +227,72 @@ def sms_busy(r, device):
     return r.get("model", {}).get("sms_busy") or device.get("sm_count", 132)
 
 
+def newest_of(rs):
+    ts = [t for t in (created_s(r) for r in rs) if t is not None]
+    return max(ts) if ts else None
+
+
 def bandwidth_points(records, device):
     """{rung: {bytes per array: point}} of the bandwidth sweep (--ilp 4 --ctas-per-sm 4, automatic
-    passes), each point the median of its records: tbps, b_per_clk_sm, sms_busy, full (the grid covers
-    every SM: a level's figure; else a part of the GPU, not a plateau), records."""
+    passes), each point the median of its latest session's records: tbps, b_per_clk_sm, sms_busy, full (the
+    grid covers every SM: a level's figure; else a part of the GPU, not a plateau), records, files, newest,
+    earlier (measured only in a session older than the newest point's: mark_earlier)."""
     sms = device.get("sm_count", 132)
     keep = [r for r in records if not r.get("measured") and r["gbps"] > 0 and "ilp" in r["params"]
             and r["params"].get("ilp") == 4 and r["params"].get("ctas_per_sm") == 4
             and r["params"].get("passes", 0) == 0]
     points = defaultdict(dict)
     for (v, b), rs in group(keep, lambda r: (r["variant"], bytes_of(r))).items():
+        rs = latest_session(rs)
         busy = min(sms_busy(r, device) for r in rs)
         per_sm = [achieved_gbps(r) * 1e3 / (r["sm_clock_mhz"] * sms_busy(r, device)) for r in rs if r["sm_clock_mhz"]]
         points[v][b] = {"tbps": statistics.median(achieved_gbps(r) for r in rs) / 1e3,
                         "b_per_clk_sm": statistics.median(per_sm) if per_sm else math.nan,
-                        "sms_busy": busy, "full": busy >= sms, "records": len(rs)}
+                        "sms_busy": busy, "full": busy >= sms, "records": len(rs), "files": files_of(rs),
+                        "newest": newest_of(rs)}
+    mark_earlier([p for pts in points.values() for p in pts.values()])
     return dict(points)
 
 
 def littles_law_model(records, device):
     """The Little's-law picture's figures: points {(ilp, ctas_per_sm): (bytes in flight per SM, GB/s,
-    records)} of `dot` over >= 1 GiB arrays (the cold median, the median over records), the DRAM latency
-    (dram_latency), the bandwidth 90% of the theoretical peak asks, the bytes in flight per SM Little's law
-    asks for it at that latency, and the smallest measured bytes in flight per SM that reached it."""
+    records)} of `dot` over >= 1 GiB arrays (the cold median, the median over the latest session's records),
+    `earlier` (the keys of points measured only in an older session than the newest point's) and its legend
+    line `earlier_note`, the DRAM latency (dram_latency), the bandwidth 90% of the theoretical peak asks, the
+    bytes in flight per SM Little's law asks for it at that latency, and the smallest measured bytes in
+    flight per SM that reached it."""
     rs = [r for r in records if r["variant"] == "dot" and bytes_of(r) >= GIB and r["gbps"] > 0
           and r.get("model", {}).get("bytes_in_flight_per_sm")]
-    points = {}
+    points, sessions = {}, {}
     for (ilp, ctas), g in group(rs, lambda r: (r["params"]["ilp"], r["params"]["ctas_per_sm"])).items():
+        g = latest_session(g)
         points[(ilp, ctas)] = (g[0]["model"]["bytes_in_flight_per_sm"], statistics.median(r["gbps"] for r in g), len(g))
+        sessions[(ilp, ctas)] = {"files": files_of(g), "newest": newest_of(g)}
+    earlier_note = mark_earlier(list(sessions.values()))
     lat = dram_latency(records)
     peak = device.get("peak_gbps", 0.0)
     sms = device.get("sm_count", 132)
     target = 0.9 * peak
     reached = sorted((b, -gbps, k) for k, (b, gbps, _) in points.items() if target and gbps >= target)
-    return {"points": points, "latency": lat, "peak_gbps": peak, "target_gbps": target, "sms": sms,
+    return {"points": points, "earlier": {k for k, p in sessions.items() if p["earlier"]},
+            "earlier_note": earlier_note, "latency": lat, "peak_gbps": peak, "target_gbps": target, "sms": sms,
             "law_bytes_per_sm": target * 1e9 * lat["ns"] * 1e-9 / sms if lat and target else None,
             "first_reached": (reached[0][0], -reached[0][1], reached[0][2]) if reached else None}
 
 
 def roofline_points(records, min_bytes=256 * MIB):
     """[point] of `add` and `triad` over DRAM-sized arrays (>= 256 MiB each), one per rung and size:
-    the median of its records' GFLOP/s (each record's from its cold median), flop per byte, records."""
+    the median of its latest session's records' GFLOP/s (each record's from its cold median), flop per byte,
+    records, files, earlier (measured only in a session older than the newest point's)."""
     rs = [r for r in records if r["variant"] in ("add", "triad") and r["gbps"] > 0 and r.get("flops")
           and bytes_of(r) >= min_bytes]
     pts = []
     for (v, b), g in sorted(group(rs, lambda r: (r["variant"], bytes_of(r))).items()):
+        g = latest_session(g)
         pts.append({"variant": v, "bytes": b, "ai": statistics.median(r["flops"] / r["bytes"] for r in g),
-                    "gflops": statistics.median(r["gflops"] for r in g), "records": len(g), "files": files_of(g)})
+                    "gflops": statistics.median(r["gflops"] for r in g), "records": len(g), "files": files_of(g),
+                    "newest": newest_of(g)})
+    mark_earlier(pts)
     return pts
 
 
@@ -357,15 +425,20 @@ def bandwidth_vs_working_set(records, device, out):
     sms = device.get("sm_count", 132)
     f, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.8))
     partial_edge = 0
+    earlier_note = mark_earlier([p for pts in points.values() for p in pts.values()])  # its legend line
     for v, pts in sorted(points.items()):
         xs = sorted(pts)
         part = [x for x in xs if not pts[x]["full"]]
+        old = [x for x in xs if pts[x]["earlier"]]
         colour = STREAM_COLOURS.get(v, None)
         for a, key in ((a1, "tbps"), (a2, "b_per_clk_sm")):
-            a.plot(xs, [pts[x][key] for x in xs], marker="o", ms=3, label=v, color=colour)
+            line, = a.plot(xs, [pts[x][key] for x in xs], marker="o", ms=3, label=v, color=colour)
             if part:
                 a.plot(part, [pts[x][key] for x in part], ls="none", marker="o", ms=6, mfc="white", mec="gray",
                        zorder=3)
+            if old:  # a cross over the dot: this size was not measured again with the latest kernels
+                a.plot(old, [pts[x][key] for x in old], ls="none", marker="x", ms=5, mew=1.1,
+                       color=line.get_color(), zorder=4)
         partial_edge = max([partial_edge] + [x for x in xs if not pts[x]["full"]])
     peak = device.get("peak_gbps", 0) / 1e3
     if peak:
@@ -381,10 +454,19 @@ def bandwidth_vs_working_set(records, device, out):
             a.text(a.get_xlim()[0], a.get_ylim()[0], f"  grey: grid < {sms} SMs (model.sms_busy),\n"
                    "  a part of the GPU, not a plateau", fontsize=7, va="bottom", color="dimgray")
         mark_levels(a, device, aggregate=True)
+    # What one H100 SM's L1 hit path and LDS.128 deliver at most (docs/notes/hierarchy_l1_bandwidth.md).
+    a2.axhline(L1_BYTES_PER_CLK, color="k", ls=":", lw=1)
+    a2.set_ylim(top=max(a2.get_ylim()[1], 3 * L1_BYTES_PER_CLK))  # room above it for the labels
+    a2.text(a2.get_xlim()[0], L1_BYTES_PER_CLK, f"  {L1_BYTES_PER_CLK} B/clk/SM: the L1's and LDS.128's ceiling",
+            ha="left", va="bottom", fontsize=7, color="dimgray")
+    if earlier_note:
+        a1.plot([], [], ls="none", marker="x", color="k", label="x: not measured again (below)")
     a1.legend(fontsize=7, loc="lower right")
     f.suptitle("Bandwidth against working set (--ilp 4 --ctas-per-sm 4): hollow grey points had fewer CTAs "
-               "than SMs; a case in several runs: their median", fontsize=10)
-    return save(f, out, "hierarchy_bandwidth_ws.png")
+               "than SMs; a case in several runs: the median of its latest session's", fontsize=10)
+    if earlier_note:
+        f.text(0.5, 0.01, f"x: {earlier_note}", ha="center", va="bottom", fontsize=8, color="dimgray")
+    return save(f, out, "hierarchy_bandwidth_ws.png", rect=(0, 0.04 if earlier_note else 0, 1, 1))
 
 
 def loaded_points(records, device):
@@ -429,8 +511,14 @@ def littles_law(records, device, out):
     lat, sms, peak = m["latency"], m["sms"], m["peak_gbps"] / 1e3
     f, ax = plt.subplots(figsize=(8, 5.2))
     pts = sorted(m["points"].items(), key=lambda kv: kv[1][0])
-    ax.scatter([b / KIB for _, (b, _, _) in pts], [g / 1e3 for _, (_, g, _) in pts], zorder=3,
+    new = [(b, g) for k, (b, g, _) in pts if k not in m["earlier"]]
+    old = [(b, g) for k, (b, g, _) in pts if k in m["earlier"]]
+    ax.scatter([b / KIB for b, _ in new], [g / 1e3 for _, g in new], zorder=3, color="tab:blue",
                label="dot, 1 GiB arrays (labels: ILP x CTAs per SM)")
+    if old:
+        note = m["earlier_note"].replace(" (", "\n(", 1).replace(", before", ",\nbefore", 1)
+        ax.scatter([b / KIB for b, _ in old], [g / 1e3 for _, g in old], zorder=3, facecolors="none",
+                   edgecolors="tab:blue", label=f"hollow: {note}")
     for (ilp, ctas), (b, g, _) in pts:
         ax.annotate(f"{ilp}x{ctas}", (b / KIB, g / 1e3), fontsize=6, xytext=(4, -8), textcoords="offset points")
     xs = [2 ** (i / 8) for i in range(0, 8 * 10 + 1)]
@@ -493,7 +581,8 @@ def roofline_add(records, device, out):
                    s=30 if big else 110, color=colour if big else "none", edgecolors=colour,
                    label=f"{p['variant']}, {label_bytes(p['bytes'])} arrays: {p['gflops']:.0f} of {roof:.0f} GFLOP/s "
                          f"({p['gflops'] / roof:.0%}; median of {p['records']} "
-                         f"record{'s' if p['records'] > 1 else ''})")
+                         f"record{'s' if p['records'] > 1 else ''}"
+                         f"{', an earlier session' if p['earlier'] else ''})")
     ax.axvline(ref["ai"], color="gray", ls=":", lw=1)
     ax.text(ref["ai"], 40, " c = a + b: 1 FLOP / 12 B", fontsize=7)
     ax.set_xscale("log", base=2)

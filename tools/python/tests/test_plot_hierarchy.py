@@ -1,6 +1,7 @@
 """plot_hierarchy on the committed H100 hierarchy runs: every picture is drawn without a warning, the Little's-law
 line uses the DRAM latency of the data (not the L2's), the histograms hold every level, the roofline and the
-bandwidth picture have one point per rung and size, and a grid smaller than the GPU is marked as such."""
+bandwidth picture have one point per rung and size, from the case's latest machine session only (the stream kernels
+changed between the two sessions of 2026-11-25), and a grid smaller than the GPU is marked as such."""
 import glob
 import os
 import statistics
@@ -91,9 +92,11 @@ def test_the_roofline_has_one_point_per_rung_and_size(runs):
     keys = [(p["variant"], p["bytes"]) for p in pts]
     assert len(keys) == len(set(keys))
     assert ("add", ph.GIB) in keys and ("triad", ph.GIB) in keys
-    # add over 1 GiB arrays was measured twice (the sweep, and the BabelStream run): one point, their median.
+    # add over 1 GiB arrays was measured three times: the first session's sweep, and in the second session the check
+    # of the streams and the BabelStream run. One point: the median of the second session's two.
     add = next(p for p in pts if (p["variant"], p["bytes"]) == ("add", ph.GIB))
     assert add["records"] == 2 and add["ai"] == pytest.approx(1 / 12)
+    assert add["files"] == "hierarchy_streams_268435456.json, hierarchy_streams_check.json" and not add["earlier"]
     assert 200 < add["gflops"] < 3352.32 / 12  # under the H100's roof at 1 FLOP per 12 bytes
 
 
@@ -102,8 +105,29 @@ def test_the_bandwidth_picture_greys_a_grid_smaller_than_the_gpu(runs):
     pts = ph.bandwidth_points(records, device)
     assert pts["dot"][64 << 10]["sms_busy"] == 4 and not pts["dot"][64 << 10]["full"]
     assert not pts["dot"][1 << 20]["full"] and pts["dot"][4 << 20]["full"] and pts["dot"][ph.GIB]["full"]
-    # dot over 4 MiB arrays is in two files (the sweep and the L1/shared run): one point.
-    assert pts["dot"][4 << 20]["records"] == 2
+    # dot over 4 MiB arrays is in three files: the first session's sweep and L1/shared run (before the whole-tile
+    # kernels), and the second session's L1/shared sweep. One point, of the latest session: not a median of the
+    # two kernels (89 and 120 B/clk/SM).
+    dot4 = pts["dot"][4 << 20]
+    assert dot4["records"] == 1 and dot4["files"] == "hierarchy_l1bw.json" and not dot4["earlier"]
+    assert 118 < dot4["b_per_clk_sm"] < 128
+    for v in ("dot", "smem_dot"):  # 8448 KiB: 64 KiB per array and SM, every SM the same whole tiles
+        assert 120 < pts[v][8448 << 10]["b_per_clk_sm"] < 128
+    # 64 MiB was measured in the first session only: drawn, and marked as such.
+    assert pts["dot"][64 << 20]["earlier"] and pts["dot"][64 << 20]["files"] == "hierarchy_bandwidth_ws.json"
+
+
+def test_a_case_takes_its_latest_session_only():
+    def rec(created, gbps, f):
+        return {"lab": "hierarchy", "variant": "dot", "params": {"n": 1 << 20}, "gbps": gbps,
+                "_created": created, "_file": f}
+    old = [rec("2026-11-25T14:36:00Z", 1.0, "a.json"), rec("2026-11-25T15:01:00Z", 2.0, "b.json")]
+    new = [rec("2026-11-25T16:03:58Z", 3.0, "c.json"), rec("2026-11-25T16:06:52Z", 4.0, "d.json")]
+    assert ph.latest_session(old + new) == new  # 16:06 is 65 minutes after 15:01: another session
+    assert ph.latest_session(old) == old  # 25 minutes apart: one session (a machine is held at most 30)
+    assert ph.latest_session(old[:1] + new) == new
+    undated = [dict(r, _created="") for r in old]
+    assert ph.latest_session(undated) == undated  # no times: one session, as before
 
 
 def test_the_loaded_latency_leaves_out_chains_the_l2_holds(runs):
