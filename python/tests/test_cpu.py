@@ -142,6 +142,7 @@ def test_transpose_path_needs_no_gpu(lib_available):
     base = 1 << 40
     assert memlab.transpose_path(base, 2 * base, 1, 16384, 16384, 4) == "aligned"
     assert memlab.transpose_path(base, 2 * base, 1, 12289, 3001, 4) == "realign_both"
+    assert memlab.transpose_path(base, 2 * base, 1, 8193, 4099, 8) == "elem8"
     assert memlab.transpose_path(base, 2 * base, 1, 4096, 4095, 4) == "realign_in"
     assert memlab.transpose_path(base + 4, 2 * base, 1, 4096, 4096, 4) == "realign_out"
     assert memlab.transpose_path(base, 2 * base, 7, 1, 33, 2) == "copy"
