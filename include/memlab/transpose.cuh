@@ -201,7 +201,8 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
   extern __shared__ __align__(128) unsigned char tile[];  // (tile_rows + halo) x 256 bytes
 
   const unsigned t = threadIdx.x, q = t % 16;
-  // Where the buffers start modulo 16: every alignment below is of an offset plus these.
+  // Where the buffers start, src modulo 16 (chunks), dst modulo 32 (sectors): every alignment below is of
+  // an offset plus these.
   const auto src_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.src) % 16);
   const auto dst_mis = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(a.dst) % 32);  // sectors
   for (std::uint64_t k = blockIdx.x; k < a.tiles; k += gridDim.x) {
