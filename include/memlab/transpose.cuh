@@ -343,19 +343,17 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, 8) transpose_ele
   }
 }
 
-template <int Es, bool RealignIn, bool RealignOut>
-inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
-  auto* kernel = &transpose_tile_kernel<Es, RealignIn, RealignOut>;
+// Launches `kernel` (transpose_tile_kernel or transpose_elem8_kernel) with the plan's grid, block and dynamic
+// shared memory; above 48 KiB a kernel must opt in, once per device (1-byte elements: 64 KiB tiles).
+inline cudaError_t launch_tile_kernel(const void* kernel, std::atomic<unsigned long long>& opted_in,
+                                      const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
   if (p.smem_bytes > 48 * 1024) {
-    // Above 48 KiB a kernel must opt in, once per device (1-byte elements: 64 KiB tiles).
-    static std::atomic<unsigned long long> opted_in{0};
     int device = 0;
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
     const unsigned long long bit = device < 64 ? 1ull << device : 0;
     if (bit == 0 || (opted_in.load(std::memory_order_relaxed) & bit) == 0) {
       if (const cudaError_t e =
-              cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(p.smem_bytes));
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.smem_bytes));
           e != cudaSuccess) {
         return e;
       }
@@ -364,16 +362,20 @@ inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a
   }
   transpose_args args = a;
   void* params[] = {&args};
-  return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(p.grid)),
-                          dim3(static_cast<unsigned>(p.threads)), params, p.smem_bytes, stream);
+  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(p.grid)), dim3(static_cast<unsigned>(p.threads)), params,
+                          p.smem_bytes, stream);
+}
+
+template <int Es, bool RealignIn, bool RealignOut>
+inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
+  static std::atomic<unsigned long long> opted_in{0};  // devices this kernel opted in on
+  return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_tile_kernel<Es, RealignIn, RealignOut>), opted_in,
+                            p, a, stream);
 }
 
 inline cudaError_t launch_elem8(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
-  transpose_args args = a;
-  void* params[] = {&args};
-  return cudaLaunchKernel(reinterpret_cast<const void*>(&transpose_elem8_kernel<8>),
-                          dim3(static_cast<unsigned>(p.grid)), dim3(static_cast<unsigned>(p.threads)), params,
-                          p.smem_bytes, stream);
+  static std::atomic<unsigned long long> opted_in{0};
+  return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_elem8_kernel<8>), opted_in, p, a, stream);
 }
 
 template <int Es>
@@ -392,30 +394,19 @@ inline cudaError_t launch_tiles_of(const transpose_plan& p, const transpose_args
 inline bool plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintptr_t s) {
   const auto es = static_cast<std::uint64_t>(p.elem_size);
   if (es != 1 && es != 2 && es != 4 && es != 8) return false;
+  if (p.threads != transpose_tuning::threads || p.grid == 0 || p.grid > 0x7fffffffu) return false;
   if (p.path == transpose_path::elem8) {
-    constexpr std::uint64_t n = transpose_tuning::elem8_edge;
-    return es == 8 && d % 8 == 0 && s % 8 == 0 && p.threads == transpose_tuning::threads && p.vec_bytes == 8 &&
-           p.grid != 0 && p.grid <= 0x7fffffffu && p.tile_rows == static_cast<int>(n) &&
-           p.tile_cols == static_cast<int>(n) && p.halo_rows == transpose_tuning::elem8_halo &&
-           p.tiles_r == (p.rows + n - 1) / n && p.tiles_c == (p.cols + n - 1) / n &&
-           p.tiles == p.batch * p.tiles_r * p.tiles_c &&
-           p.smem_bytes == (n + transpose_tuning::elem8_halo) * transpose_tuning::elem8_pitch * 8;
+    if (es != 8 || d % 8 != 0 || s % 8 != 0) return false;
+  } else {
+    const bool in_aligned = s % 16 == 0 && p.cols * es % 16 == 0, out_aligned = d % 16 == 0 && p.rows * es % 16 == 0;
+    if (!in_aligned && !realigns_in(p.path)) return false;
+    if (!out_aligned && !realigns_out(p.path)) return false;
   }
-  if (p.threads != transpose_tuning::threads || p.vec_bytes != 16 || p.grid == 0 || p.grid > 0x7fffffffu) return false;
-  const bool in_aligned = s % 16 == 0 && p.cols * es % 16 == 0, out_aligned = d % 16 == 0 && p.rows * es % 16 == 0;
-  if (!in_aligned && !realigns_in(p.path)) return false;
-  if (!out_aligned && !realigns_out(p.path)) return false;
-  const auto tr = static_cast<std::uint64_t>(realigns_out(p.path) ? transpose_tuning::realigned_out_row_bytes
-                                                                  : transpose_tuning::row_bytes) /
-                  es;
-  const auto tc = static_cast<std::uint64_t>(realigns_in(p.path) ? transpose_tuning::realigned_row_bytes
-                                                                 : transpose_tuning::row_bytes) /
-                  es;
-  return static_cast<std::uint64_t>(p.tile_rows) == tr && static_cast<std::uint64_t>(p.tile_cols) == tc &&
-         p.tiles_r == (p.rows + tr - 1) / tr && p.tiles_c == (p.cols + tc - 1) / tc &&
-         p.tiles == p.batch * p.tiles_r * p.tiles_c &&
-         p.halo_rows == (realigns_out(p.path) ? static_cast<int>(32 / es) : 0) &&
-         p.smem_bytes == (tr + static_cast<std::uint64_t>(p.halo_rows)) * transpose_tuning::row_bytes;
+  const transpose_geometry g = transpose_geometry_of(p.path, p.elem_size);
+  const auto tr = static_cast<std::uint64_t>(g.tile_rows), tc = static_cast<std::uint64_t>(g.tile_cols);
+  return p.tile_rows == g.tile_rows && p.tile_cols == g.tile_cols && p.halo_rows == g.halo_rows &&
+         p.vec_bytes == g.vec_bytes && p.smem_bytes == g.smem_bytes && p.tiles_r == (p.rows + tr - 1) / tr &&
+         p.tiles_c == (p.cols + tc - 1) / tc && p.tiles == p.batch * p.tiles_r * p.tiles_c;
 }
 
 }  // namespace detail

@@ -149,6 +149,36 @@ struct transpose_plan {
   copy_plan copy{};              // path copy: how memlab::copy moves the bytes
 };
 
+// A tiled path's tiles and launch shape, from the path and the element size alone (plan_transpose fills a
+// plan with them; launch_transpose checks a plan against them).
+struct transpose_geometry {
+  int tile_rows = 0, tile_cols = 0, halo_rows = 0;
+  int vectors_per_thread = 0, vec_bytes = 0, min_ctas_per_sm = 0;
+  std::uint32_t smem_bytes = 0;
+};
+constexpr transpose_geometry transpose_geometry_of(transpose_path path, int es) {
+  transpose_geometry g;
+  if (path == transpose_path::elem8) {
+    constexpr int n = transpose_tuning::elem8_edge;
+    g.tile_rows = g.tile_cols = n;
+    g.halo_rows = transpose_tuning::elem8_halo;
+    g.vectors_per_thread = n * n / transpose_tuning::threads;
+    g.vec_bytes = 8;
+    g.min_ctas_per_sm = 8;
+    g.smem_bytes = static_cast<std::uint32_t>((n + g.halo_rows) * transpose_tuning::elem8_pitch * 8);
+    return g;
+  }
+  const bool in = realigns_in(path), out = realigns_out(path);
+  g.tile_rows = (out ? transpose_tuning::realigned_out_row_bytes : transpose_tuning::row_bytes) / es;
+  g.tile_cols = (in ? transpose_tuning::realigned_row_bytes : transpose_tuning::row_bytes) / es;
+  g.halo_rows = out ? 32 / es : 0;
+  g.vectors_per_thread = 16 / es;
+  g.vec_bytes = 16;
+  g.min_ctas_per_sm = transpose_tuning::min_ctas_per_sm(es, in, out);
+  g.smem_bytes = static_cast<std::uint32_t>(g.tile_rows + g.halo_rows) * transpose_tuning::row_bytes;
+  return g;
+}
+
 // What memlab::transpose will do. `dev` only tunes the copy path, never correctness.
 constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch, std::uint64_t rows,
                                         std::uint64_t cols, std::size_t elem_size, const copy_device& dev) {
@@ -177,35 +207,22 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
   const bool out_aligned = dst % 16 == 0 && rows * elem_size % 16 == 0;
   p.path = in_aligned ? (out_aligned ? transpose_path::aligned : transpose_path::realign_out)
                       : (out_aligned ? transpose_path::realign_in : transpose_path::realign_both);
-  const auto es = static_cast<int>(elem_size);
-  constexpr std::uint64_t max_grid = 0x7fffffff;
   if (elem_size == 8 && p.path == transpose_path::realign_both && src % 8 == 0 && dst % 8 == 0) {
-    constexpr int n = transpose_tuning::elem8_edge;
     p.path = transpose_path::elem8;
-    p.tile_rows = p.tile_cols = n;
-    p.halo_rows = transpose_tuning::elem8_halo;
-    p.tiles_r = (rows + n - 1) / n;
-    p.tiles_c = (cols + n - 1) / n;
-    p.tiles = batch * p.tiles_r * p.tiles_c;
-    p.threads = transpose_tuning::threads;
-    p.vectors_per_thread = n * n / transpose_tuning::threads;
-    p.vec_bytes = 8;
-    p.min_ctas_per_sm = 8;
-    p.smem_bytes = static_cast<std::uint32_t>((n + p.halo_rows) * transpose_tuning::elem8_pitch * 8);
-    p.grid = p.tiles < max_grid ? p.tiles : max_grid;
-    return p;
   }
-  p.threads = transpose_tuning::threads;
-  p.tile_rows = (out_aligned ? transpose_tuning::row_bytes : transpose_tuning::realigned_out_row_bytes) / es;
-  p.tile_cols = (in_aligned ? transpose_tuning::row_bytes : transpose_tuning::realigned_row_bytes) / es;
+  const transpose_geometry g = transpose_geometry_of(p.path, static_cast<int>(elem_size));
+  p.tile_rows = g.tile_rows;
+  p.tile_cols = g.tile_cols;
+  p.halo_rows = g.halo_rows;
   p.tiles_r = (rows + static_cast<std::uint64_t>(p.tile_rows) - 1) / static_cast<std::uint64_t>(p.tile_rows);
   p.tiles_c = (cols + static_cast<std::uint64_t>(p.tile_cols) - 1) / static_cast<std::uint64_t>(p.tile_cols);
   p.tiles = batch * p.tiles_r * p.tiles_c;
-  p.vectors_per_thread = 16 / es;
-  p.vec_bytes = 16;
-  p.min_ctas_per_sm = transpose_tuning::min_ctas_per_sm(es, realigns_in(p.path), realigns_out(p.path));
-  p.halo_rows = out_aligned ? 0 : 32 / es;
-  p.smem_bytes = static_cast<std::uint32_t>(p.tile_rows + p.halo_rows) * transpose_tuning::row_bytes;
+  p.threads = transpose_tuning::threads;
+  p.vectors_per_thread = g.vectors_per_thread;
+  p.vec_bytes = g.vec_bytes;
+  p.min_ctas_per_sm = g.min_ctas_per_sm;
+  p.smem_bytes = g.smem_bytes;
+  constexpr std::uint64_t max_grid = 0x7fffffff;
   p.grid = p.tiles < max_grid ? p.tiles : max_grid;
   return p;
 }

@@ -159,11 +159,26 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
   const std::uint64_t bytes = batch * rows * cols * es;
   std::vector<int> written(bytes, 0);
   const auto tr = static_cast<unsigned>(p.tile_rows), tc = static_cast<unsigned>(p.tile_cols);
+  // Byte `at` of dst stored by tile k: whether another tile stored in its 32-byte sector too, and the
+  // sector lies inside one row of dst (the realigning and elem8 stores own whole sectors).
+  std::map<std::uint64_t, std::uint64_t> sector_owner;  // a sector of dst, the tile that wrote it first
+  const auto shares_a_sector = [&](std::uint64_t at, std::uint64_t k) {
+    const std::uint64_t sector = (dst + at) / 32;
+    const auto [it, fresh] = sector_owner.emplace(sector, k);
+    const std::uint64_t first_row = (sector * 32 - dst) / es / rows, last_row = (sector * 32 + 31 - dst) / es / rows;
+    return !fresh && it->second != k && sector * 32 >= dst && first_row == last_row;
+  };
+  const auto every_byte_once = [&]() -> replay_result {
+    for (std::uint64_t j = 0; j < bytes; ++j) {
+      if (written[j] != 1)
+        return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
+    }
+    return res;
+  };
   if (p.path == transpose_path::elem8) {
     // transpose_elem8_kernel: tile rows r0 .. r0 + 34 loaded (as far as the matrix goes), each output row's
     // span (transpose_elem8_span) stored element by element, 8-byte accesses; a 32-byte sector of dst
     // written by one tile only, unless it holds the ends of two rows of dst.
-    std::map<std::uint64_t, std::uint64_t> owner;
     for (std::uint64_t k = 0; k < p.tiles; ++k) {
       const transpose_tile_pos tp = transpose_tile_at(k, rows, cols, p.tiles_r, p.tiles_c, tr, tc);
       const std::uint64_t first = tp.matrix * rows * cols, left = rows - tp.r0;
@@ -177,22 +192,13 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
           if ((src + from) % 8 != 0 || (dst + to) % 8 != 0) return {"an 8-byte access not 8-byte aligned"};
           if (from + 8 > bytes || to + 8 > bytes) return {"an access outside the buffers"};
           for (unsigned j = 0; j < 8; ++j) ++written[to + j];
-          const std::uint64_t sector = (dst + to) / 32;
-          const auto [it, fresh] = owner.emplace(sector, k);
-          const std::uint64_t row_a = (sector * 32 - dst) / 8 / rows, row_b = (sector * 32 + 31 - dst) / 8 / rows;
-          if (!fresh && it->second != k && sector * 32 >= dst && row_a == row_b)
-            return {"a sector inside a row of dst written by two tiles"};
+          if (shares_a_sector(to, k)) return {"a sector inside a row of dst written by two tiles"};
         }
       }
     }
-    for (std::uint64_t j = 0; j < bytes; ++j) {
-      if (written[j] != 1)
-        return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
-    }
-    return res;
+    return every_byte_once();
   }
   const bool in = realigns_in(p.path), out = realigns_out(p.path);
-  std::map<std::uint64_t, std::uint64_t> sector_owner;  // a sector of dst, the tile that wrote it first
   for (std::uint64_t k = 0; k < p.tiles; ++k) {
     const transpose_tile_pos tp = transpose_tile_at(k, rows, cols, p.tiles_r, p.tiles_c, tr, tc);
     const std::uint64_t first = tp.matrix * rows * cols;
@@ -252,23 +258,13 @@ replay_result replay(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch
             return {"a store of a byte from a row the tile did not load"};
           if (in_seg >= left) return {"a store past the end of dst's row"};
           ++written[static_cast<std::uint64_t>(at)];
-          if (out) {
-            const std::uint64_t sector = (dst + static_cast<std::uint64_t>(at)) / 32;
-            const auto [it, fresh] = sector_owner.emplace(sector, k);
-            const std::uint64_t first_row = (sector * 32 - dst) / es / rows,
-                                last_row = (sector * 32 + 31 - dst) / es / rows;
-            if (!fresh && it->second != k && sector * 32 >= dst && first_row == last_row)
-              return {"a sector inside a row of dst written by two tiles"};
-          }
+          if (out && shares_a_sector(static_cast<std::uint64_t>(at), k))
+            return {"a sector inside a row of dst written by two tiles"};
         }
       }
     }
   }
-  for (std::uint64_t j = 0; j < bytes; ++j) {
-    if (written[j] != 1)
-      return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
-  }
-  return res;
+  return every_byte_once();
 }
 
 TEST(transpose_plan, replay_every_byte_stored_once_every_load_inside_src) {
