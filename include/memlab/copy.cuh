@@ -263,6 +263,17 @@ inline bool plan_fits(const copy_plan& p, std::uintptr_t d, std::uintptr_t s) {
          p.grid * per_cta >= p.vectors;
 }
 
+// What both entry points check before they plan (memlab::copy_bytes, memlab::transpose_bytes): the two
+// ranges of `bytes` inside the address space and disjoint; then the current device's facts into `dev`.
+inline cudaError_t check_ranges_and_device(std::uintptr_t d, std::uintptr_t s, std::uint64_t bytes,
+                                           copy_device& dev) noexcept {
+  if (d + bytes < d || s + bytes < s) return cudaErrorInvalidValue;  // wraps around the address space
+  if (d < s + bytes && s < d + bytes) return cudaErrorInvalidValue;  // the ranges overlap
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  return copy_device_of(device, dev);
+}
+
 }  // namespace detail
 
 // Enqueues the copy that `p` describes, which must come from plan_copy for these very pointers
@@ -297,12 +308,8 @@ inline cudaError_t copy_bytes(void* dst, const void* src, std::size_t bytes, cud
   if (bytes == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
   const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
-  if (d + bytes < d || s + bytes < s) return cudaErrorInvalidValue;  // wraps around the address space
-  if (d < s + bytes && s < d + bytes) return cudaErrorInvalidValue;  // the ranges overlap
-  int device = 0;
   copy_device dev;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (const cudaError_t e = detail::copy_device_of(device, dev); e != cudaSuccess) return e;
+  if (const cudaError_t e = detail::check_ranges_and_device(d, s, bytes, dev); e != cudaSuccess) return e;
   return launch_copy(plan_copy(d, s, bytes, dev), dst, src, stream);
 }
 

@@ -453,12 +453,8 @@ inline cudaError_t transpose_bytes(void* dst, const void* src, std::size_t batch
   if (batch > limit / elem_size / rows / cols) return cudaErrorInvalidValue;
   const std::uint64_t bytes = std::uint64_t{batch} * rows * cols * elem_size;
   const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
-  if (d + bytes < d || s + bytes < s) return cudaErrorInvalidValue;  // wraps around the address space
-  if (d < s + bytes && s < d + bytes) return cudaErrorInvalidValue;  // the buffers overlap
-  int device = 0;
   copy_device dev;
-  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
-  if (const cudaError_t e = detail::copy_device_of(device, dev); e != cudaSuccess) return e;
+  if (const cudaError_t e = detail::check_ranges_and_device(d, s, bytes, dev); e != cudaSuccess) return e;
   return launch_transpose(plan_transpose(d, s, batch, rows, cols, elem_size, dev), dst, src, stream);
 }
 
