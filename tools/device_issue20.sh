@@ -70,12 +70,12 @@ R="$RB --max-time 0.15"
 # Latency against working set, 4 KiB .. 4 GiB, L1 path and .cg path, 128-byte nodes.
 step latency_ws "$R --variant chase_l1,chase_l2 --sizes 4KiB..4GiB --steps 2048 --out $res/hierarchy_latency_ws.json"
 # 32-byte sector granularity beside it, in L1 and L2 only.
-step latency_sector "$R --variant chase_l1,chase_l2 --sizes 4KiB..64MiB:*4 --stride 32 --steps 2048 --out $res/hierarchy_latency_sector.json"
+step latency_sector "$R --variant chase_l1,chase_l2 --sizes 4KiB..64MiB:*4 --node-stride 32 --steps 2048 --out $res/hierarchy_latency_sector.json"
 # L2 partitions: fine steps across 16..64 MiB, and the per-SM map at an L2-resident size.
 step l2_partition "$R --variant chase_l2 --sizes 16MiB..64MiB:+4MiB --steps 4096 --out $res/hierarchy_l2_partition.json"
 step per_sm "$R --variant chase_l2_per_sm --sizes 8MiB,2GiB --steps 2048 --out $res/hierarchy_per_sm.json"
 # Stride chase and the TLB map: stride x working set.
-step tlb "$R --variant chase_stride --sizes 8MiB..8GiB:*4 --stride 4KiB,64KiB,1MiB,2MiB,4MiB,32MiB --steps 1024 --out $res/hierarchy_tlb.json"
+step tlb "$R --variant chase_stride --sizes 8MiB..8GiB:*4 --node-stride 4KiB,64KiB,1MiB,2MiB,4MiB,32MiB --steps 1024 --out $res/hierarchy_tlb.json"
 # Shared memory and registers.
 step smem_reg "$R --variant chase_shared,register_chain --sizes 4KiB,32KiB,128KiB --steps 4096 --out $res/hierarchy_smem_reg.json"
 # Bandwidth against working set, every stream.

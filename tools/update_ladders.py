@@ -61,7 +61,7 @@ def main():
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
     root = pathlib.Path(a.root)
-    labs = [entry["lab"] for entry in json.loads(memlab(a.memlab, "list", "--format", "json"))]
+    labs = [entry["name"] for entry in json.loads(memlab(a.memlab, "list", "--format", "json"))["labs"]]
     tables = {lab: memlab(a.memlab, "list", lab, "--format", "md") for lab in labs}
 
     pages = {root / "docs" / "labs" / f"{lab}.md" for lab in labs}

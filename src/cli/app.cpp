@@ -138,43 +138,21 @@ std::string_view grammar_type(axis_grammar g) {
   return "";
 }
 
-// One flag per axis name any lab declares: its declarations (an axis several labs share is one
-// flag) and the labs declaring it.
-struct axis_flag {
-  std::vector<const axis*> decls;
-  std::vector<std::string_view> labs;
-
-  // What the flag accepts: the first declaration's grammar and meaning, the union of the ranges
-  // (each lab checks its own range when the run is planned).
-  [[nodiscard]] axis accepted() const {
-    axis a = *decls.front();
-    for (const axis* d : decls) {
-      a.min = std::min(a.min, d->min);
-      a.max = std::max(a.max, d->max);
-    }
-    return a;
+// The flag's help: each lab's meaning (labs sharing a flag may mean different things by it), then
+// the unit and the grammar its values are written in.
+std::string axis_help(const axis_flag& f) {
+  const axis a = f.accepted();
+  const auto m = f.meanings();
+  std::string text;
+  if (m.size() == 1) {
+    text = fmt::format("{}\n(axis of {}; ", m.front().first, join(f.labs));
+  } else {
+    for (const auto& [meaning, labs] : m) text += fmt::format("{}: {}\n", join(labs), meaning);
+    text += "(";
   }
-  // Every declaration reads its values alike: then the flag's values are parsed once, here. Words
-  // are each declaration's own (a word's value is its index in that lab's list): each lab parses.
-  [[nodiscard]] bool one_grammar() const {
-    return std::all_of(decls.begin(), decls.end(), [&](const axis* d) {
-      return d->grammar != axis_grammar::words && d->grammar == decls.front()->grammar &&
-             d->rank() == decls.front()->rank();
-    });
-  }
-};
-
-std::vector<std::pair<std::string_view, axis_flag>> axis_flags(const lab_set& labs) {
-  std::vector<std::pair<std::string_view, axis_flag>> out;
-  for (const lab* l : labs.built) {
-    for (const auto& a : l->axes) {
-      auto it = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == a.name; });
-      if (it == out.end()) it = out.insert(out.end(), {a.name, axis_flag{}});
-      it->second.decls.push_back(&a);
-      it->second.labs.push_back(l->name);
-    }
-  }
-  return out;
+  const std::string values =
+      a.grammar == axis_grammar::words ? "" : fmt::format("{}; values {}, written as ", a.unit, accepted_values(a));
+  return text + fmt::format("{}{}; defaults in `memlab list`)", values, grammar_help(a));
 }
 
 // The memlab command line: every subcommand and flag, with the values they fill. Typed where they
@@ -237,26 +215,21 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
          "(2^12..2^30 doubles; 2^10..2^20:*4; 1000..5000:+1000). Default: each lab's")
       ->type_name("SIZES")
       ->check(non_empty);
-  // One flag per axis any lab declares, its values parsed by the flag, in the axis's grammar, and
-  // checked against the widest range any lab declares it with.
-  for (const auto& [name, f] : axis_flags(labs)) {
+  // One flag per axis any lab declares, its values parsed by the flag in the axis's grammar (labs
+  // sharing a flag read its values alike: axis_flags checks) and checked against the widest range any
+  // lab declares it with; each lab checks its own range when the run is planned.
+  for (const auto& f : axis_flags(labs.built)) {
     const axis accepted = f.accepted();
-    const bool typed = f.one_grammar();
     run->add_option_function<std::string>(
            accepted.flag(),
-           [this, name = std::string(name), accepted, typed](const std::string& text) {
+           [this, name = std::string(f.name), accepted](const std::string& text) {
              try {
-               if (typed) {
-                 ro.request.axes.emplace_back(name, parse_axis(accepted, text));
-               } else {  // declarations that read values differently: each lab parses its own
-                 ro.request.axes.emplace_back(name, text);
-               }
+               ro.request.axes.emplace_back(name, parse_axis(accepted, text));
              } catch (const std::invalid_argument& e) {
                throw CLI::ValidationError(e.what());  // names the flag already
              }
            },
-           fmt::format("{}\n({}; axis of {}; defaults in `memlab list`)", accepted.meaning, grammar_help(accepted),
-                       join(f.labs)))
+           axis_help(f))
         ->type_name(std::string(grammar_type(accepted.grammar)))
         ->check(non_empty);
   }

@@ -16,6 +16,9 @@
 #include "harness/timing.hpp"
 #include "harness/writers.hpp"
 #include "inspect/inspect.hpp"
+#include "inspect/sass.hpp"
+#include "harness/kernel_symbols.hpp"
+#include "harness/sizes.hpp"
 
 namespace memlab::cli {
 
@@ -87,6 +90,119 @@ text_table ladder_table(const lab& l) {
   return t;
 }
 
+// The names of the kernels a rung launches: each kernel's function, demangled, without its template
+// arguments (one per kernel family, in order); a library's kernels memlab cannot name by symbol, by
+// the type of ours they are instantiated with.
+std::vector<std::string> kernel_names(const variant& v) {
+  std::vector<std::string> out;
+  const auto add = [&](std::string name) {
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  };
+  for (const auto& k : v.kernels) {
+    if (k.symbol != nullptr) {
+      const std::string mangled = kernel_symbol(k.symbol);
+      std::string name = inspect::demangle(mangled);
+      // The function's qualified name: up to its template arguments or its parameter list.
+      if (name.starts_with("void ")) name.erase(0, 5);  // a template's demangled name starts with its return type
+      add(name.substr(0, name.find_first_of("<(")));
+    }
+    if (k.instantiated_with != nullptr)
+      add(fmt::format("kernels instantiated with {}", inspect::demangle_type(k.instantiated_with->name())));
+  }
+  return out;
+}
+
+// The result field a roof's rule judges: "gbps", "batch_gbps" or "gflops".
+std::string_view judged_field(const roof_rule& r) {
+  if (r.judged == &result::gflops) return "gflops";
+  if (r.judged == &result::batch_gbps) return "batch_gbps";
+  return "gbps";
+}
+
+// What `memlab list --format json` prints: every table the tools downstream read (tools/python takes its
+// labs, rungs, roofs, units and grammar from it; docs/results-schema.md, "The tables", describes it).
+nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["schema"] = "memlab.labs/1";
+  for (const roof_rule& r : roof_rules()) {
+    ordered_json rj{
+        {"name", r.name}, {"label", r.label}, {"unit", r.unit}, {"judges", judged_field(r)}, {"derived", r.derived}};
+    for (const cc_figure& f : r.per_sm_clock) {  // "*": every device
+      const bool any = f.cc_major == 0 && f.cc_minor == 0;
+      rj["per_sm_clock"][any ? std::string("*") : fmt::format("{}.{}", f.cc_major, f.cc_minor)] = f.value;
+    }
+    j["roofs"].push_back(std::move(rj));
+  }
+
+  for (dtype t : all_dtypes()) j["dtypes"].push_back({{"name", to_string(t)}, {"bytes", size_of(t)}});
+  ordered_json suffixes = ordered_json::array();
+  for (const auto& sfx : size_suffixes())
+    suffixes.push_back({{"suffix", sfx.name}, {"multiplies_by", sfx.unit}, {"bytes", sfx.bytes}});
+  j["sizes"] = {{"suffixes", suffixes},
+                {"max_exponent", max_exponent},
+                {"max_range_items", max_range_items},
+                {"max_cases", max_cases}};
+  const measure_options m;
+  j["timing"] = {{"target_rel_spread", m.target_rel_spread},
+                 {"min_samples", m.min_samples},
+                 {"max_samples", m.max_samples},
+                 {"floor_samples", measure_options::floor_samples},
+                 {"throttle_threshold", m.throttle_threshold},
+                 {"batch_target_ms", m.batch_target_ms},
+                 {"max_queued_launches", m.max_queued_launches},
+                 {"default_max_time_s", run_request{}.max_time_s}};
+  for (const result_field& f : result_fields())
+    if (!f.unit.empty()) j["units"][std::string(f.name)] = f.unit;
+  j["labs"] = ordered_json::array();
+  for (const lab* l : chosen) {
+    ordered_json lj;
+    lj["name"] = l->name;
+    lj["teaches"] = l->teaches;
+    lj["roof"] = to_string(l->roof);
+    for (dtype t : l->dtypes) lj["dtypes"].push_back(to_string(t));
+    lj["default_dtype"] = to_string(l->default_dtype);
+    lj["default_sizes"] = l->default_sizes;
+    lj["size_meaning"] = l->size_meaning;
+    if (!l->built_without.empty()) lj["built_without"] = l->built_without;
+    lj["params"] = info_of(*l).params;
+    lj["axes"] = ordered_json::array();
+    for (const auto& a : l->axes) {
+      ordered_json aj{{"name", a.name},        {"flag", a.flag()}, {"meaning", a.meaning},
+                      {"unit", a.unit},        {"grammar", grammar_name(a.grammar)},
+                      {"defaults", a.defaults}};
+      if (a.grammar == axis_grammar::words) {
+        aj["words"] = a.words;
+      } else {
+        aj["min"] = a.min;
+        aj["max"] = a.max;
+        if (a.multiple_of > 1) aj["multiple_of"] = a.multiple_of;
+        if (!a.choices.empty()) aj["choices"] = a.choices;
+      }
+      if (a.grammar == axis_grammar::shape) {
+        for (std::size_t i = 0; i < a.rank(); ++i) aj["extents"].push_back(a.extents[i]);
+      }
+      lj["axes"].push_back(std::move(aj));
+    }
+    lj["variants"] = ordered_json::array();
+    for (const auto& v : l->variants) {
+      ordered_json vj{{"name", v.name},
+                      {"teaches", v.teaches},
+                      {"peer", v.peer},
+                      {"alignment", v.needs.alignment},
+                      {"min_cc", v.needs.min_cc},
+                      {"feature", v.needs.feature},
+                      {"shape", v.needs.shape}};
+      if (v.roof) vj["roof"] = to_string(*v.roof);
+      if (!v.ignores.empty()) vj["ignores"] = v.ignores;
+      vj["kernels"] = kernel_names(v);
+      lj["variants"].push_back(std::move(vj));
+    }
+    j["labs"].push_back(std::move(lj));
+  }
+  return j;
+}
+
 }  // namespace
 
 int list_command(const lab_set& labs, const list_options& o) {
@@ -99,40 +215,8 @@ int list_command(const lab_set& labs, const list_options& o) {
   if (chosen.empty()) chosen.assign(labs.built.begin(), labs.built.end());
 
   if (o.format == "json") {
-    nlohmann::ordered_json j = nlohmann::ordered_json::array();
-    for (const lab* l : chosen) {
-      nlohmann::ordered_json lj;
-      lj["lab"] = l->name;
-      lj["teaches"] = l->teaches;
-      for (dtype t : l->dtypes) lj["dtypes"].push_back(to_string(t));
-      lj["default_dtype"] = to_string(l->default_dtype);
-      lj["default_sizes"] = l->default_sizes;
-      lj["sizes_count"] = l->size_meaning;
-      lj["roof"] = to_string(l->roof);
-      if (!l->built_without.empty()) lj["built_without"] = l->built_without;
-      lj["axes"] = nlohmann::ordered_json::array();
-      for (const auto& a : l->axes) {
-        lj["axes"].push_back({{"name", a.name},
-                              {"flag", a.flag()},
-                              {"meaning", a.meaning},
-                              {"grammar", grammar_name(a.grammar)},
-                              {"defaults", a.defaults},
-                              {"min", a.min},
-                              {"max", a.max}});
-      }
-      for (const auto& v : l->variants) {
-        lj["variants"].push_back({{"name", v.name},
-                                  {"teaches", v.teaches},
-                                  {"peer", v.peer},
-                                  {"alignment", v.needs.alignment},
-                                  {"min_cc", v.needs.min_cc},
-                                  {"feature", v.needs.feature},
-                                  {"shape", v.needs.shape}});
-      }
-      j.push_back(lj);
-    }
-    std::cout << j.dump(2) << "\n";
-    return exit_ok;  // missing labs: only in the table, so the JSON stays a list of labs
+    std::cout << labs_json(chosen).dump(2) << "\n";
+    return exit_ok;  // missing labs: only in the table, so the JSON holds what this binary runs
   }
   if (o.format == "md") {
     // Each lab's ladder as the Markdown table its docs page carries (tools/update_ladders.py copies
@@ -150,10 +234,9 @@ int list_command(const lab_set& labs, const list_options& o) {
                              to_string(l->default_dtype), l->size_meaning, l->default_sizes);
     if (!l->built_without.empty()) std::cout << fmt::format("  built without: {}\n", l->built_without);
     for (const auto& a : l->axes) {
-      const std::string range = a.grammar == axis_grammar::words ? fmt::format("{}", fmt::join(a.words, ","))
-                                                                 : fmt::format("{}..{}", a.min, a.max);
-      std::cout << fmt::format("  {}: {} ({} {}; default {})\n", a.flag(), a.meaning, grammar_name(a.grammar), range,
-                               a.defaults);
+      const std::string unit = a.unit.empty() ? "" : fmt::format("{}; ", a.unit);
+      std::cout << fmt::format("  {}: {} ({}{} {}; default {})\n", a.flag(), a.meaning, unit, grammar_name(a.grammar),
+                               accepted_values(a), a.defaults);
     }
     std::size_t width = 0;
     for (const auto& v : l->variants) width = std::max(width, display_width(v.name) + 2);

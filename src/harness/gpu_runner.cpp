@@ -77,13 +77,10 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.lab = std::string(c.l->name);
   r.variant = std::string(c.v->name);
   r.peer = c.v->peer;
-  r.params = c.l->params(c.p);
-  for (auto& prm : r.params) {
-    if (std::find(c.v->ignores.begin(), c.v->ignores.end(), prm.name) != c.v->ignores.end())
-      prm.value = std::string("-");
-  }
-  r.roof.name = std::string(to_string(c.l->roof));  // the case's own roof once planned
-  r.roof.kind = c.l->roof;
+  r.params = c.l->params(c.p, c.v);  // the axes the rung ignores: not applicable
+  const roof_kind rung_roof = c.v->roof.value_or(c.l->roof);
+  r.roof.name = std::string(to_string(rung_roof));  // the case's own roof once planned
+  r.roof.kind = rung_roof;
   const auto skip = [&](std::string why) {
     r.status = result_status::skipped;
     r.note = std::move(why);
@@ -112,7 +109,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.model = ctx.plan.model;
   r.directions = ctx.plan.directions;
   r.bus_factor = ctx.plan.bus_factor;
-  const roof_kind roof = ctx.plan.roof.value_or(c.l->roof);
+  const roof_kind roof = ctx.plan.roof.value_or(rung_roof);
   r.roof.name = std::string(to_string(roof));
   r.roof.kind = roof;
 

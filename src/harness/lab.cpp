@@ -77,14 +77,24 @@ std::vector<axis_value> parse_axis(const axis& a, std::string_view text) {
 void check_axis_values(const axis& a, std::span<const axis_value> values) {
   for (const auto& v : values) {
     for (std::size_t i = 0; i < v.rank; ++i) {
-      if (v[i] < a.min || v[i] > a.max) {
+      const bool chosen = a.choices.empty() || std::find(a.choices.begin(), a.choices.end(), v[i]) != a.choices.end();
+      const bool multiple = a.multiple_of <= 1 || v[i] % a.multiple_of == 0;
+      if (v[i] < a.min || v[i] > a.max || !chosen || !multiple) {
         const std::string what = a.grammar == axis_grammar::shape ? fmt::format("extent {} of {}", v[i], to_string(v))
                                                                   : fmt::format("{}", v[i]);
+        const std::string_view where = a.choices.empty() && multiple ? "outside" : "not";
         throw std::invalid_argument(
-            fmt::format("{}: {} is outside {}..{} ({})", a.flag(), what, a.min, a.max, a.meaning));
+            fmt::format("{}: {} is {} {} ({})", a.flag(), what, where, accepted_values(a), a.meaning));
       }
     }
   }
+}
+
+std::string accepted_values(const axis& a) {
+  if (a.grammar == axis_grammar::words) return fmt::format("{}", fmt::join(a.words, ", "));
+  if (!a.choices.empty()) return fmt::format("one of {}", fmt::join(a.choices, ", "));
+  const std::string range = fmt::format("{}..{}", a.min, a.max);
+  return a.multiple_of > 1 ? fmt::format("{}, multiples of {}", range, a.multiple_of) : range;
 }
 
 const std::vector<axis_value>& default_values(const axis& a) {
@@ -168,20 +178,47 @@ case_params lab::make_case(dtype t, std::uint64_t n,
   return p;
 }
 
-std::vector<param> lab::params(const case_params& p) const {
+std::vector<param> lab::params(const case_params& p, const variant* v) const {
   std::vector<param> out{{"dtype", std::string(to_string(p.type))}, {"n", static_cast<std::int64_t>(p.n)}};
   for (const auto& a : axes) {
-    const axis_value& v = p.shape(a);
+    const bool ignored = v != nullptr && std::find(v->ignores.begin(), v->ignores.end(), a.name) != v->ignores.end();
+    const axis_value& x = p.shape(a);
+    const auto value = [&](std::size_t i) -> param_value {
+      if (ignored) return std::monostate{};
+      if (a.grammar == axis_grammar::words) {
+        return x[i] < a.words.size() ? std::string(a.words[x[i]]) : std::to_string(x[i]);
+      }
+      return static_cast<std::int64_t>(x[i]);
+    };
     if (a.grammar == axis_grammar::shape) {
-      for (std::size_t i = 0; i < a.rank(); ++i)
-        out.push_back({std::string(a.extents[i]), static_cast<std::int64_t>(v[i])});
-    } else if (a.grammar == axis_grammar::words) {
-      out.push_back({std::string(a.name), v[0] < a.words.size() ? std::string(a.words[v[0]]) : std::to_string(v[0])});
+      for (std::size_t i = 0; i < a.rank(); ++i) out.push_back({std::string(a.extents[i]), value(i)});
     } else {
-      out.push_back({std::string(a.name), static_cast<std::int64_t>(v[0])});
+      out.push_back({std::string(a.name), value(0)});
     }
   }
   return out;
+}
+
+std::string lab::table_problem() const {
+  for (const auto& a : axes) {
+    if (a.grammar != axis_grammar::words && a.unit.empty()) return fmt::format("axis {} declares no unit", a.name);
+    if (a.grammar == axis_grammar::bytes && a.unit != "bytes")
+      return fmt::format("axis {} reads byte counts but its unit is {}", a.name, a.unit);
+    if (a.grammar == axis_grammar::words && !a.choices.empty())
+      return fmt::format("axis {} is words: its choices are its words", a.name);
+    try {
+      (void)parse_axis(a, a.defaults);
+    } catch (const std::invalid_argument& e) {
+      return fmt::format("axis {}: its defaults are refused: {}", a.name, e.what());
+    }
+  }
+  for (const auto& v : variants) {
+    for (std::string_view ignored : v.ignores) {
+      if (find_axis(ignored) == nullptr)
+        return fmt::format("rung {} ignores {}, which is not an axis of lab {}", v.name, ignored, name);
+    }
+  }
+  return "";
 }
 
 }  // namespace memlab

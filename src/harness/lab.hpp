@@ -37,16 +37,23 @@ enum class axis_grammar {
            // the word's index; results report the word
 };
 
-// One swept dimension of a lab besides dtype and size. Declared by the lab; the runner sweeps the
-// product of its axes, the CLI turns each into --name (underscores become dashes), `memlab list`
-// shows them, and every result reports each value as a param of the same name.
+// One swept dimension of a lab besides dtype and size. Declared by the lab, with designated
+// initializers; the runner sweeps the product of its axes, the CLI turns each into --name
+// (underscores become dashes) whose values are parsed and checked here, typed, before any GPU work,
+// `memlab list` shows them, and every result reports each value as a param of the same name.
+// Labs that declare an axis of one name share its flag: they must read its values alike (grammar,
+// unit, rank, words; axis_flags() checks), each with its own meaning and range.
 struct axis {
   std::string_view name;     // snake_case, as results report it: "block_rows" (flag --block-rows)
   std::string_view meaning;  // one line, for --help and `memlab list`
+  // What one value counts, plural: "bytes", "elements", "accesses", "CTAs", ...; "" for words (a name).
+  std::string_view unit;
   axis_grammar grammar = axis_grammar::counts;
   std::string_view defaults;  // what runs when the user gives none, in the grammar above: "0", "1..32"
   std::uint64_t min = 0;      // accepted range of every value (of every extent, for shapes)
   std::uint64_t max = std::uint64_t{1} << 40;
+  std::uint64_t multiple_of = 1;         // every value (every extent) a multiple of this
+  std::vector<std::uint64_t> choices{};  // the only values accepted, when the lab runs only these (1, 2, 4, 8)
   // Shape axes: the param name of each extent, in order ("rows", "cols"); its count is the rank.
   std::array<std::string_view, 3> extents{};
   // Words axes: the accepted names, in order (min and max are not used).
@@ -66,12 +73,15 @@ struct axis_value {
   friend bool operator==(const axis_value&, const axis_value&) = default;
 };
 
-// Parses `text` in the axis's grammar and checks every value against [min, max]. Throws
+// Parses `text` in the axis's grammar and checks every value (check_axis_values). Throws
 // std::invalid_argument naming the flag and the accepted grammar; an empty text is an error.
 std::vector<axis_value> parse_axis(const axis& a, std::string_view text);
-// Checks values parsed elsewhere (by a flag several labs share) against the axis's [min, max]: the
-// message parse_axis gives.
+// Checks values parsed elsewhere (by a flag several labs share) against the axis's range, choices and
+// multiple: one line naming the flag, as parse_axis gives.
 void check_axis_values(const axis& a, std::span<const axis_value> values);
+// What the axis accepts, in words: "1..32", "one of 1, 2, 4, 8", "8..4294967296, multiples of 8",
+// "h2d, d2h, bidir".
+std::string accepted_values(const axis& a);
 // The axis's default values, parsed once per declaration and kept (what a run sweeps when the user
 // gives none, and what make_case starts from). Throws as parse_axis for a bad declaration.
 const std::vector<axis_value>& default_values(const axis& a);
@@ -209,8 +219,12 @@ struct variant {
   std::vector<kernel_ref> kernels{};  // what it launches (empty: no kernel of its own, e.g. cudaMemcpy)
   rung_needs needs{};
   bool peer = false;  // a library it is compared with (cudaMemcpy, CUB, ...), not one of memlab's
-  // The lab's axes this rung does not read (by name): it runs at their first value only, and its
-  // results report each of them as "-" (a collective has no host memory kind).
+  // The roof this rung is bound by when it is not the lab's (cuBLAS's TF32 GEMM: tensor cores, in a lab
+  // under the FP32 roof); a case's plan may still name its own.
+  std::optional<roof_kind> roof{};
+  // The lab's axes this rung does not read (by axis name): it runs at their first value only, and its
+  // results report each of their params as not applicable (JSON null: a collective has no host
+  // memory kind).
   std::vector<std::string_view> ignores{};
   std::any traits{};  // the lab's description of the rung (a struct of the lab's), see traits_as
 
@@ -265,8 +279,12 @@ struct lab {
   // (by axis name; an unknown name throws std::invalid_argument). For tests and tools.
   [[nodiscard]] case_params make_case(dtype t, std::uint64_t n,
                                       std::initializer_list<std::pair<std::string_view, axis_value>> values = {}) const;
-  // The params a result reports: dtype, n, then each axis (a shape as its extents), in order.
-  [[nodiscard]] std::vector<param> params(const case_params& p) const;
+  // The params a result reports: dtype, n, then each axis (a shape as its extents), in order; with a
+  // rung, the params of the axes it ignores are not applicable (param_value's monostate).
+  [[nodiscard]] std::vector<param> params(const case_params& p, const variant* v = nullptr) const;
+  // Why the table is not well formed ("" when it is): a rung ignoring an axis the lab does not declare,
+  // an axis without a unit or whose defaults its own grammar refuses. Tests ask it of every lab.
+  [[nodiscard]] std::string table_problem() const;
 };
 
 // A lab this binary was built without, and why.

@@ -41,6 +41,53 @@ std::vector<std::vector<axis_value>> axis_values_of(const lab& l, const run_requ
 
 }  // namespace
 
+axis axis_flag::accepted() const {
+  axis a = *decls.front();
+  const bool all_choose = std::all_of(decls.begin(), decls.end(), [](const axis* d) { return !d->choices.empty(); });
+  a.choices.clear();
+  for (const axis* d : decls) {
+    a.min = std::min(a.min, d->min);
+    a.max = std::max(a.max, d->max);
+    a.multiple_of = std::min(a.multiple_of, d->multiple_of);
+    if (all_choose)
+      for (auto c : d->choices)
+        if (std::find(a.choices.begin(), a.choices.end(), c) == a.choices.end()) a.choices.push_back(c);
+  }
+  std::sort(a.choices.begin(), a.choices.end());
+  return a;
+}
+
+std::vector<std::pair<std::string_view, std::vector<std::string_view>>> axis_flag::meanings() const {
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> out;
+  for (std::size_t i = 0; i < decls.size(); ++i) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& m) { return m.first == decls[i]->meaning; });
+    if (it == out.end()) it = out.insert(out.end(), {decls[i]->meaning, {}});
+    it->second.push_back(labs[i]);
+  }
+  return out;
+}
+
+std::vector<axis_flag> axis_flags(std::span<const lab* const> labs) {
+  std::vector<axis_flag> out;
+  for (const lab* l : labs) {
+    for (const auto& a : l->axes) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const axis_flag& f) { return f.name == a.name; });
+      if (it == out.end()) it = out.insert(out.end(), axis_flag{a.name, {}, {}});
+      const axis& first = it->decls.empty() ? a : *it->decls.front();
+      if (a.grammar != first.grammar || a.unit != first.unit || a.rank() != first.rank() || a.words != first.words) {
+        throw std::logic_error(fmt::format(
+            "labs {} and {} both declare the axis {} but read its values differently ({} vs {}): one flag has one "
+            "reading, so give them distinct names",
+            it->labs.front(), l->name, a.name, first.unit.empty() ? "words" : first.unit,
+            a.unit.empty() ? "words" : a.unit));
+      }
+      it->decls.push_back(&a);
+      it->labs.push_back(l->name);
+    }
+  }
+  return out;
+}
+
 lab_info info_of(const lab& l) {
   lab_info info{std::string(l.name), std::string(l.teaches), std::string(l.size_meaning), l.roof, {}};
   for (const auto& p : l.params(l.make_case(l.default_dtype, 0))) info.params.push_back(p.name);

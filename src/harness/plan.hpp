@@ -73,6 +73,24 @@ inline constexpr std::size_t max_cases = 20000;
 std::vector<planned_case> plan_cases(const run_request& req, std::span<const lab* const> labs,
                                      std::span<const missing_lab> missing = {});
 
+// One flag per axis name any of `labs` declares: its declarations, in lab order, and the labs
+// declaring it. Labs sharing a name share the flag, so they must read its values alike: the same
+// grammar, unit, rank and words (a word's value is its index); their meanings and ranges may differ
+// (each lab checks its own range when the run is planned). Throws std::logic_error naming the labs
+// when two declarations read values differently: such axes need distinct names.
+struct axis_flag {
+  std::string_view name;
+  std::vector<const axis*> decls;
+  std::vector<std::string_view> labs;
+
+  // What the flag accepts: the first declaration, over the union of the ranges; choices only where
+  // every declaration lists them (their union), and the smallest multiple.
+  [[nodiscard]] axis accepted() const;
+  // Each distinct meaning and the labs that declare it with that meaning, in lab order.
+  [[nodiscard]] std::vector<std::pair<std::string_view, std::vector<std::string_view>>> meanings() const;
+};
+std::vector<axis_flag> axis_flags(std::span<const lab* const> labs);
+
 // What a results file says about a lab: its roof and its params in declared order.
 lab_info info_of(const lab& l);
 

@@ -24,7 +24,8 @@ std::string to_string(const launch_policy& p) {
 
 std::string to_string(const param_value& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return fmt::format("{}", *i);
-  return std::get<std::string>(v);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return "-";
 }
 
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits) {
@@ -66,8 +67,9 @@ roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz, std::size
   switch (k) {
     case roof_kind::dram: return make(dev.peak_gbps);
     case roof_kind::l2: return make(dev.measured_l2_gbps);
-    case roof_kind::smem: return make(32.0 * 4.0 * sms * clock_hz / 1e9);
-    case roof_kind::fp32: return make(sms * 128.0 * 2.0 * clock_hz / 1e9);
+    case roof_kind::smem:
+    case roof_kind::fp32:
+    case roof_kind::tf32: return make(sms * per_sm_clock(rule, dev) * clock_hz / 1e9);
     case roof_kind::pcie: return make(dev.pcie_gbps * ways);
     case roof_kind::nvlink: return make(dev.nvlink_gbps * ways);
   }
@@ -77,16 +79,45 @@ roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz, std::size
 // The roofs' rules, in roof_kind's order. DRAM and shared memory judge the cold (L2 flushed) GB/s;
 // L2 the batch GB/s, since its data stays in the L2 between launches; FP32 the cold GFLOP/s; the
 // links the cold GB/s (all directions of a case counted).
+// Per SM per clock: shared memory 32 banks x 4 B; FP32 128 lanes x 2 (an FMA is two FLOP); dense TF32
+// tensor-core FLOP from NVIDIA's datasheets: A100 (sm_80) 156 TFLOP/s = 108 SMs x 1024 x 1410 MHz, H100
+// (sm_90) 494.7 TFLOP/s = 132 SMs x 2048 x 1830 MHz; other devices: not known here.
+constexpr cc_figure smem_bytes_per_sm_clock[] = {{0, 0, 32.0 * 4.0}};
+constexpr cc_figure fp32_flop_per_sm_clock[] = {{0, 0, 128.0 * 2.0}};
+constexpr cc_figure tf32_flop_per_sm_clock[] = {{8, 0, 1024}, {9, 0, 2048}};
+
 constexpr roof_rule rules[] = {
-    {roof_kind::dram, "dram", "DRAM", "GB/s", &result::gbps, &result::gbps, "GB/s", "%DRAM"},
-    {roof_kind::l2, "l2", "L2", "GB/s", &result::batch_gbps, &result::batch_gbps, "batch GB/s", "%L2"},
-    {roof_kind::smem, "smem", "shared memory", "GB/s", &result::gbps, &result::gbps, "GB/s", "%smem"},
-    {roof_kind::fp32, "fp32", "FP32", "GFLOP/s", &result::gflops, &result::gbps, "GB/s", "%fp32"},
-    {roof_kind::pcie, "pcie", "PCIe", "GB/s", &result::gbps, &result::gbps, "GB/s", "%PCIe"},
-    {roof_kind::nvlink, "nvlink", "NVLink", "GB/s", &result::gbps, &result::gbps, "GB/s", "%NVLink"},
+    {roof_kind::dram, "dram", "DRAM", "GB/s", &result::gbps, &result::gbps, "GB/s", "%DRAM",
+     "2 x memory clock x bus width / 8 (theoretical); beside it the measured ceiling, a 2 GiB cudaMemcpy D2D in the "
+     "same run"},
+    {roof_kind::l2, "l2", "L2", "GB/s", &result::batch_gbps, &result::batch_gbps, "batch GB/s", "%L2",
+     "an L2-resident cudaMemcpy D2D measured in the same run, launched back to back"},
+    {roof_kind::smem, "smem", "shared memory", "GB/s", &result::gbps, &result::gbps, "GB/s", "%smem",
+     "SMs x 32 banks x 4 B x the SM clock measured during the case", smem_bytes_per_sm_clock},
+    {roof_kind::fp32, "fp32", "FP32", "GFLOP/s", &result::gflops, &result::gbps, "GB/s", "%fp32",
+     "SMs x 128 lanes x 2 (FMA) x the SM clock measured during the case", fp32_flop_per_sm_clock},
+    {roof_kind::tf32, "tf32", "TF32 tensor cores", "GFLOP/s", &result::gflops, &result::gbps, "GB/s", "%tf32",
+     "SMs x dense TF32 FLOP per SM per clock (1024 on sm_80, 2048 on sm_90: NVIDIA's datasheets) x the SM clock "
+     "measured during the case; 0 on other devices",
+     tf32_flop_per_sm_clock},
+    {roof_kind::pcie, "pcie", "PCIe", "GB/s", &result::gbps, &result::gbps, "GB/s", "%PCIe",
+     "generation x lanes after line encoding, per direction (NVML or sysfs); a case moving bytes both ways is held "
+     "to twice it"},
+    {roof_kind::nvlink, "nvlink", "NVLink", "GB/s", &result::gbps, &result::gbps, "GB/s", "%NVLink",
+     "active links x per-link rate, per direction (NVML); a case moving bytes both ways is held to twice it"},
 };
 
 }  // namespace
+
+std::span<const roof_rule> roof_rules() { return rules; }
+
+double per_sm_clock(const roof_rule& rule, const device_info& dev) {
+  for (const cc_figure& f : rule.per_sm_clock) {
+    if ((f.cc_major == 0 && f.cc_minor == 0) || (f.cc_major == dev.cc_major && f.cc_minor == dev.cc_minor))
+      return f.value;
+  }
+  return 0;
+}
 
 const roof_rule& rule_of(roof_kind k) {
   for (const auto& r : rules)

@@ -25,7 +25,9 @@ struct launch_policy {
 // "t256 i4 v16 g528" style; "-" for an all-zero policy.
 std::string to_string(const launch_policy& p);
 
-using param_value = std::variant<std::int64_t, std::string>;
+// A param's value: a number, a word, or not applicable (std::monostate: the rung does not read the
+// axis; JSON null, an empty CSV cell, "-" in the tables).
+using param_value = std::variant<std::monostate, std::int64_t, std::string>;
 // One figure a lab's host model predicts for a case (bank wavefronts per shared-memory request,
 // 32-byte sectors per global request, ...): reported with the result as computed, never measured.
 struct model_figure {
@@ -47,6 +49,7 @@ struct param {
   std::string name;  // dtype, n, then the lab's axes (names shared across labs: DESIGN.md)
   param_value value;
 };
+// "4096", "h2d"; "-" for not applicable (the tables' text).
 std::string to_string(const param_value& v);
 
 struct device_info {
@@ -83,6 +86,9 @@ enum class roof_kind {
   l2,    // measured L2-resident copy, GB/s; against the batch median (the data stays in L2)
   smem,  // 32 banks x 4 B x SMs x SM clock measured during the case, GB/s; cold median
   fp32,  // SMs x 128 lanes x 2 (FMA) x SM clock measured during the case, GFLOP/s; cold median
+  // Dense TF32 tensor-core FLOP per SM per clock (tf32_flop_per_sm_clock) x SMs x SM clock measured
+  // during the case, GFLOP/s; cold median. 0 where the device's figure is not known here.
+  tf32,
   // Links, read when the device is opened (device_info). Both are per direction: a case that moves
   // bytes both ways at once is held to the rate times the directions it uses; cold median.
   pcie,    // PCIe: generation x lanes, after line encoding
@@ -106,6 +112,12 @@ struct direction_figure {
   friend bool operator==(const direction_figure&, const direction_figure&) = default;
 };
 
+// A figure per device generation, by compute capability; 0.0 stands for every device.
+struct cc_figure {
+  int cc_major = 0, cc_minor = 0;
+  double value = 0;
+};
+
 struct result;
 using rate_member = double result::*;  // a rate of a result: &result::gbps
 
@@ -120,8 +132,18 @@ struct roof_rule {
   rate_member bandwidth;              // the bandwidth a table shows: cold GB/s, batch GB/s for L2
   std::string_view bandwidth_header;  // "GB/s", "batch GB/s"
   std::string_view pct_header;        // "%DRAM", "%smem"
+  std::string_view derived;           // how its value is found, one line (`memlab list` shows it)
+  // A roof counted per SM and per clock (shared memory, FP32, TF32): what one SM does per clock, by
+  // device where it differs (the roof is SMs x that x the SM clock measured during the case); empty for
+  // the others.
+  std::span<const cc_figure> per_sm_clock{};
 };
 const roof_rule& rule_of(roof_kind k);
+// Every roof's rule, in roof_kind's order.
+std::span<const roof_rule> roof_rules();
+// What one SM of `dev` does per clock under a roof counted so (roof_rule::per_sm_clock); 0 when the
+// device's figure is not known.
+double per_sm_clock(const roof_rule& rule, const device_info& dev);
 
 enum class result_status { ok, skipped, failed };
 std::string_view to_string(result_status s);

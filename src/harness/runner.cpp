@@ -56,11 +56,12 @@ std::string signal_name(int sig) {
   }
 }
 
-// The parameters beyond dtype and n, for progress lines: " name=2 other=4".
+// The parameters beyond dtype and n that apply to the rung, for progress lines: " name=2 other=4".
 std::string axis_text(const std::vector<param>& params) {
   std::string out;
   for (const auto& p : params) {
-    if (p.name != "dtype" && p.name != "n") out += fmt::format(" {}={}", p.name, to_string(p.value));
+    if (p.name != "dtype" && p.name != "n" && !std::holds_alternative<std::monostate>(p.value))
+      out += fmt::format(" {}={}", p.name, to_string(p.value));
   }
   return out;
 }
@@ -165,7 +166,7 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
       }
       ++lab_cases;
       const std::string label = fmt::format("[{}/{}] {} {} {} {}{}", index, cases.size(), c.l->name, c.v->name,
-                                            to_string(c.p.type), c.size_text, axis_text(c.l->params(c.p)));
+                                            to_string(c.p.type), c.size_text, axis_text(c.l->params(c.p, c.v)));
       result r = runner.run(c, req);
       if (req.progress) {
         std::string outcome;

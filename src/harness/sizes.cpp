@@ -12,8 +12,6 @@ namespace {
 
 // Every value must fit the int64 that result params hold.
 constexpr std::uint64_t value_limit = std::uint64_t{1} << 63;  // exclusive
-constexpr std::size_t max_range_items = 10000;
-constexpr unsigned max_exponent = 62;
 
 constexpr std::string_view sizes_accepted =
     "accepted: N or 2^k (k <= 62), optionally followed by K|M|G (elements, x1024) or B|KiB|MiB|GiB "
@@ -45,12 +43,7 @@ std::string_view trim(std::string_view s) {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-struct suffix_info {
-  std::string_view name;
-  std::uint64_t unit;
-  bool bytes;
-};
-constexpr suffix_info suffixes[] = {
+constexpr size_suffix suffixes[] = {
     {"", 1, false}, {"K", 1ull << 10, false},  {"M", 1ull << 20, false},  {"G", 1ull << 30, false},
     {"B", 1, true}, {"KiB", 1ull << 10, true}, {"MiB", 1ull << 20, true}, {"GiB", 1ull << 30, true},
 };
@@ -100,7 +93,7 @@ parsed_value parse_value(std::string_view text, std::string_view item) {
     base = take_number(s, item);
   }
   if (!s.empty() && s.front() == '.') fail(item, "fractions are not allowed");
-  const suffix_info* found = nullptr;
+  const size_suffix* found = nullptr;
   for (const auto& sfx : suffixes) {
     if (sfx.name == s) found = &sfx;
   }
@@ -208,6 +201,8 @@ std::vector<size_spec> parse_list(std::string_view text, bool default_geometric)
 }
 
 }  // namespace
+
+std::span<const size_suffix> size_suffixes() { return suffixes; }
 
 std::vector<size_spec> parse_sizes(std::string_view text) {
   try {

@@ -14,11 +14,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace memlab {
+
+// The suffixes a value may carry, what each multiplies by, and whether it makes a byte count.
+struct size_suffix {
+  std::string_view name;  // "", "K", "MiB"
+  std::uint64_t unit;
+  bool bytes;
+};
+std::span<const size_suffix> size_suffixes();
+inline constexpr unsigned max_exponent = 62;         // 2^k takes k <= this
+inline constexpr std::size_t max_range_items = 10000;  // a range listing more is an error
 
 struct size_spec {
   std::uint64_t value = 0;

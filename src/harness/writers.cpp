@@ -229,8 +229,8 @@ void write_csv(std::ostream& os, const run_report& rep) {
       switch (c->kind) {
         case field_kind::params:
           for (const auto& n : names) {
-            const param_value* v = r.find(n);
-            f.push_back(v ? to_string(*v) : "");
+            const param_value* v = r.find(n);  // none, or not applicable: an empty cell
+            f.push_back(v == nullptr || std::holds_alternative<std::monostate>(*v) ? "" : to_string(*v));
           }
           break;
         case field_kind::model: f.push_back(model_text(r.model)); break;
@@ -344,8 +344,10 @@ ordered_json result_json(const result& r) {
         for (const auto& p : r.params) {
           if (const auto* i = std::get_if<std::int64_t>(&p.value)) {
             params[p.name] = *i;
+          } else if (const auto* w = std::get_if<std::string>(&p.value)) {
+            params[p.name] = *w;
           } else {
-            params[p.name] = std::get<std::string>(p.value);
+            params[p.name] = nullptr;  // not applicable: the rung does not read this axis
           }
         }
         o[std::string(f.key)] = std::move(params);
@@ -431,7 +433,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
     bool numeric = true;  // numbers right, words left
     for (const result* r : rows) {
       const param_value* v = r->find(n);
-      if (v != nullptr && !std::holds_alternative<std::int64_t>(*v)) numeric = false;
+      if (v != nullptr && std::holds_alternative<std::string>(*v)) numeric = false;
     }
     t.column(n, numeric);
   }

@@ -32,8 +32,12 @@ TEST(cli, help_explains_subcommands_exit_codes_and_lists) {
   const auto r = memlab("run --help");
   EXPECT_EQ(r.code, 0);
   for (const char* s : {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out",
-                        "--src-offset", "--stride", "--table-bytes", "--tile", "--ctas", "axis of copy, stride, tile"})
-    EXPECT_NE(r.output.find(s), std::string::npos) << s;
+                        "--src-offset", "--stride", "--lane-stride", "--node-stride", "--table-bytes", "--tile", "--ctas",
+                        // A flag several labs declare: each lab's meaning, and the unit.
+                        "copy, stride, tile: bytes added to the source pointer", "async: bytes added to the global source",
+                        "elements between the accesses of neighbouring threads\n",
+                        "(axis of stride; elements; values 1..1048576, written as counts", "values one of 1, 2, 4, 8"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << s << "\n" << r.output;
 }
 
 TEST(cli, no_subcommand_is_a_usage_error) { EXPECT_EQ(memlab("").code, 2); }
@@ -57,6 +61,17 @@ TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
       {"run --out results.xyz", "--out: results.xyz: the extension gives the format"},
       {"run --sizes ''", "--sizes: an empty value"},
       {"run --stride ''", "--stride: an empty value"},
+      // One flag, one reading: the stride lab's elements, smem's accesses, the hierarchy's bytes.
+      {"run smem --stride 2", "--stride is not an axis of lab smem"},
+      {"run stride --lane-stride 2", "--lane-stride is not an axis of lab stride"},
+      {"run hierarchy --node-stride 4KiB --stride 2", "--stride is not an axis of lab hierarchy"},
+      {"run --lane-stride 33", "--lane-stride: 33 is outside 1..32"},
+      {"run --node-stride 12", "--node-stride: 12 is not 8..4294967296, multiples of 8"},
+      // Every documented choice is checked when parsed, not skipped case by case.
+      {"run --ilp 3", "--ilp: 3 is not one of 1, 2, 4, 8"},
+      {"run hierarchy --ilp 1,3", "--ilp: 3 is not one of 1, 2, 4, 8"},
+      {"run --tile-bytes 4100", "--tile-bytes: 4100 is not 16..1048576, multiples of 16"},
+      {"run --direction sideways", "--direction: 'sideways' is not one of h2d, d2h, bidir"},
       {"run copy --sizes 2^61 --dtype f64", "--sizes: 2^61 is too large"},
       {"run --sizes 2^x", "--sizes: invalid size \"2^x\""},
       {"run --sizes 10..1", "--sizes: invalid size \"10..1\""},
@@ -123,7 +138,15 @@ TEST(cli, list_shows_every_lab_its_axes_and_roof_without_a_gpu) {
     EXPECT_NE(o.output.find(s), std::string::npos) << s;
   const auto j = memlab("list copy --format json", no_gpu);
   EXPECT_EQ(j.code, 0);
-  EXPECT_NE(j.output.find("\"flag\": \"--src-offset\""), std::string::npos) << j.output;
+  for (const char* key : {"\"schema\": \"memlab.labs/1\"", "\"flag\": \"--src-offset\"", "\"unit\": \"bytes\"",
+                          "\"roofs\"", "\"judges\": \"gflops\"", "\"per_sm_clock\"", "\"dtypes\"", "\"suffix\": \"MiB\"",
+                          "\"target_rel_spread\"", "\"units\"", "\"kernels\"", "\"size_meaning\""})
+    EXPECT_NE(j.output.find(key), std::string::npos) << key << "\n" << j.output;
+  EXPECT_EQ(j.output.find("\"name\": \"stride\""), std::string::npos) << "only the labs asked for";
+  const auto s = memlab("list smem hierarchy", no_gpu);
+  EXPECT_NE(s.output.find("--lane-stride: distance between neighbouring lanes' accesses"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("(accesses; counts 1..32;"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("(vectors; counts one of 1, 2, 4, 8;"), std::string::npos) << s.output;
 }
 
 }  // namespace

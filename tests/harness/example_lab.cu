@@ -36,7 +36,8 @@ __global__ void add_word_kernel(std::uint8_t* out, const std::uint8_t* in, std::
 
 namespace {
 
-const axis increment_axis{"increment", "what is added to every byte", axis_grammar::counts, "1", 0, 255};
+const axis increment_axis{
+    .name = "increment", .meaning = "what is added to every byte", .unit = "byte values", .defaults = "1", .max = 255};
 
 void launch_add(const case_ctx& c, cudaStream_t s) {
   if (c.p.n == 0) return;

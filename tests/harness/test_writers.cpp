@@ -526,6 +526,65 @@ TEST(Writers, MeasuredFiguresCarryTheirUnits) {
   std::filesystem::remove(path);
 }
 
+// A param of an axis the rung does not read is not applicable: JSON null (valid against the schema),
+// an empty CSV cell, "-" in the tables; never the text "-" inside a numeric param.
+TEST(Writers, ANotApplicableParamIsNullNotText) {
+  run_report rep = sample_report();
+  rep.results.back().params.push_back({"peer", std::monostate{}});
+  rep.labs.back().params.push_back("peer");
+  const json j = json::parse(render(rep, output_format::json));
+  EXPECT_TRUE(j["results"][4]["params"]["peer"].is_null()) << j["results"][4]["params"].dump();
+  EXPECT_EQ(j["results"][4]["params"]["stride"], 2) << "applicable params stay numbers";
+  std::istringstream csv(render(rep, output_format::csv));
+  const auto cells = [](const std::string& line) {
+    std::vector<std::string> out(1);
+    for (char ch : line) {
+      if (ch == ',') {
+        out.emplace_back();
+      } else {
+        out.back().push_back(ch);
+      }
+    }
+    return out;
+  };
+  std::string line, last;
+  std::getline(csv, line);
+  const auto header = cells(line);
+  while (std::getline(csv, line)) last = line;  // the smem record: no quoted commas
+  const auto column = std::find(header.begin(), header.end(), "peer") - header.begin();
+  ASSERT_LT(static_cast<std::size_t>(column), header.size());
+  EXPECT_EQ(cells(last).at(static_cast<std::size_t>(column)), "") << last;
+  EXPECT_EQ(to_string(param_value{}), "-");
+  const std::string table = render(rep, output_format::table);
+  EXPECT_NE(table.find("peer"), std::string::npos) << table;
+  const auto path = temp_path("memlab_schema_not_applicable") += ".json";
+  write_file_atomically(path.string(), render(rep, output_format::json));
+  test::expect_valid_results(path.string());
+  std::filesystem::remove(path);
+}
+
+// A rung whose roof is TF32 tensor cores (cuBLAS's TF32 GEMM) is held to SMs x the device's TF32 FLOP per SM
+// per clock x the SM clock; a device whose figure is unknown gives no roof value.
+TEST(Result, Tf32RoofIsPerSmPerClockByDevice) {
+  result r;
+  r.flops = 2000000000;
+  r.cold = timings(1.0, 1);
+  r.sm_clock_mhz = 1830;
+  derive(r, roof_kind::tf32, h100(), 0);
+  EXPECT_EQ(r.roof.name, "tf32");
+  EXPECT_EQ(r.roof.unit, "GFLOP/s");
+  EXPECT_DOUBLE_EQ(r.roof.value, 132 * 2048 * 1830e6 / 1e9);  // 494.7 TFLOP/s: NVIDIA's H100 SXM figure
+  EXPECT_DOUBLE_EQ(r.pct_roof, 100 * r.gflops / r.roof.value);
+  device_info other = h100();
+  other.cc_minor = 9;
+  derive(r, roof_kind::tf32, other, 0);
+  EXPECT_EQ(r.roof.value, 0);
+  EXPECT_EQ(r.pct_roof, 0);
+  EXPECT_EQ(per_sm_clock(rule_of(roof_kind::fp32), other), 256);
+  EXPECT_EQ(per_sm_clock(rule_of(roof_kind::smem), other), 128);
+  EXPECT_EQ(per_sm_clock(rule_of(roof_kind::dram), other), 0);
+}
+
 TEST(Writers, FormatNamesAndExtensions) {
   EXPECT_EQ(parse_format("md"), output_format::markdown);
   EXPECT_EQ(parse_format("yaml"), std::nullopt);

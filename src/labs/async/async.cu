@@ -261,27 +261,32 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis src_offset_axis{"src_offset",
-                           "bytes added to the global source (a whole element); each path needs its alignment",
-                           axis_grammar::counts,
-                           "0",
-                           0,
-                           4096};
-const axis smem_offset_axis{
-    "smem_offset", "bytes added to each CTA's shared tile; each path needs its alignment", axis_grammar::counts, "0", 0,
-    1024};
-const axis stages_axis{"stages",
-                       "shared-memory stages in flight per CTA (pipelined, divergent_commit; the others: 1)",
-                       axis_grammar::counts,
-                       "1,4",
-                       1,
-                       max_stages};
-const axis tile_axis{"tile_bytes",
-                     "bytes per tile (per stage): a multiple of 16; tma_tensor: of 256, at most 64 KiB",
-                     axis_grammar::bytes,
-                     "4KiB",
-                     16,
-                     1u << 20};
+const axis src_offset_axis{.name = "src_offset",
+                           .meaning = "bytes added to the global source (a whole element); each path needs its alignment",
+                           .unit = "bytes",
+                           .defaults = "0",
+                           .min = 0,
+                           .max = 4096};
+const axis smem_offset_axis{.name = "smem_offset",
+                            .meaning = "bytes added to each CTA's shared tile; each path needs its alignment",
+                            .unit = "bytes",
+                            .defaults = "0",
+                            .min = 0,
+                            .max = 1024};
+const axis stages_axis{.name = "stages",
+                       .meaning = "shared-memory stages in flight per CTA (pipelined, divergent_commit; the others: 1)",
+                       .unit = "stages",
+                       .defaults = "1,4",
+                       .min = 1,
+                       .max = max_stages};
+const axis tile_axis{.name = "tile_bytes",
+                     .meaning = "bytes per tile (per stage): a multiple of 16; tma_tensor: of 256, at most 64 KiB",
+                     .unit = "bytes",
+                     .grammar = axis_grammar::bytes,
+                     .defaults = "4KiB",
+                     .min = 16,
+                     .max = 1u << 20,
+                     .multiple_of = 16};
 
 case_shape shape_of(const case_params& p) {
   return {size_of(p.type), p.n, p[src_offset_axis], p[smem_offset_axis], p[stages_axis], p[tile_axis]};

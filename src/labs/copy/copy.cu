@@ -163,11 +163,16 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis src_offset_axis{
-    "src_offset", "bytes added to the source pointer (misalignment); a whole element", axis_grammar::counts, "0", 0,
-    4096};
-const axis dst_offset_axis{
-    "dst_offset", "bytes added to the destination pointer; a whole element", axis_grammar::counts, "0", 0, 4096};
+const axis src_offset_axis{.name = "src_offset",
+                           .meaning = "bytes added to the source pointer (misalignment); a whole element",
+                           .unit = "bytes",
+                           .defaults = "0",
+                           .max = 4096};
+const axis dst_offset_axis{.name = "dst_offset",
+                           .meaning = "bytes added to the destination pointer; a whole element",
+                           .unit = "bytes",
+                           .defaults = "0",
+                           .max = 4096};
 
 const auto* source(const case_ctx& c) { return c.ptr(src_buffer, c.p[src_offset_axis]); }
 auto* destination(const case_ctx& c) { return c.ptr(dst_buffer, c.p[dst_offset_axis]); }

@@ -167,10 +167,15 @@ index_stats count_touched(const std::uint32_t* sorted, const std::uint32_t* orde
 
 enum buffer_index { table_buffer, out_buffer, idx_buffer };
 
-const axis table_bytes_axis{"table_bytes", "bytes of the table gathered from", axis_grammar::bytes,
+const axis table_bytes_axis{.name = "table_bytes",
+                            .meaning = "bytes of the table gathered from",
+                            .unit = "bytes",
+                            .grammar = axis_grammar::bytes,
                             // Fixed sizes around the H100's 50 MiB L2 (200 MiB = 4 x L2), not relative to
                             // the device's L2: a lab's defaults do not see the device.
-                            "8MiB,32MiB,128MiB,200MiB,512MiB,2GiB", 1, std::uint64_t{1} << 40};
+                            .defaults = "8MiB,32MiB,128MiB,200MiB,512MiB,2GiB",
+                            .min = 1,
+                            .max = std::uint64_t{1} << 40};
 
 std::uint64_t table_elements(const case_params& p) { return p[table_bytes_axis] / size_of(p.type); }
 

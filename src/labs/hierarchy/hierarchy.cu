@@ -492,29 +492,47 @@ __global__ void fill_stream_kernel(float* x, std::uint64_t n, std::uint64_t seed
 
 namespace {
 
-const axis stride_axis{"stride",
-                       "bytes between chase nodes: 128 = one per cache line, 32 = one per sector; "
-                       "the TLB sweep goes to MiBs",
-                       axis_grammar::bytes,
-                       "128",
-                       8,
-                       std::uint64_t{1} << 32};
-const axis steps_axis{
-    "steps", "timed dependent loads (or FFMAs) per walk", axis_grammar::counts, "4096", 64, std::uint64_t{1} << 24};
-const axis ilp_axis{
-    "ilp", "streams: 16-byte vectors per array in flight per thread (1, 2, 4, 8)", axis_grammar::counts, "4", 1, 8};
-const axis ctas_per_sm_axis{
-    "ctas_per_sm", "streams: 256-thread CTAs per SM (occupancy, 1..8)", axis_grammar::counts, "4", 1, 8};
-const axis passes_axis{
-    "passes",
-    "streams: passes over the arrays per launch; 0 = enough for 1 GiB moved, or 48 MiB per busy SM when "
-    "each SM's share stays in its L1 or shared memory (at most 2^20)",
-    axis_grammar::counts,
-    "0",
-    0,
-    std::uint64_t{1} << 20};
-const axis load_ctas_axis{
-    "load_ctas", "loaded chase: SMs streaming from DRAM beside the probe", axis_grammar::counts, "0", 0, 1024};
+const axis stride_axis{.name = "node_stride",
+                       .meaning = "chases: bytes between chase nodes, a multiple of 8: 128 = one per cache line, 32 = "
+                                  "one per sector; the TLB sweep goes to MiBs",
+                       .unit = "bytes",
+                       .grammar = axis_grammar::bytes,
+                       .defaults = "128",
+                       .min = 8,
+                       .max = std::uint64_t{1} << 32,
+                       .multiple_of = 8};
+const axis steps_axis{.name = "steps",
+                      .meaning = "timed dependent loads (or FFMAs) per walk",
+                      .unit = "loads",
+                      .defaults = "4096",
+                      .min = 64,
+                      .max = std::uint64_t{1} << 24};
+const axis ilp_axis{.name = "ilp",
+                    .meaning = "streams: 16-byte vectors per array in flight per thread (1, 2, 4, 8)",
+                    .unit = "vectors",
+                    .defaults = "4",
+                    .min = 1,
+                    .max = 8,
+                    .choices = {1, 2, 4, 8}};
+const axis ctas_per_sm_axis{.name = "ctas_per_sm",
+                            .meaning = "streams: 256-thread CTAs per SM (occupancy, 1..8)",
+                            .unit = "CTAs",
+                            .defaults = "4",
+                            .min = 1,
+                            .max = 8};
+const axis passes_axis{.name = "passes",
+                       .meaning = "streams: passes over the arrays per launch; 0 = enough for 1 GiB moved, or 48 MiB per "
+                                  "busy SM when each SM's share stays in its L1 or shared memory (at most 2^20)",
+                       .unit = "passes",
+                       .defaults = "0",
+                       .min = 0,
+                       .max = std::uint64_t{1} << 20};
+const axis load_ctas_axis{.name = "load_ctas",
+                          .meaning = "loaded chase: SMs streaming from DRAM beside the probe",
+                          .unit = "CTAs",
+                          .defaults = "0",
+                          .min = 0,
+                          .max = 1024};
 
 constexpr float stream_scalar = 0.5f;
 constexpr float chain_a = 0.5f, chain_b = 1.0f, chain_x0 = 3.0f;
@@ -578,7 +596,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
     }
     return std::nullopt;
   }
-  if (stride % 8 != 0) return std::string("--stride must be a multiple of 8 bytes (a node holds an address)");
+  if (stride % 8 != 0) return std::string("--node-stride must be a multiple of 8 bytes (a node holds an address)");
   if (bytes / stride < 2) return std::string("the chain needs at least two nodes (size / stride >= 2)");
   if (t.path == load_path::shared) {
     const auto limit = static_cast<std::uint64_t>(dev.smem_per_block_optin > 0 ? dev.smem_per_block_optin : 48 * 1024);

@@ -160,8 +160,12 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
-const axis field_axis{"field", "which field of each point is read: 0 (x), 1 (y) or 2 (z)", axis_grammar::counts, "0", 0,
-                      2};
+const axis field_axis{.name = "field",
+                      .meaning = "which field of each point is read: 0 (x), 1 (y) or 2 (z)",
+                      .unit = "field index",
+                      .defaults = "0",
+                      .min = 0,
+                      .max = 2};
 
 struct aos_rung {
   template <class T>

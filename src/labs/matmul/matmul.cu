@@ -84,8 +84,8 @@ void reference_row(const float* A, const float* B, const gemm_shape& s, std::uin
 //                 ladder is measured against
 //   cublas_tf32   cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32: the same f32 buffers, but the inputs
 //                 rounded to TF32 (10-bit mantissa) and multiplied on tensor cores. Not an f32
-//                 product (its own, looser bound in the check); here for scale only. Its FLOP/s are
-//                 set against the FP32 roof like every row, which is not its roof.
+//                 product (its own, looser bound in the check); here for scale only, under the TF32
+//                 roof (its record's roof), not the FP32 one.
 // cuBLAS is column-major: row-major C = A·B is column-major C^T = B^T·A^T, so cuBLAS is handed B as
 // the (n, k) first operand (ld n) and A as the (k, m) second (ld k), and writes C^T (n, m) with ld n:
 // the same bytes as row-major C.
@@ -118,9 +118,16 @@ constexpr std::uint64_t workspace_bytes = std::uint64_t{32} << 20;
 
 enum buffer_index { a_buffer, b_buffer, c_buffer, workspace_buffer };
 
-const axis m_axis{"m", "rows of A and C; 0 = the same as n (the size)", axis_grammar::counts, "0", 0, max_extent};
-const axis k_axis{
-    "k", "the inner dimension: columns of A, rows of B; 0 = the same as n", axis_grammar::counts, "0", 0, max_extent};
+const axis m_axis{.name = "m",
+                  .meaning = "rows of A and C; 0 = the same as n (the size)",
+                  .unit = "elements",
+                  .defaults = "0",
+                  .max = max_extent};
+const axis k_axis{.name = "k",
+                  .meaning = "the inner dimension: columns of A, rows of B; 0 = the same as n",
+                  .unit = "elements",
+                  .defaults = "0",
+                  .max = max_extent};
 
 gemm_shape shape_of(const case_params& p) { return resolve(p.n, p[m_axis], p[k_axis]); }
 
@@ -414,6 +421,7 @@ const lab& table() {
                       "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor cores, NOT an f32 product (for scale)",
                   .launch = launch_cublas<variant_id::cublas_tf32>,
                   .peer = true,
+                  .roof = roof_kind::tf32,
                   .traits = variant_id::cublas_tf32,
               },
           },

@@ -122,11 +122,11 @@ launch_counts predict(const smem_rung& r, std::uint64_t s, std::uint64_t n, std:
 
 std::optional<std::string> stride_rule(const variant& v, std::uint64_t stride) {
   if (stride < 1 || stride > max_stride) {
-    return "--stride " + std::to_string(stride) + " is outside 1.." + std::to_string(max_stride);
+    return "--lane-stride " + std::to_string(stride) + " is outside 1.." + std::to_string(max_stride);
   }
   if (v.traits_as<smem_rung>().pattern != address_pattern::strided && stride != 32) {
     return std::string(v.name) +
-           " is the stride-32 pattern (a 32 x 32 tile read by columns) made conflict-free: run it at --stride 32";
+           " is the stride-32 pattern (a 32 x 32 tile read by columns) made conflict-free: run it at --lane-stride 32";
   }
   return std::nullopt;
 }

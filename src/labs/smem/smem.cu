@@ -7,7 +7,7 @@
 // move the same 128 bytes per wavefront. A copy from one shared array to another has no path of its
 // own: it goes through registers (LDS, then STS).
 //
-// Assumes: f32 words (the data is bits: sums are taken mod 2^32); --stride 1..32, in accesses of the
+// Assumes: f32 words (the data is bits: sums are taken mod 2^32); --lane-stride 1..32, in accesses of the
 // rung's width; n counts threads (lanes). The bank-bound rungs make 1024 accesses per lane with
 // volatile loads and stores (arch/ld_st_shared.cuh: each one issued, in order; the compiler cannot
 // reuse, hoist or drop them), and their results leave the kernel: a load's sum, a store's last value.
@@ -219,12 +219,13 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
-const axis stride_axis{"stride",
-                       "distance between neighbouring lanes' accesses, in accesses of the rung's width (words for 4 B)",
-                       axis_grammar::counts,
-                       "1,2,4,8,16,32",
-                       1,
-                       max_stride};
+const axis stride_axis{.name = "lane_stride",
+                       .meaning = "distance between neighbouring lanes' accesses, in accesses of the rung's width "
+                                  "(words for 4 B)",
+                       .unit = "accesses",
+                       .defaults = "1,2,4,8,16,32",
+                       .min = 1,
+                       .max = max_stride};
 
 // The rung's one kernel, as the table names it: for cudaFuncSetAttribute and cudaLaunchKernel.
 const void* kernel_of(const variant& v) { return v.kernels.front().symbol; }
@@ -332,14 +333,14 @@ const lab& table() {
           {
               {
                   .name = "store_stride",
-                  .teaches = "4-byte stores at --stride words: gcd(stride, 32) wavefronts per request",
+                  .teaches = "4-byte stores at --lane-stride words: gcd(stride, 32) wavefronts per request",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&store_stride_kernel)},
                   .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4},
               },
               {
                   .name = "load_stride",
-                  .teaches = "4-byte loads at --stride words: gcd(stride, 32) wavefronts per request",
+                  .teaches = "4-byte loads at --lane-stride words: gcd(stride, 32) wavefronts per request",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<strided_pattern<4>>)},
                   .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4, .load = true},
@@ -349,7 +350,7 @@ const lab& table() {
                   .teaches = "stride 32 (a 32x32 tile read by columns) with rows padded to 33 words: 1 wavefront",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<padded_pattern>)},
-                  .needs = {.shape = "--stride 32 (the 32 x 32 tile read by columns)"},
+                  .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
                   .traits = smem_rung{.pattern = address_pattern::padded, .access_bytes = 4, .load = true},
               },
               {
@@ -358,19 +359,19 @@ const lab& table() {
                       "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<swizzled_pattern>)},
-                  .needs = {.shape = "--stride 32 (the 32 x 32 tile read by columns)"},
+                  .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
                   .traits = smem_rung{.pattern = address_pattern::swizzled, .access_bytes = 4, .load = true},
               },
               {
                   .name = "load_vec8",
-                  .teaches = "8-byte loads (LDS.64) at --stride vectors: 2 wavefronts at best (half-warps)",
+                  .teaches = "8-byte loads (LDS.64) at --lane-stride vectors: 2 wavefronts at best (half-warps)",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<strided_pattern<8>>)},
                   .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 8, .load = true},
               },
               {
                   .name = "load_vec16",
-                  .teaches = "16-byte loads (LDS.128) at --stride vectors: 4 wavefronts at best (quarter-warps)",
+                  .teaches = "16-byte loads (LDS.128) at --lane-stride vectors: 4 wavefronts at best (quarter-warps)",
                   .launch = launch,
                   .kernels = {kernel_ref::of(&load_kernel<strided_pattern<16>>)},
                   .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 16, .load = true},

@@ -536,28 +536,29 @@ namespace {
 enum buffer_index { left_buffer, center_buffer, right_buffer, out_buffer };
 enum peer_buffer_index { src_buffer, dst_buffer };
 
-const axis xy_axis{"xy",
-                   "3D rungs: nx x ny of the center volume (x fastest, derivative along y); nz = n / (nx ny). "
-                   "1D rungs ignore it",
-                   axis_grammar::shape,
-                   "512x512",
-                   1,
-                   std::uint64_t{1} << 30,
-                   {"nx", "ny"}};
-const axis stages_axis{"stages",
-                       "tile buffers of 3d_ldgsts_overlap's pipeline (tiles in flight per CTA + 1); the other rungs "
-                       "stage one tile and refuse any value but the default",
-                       axis_grammar::counts,
-                       "2",
-                       min_overlap_stages,
-                       max_overlap_stages};
-const axis side_axis{"side",
-                     "points (1D) or planes (3D) of the left and right domains along y, >= 4: the stencil reads the 4 "
-                     "nearest the center",
-                     axis_grammar::counts,
-                     "4",
-                     radius,
-                     std::uint64_t{1} << 20};
+const axis xy_axis{.name = "xy",
+                   .meaning = "3D rungs: nx x ny of the center volume (x fastest, derivative along y); nz = n / (nx "
+                              "ny). 1D rungs ignore it",
+                   .unit = "points",
+                   .grammar = axis_grammar::shape,
+                   .defaults = "512x512",
+                   .min = 1,
+                   .max = std::uint64_t{1} << 30,
+                   .extents = {"nx", "ny"}};
+const axis stages_axis{.name = "stages",
+                       .meaning = "tile buffers of 3d_ldgsts_overlap's pipeline (tiles in flight per CTA + 1); the "
+                                  "other rungs stage one tile and refuse any value but the default",
+                       .unit = "stages",
+                       .defaults = "2",
+                       .min = min_overlap_stages,
+                       .max = max_overlap_stages};
+const axis side_axis{.name = "side",
+                     .meaning = "points (1D) or planes (3D) of the left and right domains along y, >= 4: the stencil "
+                                "reads the 4 nearest the center",
+                     .unit = "points or planes",
+                     .defaults = "4",
+                     .min = radius,
+                     .max = std::uint64_t{1} << 20};
 
 geometry geometry_of_case(const variant& v, const case_params& p) {
   const axis_value& xy = p.shape(xy_axis);

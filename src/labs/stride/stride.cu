@@ -152,15 +152,17 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis stride_axis{"stride",
-                       "elements between the accesses of neighbouring threads",
-                       axis_grammar::counts,
-                       "1,2,3,4,6,8,12,16,24,32",
-                       1,
-                       1u << 20};
-const axis src_offset_axis{
-    "src_offset", "bytes added to the source pointer (misalignment); a whole element", axis_grammar::counts, "0", 0,
-    4096};
+const axis stride_axis{.name = "stride",
+                       .meaning = "elements between the accesses of neighbouring threads",
+                       .unit = "elements",
+                       .defaults = "1,2,3,4,6,8,12,16,24,32",
+                       .min = 1,
+                       .max = 1u << 20};
+const axis src_offset_axis{.name = "src_offset",
+                           .meaning = "bytes added to the source pointer (misalignment); a whole element",
+                           .unit = "bytes",
+                           .defaults = "0",
+                           .max = 4096};
 
 // A rung: its kernel for each element type, named once for launch and for `memlab inspect`.
 struct strided_rung {

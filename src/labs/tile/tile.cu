@@ -264,22 +264,25 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis tile_axis{"tile",
-                     "tile shape ROWSxCOLS in elements, each a multiple of the (8, 32) thread layout",
-                     axis_grammar::shape,
-                     "128x256,128x128",
-                     1,
-                     1u << 16,
-                     {"rows", "cols"}};
-const axis ctas_axis{"ctas",
-                     "CTAs to launch, each moving its own tile; 0 = one per tile of the whole matrix",
-                     axis_grammar::counts,
-                     "0,1",
-                     0,
-                     0x7fffffffu};
-const axis src_offset_axis{
-    "src_offset", "bytes added to the source pointer (misalignment); a whole element", axis_grammar::counts, "0", 0,
-    4096};
+const axis tile_axis{.name = "tile",
+                     .meaning = "tile shape ROWSxCOLS in elements, each a multiple of the (8, 32) thread layout",
+                     .unit = "elements",
+                     .grammar = axis_grammar::shape,
+                     .defaults = "128x256,128x128",
+                     .min = 1,
+                     .max = 1u << 16,
+                     .extents = {"rows", "cols"}};
+const axis ctas_axis{.name = "ctas",
+                     .meaning = "CTAs to launch, each moving its own tile; 0 = one per tile of the whole matrix",
+                     .unit = "CTAs",
+                     .defaults = "0,1",
+                     .min = 0,
+                     .max = 0x7fffffffu};
+const axis src_offset_axis{.name = "src_offset",
+                           .meaning = "bytes added to the source pointer (misalignment); a whole element",
+                           .unit = "bytes",
+                           .defaults = "0",
+                           .max = 4096};
 
 std::uint64_t rows_of(const case_params& p) { return p.shape(tile_axis)[0]; }
 std::uint64_t cols_of(const case_params& p) { return p.shape(tile_axis)[1]; }

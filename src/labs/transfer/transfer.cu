@@ -234,27 +234,29 @@ const rung_traits& traits(const variant& v) { return v.traits_as<rung_traits>();
 
 // ---- axes ----------------------------------------------------------------------------------------------
 
-const axis direction_axis{"direction",
-                          "host <-> device: h2d, d2h, or bidir (both at once)",
-                          axis_grammar::words,
-                          "h2d,d2h,bidir",
-                          0,
-                          0,
-                          {},
-                          {"h2d", "d2h", "bidir"}};
-const axis host_memory_axis{"host_memory",
-                            "the host buffer: pageable (malloc), pinned (cudaMallocHost), registered "
-                            "(cudaHostRegister), write_combined (cudaHostAllocWriteCombined)",
-                            axis_grammar::words,
-                            "pageable,pinned",
-                            0,
-                            0,
-                            {},
-                            {"pageable", "pinned", "registered", "write_combined"}};
-const axis peer_axis{
-    "peer", "peer copies: the other GPU's ordinal (this one is --device)", axis_grammar::counts, "1", 0, 63};
-const axis gpus_axis{
-    "gpus", "collectives: GPUs (ranks), one process driving all, from --device on", axis_grammar::counts, "2", 1, 64};
+const axis direction_axis{.name = "direction",
+                          .meaning = "host <-> device: h2d, d2h, or bidir (both at once)",
+                          .grammar = axis_grammar::words,
+                          .defaults = "h2d,d2h,bidir",
+                          .words = {"h2d", "d2h", "bidir"}};
+const axis host_memory_axis{.name = "host_memory",
+                            .meaning = "the host buffer: pageable (malloc), pinned (cudaMallocHost), registered "
+                                       "(cudaHostRegister), write_combined (cudaHostAllocWriteCombined)",
+                            .grammar = axis_grammar::words,
+                            .defaults = "pageable,pinned",
+                            .words = {"pageable", "pinned", "registered", "write_combined"}};
+const axis peer_axis{.name = "peer",
+                     .meaning = "peer copies: the other GPU's ordinal (this one is --device)",
+                     .unit = "device ordinal",
+                     .defaults = "1",
+                     .min = 0,
+                     .max = 63};
+const axis gpus_axis{.name = "gpus",
+                     .meaning = "collectives: GPUs (ranks), one process driving all, from --device on",
+                     .unit = "GPUs",
+                     .defaults = "2",
+                     .min = 1,
+                     .max = 64};
 
 direction dir_of(const case_params& p) { return static_cast<direction>(p[direction_axis]); }
 host_memory memory_of(const case_params& p) { return static_cast<host_memory>(p[host_memory_axis]); }

@@ -367,20 +367,21 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
-const axis shape_axis{"shape",
-                      "each matrix's ROWSxCOLS (elements); the output holds their COLSxROWS transposes",
-                      axis_grammar::shape,
-                      "16384x16384,10000x7000",
-                      0,
-                      std::uint64_t{1} << 31,
-                      {"rows", "cols"}};
-const axis band_axis{"band",
-                     "tile rows a band of consecutive CTAs walks down before moving right (memlab's "
-                     "kernels; the peers run at the default only)",
-                     axis_grammar::counts,
-                     "1",
-                     1,
-                     1u << 20};
+const axis shape_axis{.name = "shape",
+                      .meaning = "each matrix's ROWSxCOLS (elements); the output holds their COLSxROWS transposes",
+                      .unit = "elements",
+                      .grammar = axis_grammar::shape,
+                      .defaults = "16384x16384,10000x7000",
+                      .min = 0,
+                      .max = std::uint64_t{1} << 31,
+                      .extents = {"rows", "cols"}};
+const axis band_axis{.name = "band",
+                     .meaning = "tile rows a band of consecutive CTAs walks down before moving right (memlab's "
+                                "kernels; the peers run at the default only)",
+                     .unit = "tile rows",
+                     .defaults = "1",
+                     .min = 1,
+                     .max = 1u << 20};
 constexpr std::uint64_t default_band = 1;
 
 dims dims_of(const case_params& p) { return {p.n, p.shape(shape_axis)[0], p.shape(shape_axis)[1]}; }

@@ -196,8 +196,8 @@ TEST(hierarchy_lab, refusals_say_why) {
   EXPECT_FALSE(test::refusal(l, "register_chain", hcase(4096), d).has_value());
   EXPECT_TRUE(test::refusal(l, "chase_shared", hcase(1 << 20), d).has_value());
   EXPECT_FALSE(test::refusal(l, "chase_shared", hcase(32 << 10), d).has_value());
-  EXPECT_TRUE(test::refusal(l, "chase_l1", hcase(4096, {{"stride", num(12)}}), d).has_value());
-  EXPECT_TRUE(test::refusal(l, "chase_l1", hcase(128, {{"stride", num(128)}}), d).has_value()) << "one node";
+  EXPECT_TRUE(test::refusal(l, "chase_l1", hcase(4096, {{"node_stride", num(12)}}), d).has_value());
+  EXPECT_TRUE(test::refusal(l, "chase_l1", hcase(128, {{"node_stride", num(128)}}), d).has_value()) << "one node";
   EXPECT_TRUE(test::refusal(l, "dot", hcase(4096, {{"ilp", num(3)}}), d).has_value());
   EXPECT_TRUE(test::refusal(l, "loaded_chase", hcase(1 << 20, {{"load_ctas", num(132)}}), d).has_value());
   EXPECT_FALSE(test::refusal(l, "loaded_chase", hcase(1 << 20, {{"load_ctas", num(131)}}), d).has_value());

@@ -19,7 +19,7 @@ using test::edge_sizes;
 struct smem_gpu : test::gpu_test<::testing::TestWithParam<std::string>> {};
 
 case_params smem_case(std::uint64_t n, std::uint64_t stride) {
-  return labs::smem::table().make_case(dtype::f32, n, {{"stride", axis_value{{stride, 0, 0}, 1}}});
+  return labs::smem::table().make_case(dtype::f32, n, {{"lane_stride", axis_value{{stride, 0, 0}, 1}}});
 }
 
 // The stride a rung runs at when the test does not sweep it: the tile patterns take only 32.
@@ -39,7 +39,7 @@ TEST_P(smem_gpu, edge_sizes_and_strides) {
       if (const auto why = test::refusal(l, name, p, dev)) {
         // Only the tile patterns (smem_padded, smem_swizzled) refuse, and only strides other than 32.
         EXPECT_TRUE(stride_for(name, 0) == 32 && stride != 32) << *why;
-        EXPECT_NE(why->find("--stride 32"), std::string::npos) << *why;
+        EXPECT_NE(why->find("--lane-stride 32"), std::string::npos) << *why;
         continue;
       }
       auto c = test::prepare(l, name, p, dev);

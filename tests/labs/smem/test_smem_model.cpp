@@ -197,7 +197,7 @@ TEST(smem_model, hardware_bytes_over_bytes_is_the_conflict_degree) {
 TEST(smem_lab, refusals_name_their_reason) {
   const lab& l = table();
   const auto at = [&](std::uint64_t stride, dtype t = dtype::f32) {
-    return l.make_case(t, 1024, {{"stride", axis_value{{stride, 0, 0}, 1}}});
+    return l.make_case(t, 1024, {{"lane_stride", axis_value{{stride, 0, 0}, 1}}});
   };
   // The padded and swizzled patterns are the stride-32 tile: every other stride is refused, the
   // refusal names the rung, and the rung's needs say so.
@@ -210,10 +210,10 @@ TEST(smem_lab, refusals_name_their_reason) {
     }
     const auto why = test::refusal(l, v.name, at(16));
     ASSERT_TRUE(why) << v.name;
-    EXPECT_NE(why->find("--stride 32"), std::string::npos) << *why;
+    EXPECT_NE(why->find("--lane-stride 32"), std::string::npos) << *why;
     EXPECT_EQ(why->rfind(std::string(v.name) + " is the stride-32 pattern", 0), 0u) << *why;
     EXPECT_FALSE(test::refusal(l, v.name, at(32))) << v.name;
-    EXPECT_NE(v.needs.shape.find("--stride 32"), std::string_view::npos) << v.name;
+    EXPECT_NE(v.needs.shape.find("--lane-stride 32"), std::string_view::npos) << v.name;
     ++tiles;
   }
   EXPECT_EQ(tiles, 2);  // smem_padded, smem_swizzled
@@ -227,8 +227,8 @@ TEST(smem_lab, refusals_name_their_reason) {
   const auto why = test::refusal(l, "smem_to_smem", at(32), small);
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("65536 B of shared memory"), std::string::npos) << *why;
-  EXPECT_THROW((void)parse_axis(*l.find_axis("stride"), "33"), std::invalid_argument);
-  EXPECT_THROW((void)parse_axis(*l.find_axis("stride"), "0"), std::invalid_argument);
+  EXPECT_THROW((void)parse_axis(*l.find_axis("lane_stride"), "33"), std::invalid_argument);
+  EXPECT_THROW((void)parse_axis(*l.find_axis("lane_stride"), "0"), std::invalid_argument);
 }
 
 TEST(smem_lab, ladder_and_plans) {
@@ -258,7 +258,7 @@ TEST(smem_lab, ladder_and_plans) {
   device_info h100;
   h100.sm_count = 132;
   h100.max_threads_per_sm = 2048;
-  const auto p = l.make_case(dtype::f32, 1u << 20, {{"stride", axis_value{{8, 0, 0}, 1}}});
+  const auto p = l.make_case(dtype::f32, 1u << 20, {{"lane_stride", axis_value{{8, 0, 0}, 1}}});
   const case_plan plan = test::plan_of(l, "store_stride", p, h100);
   const auto c = predict(rung("store_stride"), 8, 1u << 20, plan.policy.grid);
   EXPECT_EQ(plan.hardware_bytes, c.wavefronts() * 128);
