@@ -31,6 +31,10 @@ for l in gather transpose matmul; do lab $h/plots/${l}_peers --lab $l $d $h/peer
 # Every lab under the roofs, with its peers: that one session.
 plot $h/plots/roofline --only roofline $d $h/peers/peers_gather_f32.json $h/peers/peers_transpose_f32.json \
   $h/peers/peers_matmul_f32.json
+# The transfer lab: host <-> device at 1 GiB per host memory kind, and the copy engine against size.
+rm -rf $h/plots/transfer
+PYTHONPATH=tools/python python3 -m memlab_tools.plot_transfer $h/transfer/gib_*.json $h/transfer/sweep_ce_pinned.json \
+  -o $h/plots/transfer
 # Issue 22: the races in one process (tools/device_issue22.sh peers1), once their files are committed.
 o=$h/peers1
 if [ -f $o/peers1_copy_f16.json ]; then lab $h/plots/copy_one_process $o/peers1_copy_f16.json; fi

@@ -399,8 +399,37 @@ def parser() -> cli.Parser:
                          "record of every other library at each of its points, in the files given")
     ap.add_argument("--against", help="with --race: the libraries to race, comma-separated (torch, triton, cublas, "
                                       "memcpy, ...; default every one in the files)")
+    ap.add_argument("--rename-param", action="append", default=[], metavar="[LAB:]OLD=NEW",
+                    help="in A, read the param OLD (of LAB's records only, when given) as NEW: a baseline written "
+                         "before an axis was renamed (smem:stride=lane_stride, hierarchy:stride=node_stride); "
+                         "repeatable")
     ap.add_argument("--out", help="also write the Markdown table to this file")
     return ap
+
+
+def parse_renames(items: list[str]) -> dict[tuple, str]:
+    """{("smem", "stride"): "lane_stride", (None, "x"): "y"} from ["smem:stride=lane_stride", "x=y"]; ValueError
+    naming the flag for anything else."""
+    out = {}
+    for item in items:
+        old, sep, new = item.partition("=")
+        lab, colon, old = old.rpartition(":")
+        if not sep or not old.strip() or not new.strip() or (colon and not lab.strip()):
+            raise ValueError(f"--rename-param: {item!r} is not [LAB:]OLD=NEW")
+        out[(lab.strip() or None, old.strip())] = new.strip()
+    return out
+
+
+def renamed(recs: list[Record], renames: dict[tuple, str]) -> list[Record]:
+    """The records with their params renamed (OLD -> NEW, for LAB's records or every lab's), for a baseline
+    written before a rename."""
+    if not renames:
+        return recs
+
+    def name(lab, k):
+        return renames.get((lab, k), renames.get((None, k), k))
+    return [Record({**r.data, "params": {name(r.lab, k): v for k, v in r.params.items()}}, r.run, r.source)
+            for r in recs]
 
 
 def _main(argv=None) -> int:
@@ -417,6 +446,9 @@ def _main(argv=None) -> int:
             raise ValueError("--against: only with --race")
         if not args.race and len(args.files) != 2:
             raise ValueError(f"takes two files, A and B ({len(args.files)} given); --race takes one or more")
+        renames = parse_renames(args.rename_param)
+        if renames and args.race:
+            raise ValueError("--rename-param: not with --race (it renames the params of A, the baseline)")
         against = None if args.against is None else [x.strip() for x in args.against.split(",")]
         if against is not None and not all(against):
             raise ValueError(f"--against: {args.against!r} is not a comma-separated list of libraries")
@@ -426,7 +458,7 @@ def _main(argv=None) -> int:
         return _main_race(args, against, min_ms)
     a_path, b_path = args.files
     try:
-        a, b = records([a_path]), records([b_path])
+        a, b = renamed(records([a_path]), renames), records([b_path])
     except ResultsError as e:
         return cli.fail(prog, str(e))
     if not {r.lab for r in a} & {r.lab for r in b}:

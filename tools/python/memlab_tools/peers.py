@@ -30,11 +30,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import __version__, cli
+from . import __version__, cli, table
 from .results import SCHEMA, ResultsError, load, write_atomically
 from .sizes import parse_counts, parse_sizes
 
-ELEM = {"u8": 1, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
+ELEM = table.elem_bytes()  # bytes per element of each dtype, from memlab's table
 
 
 # ---- the cases -----------------------------------------------------------------------------------------
@@ -60,6 +60,11 @@ class Peer:
                   # timed in the peers' process (not a library a user would pick instead of memlab)
     make: Callable  # (ctx, params) -> Case
     dtypes: tuple = ("u8", "f16", "bf16", "f32", "f64")
+    roof: str | None = None  # the roof it is bound by when not its lab's (TF32 tensor cores); None: the lab's
+
+    @property
+    def roof_name(self) -> str:
+        return self.roof or table.roof_of(self.lab)
 
 
 def _torch_dtype(torch, name):
@@ -233,14 +238,14 @@ def gather_indices(n: int, table_elements: int):
         return ((r * np.uint64(table_elements)) >> np.uint64(32)).astype(np.uint32)
 
 
-def _gather_case(ctx, p, op: str, order: str):
+def _gather_case(ctx, p, op: str, sorted_indices: bool):
     import numpy as np
 
     torch = ctx.torch
     es = ELEM[p["dtype"]]
     elements = p["table_bytes"] // es
     idx_np = gather_indices(p["n"], elements)
-    if order == "sorted":
+    if sorted_indices:
         idx_np = np.sort(idx_np)
     distinct = int(np.unique(idx_np).size)
     table = _random_bytes(torch, elements * es, ctx.seed()).view(_torch_dtype(torch, p["dtype"]))
@@ -314,15 +319,14 @@ PEERS = [
     Peer("transpose", "torch_t_contiguous", "torch", make_torch_transpose),
     Peer("transpose", "triton_transpose", "triton", make_triton_transpose),
     Peer("transpose", "memlab_transpose", "memlab", make_memlab_transpose),
-    Peer("gather", "torch_index_select_random", "torch", lambda c, p: _gather_case(c, p, "index_select", "random"), ("f32", "f64")),
-    Peer("gather", "torch_index_select_sorted", "torch", lambda c, p: _gather_case(c, p, "index_select", "sorted"), ("f32", "f64")),
-    Peer("gather", "torch_take_random", "torch", lambda c, p: _gather_case(c, p, "take", "random"), ("f32", "f64")),
-    Peer("gather", "torch_take_sorted", "torch", lambda c, p: _gather_case(c, p, "take", "sorted"), ("f32", "f64")),
+    Peer("gather", "torch_index_select_random", "torch", lambda c, p: _gather_case(c, p, "index_select", False), ("f32", "f64")),
+    Peer("gather", "torch_index_select_sorted", "torch", lambda c, p: _gather_case(c, p, "index_select", True), ("f32", "f64")),
+    Peer("gather", "torch_take_random", "torch", lambda c, p: _gather_case(c, p, "take", False), ("f32", "f64")),
+    Peer("gather", "torch_take_sorted", "torch", lambda c, p: _gather_case(c, p, "take", True), ("f32", "f64")),
     Peer("matmul", "torch_matmul", "torch", lambda c, p: _matmul_case(c, p, False), ("f32",)),
-    Peer("matmul", "torch_matmul_tf32", "torch", lambda c, p: _matmul_case(c, p, True), ("f32",)),
+    Peer("matmul", "torch_matmul_tf32", "torch", lambda c, p: _matmul_case(c, p, True), ("f32",), roof="tf32"),
 ]
 LABS = sorted({p.lab for p in PEERS})
-ROOF = {"copy": "dram", "transpose": "dram", "gather": "dram", "matmul": "fp32"}
 
 
 # ---- planning (no GPU) ----------------------------------------------------------------------------------------
@@ -344,9 +348,14 @@ def _shapes(text: str, rank: int, flag: str, typed: bool = False) -> list[tuple]
     return out
 
 
-# The flags each lab's peers read: a flag given to a lab that has no such axis is a usage error, not ignored.
-LAB_FLAGS = {"copy": ("sizes", "src_offset", "dst_offset", "triton_block"), "gather": ("sizes", "table_bytes"),
-             "transpose": ("shape",), "matmul": ("shape",)}
+# The flags each lab's peers read: the lab's axes that memlab-peers offers as flags (from memlab's table), and the
+# peers' own (a Triton block; matmul's MxNxK, where the lab has n and its m and k axes). A flag given to a lab that
+# reads no such flag is a usage error, not ignored.
+AXIS_FLAGS = ("src_offset", "dst_offset", "table_bytes", "shape")
+OWN_FLAGS = {"copy": ("sizes", "triton_block"), "gather": ("sizes",), "matmul": ("shape",)}
+LAB_FLAGS = {lab: tuple(dict.fromkeys([a["name"] for a in (table.lab(lab) or {}).get("axes", []) if a["name"] in AXIS_FLAGS]
+                                      + list(OWN_FLAGS.get(lab, ()))))
+             for lab in LABS}
 
 
 def plan(args) -> list[tuple[Peer, dict]]:
@@ -363,13 +372,13 @@ def plan(args) -> list[tuple[Peer, dict]]:
             raise ValueError(f"--variant: unknown peer {unknown[0]!r} (peers of {args.lab}: "
                              + ", ".join(p.variant for p in peers) + ")")
         peers = [p for p in peers if p.variant in names]
-    dtypes = args.dtype.split(",") if args.dtype else [{"gather": "f32", "matmul": "f32", "transpose": "f32"}.get(args.lab, "f32")]
+    dtypes = args.dtype.split(",") if args.dtype else [table.lab(args.lab)["default_dtype"]]
     for d in dtypes:
         if d not in ELEM:
             raise ValueError(f"--dtype: {d!r} is not one of {', '.join(ELEM)}")
     points: list[dict] = []
     if args.lab in ("copy", "gather"):
-        sizes = parse_sizes(args.sizes or ("2^16..2^28:*4" if args.lab == "copy" else "2^24"))
+        sizes = parse_sizes(args.sizes or table.lab(args.lab)["default_sizes"])  # the lab's own defaults
         extra = [{}]
         if args.lab == "copy":
             so = parse_counts(args.src_offset or "0", "--src-offset")
@@ -384,7 +393,7 @@ def plan(args) -> list[tuple[Peer, dict]]:
     elif args.lab == "transpose":
         # A shape with its own dtype (12289x3001:f32,8191x8193:f16) runs in that dtype only, so that the
         # acceptance shapes of several dtypes are one process; the others in every --dtype.
-        shapes = _shapes(args.shape or "16384x16384,10000x7000", 2, "--shape", typed=True)
+        shapes = _shapes(args.shape or table.axis("transpose", "shape")["defaults"], 2, "--shape", typed=True)
         if args.dtype and all(own for _, own in shapes):
             raise ValueError("--dtype: every --shape names its own dtype (ROWSxCOLS:DTYPE), so --dtype would be ignored")
         for d in dtypes:
@@ -504,14 +513,18 @@ def derive(rec: dict, device: dict) -> None:
     peak, ceiling = device.get("peak_gbps", 0), device.get("measured_peak_gbps", 0)
     rec["pct_peak"] = 100 * rec["gbps"] / peak if peak else 0.0
     rec["pct_measured"] = 100 * rec["gbps"] / ceiling if ceiling else 0.0
-    roof = ROOF[rec["lab"]]
-    if roof == "dram":
-        rec["roof"] = {"name": "dram", "value": peak, "unit": "GB/s"}
+    peer = next((p for p in PEERS if p.lab == rec["lab"] and p.variant == rec.get("variant")), None)
+    name = peer.roof_name if peer else table.roof_of(rec["lab"])
+    rule = table.roof(name)
+    if name == "dram":
+        rec["roof"] = {"name": "dram", "value": peak, "unit": rule["unit"]}
         rec["pct_roof"] = rec["pct_peak"]
-    else:  # FP32 at the default SM clock (the Python peers do not read the clock during a sample)
-        value = device["sm_count"] * 128 * 2 * device.get("sm_default_clock_khz", 0) * 1e3 / 1e9
-        rec["roof"] = {"name": "fp32", "value": value, "unit": "GFLOP/s"}
-        rec["pct_roof"] = 100 * rec["gflops"] / value if value else 0.0
+    else:  # counted per SM and clock (FP32, TF32), at the default SM clock: the peers do not read the clock
+        figures = rule.get("per_sm_clock", {})
+        per = figures.get("*", figures.get(str(device.get("cc", "")), 0))
+        value = device["sm_count"] * per * device.get("sm_default_clock_khz", 0) * 1e3 / 1e9
+        rec["roof"] = {"name": name, "value": value, "unit": rule["unit"]}
+        rec["pct_roof"] = 100 * rec[rule["judges"]] / value if value else 0.0
     ws = 2 * rec["bytes"]
     rec["l2_resident"] = bool(device.get("l2_bytes")) and rec["bytes"] <= device["l2_bytes"] and ws > 0
     rec.setdefault("hardware_bytes", 0)
@@ -595,7 +608,7 @@ def run(args, cases) -> int:
                       "batch_target_ms": 1.0, "max_queued_launches": 256, "blocking_timeout_s": 0.0},
            "device": device,
            "libraries": libraries,
-           "labs": {args.lab: {"roof": ROOF[args.lab], "params": list(cases[0][1].keys())}},
+           "labs": {args.lab: {"roof": table.roof_of(args.lab), "params": list(cases[0][1].keys())}},
            "results": []}
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)

@@ -19,8 +19,8 @@ Every number comes from the files: GB/s from the declared bytes over the cold me
 does not know (a new one) gets the same pictures from its records: its ladder in GB/s, GFLOP/s where
 it counts flops, or its time per case where it counts neither.
 
-Style: each variant keeps its colour and marker in every picture (STYLE_ORDER; variants not in it get
-one from a hash of their name); memlab's rungs solid with filled markers, peers dashed with open ones;
+Style: each variant keeps its colour and marker in every picture (its place in the lab's table, style_order;
+variants not in it get one from a hash of their name); memlab's rungs solid with filled markers, peers dashed with open ones;
 roofs thin black lines named on the plot, never in the series' colours.
 
 Files from several runs may hold the same case: the last file given that holds it is drawn, and
@@ -32,6 +32,7 @@ memlab results file, an --out folder that cannot be written); 3 matplotlib or nu
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -39,7 +40,7 @@ import sys
 import zlib
 from collections import defaultdict
 
-from . import cli
+from . import cli, table
 from .results import Record, ResultsError, is_memlab_library, records
 from .results import is_peer as _is_peer_record
 
@@ -70,29 +71,18 @@ RUNG_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"
 PEER_COLOURS = ["#000080", "#008b8b", "#daa520", "#c71585", "#556b2f", "#6a5acd", "#800000", "#ff4500"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p"]
 
-# Each lab's rungs in ladder order and its peers: a variant's place here is its colour and marker, the same in
-# every picture. A stencil's 1d_/3d_ prefix is dropped first, so a technique keeps its colour in both.
-STYLE_ORDER = {
-    "copy": (["scalar", "vec8", "vec16", "vec16_unroll", "vec32", "auto"],
-             ["memcpy", "cub", "thrust", "torch_copy_", "torch_clone", "triton_copy", "memlab_copy_"]),
-    "stride": (["strided", "strided_write", "strided_rw", "vec16"], []),
-    "gather": (["random", "sorted"], ["torch_index_select_random", "torch_index_select_sorted", "torch_take_random",
-                                      "torch_take_sorted"]),
-    "tile": (["cute_universal", "cute_autovec64", "cute_autovec128", "cute_default", "cute_universal_static",
-              "cute_autovec128_static", "cute_default_static", "cute_tiled_universal", "cute_tiled_default",
-              "cute_tiled_default_static", "cute_tiled_autovec128", "cute_tiled128", "ldg_sts16", "ldgsts16"], []),
-    "smem": (["store_stride", "load_stride", "padded", "swizzled", "load_vec8", "load_vec16", "global_strided_store",
-              "smem_to_smem"], []),
-    "async": (["ldg_sts4", "ldg_sts8", "ldg_sts16", "ldgsts_ca4", "ldgsts_ca8", "ldgsts_ca16", "ldgsts_cg16",
-               "pipelined", "divergent_commit", "tma_bulk", "tma_tensor"], ["memcpy", "cub"]),
-    "transpose": (["naive", "smem", "smem_padded", "smem_swizzled", "smem_vec", "smem_vec_rows", "auto"],
-                  ["cublas", "copy", "torch_t_contiguous", "triton_transpose", "memlab_transpose"]),
-    "layout": (["aos", "soa", "aos_vec"], []),
-    "stencil": (["ldg", "ldg_sts", "ldg_no_branch", "ldgsts", "ldgsts_no_branch", "ldgsts_vec16", "ldgsts_overlap"],
-                ["copy"]),
-    "matmul": (["naive", "smem_tiled", "blocktiled_1d", "blocktiled_2d", "vectorized", "warptiled", "double_buffered"],
-               ["cublas_sgemm", "cublas_tf32", "torch_matmul", "torch_matmul_tf32"]),
-}
+@functools.lru_cache(maxsize=None)
+def style_order(lab: str) -> tuple[list[str], list[str]]:
+    """The lab's rungs in ladder order and its peers (the lab's own, then memlab-peers', then memlab's library from
+    Python), from the lab's table: a variant's place here is its colour and marker, the same in every picture. A
+    stencil's 1d_/3d_ prefix is dropped first, so a technique keeps its colour in both."""
+    from .peers import PEERS
+
+    def families(names):
+        return list(dict.fromkeys(_family(n)[1] for n in names))
+
+    return families(table.rungs(lab)), families(table.peers(lab) + [p.variant for p in PEERS if p.lab == lab])
+
 
 def is_peer(rec: Record) -> bool:
     return _is_peer_record(rec.data)
@@ -105,9 +95,10 @@ def _family(variant: str) -> tuple[str, str]:
 
 
 def style(lab: str, variant: str, peer: bool) -> dict:
-    """The variant's colour, marker and line: from its place in STYLE_ORDER, else from its name's hash."""
+    """The variant's colour, marker and line: from its place in the lab's table (style_order), else from its name's
+    hash."""
     key = _family(variant)[1]
-    rungs, peers = STYLE_ORDER.get(lab, ([], []))
+    rungs, peers = style_order(lab)
     order = peers if peer else rungs
     i = order.index(key) if key in order else zlib.crc32(f"{lab}/{key}".encode())
     colours = PEER_COLOURS if peer else RUNG_COLOURS
@@ -134,24 +125,28 @@ def panel_styles(series: list[tuple[str, str, bool]]) -> dict:
 
 # ---- what a lab is measured by ------------------------------------------------------------------------------------
 
-ROOF_NAMES = {"dram": "DRAM", "smem": "shared-memory roof", "fp32": "FP32 roof", "l2": "L2 (measured copy)",
-              "tf32": "TF32 roof"}
-
-# Dense TF32 tensor-core FLOP per SM per clock: A100 (sm_80) 1024, H100 (sm_90) 2048 (NVIDIA's datasheets:
-# 156 and 495 TFLOP/s at their boost clocks). Other devices: no TF32 roof is drawn, and the picture says so.
-TF32_FLOP_PER_SM_CLOCK = {"8.0": 1024, "9.0": 2048}
-
-
 def lab_roof(rows: list[Record]) -> str:
-    """The roof the lab declares in its file ("dram" for files that predate roofs)."""
+    """The roof the lab declares (its file's header, else its table; "dram" for files that predate roofs)."""
     r = rows[0]
-    return (r.run.get("labs", {}).get(r.lab, {}).get("roof") or (r.data.get("roof") or {}).get("name")
-            or ("dram" if r.data["bytes"] > 0 else ""))
+    return (r.run.get("labs", {}).get(r.lab, {}).get("roof") or table.roof_of(r.lab)
+            or (r.data.get("roof") or {}).get("name") or ("dram" if r.data["bytes"] > 0 else ""))
+
+
+def roof_name(rec: Record) -> str:
+    """The roof a record is bound by: its rung's own where the lab's table (or memlab-peers' record of a peer) names
+    one -- files written before the TF32 roof existed hold "fp32" for cuBLAS's TF32 GEMM --, else the record's
+    (a lab spanning levels gives each case its own), else its lab's."""
+    from .peers import PEERS
+
+    declared = table.variant(rec.lab, rec.variant) or {}
+    peer = next((p for p in PEERS if p.lab == rec.lab and p.variant == rec.variant), None)
+    return (declared.get("roof") or (peer.roof if peer else None) or (rec.data.get("roof") or {}).get("name")
+            or table.roof_of(rec.lab))
 
 
 def is_tf32(rec: Record) -> bool:
     """A result on TF32 tensor cores (cuBLAS or PyTorch with TF32 allowed): under the TF32 roof, not FP32's."""
-    return "tf32" in rec.variant.lower()
+    return roof_name(rec) == "tf32"
 
 
 def measure(rows: list[Record]) -> str:
@@ -163,16 +158,17 @@ def measure(rows: list[Record]) -> str:
 
 
 def value(rec: Record, how: str) -> float:
-    ms = rec.data["cold"]["median_ms"]
+    """The rate a picture shows, as the harness derived it (GB/s, GFLOP/s from the cold median), or the time per
+    case in µs."""
     if how == "gflops":
-        return rec.data.get("flops", 0) / ms / 1e6
+        return rec.data.get("gflops", 0.0)
     if how == "gbps":
-        return rec.data["bytes"] / ms / 1e6
-    return ms * 1e3
+        return rec.data["gbps"]
+    return rec.data["cold"]["median_ms"] * 1e3
 
 
-UNITS = {"gflops": "GFLOP/s", "gbps": "GB/s", "time": "µs"}
-AXIS = {"gflops": "GFLOP/s (flops / cold median)", "gbps": "GB/s (bytes read + written / cold median)",
+UNITS = {"gflops": table.unit("gflops"), "gbps": table.unit("gbps"), "time": "µs"}
+AXIS = {"gflops": f"{UNITS['gflops']} (flops / cold median)", "gbps": f"{UNITS['gbps']} (bytes read + written / cold median)",
         "time": "µs per case (cold median; lower is better)"}
 
 
@@ -202,22 +198,31 @@ def roof_lines(rows: list[Record], how: str) -> list[tuple[float, str, str]]:
     unit = UNITS[how]
     mid = _median(values)
     spread = f", {values[0]:.0f}-{values[-1]:.0f} over the cases" if values[-1] > 1.01 * values[0] else ""
-    return [(mid, f"{ROOF_NAMES.get(roof, roof)} {mid:.0f} {unit} (SM clock of the run{spread})", "-")]
+    clocked = "per_sm_clock" in (table.roof(roof) or {})  # counted per SM and clock: the clock measured in the run
+    how_found = "; ".join(x for x in ("SM clock of the run" if clocked else "", spread.lstrip(", ")) if x)
+    return [(mid, f"{table.roof_label(roof)} roof {mid:.0f} {unit}" + (f" ({how_found})" if how_found else ""), "-")]
 
 
 def tf32_roof(rows: list[Record]) -> tuple[float, str]:
-    """(GFLOP/s, label) of the TF32 tensor-core roof at the SM clock of the TF32 results; (0, why not)."""
+    """(GFLOP/s, label) of the TF32 tensor-core roof of the TF32 results: the value their records carry, else (files
+    that predate the roof) the table's FLOP per SM per clock for the device x SMs x the SM clock of the results;
+    (0, why not) where neither is known."""
     tf = [r for r in rows if is_tf32(r)]
     if not tf:
         return 0.0, ""
+    carried = [(r.data.get("roof") or {}).get("value") for r in tf if (r.data.get("roof") or {}).get("name") == "tf32"]
+    carried = [v for v in carried if v]
+    if carried:
+        v = _median(carried)
+        return v, f"TF32 roof {v:.0f} GFLOP/s (tensor cores, at the SM clock of the run)"
     device = tf[0].run.get("device", {})
-    per = TF32_FLOP_PER_SM_CLOCK.get(str(device.get("cc", "")))
+    per = (table.roof("tf32") or {}).get("per_sm_clock", {}).get(str(device.get("cc", "")))
     clocks = [r.data.get("sm_clock_mhz") or 0 for r in tf]
     clock_mhz = _median([c for c in clocks if c]) or device.get("sm_default_clock_khz", 0) / 1e3
     if not per or not clock_mhz or not device.get("sm_count"):
         return 0.0, f"no TF32 roof: its FLOP per clock is not known here for cc {device.get('cc', '?')}"
     v = device["sm_count"] * per * clock_mhz / 1e3
-    return v, f"TF32 roof {v:.0f} GFLOP/s ({device['sm_count']} SMs x {per} FLOP/clock x {clock_mhz:.0f} MHz)"
+    return v, f"TF32 roof {v:.0f} GFLOP/s ({device['sm_count']} SMs x {per:.0f} FLOP/clock x {clock_mhz:.0f} MHz)"
 
 
 # ---- labels ------------------------------------------------------------------------------------------------------
@@ -229,6 +234,8 @@ def fmt_value(v: float) -> str:
 
 
 def fmt_param(k: str, v) -> str:
+    if v is None:
+        return f"{k}=n/a"  # the rung does not read this axis
     if k.endswith("_bytes") and isinstance(v, int) and v >= 1024 and v % 1024 == 0:
         return f"{k}={v >> 20} MiB" if v % (1 << 20) == 0 else f"{k}={v >> 10} KiB"
     if isinstance(v, int) and v >= 1024 and v & (v - 1) == 0:
@@ -244,9 +251,16 @@ def label(rec: Record, fixed) -> str:
     """The variant, the params of its own that the figure does not fix (a Triton block), and whose it is."""
     extra = [f"{k}={v}" for k, v in rec.params.items() if k not in fixed and k not in ("dtype", SIZE)]
     name = rec.variant + (f" ({', '.join(extra)})" if extra else "")
+    if is_memlab_library(rec.data):
+        return f"{name} [memlab's library]"
     if rec.data.get("library"):
         return f"{name} [{(rec.data['library'].split() or ['peer'])[0]}]"
     return name + (" [peer]" if is_peer(rec) else "")
+
+
+def hatched(rec: Record) -> bool:
+    """Peers are hatched; memlab's own library, timed as a peer from Python, is memlab's: solid."""
+    return is_peer(rec) and not is_memlab_library(rec.data)
 
 
 def slug(text: str) -> str:
@@ -291,6 +305,9 @@ class Plotter:
                 continue
             if not r.ok:
                 skipped[(r.lab, r.variant, r.data.get("status", "ok"))].append(r.why_not())
+                continue
+            if "gbps" not in r.data:  # the rates are the harness's, never recomputed here
+                skipped[(r.lab, r.variant, "no rates")].append("no 'gbps': not a record as memlab derives it")
                 continue
             device = r.run.get("device", {}).get("name", "")
             key = r.key() + (device,)
@@ -343,15 +360,15 @@ def matches(rec: Record, point: dict) -> bool:
 
 
 def ladder_rank(rows: list[Record]):
-    """A sort key for records in the lab's order: rungs, then peers; 1D before 3D; each in STYLE_ORDER's order
-    (the lab's table), then, for a variant it does not know, the order the runs wrote them."""
+    """A sort key for records in the lab's order: rungs, then peers; 1D before 3D; each in the lab's table's order
+    (style_order), then, for a variant it does not know, the order the runs wrote them."""
     first = {}
     for r in rows:
         first.setdefault((is_peer(r), r.variant), len(first))
 
     def rank(r):
         dim, key = _family(r.variant)
-        known = STYLE_ORDER.get(r.lab, ([], []))[1 if is_peer(r) else 0]
+        known = style_order(r.lab)[1 if is_peer(r) else 0]
         return (is_peer(r), dim, known.index(key) if key in known else len(known),
                 first.get((is_peer(r), r.variant), len(first)))
     return rank
@@ -449,11 +466,11 @@ def ladder_plots(p: Plotter):
             main = [v for v, (_, r) in zip(vals, cell) if not is_tf32(r)] or vals
             reach = [rf for rf in roofs if rf[0] <= 10 * max(main)]
             limit = 1.2 * max(main + [v for v, _, _ in reach])
-            styles = [style(lab, r.variant, is_peer(r)) for _, r in cell]
+            styles = [style(lab, r.variant, hatched(r)) for _, r in cell]
             ys = list(range(len(cell)))[::-1]
             shown = [min(v, limit) for v in vals]
             ax.barh(ys, shown, color=[s["color"] for s in styles], alpha=0.9, height=0.7,
-                    hatch=["//" if is_peer(r) else None for _, r in cell], edgecolor="white", linewidth=0)
+                    hatch=["//" if hatched(r) else None for _, r in cell], edgecolor="white", linewidth=0)
             top_roof = roofs[0][0] if roofs else 0
             for y, v, (_, r) in zip(ys, vals, cell):
                 text = fmt_value(v)
@@ -483,8 +500,12 @@ def ladder_plots(p: Plotter):
             drawn += [r for _, r in cell]
         for j in range(len(points), nrows * ncols):
             axes[j // ncols][j % ncols].axis("off")
-        handles = [Patch(facecolor="#888888", label="memlab's rungs, in ladder order")]
-        if any(is_peer(r) for c in cells for _, r in c):
+        handles = []
+        if any(not is_peer(r) for c in cells for _, r in c):
+            handles.append(Patch(facecolor="#888888", label="memlab's rungs, in ladder order"))
+        if any(is_memlab_library(r.data) for c in cells for _, r in c):
+            handles.append(Patch(facecolor="#888888", label="memlab's library from Python (import memlab)"))
+        if any(hatched(r) for c in cells for _, r in c):
             handles.append(Patch(facecolor="#888888", hatch="//", edgecolor="white",
                                  label="peers: libraries, frameworks"))
         handles += [Line2D([], [], color="black", lw=1, ls=ls, label=text) for _, text, ls in roofs]
@@ -520,7 +541,7 @@ def ladder_plots(p: Plotter):
 
 def split_series(series: dict, rows_of: dict) -> list[tuple[str, list[str]]]:
     """The panels a figure's series go to, (title, labels): 1D and 3D apart; else, above MAX_SERIES, memlab's
-    rungs and (with `auto`, or the best rung, for reference) the peers apart; then chunks of MAX_SERIES."""
+    rungs and (with the best rung, for reference) the peers apart; then chunks of MAX_SERIES."""
     labels = list(series)
     families = defaultdict(list)
     for s in labels:
@@ -530,8 +551,7 @@ def split_series(series: dict, rows_of: dict) -> list[tuple[str, list[str]]]:
     elif len(labels) > MAX_SERIES:
         rungs = [s for s in labels if not is_peer(rows_of[s])]
         peers = [s for s in labels if is_peer(rows_of[s])]
-        ref = [s for s in rungs if rows_of[s].variant == "auto"] or \
-            sorted(rungs, key=lambda s: -max(pt[1] for pt in series[s]))[:1]
+        ref = sorted(rungs, key=lambda s: -max(pt[1] for pt in series[s]))[:1]
         groups = [("memlab's rungs", rungs), (f"{ref[0]} and the peers" if ref else "peers", ref + peers)]
     else:
         groups = [("", labels)]
@@ -571,11 +591,11 @@ def _draw_series(ax, lab, pts_by_label, rows_of, labels, x_of=lambda pts: [p[0] 
                  y_of=lambda pts: [p[1] for p in pts]):
     """Lines with the style map's colours and markers. Series lying on one another take turns showing
     their markers (the first at x0, x0+k, ..., the second at x1, x1+k, ...), so each stays visible."""
-    styles = panel_styles([(lab, rows_of[s].variant, is_peer(rows_of[s])) for s in labels])
+    styles = panel_styles([(lab, rows_of[s].variant, hatched(rows_of[s])) for s in labels])
     curves = {s: dict(zip(x_of(pts_by_label[s]), y_of(pts_by_label[s]))) for s in labels}
     turns = marker_turns(curves)
     for i, s in enumerate(labels):
-        st = styles[(lab, rows_of[s].variant, is_peer(rows_of[s]))]
+        st = styles[(lab, rows_of[s].variant, hatched(rows_of[s]))]
         pts = pts_by_label[s]
         ax.plot(x_of(pts), y_of(pts), color=st["color"], marker=st["marker"], mfc=st["mfc"], ls=st["ls"],
                 ms=6, lw=1.4, label=s, zorder=3 + 0.1 * (len(labels) - i), markevery=turns[s])
@@ -680,8 +700,15 @@ def amplification(rec: Record) -> float | None:
     return hw / b if hw > 0 and b > 0 else None
 
 
+# What the lab's model counts, by the lab's roof: the panel of the model, and the panel of time x model, which for
+# a DRAM lab is not what DRAM moved: the model counts the 32-byte sectors each warp requests, and a sector two warps
+# share (a misaligned row) is requested twice but fetched from DRAM once, the second time served by the L2.
 MODEL_AXIS = {"smem": "wavefronts per request (hardware / useful bytes)",
-              "dram": "sectors moved per sector needed (hardware / useful bytes)"}
+              "dram": "sectors requested / sectors needed (model)"}
+MODEL_RATE = {"smem": ("wavefront bytes / cold median, GB/s", "time x model: what the banks served"),
+              "dram": ("sector requests, GB/s (32 B x sectors / cold median)",
+                       "time x model: sectors the warps requested, not DRAM traffic\n"
+                       "(a sector two warps share counts twice; DRAM moves it once)")}
 
 
 def sweep_plots(p: Plotter):
@@ -743,7 +770,7 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
         ys = [v for s in chunk for _, v, _, _ in pts[s]] + [v for v, _, _ in roofs] + \
             [value(r, how) for r in levels.values()]
         ax.set_ylim(0, 1.08 * max(ys))
-        ax.set_ylabel(("useful " if modelled else "") + AXIS[how] + ", axis from 0", fontsize=8)
+        ax.set_ylabel(("useful " if modelled else "") + AXIS[how], fontsize=8)
         ax.set_title("measured" + (": the useful bytes" if modelled else ""), fontsize=9)
         if modelled:
             mx, hx = axs[row][1], axs[row][2]
@@ -751,15 +778,24 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
             _draw_series(mx, lab, {s: [(x, a) for x, _, a, _ in pts[s] if a is not None] for s in with_model},
                          rows_of, with_model)
             mx.set_ylim(0, 1.1 * max(a for s in with_model for _, _, a, _ in pts[s] if a is not None))
-            mx.set_ylabel(MODEL_AXIS.get(lab_roof(members), "hardware bytes / useful bytes") + ", axis from 0",
-                          fontsize=8)
+            mx.set_ylabel(MODEL_AXIS.get(lab_roof(members), "hardware bytes / useful bytes"), fontsize=8)
             mx.set_title("the lab's model: computed, not measured", fontsize=9)
             hw = {s: [(x, v * a) for x, v, a, _ in pts[s] if a is not None] for s in with_model}
             _draw_series(hx, lab, hw, rows_of, with_model)
-            _roofs_on(hx, roofs, legend=False)
-            hx.set_ylim(0, 1.08 * max([v for s in with_model for _, v in hw[s]] + [v for v, _, _ in roofs]))
-            hx.set_ylabel("hardware GB/s (model's bytes / cold median), axis from 0", fontsize=8)
-            hx.set_title("time x model: what the memory system moved", fontsize=9)
+            roof = lab_roof(members)
+            ylabel, title = MODEL_RATE.get(roof, ("hardware GB/s (model's bytes / cold median)",
+                                                  "time x model: what the lab's model says was moved"))
+            # A DRAM lab's requests are held to the measured copy ceiling for scale only: above it, the L2 served them.
+            ref = [rf for rf in roofs if rf[2] == ":"] if roof == "dram" else roofs
+            for v, text, ls in ref:
+                hx.axhline(v, color="black", lw=1, ls=ls, zorder=1)
+            if roof == "dram" and ref:
+                hx.text(0.02, 0.04, "dotted: the measured copy ceiling;\nrequests above it were served by the L2",
+                        transform=hx.transAxes, fontsize=8, va="bottom",
+                        bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "#bbbbbb"})
+            hx.set_ylim(0, 1.12 * max([v for s in with_model for _, v in hw[s]] + [v for v, _, _ in ref]))
+            hx.set_ylabel(ylabel, fontsize=8)
+            hx.set_title(title, fontsize=9)
         for a in axs[row]:
             powers = all(isinstance(v, int) and v > 0 and v & (v - 1) == 0 for v in values)
             if min(values) > 0 and (max(values) >= 16 * min(values) or (powers and max(values) >= 4 * min(values))):
@@ -772,7 +808,8 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
                 a.axvline(device["l2_bytes"], color="black", lw=1, ls="-.", zorder=1)
                 a.annotate(f"L2 {device['l2_bytes'] / 2**20:.0f} MiB", (device["l2_bytes"], 0.02),
                            xycoords=("data", "axes fraction"), fontsize=7, rotation=90, ha="right", va="bottom")
-            a.set_xlabel(axis + (" (bytes)" if axis.endswith(("_bytes", "_offset")) else "")
+            unit = table.param_unit(lab, axis)
+            a.set_xlabel(axis + (f" ({unit})" if unit else "")
                          + ("; log scale" if a.get_xscale() == "log" else ""), fontsize=8)
             a.grid(True, alpha=0.25)
             a.tick_params(labelsize=8)
@@ -780,7 +817,7 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
                             handles=axs[row][0].get_legend_handles_labels()[0])
     title_fixed = ", ".join(fmt_param(k, v) for k, v in fixed.items() if k != "dtype")
     fig.suptitle(f"{lab} {dtype}: {axis} swept on {device_line(members)}\n({title_fixed})\n"
-                 + ("useful bytes = reads + writes; hardware bytes from the lab's model" if modelled else
+                 + ("useful bytes = reads + writes; the hardware's bytes from the lab's model; axes from 0" if modelled else
                     "flops as the lab declares them" if how == "gflops" else
                     "bytes = reads + writes; L2 flushed before every sample"), fontsize=10)
     name = slug(f"sweep_{lab}_{axis}_{', '.join(f'{k}={v}' for k, v in sorted(fixed.items()))}") + ".png"
@@ -793,141 +830,154 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
 
 # ---- roofline -------------------------------------------------------------------------------------------------
 
+def _kind(r: Record) -> str:
+    return "memlab's library" if is_memlab_library(r.data) else "peer" if is_peer(r) else "rung"
+
+
+def _spread_labels(ys: list[float], lo: float, hi: float, gap: float) -> list[float]:
+    """Label heights (log10) for points at heights `ys` (log10): each at least `gap` from the next and within
+    [lo, hi], as near its point as that allows (pushed up from below, then down from the top)."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    placed = [0.0] * len(ys)
+    below = -math.inf
+    for i in order:
+        placed[i] = below = max(ys[i], below + gap, lo)
+    above = math.inf
+    for i in order[::-1]:
+        placed[i] = above = min(placed[i], above - gap, hi)
+    return placed
+
+
 def roofline(p: Plotter):
-    """Above: the results that count flops, the best case of each variant, one panel per lab (1D and 3D apart),
-    each under the roofs of what it shows. Below: each bandwidth lab's best rung and best peer under its roof."""
+    """Above: one roofline of the results that count flops: per lab (1D and 3D apart) and per roof its best rung
+    and best peer, each named beside its point. Below: each bandwidth lab's best rung and best peer as a bar, as %
+    of the roof the lab is bound by, so DRAM- and shared-memory-bound labs read on one axis."""
     ok = p.recs
     if not ok:
         return
     device = ok[0].run.get("device", {})
-    sms = device.get("sm_count", 0)
-    clock_ghz = device.get("sm_default_clock_khz", 0) / 1e6
-    flops = [r for r in ok if r.data.get("flops", 0) > 0 and r.data["bytes"] > 0]
-    fp32 = _median([r.data["roof"]["value"] for r in ok if (r.data.get("roof") or {}).get("name") == "fp32"
-                    and r.data["roof"].get("value")]) or sms * 128 * 2 * clock_ghz
-    smem = _median([r.data["roof"]["value"] for r in ok if (r.data.get("roof") or {}).get("name") == "smem"
-                    and r.data["roof"].get("value")]) or sms * 32 * 4 * clock_ghz
-    dram, ceiling, l2 = (device.get(k, 0) for k in ("peak_gbps", "measured_peak_gbps", "measured_l2_gbps"))
-    bw_labs = defaultdict(list)
-    for r in ok:
-        roof = lab_roof([r])
-        if roof not in ("fp32", "") and measure([r]) == "gbps":
-            bw_labs[roof].append(r)
-    if not flops and not bw_labs:
+    flops = [r for r in ok if r.data.get("flops", 0) > 0 and r.data["bytes"] > 0 and value(r, "gflops") > 0]
+    bw = [r for r in ok if lab_roof([r]) not in ("fp32", "") and measure([r]) == "gbps"
+          and not is_memlab_library(r.data)]  # memlab's own library from Python: neither a rung nor a peer to beat
+    if not flops and not bw:
         return
-    top = {}
+    top = {}  # (lab, family, roof, kind) -> the best record
     for r in flops:
-        k = (r.lab, r.variant, r.params.get("dtype", ""))
+        k = (r.lab, _family(r.variant)[0], roof_name(r) if is_tf32(r) else "fp32", _kind(r))
         if k not in top or value(r, "gflops") > value(top[k], "gflops"):
             top[k] = r
-    rank = ladder_rank(flops)
-    panels = defaultdict(list)  # (lab, 1d/3d family): the variants' keys, in ladder order
-    for k in sorted(top, key=lambda k: (k[0], rank(top[k]), k[1])):
-        panels[(k[0], _family(k[1])[0])].append(k)
-    best = {}
-    for roof in bw_labs:
-        for r in bw_labs[roof]:
-            if is_memlab_library(r.data):  # memlab's own library from Python: neither a rung nor a peer to beat
-                continue
-            k = (roof, r.lab, "peer" if is_peer(r) else "rung")
-            if k not in best or value(r, "gbps") > value(best[k], "gbps"):
-                best[k] = r
-    roof_order = sorted(bw_labs, key=lambda k: (k != "dram", k))
-    bar_height = 0.3 * len(best) + 1.2 * len(roof_order) if best else 0
-    fig = plt.figure(figsize=(max(5.6 * len(panels) + 0.5, 13), (8.5 if top else 0) + bar_height + 0.6),
-                     layout="constrained")
+    best = {}  # (lab, kind) -> the best record
+    for r in bw:
+        k = (r.lab, "peer" if is_peer(r) else "rung")
+        if k not in best or value(r, "gbps") / roof_value(r) > value(best[k], "gbps") / roof_value(best[k]):
+            best[k] = r
+    bar_height = 0.42 * len(best) + 1.6 if best else 0
+    fig = plt.figure(figsize=(13, (7.2 if top else 0) + bar_height + 0.8), layout="constrained")
     subs = fig.subfigures(int(bool(top)) + int(bool(best)), 1, squeeze=False,
-                          height_ratios=[h for h in (8.5 if top else 0, bar_height) if h])[:, 0]
-    series, named = [], []  # named: the roofs drawn
+                          height_ratios=[h for h in (7.2 if top else 0, bar_height) if h])[:, 0]
+    series, named = [], []
     if top:
-        axs = subs[0].subplots(1, len(panels), sharex=True, sharey=True, squeeze=False)[0]
+        ax = subs[0].subplots(1, 1)
         intensity = {k: r.data["flops"] / (r.data.get("hardware_bytes") or r.data["bytes"]) for k, r in top.items()}
+        ys = {k: value(r, "gflops") for k, r in top.items()}
+        fp32 = _median([r.data["roof"]["value"] for r in ok if (r.data.get("roof") or {}).get("name") == "fp32"
+                        and r.data["roof"].get("value")])
+        if not fp32:
+            per = (table.roof("fp32") or {}).get("per_sm_clock", {}).get("*", 0)
+            fp32 = device.get("sm_count", 0) * per * device.get("sm_default_clock_khz", 0) / 1e6
+        tf32, tf32_text = tf32_roof(list(top.values()))
+        dram, ceiling, l2 = (device.get(k, 0) for k in ("peak_gbps", "measured_peak_gbps", "measured_l2_gbps"))
         lo = min(intensity.values()) / 10
-        hi = max(10.0, 10 ** math.ceil(math.log10(max(intensity.values())) + 0.5))
-        ai = np.logspace(math.log10(lo), math.log10(hi), 200)
-        all_tf32 = tf32_roof(list(top.values()))[0]
-        ys = [value(r, "gflops") for r in top.values()]
-        for ax, ((lab, fam), ks) in zip(axs, panels.items()):
-            rows = [top[k] for k in ks]
-            tf32, tf32_text = tf32_roof(rows)
-            ceil_flops = tf32 or fp32
-            handles = []
-            roofs = [(dram, "DRAM theoretical", "-"), (ceiling, "DRAM measured (cudaMemcpy)", ":"),
-                     (l2, "L2 measured", "-.")] + ([(smem, "shared memory", "--")] if lab_roof(rows) == "smem" else [])
-            for bw, text, ls in roofs:
-                if bw:
-                    handles += ax.plot(ai, np.minimum(bw * ai, ceil_flops), ls=ls, color="black", lw=1,
-                                       label=f"{text} {bw:.0f} GB/s")
-                    named.append(text)
-            for v, text in ((fp32, f"FP32 {fp32:.0f} GFLOP/s"), (tf32, tf32_text.split(" (")[0])):
-                if v:
-                    named.append(text.split(" ")[0])
-                    ax.axhline(v, color="black", lw=1.2, ls="-")
-                    ax.annotate(text, (0.99, v), xycoords=("axes fraction", "data"), ha="right", va="bottom",
-                                fontsize=8, xytext=(0, 2), textcoords="offset points")
-            styles = panel_styles([(k[0], k[1], is_peer(top[k])) for k in ks])
-            for k in ks:
-                r = top[k]
-                st = styles[(k[0], k[1], is_peer(r))]
-                handles.append(ax.scatter([intensity[k]], [value(r, "gflops")], s=55, color=st["color"],
-                                          marker=st["marker"], facecolors=st["mfc"] if is_peer(r) else st["color"],
-                                          edgecolors=st["color"], linewidths=1.3, zorder=3,
-                                          label=label(r, r.params)))
-                series.append(f"{lab}/{k[1]}")
-            if not tf32 and tf32_text:
-                handles.append(Line2D([], [], ls="none", label=tf32_text))
-            common = {kk: vv for kk, vv in rows[0].params.items() if all(r.params.get(kk) == vv for r in rows)}
-            varies = sorted({kk for r in rows for kk in r.params} - set(common))
-            ax.set_title(f"{lab}{' ' + fam.upper() if fam else ''}\n{fmt_point(common.items())}"
-                         + (f"; each at its best {', '.join(varies)}" if varies else ""), fontsize=9)
-            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.1), fontsize=7.5, frameon=False,
-                      ncol=2)
-            ax.grid(True, which="both", alpha=0.25)
-            ax.tick_params(labelsize=8)
-            ax.set_xlabel("FLOP per DRAM byte (the lab's modelled bytes, else the declared); log scale", fontsize=8)
-        axs[0].set_xscale("log")
-        axs[0].set_yscale("log")
-        axs[0].set_xlim(lo, hi)
-        axs[0].set_ylim(min(ys + [dram * lo]) / 3, max(ys + [all_tf32 or fp32]) * 3)
-        axs[0].set_ylabel("GFLOP/s, cold median (log scale)", fontsize=8)
-        subs[0].suptitle("results that count flops: the best case of each variant, under the roofs of what each "
-                         "panel shows", fontsize=10)
+        hi = max(10.0, max(intensity.values()) * 200)
+        ceil_flops = max(fp32, tf32)
+        ai = np.logspace(math.log10(lo), math.log10(hi), 300)
+        for v, text, ls in ((dram, "DRAM theoretical", "-"), (ceiling, "DRAM measured (cudaMemcpy)", ":"),
+                            (l2, "L2 measured", "-.")):
+            if v:
+                ax.plot(ai, np.minimum(v * ai, ceil_flops), ls=ls, color="black", lw=1.1, label=f"{text} {v:.0f} GB/s")
+                named.append(text)
+        for v, text in ((fp32, f"FP32 {fp32:.0f} GFLOP/s"), (tf32, tf32_text.split(" (")[0])):
+            if v:
+                ax.axhline(v, color="black", lw=1.2)
+                ax.annotate(text, (0.01, v), xycoords=("axes fraction", "data"), ha="left", va="bottom", fontsize=10,
+                            xytext=(0, 2), textcoords="offset points")
+                named.append(text.split(" ")[0])
+        y_lo = min(list(ys.values()) + [dram * lo if dram else min(ys.values())]) / 3
+        y_hi = max(list(ys.values()) + [ceil_flops]) * 3
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(y_lo, y_hi)
+        keys = sorted(top, key=lambda k: (k[0], k[1], k[2], k[3]))
+        styles = panel_styles([(k[0], top[k].variant, hatched(top[k])) for k in keys])
+        span = math.log10(y_hi) - math.log10(y_lo)
+        heights = _spread_labels([math.log10(ys[k]) for k in keys], math.log10(y_lo), math.log10(y_hi) - 0.03 * span,
+                                 0.045 * span)
+        for k, h in zip(keys, heights):
+            r = top[k]
+            st = styles[(k[0], r.variant, hatched(r))]
+            ax.scatter([intensity[k]], [ys[k]], s=70, marker=st["marker"], color=st["color"],
+                       facecolors=st["mfc"], edgecolors=st["color"], linewidths=1.5, zorder=3)
+            where = f"{k[0]}{' ' + k[1].upper() if k[1] else ''}"
+            text = f"{where}: {label(r, r.params)}, {fmt_value(ys[k])} GFLOP/s"
+            ax.annotate(text, (intensity[k], ys[k]), xytext=(intensity[k] * 2.2, 10 ** h), fontsize=9.5,
+                        va="center", arrowprops={"arrowstyle": "-", "color": "#777777", "lw": 0.7})
+            series.append(f"{k[0]}/{r.variant}")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.tick_params(labelsize=10)
+        ax.set_xlabel("FLOP per DRAM byte (the lab's modelled bytes, else the declared); log scale", fontsize=10)
+        ax.set_ylabel("GFLOP/s, cold median (log scale)", fontsize=10)
+        ax.legend(loc="lower right", fontsize=9.5, frameon=True)
+        subs[0].suptitle("results that count flops: per lab and roof, the best rung and the best peer (open marker)",
+                         fontsize=11)
     if best:
-        heights = [sum(1 for k in best if k[0] == roof) + 2 for roof in roof_order]
-        axs = subs[-1].subplots(len(roof_order), 1, height_ratios=heights, squeeze=False)[:, 0]
-        for ax, roof in zip(axs, roof_order):
-            ks = sorted((k for k in best if k[0] == roof), key=lambda k: (k[1], k[2] == "peer"))[::-1]
-            vals = [value(best[k], "gbps") for k in ks]
-            sts = [style(k[1], best[k].variant, k[2] == "peer") for k in ks]
-            ax.barh(range(len(ks)), vals, color=[s["color"] for s in sts], height=0.7,
-                    hatch=["//" if k[2] == "peer" else None for k in ks], edgecolor="white", linewidth=0)
-            lines = [(dram, "DRAM theoretical", "-"), (ceiling, "DRAM measured (cudaMemcpy)", ":")] if roof == "dram" \
-                else [(v, ROOF_NAMES.get(roof, roof), "-") for v, _, _ in roof_lines(bw_labs[roof], "gbps")]
-            ref = lines[0][0] if lines and lines[0][0] else 0
-            for i, (k, v) in enumerate(zip(ks, vals)):
-                ax.text(v * 1.005, i, f"{fmt_value(v)}" + (f" ({100 * v / ref:.0f}%)" if ref else ""), va="center",
-                        fontsize=7.5)
-            for v, text, ls in lines:
-                if v:
-                    ax.axvline(v, color="black", lw=1, ls=ls)
-                    named.append(text)
-            ax.set_yticks(range(len(ks)))
-            ax.set_yticklabels([f"{k[1]} {label(best[k], best[k].params)}" for k in ks], fontsize=8)
-            ax.set_xlim(0, 1.12 * max(vals + [v for v, _, _ in lines]))
-            names = "; ".join(f"{t.split(' (')[0]} {v:.0f} GB/s" for v, t, _ in lines if v)
-            ax.set_title(f"{ROOF_NAMES.get(roof, roof)}-bound labs: best rung and best peer (hatched) of each; "
-                         + (f"{names}; (%) of the first" if names else ""), fontsize=9)
-            ax.set_xlabel("GB/s (bytes read + written / cold median), axis from 0", fontsize=8)
-            ax.grid(True, axis="x", alpha=0.25)
-            ax.tick_params(labelsize=8)
-            series += [f"{k[1]}/{best[k].variant}" for k in ks]
-    fig.suptitle(f"roofline on {device_line(ok)}; bytes = the fewest the job must move, reads + writes", fontsize=11)
-    drawn = list(top.values()) + [r for rs in bw_labs.values() for r in rs]
+        ax = subs[-1].subplots(1, 1)
+        ks = sorted(best, key=lambda k: (lab_roof([best[k]]) != "dram", lab_roof([best[k]]), k[0], k[1] == "peer"))
+        ks = ks[::-1]
+        pct = [100 * value(best[k], "gbps") / roof_value(best[k]) for k in ks]
+        sts = [style(k[0], best[k].variant, k[1] == "peer") for k in ks]
+        ax.barh(range(len(ks)), pct, color=[s["color"] for s in sts], height=0.7,
+                hatch=["//" if k[1] == "peer" else None for k in ks], edgecolor="white", linewidth=0)
+        box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.9}
+        for i, k in enumerate(ks):
+            r = best[k]
+            inside = pct[i] >= 45  # the text inside a long bar, after a short one
+            ax.text(pct[i] + (-0.8 if inside else 0.8), i, f"{fmt_value(value(r, 'gbps'))} GB/s, {pct[i]:.0f}% of "
+                    f"{table.roof_label(roof_name(r))} {roof_value(r):.0f} GB/s", va="center",
+                    ha="right" if inside else "left", fontsize=9, bbox=box)
+        ceilings = [100 * device["measured_peak_gbps"] / device["peak_gbps"]] \
+            if device.get("measured_peak_gbps") and device.get("peak_gbps") else []
+        for c in ceilings:
+            ax.axvline(c, color="black", lw=1, ls=":")
+            ax.annotate("DRAM measured (cudaMemcpy)", (c, 1.0), xycoords=("data", "axes fraction"), fontsize=9,
+                        ha="right", va="bottom", rotation=0, xytext=(-2, 2), textcoords="offset points")
+            named.append("DRAM measured (cudaMemcpy)")
+        ax.axvline(100, color="black", lw=1.2)
+        ax.set_yticks(range(len(ks)))
+        ax.set_yticklabels([f"{k[0]}: {label(best[k], best[k].params)}" for k in ks], fontsize=10)
+        ax.set_xlim(0, 108)
+        ax.set_xlabel("% of the roof the lab is bound by (cold GB/s over it), axis from 0", fontsize=10)
+        ax.tick_params(axis="x", labelsize=10)
+        ax.grid(True, axis="x", alpha=0.25)
+        subs[-1].suptitle("labs bound by bandwidth: each one's best rung and best peer (hatched)", fontsize=11)
+        named += sorted({table.roof_label(lab_roof([best[k]])) for k in ks})
+        series += [f"{k[0]}/{best[k].variant}" for k in ks]
+    fig.suptitle(f"roofline on {device_line(ok)}; bytes = the fewest the job must move, reads + writes",
+                 fontsize=12)
+    drawn = list(top.values()) + bw
     roofs_named = list(dict.fromkeys(named))
     p.save(fig, "roofline.png", "roofline", "*", series,
-           f"{len(top)} variants' best results with flops, one panel per lab, placed by arithmetic intensity under "
-           f"the roofs they reach ({', '.join(roofs_named)}); each bandwidth lab's best rung and best peer in GB/s "
-           "under its own roof, axes from zero.", drawn, roofs=roofs_named)
+           f"{len(top)} best results with flops (per lab and roof, the best rung and peer) placed by arithmetic "
+           f"intensity under the roofs they reach ({', '.join(roofs_named)}); each bandwidth lab's best rung and best "
+           "peer as % of its roof, axes from zero.", drawn, roofs=roofs_named)
+
+
+def roof_value(r: Record) -> float:
+    """The value of the roof a bandwidth record is held to, GB/s: DRAM's theoretical peak from the run's device
+    (files that predate roofs per record), else the record's roof."""
+    if lab_roof([r]) == "dram":
+        return r.run.get("device", {}).get("peak_gbps") or (r.data.get("roof") or {}).get("value") or 1.0
+    return (r.data.get("roof") or {}).get("value") or 1.0
 
 
 # ---- time tables -------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 L1_BYTES = 256 * KIB  # H100: 256 KiB of L1 + shared memory per SM (the L1 part is what smem leaves)
 L1_BYTES_PER_CLK = 128  # an SM's L1 and shared memory: one 128-byte wavefront per clock (H100)
-LINE = 128  # the chases' default node spacing (--stride): one node per cache line
+LINE = 128  # the chases' default node spacing (--node-stride): one node per cache line
 DRAM_CHAIN = GIB  # a chase over at least this much (20x the H100's L2) is the DRAM plateau
 # One machine session: a device machine is held at most 30 minutes, so files whose `created` times are further
 # apart come from different sessions (and, for the streams, maybe different kernels: the first H100 session of
@@ -100,7 +100,8 @@ def bytes_of(r):
 
 
 def stride_of(r):
-    return r["params"].get("stride", LINE)
+    p = r["params"]
+    return p.get("node_stride", p.get("stride", LINE))  # "stride" in files before the axis was named for its unit
 
 
 def label_bytes(b):

@@ -2,68 +2,117 @@
 
   python -m memlab_tools.plot_transfer FILES... -o DIR
 
-  transfer_gib.png    GB/s per rung at the largest size, one panel per host memory kind, a bar per
-                      direction (bidirectional: both directions summed, each direction's share marked),
-                      the PCIe roof of one direction and of two.
-  transfer_sweep.png  the copy engine's GB/s against the transfer size, pinned memory, per direction.
+  transfer_gib.png    GB/s per rung at the largest size, one panel per host memory kind holding only the rungs
+                      measured with it (bidirectional: both directions summed), each bar under the PCIe roof of
+                      its own directions (one for h2d and d2h, two for bidir).
+  transfer_sweep.png  GB/s against the transfer size, per direction, one panel per rung and host memory kind
+                      measured over three sizes or more, each direction under its own roof.
 
-Reads memlab.results/1 files of the transfer lab (other labs' records are left out); exit 2 on a file
-it cannot read, as the other tools do.
+A case several files hold is drawn from the last file given that holds it.
+
+The rungs, the directions and the host memory kinds come from the transfer lab's table (memlab_tools/table.py):
+the rungs that read the host_memory axis, in ladder order. Reads memlab.results/1 files of the transfer lab
+(other labs' records are left out); exit 2 on a file it cannot read, as the other tools do.
 """
 import os
 import sys
 
-from . import cli, results
+from . import cli, results, table
 
-DIRECTIONS = ["h2d", "d2h", "bidir"]
-COLOURS = {"h2d": "#1f77b4", "d2h": "#ff7f0e", "bidir": "#2ca02c"}
+LAB = "transfer"
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]
+
+
+def directions() -> list[str]:
+    return (table.axis(LAB, "direction") or {}).get("words", [])
+
+
+def host_kinds() -> list[str]:
+    return (table.axis(LAB, "host_memory") or {}).get("words", [])
+
+
+def host_rungs() -> list[str]:
+    """The lab's variants that move bytes between host and device: those reading the host_memory axis."""
+    return [v["name"] for v in table.variants(LAB) if "host_memory" not in v.get("ignores", [])]
+
+
+def colour(direction: str) -> str:
+    words = directions()
+    return PALETTE[words.index(direction) % len(PALETTE)] if direction in words else "#555555"
 
 
 def _ok(records):
-    return [r for r in records if r.get("lab") == "transfer" and r.get("status") == "ok" and r.get("gbps")]
+    return [r for r in records if r.get("lab") == LAB and r.get("status") == "ok" and r.get("gbps")]
 
 
-def gib_picture(records, out, device):
+def _roof_label(ways: int, value: float) -> str:
+    return f"PCIe roof, {'one direction' if ways == 1 else 'both directions'} ({value:.1f} GB/s)"
+
+
+def _ways(r) -> int:
+    return max(1, sum(1 for d in (r.get("directions") or {}).values() if d.get("bytes")))
+
+
+def panels(rows) -> dict[str, list[str]]:
+    """Host memory kind -> the rungs measured with it, in ladder order: a panel holds no slot for a rung that was
+    not measured there (sm and auto refuse pageable memory)."""
+    kinds = [k for k in host_kinds() if any(r["params"].get("host_memory") == k for r in rows)]
+    return {k: [v for v in host_rungs() if any(r["variant"] == v and r["params"].get("host_memory") == k for r in rows)]
+            for k in kinds}
+
+
+def gib_picture(records, out, device, skipped=()):
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     largest = max((r["params"]["n"] for r in records), default=0)
-    rows = [r for r in records if r["params"]["n"] == largest]
-    kinds = [k for k in ["pageable", "pinned", "registered", "write_combined"]
-             if any(r["params"].get("host_memory") == k for r in rows)]
+    rows = [r for r in records if r["params"]["n"] == largest and r["variant"] in host_rungs()]
+    kinds = [k for k in host_kinds() if any(r["params"].get("host_memory") == k for r in rows)]
     if not kinds:
         return None
-    rungs = [v for v in ["ce", "sm", "auto"] if any(r["variant"] == v for r in rows)]
-    fig, axes = plt.subplots(1, len(kinds), figsize=(3.6 * len(kinds) + 1, 4.2), sharey=True, squeeze=False)
-    roof = max((r["roof"]["value"] for r in rows if r["params"].get("direction") != "bidir"), default=0)
+    rungs_of = panels(rows)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(min(1.45 * sum(len(v) for v in rungs_of.values()) + 2, 17), 5.2),
+                             sharey=True, squeeze=False, width_ratios=[len(rungs_of[k]) for k in kinds],
+                             layout="constrained")
+    top = max([r["gbps"] for r in rows] + [r["roof"]["value"] for r in rows if r.get("roof")])
+    width = 0.8 / len(directions())
+    roofs = {}
     for ax, kind in zip(axes[0], kinds):
-        width = 0.8 / len(DIRECTIONS)
-        for i, rung in enumerate(rungs):
-            for j, d in enumerate(DIRECTIONS):
+        for i, rung in enumerate(rungs_of[kind]):
+            for j, d in enumerate(directions()):
                 rec = [r for r in rows if r["variant"] == rung and r["params"].get("host_memory") == kind
                        and r["params"].get("direction") == d]
-                x = i + (j - 1) * width
                 if not rec:
                     continue
+                x = i + (j - (len(directions()) - 1) / 2) * width
                 g = rec[0]["gbps"]
-                ax.bar(x, g, width, color=COLOURS[d], label=d if (ax is axes[0][0] and i == 0) else None)
-                ax.text(x, g + 1, f"{g:.1f}", ha="center", va="bottom", fontsize=7, rotation=90)
-        if roof:
-            ax.axhline(roof, color="k", ls=":", lw=1)
-            ax.axhline(2 * roof, color="k", ls="--", lw=0.8)
-        ax.set_xticks(range(len(rungs)), rungs)
-        ax.set_title(kind, fontsize=10)
-        ax.set_ylim(0, max(2 * roof, 10) * 1.12)
+                ax.bar(x, g, width * 0.95, color=colour(d))
+                ax.text(x, g + 0.01 * top, f"{g:.1f}", ha="center", va="bottom", fontsize=8)
+                roof = (rec[0].get("roof") or {}).get("value", 0)
+                if roof:  # the roof of this bar's directions, over the bar
+                    ways = _ways(rec[0])
+                    ax.hlines(roof, x - width / 2, x + width / 2, color="black", lw=1.6, ls="-" if ways == 1 else "--")
+                    roofs[ways] = roof
+        ax.set_xticks(range(len(rungs_of[kind])), rungs_of[kind], fontsize=10)
+        ax.set_xlim(-0.5, len(rungs_of[kind]) - 0.5)
+        others = [v for v in host_rungs() if v not in rungs_of[kind]]
+        why = [s for s in skipped if s["params"].get("host_memory") == kind and s["variant"] in others]
+        ax.set_title(kind + (f"\n({', '.join(others)}: not in these files)" if others and not why else ""), fontsize=10)
+        if why:
+            ax.set_title(f"{kind}\n({', '.join(sorted({w['variant'] for w in why}))}: {why[0].get('note', '')[:50]})",
+                         fontsize=9)
+        ax.set_ylim(0, top * 1.15)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel("GB/s (bidir: both directions)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    if roof:
-        from matplotlib.lines import Line2D
-        handles += [Line2D([], [], color="k", ls=":"), Line2D([], [], color="k", ls="--")]
-        labels += [f"PCIe roof, one direction ({roof:.1f} GB/s)", "both directions"]
-    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
+        ax.tick_params(axis="y", labelsize=9)
+    axes[0][0].set_ylabel("GB/s, cold median (bidir: both directions summed); axis from 0", fontsize=9)
+    handles = [Line2D([], [], color=colour(d), lw=8, label=d) for d in directions()
+               if any(r["params"].get("direction") == d for r in rows)]
+    handles += [Line2D([], [], color="black", lw=1.6, ls="-" if w == 1 else "--", label=_roof_label(w, v))
+                for w, v in sorted(roofs.items())]
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
     size = largest / 2**30
-    fig.suptitle(f"Host <-> device at {size:g} GiB per direction: {device} (axis from zero)", fontsize=11)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    fig.suptitle(f"Host <-> device at {size:g} GiB per direction on {device}\n"
+                 "each bar under the PCIe roof of its own directions; axis from zero", fontsize=11)
     path = os.path.join(out, "transfer_gib.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -73,26 +122,34 @@ def gib_picture(records, out, device):
 def sweep_picture(records, out, device):
     import matplotlib.pyplot as plt
 
-    rows = [r for r in records if r["variant"] == "ce" and r["params"].get("host_memory") == "pinned"]
-    sizes = sorted({r["params"]["n"] for r in rows})
-    if len(sizes) < 3:
+    panels = []
+    for rung in host_rungs():
+        for kind in host_kinds():
+            rows = [r for r in records if r["variant"] == rung and r["params"].get("host_memory") == kind]
+            if len({r["params"]["n"] for r in rows}) >= 3:
+                panels.append((rung, kind, rows))
+    if not panels:
         return None
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    for d in DIRECTIONS:
-        pts = sorted((r["params"]["n"], r["gbps"]) for r in rows if r["params"].get("direction") == d)
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=COLOURS[d], label=f"ce, pinned, {d}")
-    roof = max((r["roof"]["value"] for r in rows if r["params"].get("direction") != "bidir"), default=0)
-    if roof:
-        ax.axhline(roof, color="k", ls=":", lw=1, label=f"PCIe roof, one direction ({roof:.1f} GB/s)")
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(bottom=0)
-    ax.set_xlabel("bytes per direction")
-    ax.set_ylabel("GB/s (cold median; axis from zero)")
-    ax.set_title(f"Copy-engine transfers against size: {device}", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
-    fig.tight_layout()
+    fig, axes = plt.subplots(1, len(panels), figsize=(9 * len(panels), 5.4), squeeze=False, layout="constrained")
+    for ax, (rung, kind, rows) in zip(axes[0], panels):
+        for d in directions():
+            pts = sorted((r["params"]["n"], r["gbps"]) for r in rows if r["params"].get("direction") == d)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colour(d), label=f"{rung}, {kind}, {d}")
+        roofs = {_ways(r): r["roof"]["value"] for r in rows if (r.get("roof") or {}).get("value")}  # ways -> GB/s
+        for ways, v in sorted(roofs.items()):
+            used = [d for d in directions() if any(r["params"].get("direction") == d and _ways(r) == ways for r in rows)]
+            ax.axhline(v, color="black", lw=1, ls=":" if ways == 1 else "--",
+                       label=f"{_roof_label(ways, v)}: {', '.join(used)}")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, 1.1 * max([r["gbps"] for r in rows] + list(roofs.values())))
+        ax.set_xlabel("bytes per direction (log scale)", fontsize=10)
+        ax.set_ylabel("GB/s, cold median (bidir: both directions summed); axis from 0", fontsize=9)
+        ax.set_title(f"{rung}, {kind} host memory", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="center left", fontsize=8.5)
+    fig.suptitle(f"Host <-> device transfers against size on {device}\neach direction under the PCIe roof of its "
+                 "directions; axis from zero", fontsize=11)
     path = os.path.join(out, "transfer_sweep.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -110,16 +167,21 @@ def main(argv=None):
         matplotlib.use("Agg")
     except ImportError:
         return cli.fail(prog, "matplotlib is not installed (pip install ./tools/python)", cli.MISSING_DEPENDENCY)
-    records, device = [], ""
+    records, skipped, device = [], [], ""
     for f in a.files:
         try:
             doc = results.load(f)
         except results.ResultsError as e:
             return cli.fail(prog, str(e))
         records += _ok(doc.get("results", []))
-        device = device or doc.get("device", {}).get("name", "")
+        skipped += [r for r in doc.get("results", []) if r.get("lab") == LAB and r.get("status") == "skipped"]
+        if not device and doc.get("device", {}).get("name"):
+            device = f"{doc['device']['name']}, cc {doc['device'].get('cc', '?')}"
+    # A case in several files (the 1 GiB pinned copies of a sweep and of the per-kind runs): the last file given wins.
+    latest = {(r["variant"], tuple(sorted(r["params"].items()))): r for r in records}
+    records = list(latest.values())
     os.makedirs(a.out, exist_ok=True)
-    for path in (gib_picture(records, a.out, device), sweep_picture(records, a.out, device)):
+    for path in (gib_picture(records, a.out, device, skipped), sweep_picture(records, a.out, device)):
         if path:
             print(path)
     return 0

@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from . import table
+
 SCHEMA = "memlab.results/1"
 TIMINGS = ("cold", "batch", "graph")
 
@@ -60,9 +62,9 @@ def record_problem(r) -> str:
             return f"'{k}' is {_what(r.get(k)) if k in r else 'missing'}, not a name"
     if not isinstance(r.get("params"), dict):
         return f"'params' is {_what(r.get('params')) if 'params' in r else 'missing'}, not an object"
-    for k, v in r["params"].items():
-        if not (isinstance(v, str) or _number(v)):
-            return f"'params.{k}' is {_what(v)}, not a number or a name"
+    for k, v in r["params"].items():  # null: the rung does not read that axis (not applicable)
+        if not (v is None or isinstance(v, str) or _number(v)):
+            return f"'params.{k}' is {_what(v)}, not a number, a name or null"
     if not _number(r.get("bytes")) or r["bytes"] < 0:
         return f"'bytes' is {_what(r.get('bytes')) if 'bytes' in r else 'missing'}, not a byte count"
     for k in ("flops", "hardware_bytes"):
@@ -167,8 +169,10 @@ class Record:
         return "no cold samples" if not self.data["cold"].get("samples") else "a cold median of zero"
 
     def key(self) -> tuple:
-        """(lab, variant, params in a canonical order): what identifies a case across runs."""
-        return (self.lab, self.variant, tuple(sorted((k, v) for k, v in self.params.items())))
+        """(lab, variant, params in a canonical order): what identifies a case across runs. A param that does not
+        apply to the rung is None, whether the file says null or (before null) the text "-"."""
+        return (self.lab, self.variant,
+                tuple(sorted((k, None if v == "-" else v) for k, v in self.params.items())))
 
 
 def records(paths: Iterable[str]) -> list[Record]:
@@ -203,18 +207,15 @@ def write_atomically(path: str, doc: Any, raw: bool = False) -> None:
         raise
 
 
-# Files written before results carried `peer` (memlab < 0.1.0 at 39c3c8d) mark none: their library
-# variants are known by lab and name.
-LEGACY_PEERS = {("copy", "memcpy"), ("copy", "cub"), ("copy", "thrust"), ("async", "memcpy"), ("async", "cub"),
-                ("transpose", "cublas"), ("transpose", "copy"), ("stencil", "1d_copy"), ("stencil", "3d_copy"),
-                ("matmul", "cublas_sgemm"), ("matmul", "cublas_tf32")}
-
 MEMLAB_LIBRARY = "memlab"  # `library` of memlab's own library called from Python (memlab-peers' memlab_copy_, ...)
 
 
 def is_peer(rec: dict) -> bool:
-    """The record times a library the lab compares with, not one of memlab's rungs."""
-    return bool(rec.get("peer", (rec.get("lab"), rec.get("variant")) in LEGACY_PEERS))
+    """The record times a library the lab compares with, not one of memlab's rungs. Files written before results
+    carried `peer` (memlab < 0.1.0 at 39c3c8d) mark none: the lab's table says which variants are peers."""
+    if "peer" in rec:
+        return bool(rec["peer"])
+    return table.is_lab_peer(rec.get("lab") or "", rec.get("variant") or "")
 
 
 def library_of(rec: dict) -> str:
@@ -228,10 +229,3 @@ def library_of(rec: dict) -> str:
 def is_memlab_library(rec: dict) -> bool:
     """memlab's own library timed as a peer (in the peers' process): the contender, not a peer to beat."""
     return library_of(rec) == MEMLAB_LIBRARY
-
-
-def rate(rec: dict, key: str = "cold") -> float:
-    """GB/s of `key`'s median (cold, batch or graph) from the declared bytes; 0 without samples."""
-    s = rec.get(key) or {}
-    ms = s.get("median_ms", 0)
-    return rec["bytes"] / (ms * 1e-3) / 1e9 if s.get("samples", 0) and ms > 0 else 0.0

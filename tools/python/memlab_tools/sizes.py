@@ -1,5 +1,6 @@
 """memlab's --sizes grammar (src/harness/sizes.hpp), so that `memlab-peers --sizes 2^12..2^31` means
-what `memlab run --sizes 2^12..2^31` means.
+what `memlab run --sizes 2^12..2^31` means: the rules below, with the suffixes and limits from memlab's table
+(memlab_tools/table.py: `memlab list --format json`, "sizes").
 
   item   := value | value ".." value [":" step]
   value  := number [suffix] | "2^" number [suffix]
@@ -13,9 +14,11 @@ import math
 import re
 from dataclasses import dataclass
 
-_SUFFIX = {"": (1, False), "K": (1 << 10, False), "M": (1 << 20, False), "G": (1 << 30, False),
-           "B": (1, True), "KiB": (1 << 10, True), "MiB": (1 << 20, True), "GiB": (1 << 30, True)}
-MAX_VALUES = 100_000  # a range that lists more is a typo (1..2^40:+1), not a sweep
+from . import table
+
+_SUFFIX = {s["suffix"]: (s["multiplies_by"], s["bytes"]) for s in table.sizes()["suffixes"]}
+MAX_VALUES = table.sizes()["max_range_items"]  # a range that lists more is a typo (1..2^40:+1), not a sweep
+MAX_EXPONENT = table.sizes()["max_exponent"]
 _VALUE = re.compile(r"^(2\^)?(\d+)([A-Za-z]*)$")
 
 
@@ -39,8 +42,8 @@ def _value(text: str, flag: str) -> tuple[int, bool]:
     if not m or m.group(3) not in _SUFFIX:
         raise ValueError(f'{flag}: invalid value "{text}": N or 2^k, optionally K|M|G (elements) or B|KiB|MiB|GiB '
                          '(bytes)')
-    if m.group(1) and int(m.group(2)) > 62:
-        raise ValueError(f'{flag}: "{text}": 2^k takes k <= 62')
+    if m.group(1) and int(m.group(2)) > MAX_EXPONENT:
+        raise ValueError(f'{flag}: "{text}": 2^k takes k <= {MAX_EXPONENT}')
     base = 1 << int(m.group(2)) if m.group(1) else int(m.group(2))
     unit, is_bytes = _SUFFIX[m.group(3)]
     return base * unit, is_bytes
@@ -83,8 +86,8 @@ def parse_sizes(text: str, default_geometric: bool = True, flag: str = "--sizes"
         if geometric and lo == 0:
             raise ValueError(f'{flag}: "{item}": a geometric range cannot start at 0')
         count = (math.floor(math.log(hi / lo, factor) + 1e-9) + 1) if geometric else (hi - lo) // factor + 1
-        if len(out) + count > MAX_VALUES:
-            raise ValueError(f'{flag}: "{item}" lists {count} values, more than {MAX_VALUES}')
+        if count > MAX_VALUES:
+            raise ValueError(f'{flag}: "{item}": the range has more than {MAX_VALUES} values')
         v = lo
         while v <= hi:
             pow2 = v & (v - 1) == 0 and v >= 1024

@@ -7,6 +7,8 @@ import math
 import time
 from typing import Callable
 
+from . import table
+
 
 def quantile(sorted_values: list[float], q: float) -> float:
     """Type 7 (R, NumPy's default): linear between order statistics at h = q (n - 1)."""
@@ -33,15 +35,18 @@ def summarize(ms: list[float]) -> dict:
 
 class StoppingRule:
     """Sample until (p75 - p25) / median < target with at least min_samples (checked every 5), or the
-    budget ends after at least 3 samples, or max_samples: the C++ harness's rule."""
+    budget ends after at least floor_samples, or max_samples: the C++ harness's rule, with its defaults
+    from memlab's table (`memlab list --format json`, "timing")."""
 
-    def __init__(self, max_time_s: float, target_rel_spread: float = 0.005, min_samples: int = 10,
-                 max_samples: int = 5000, floor_samples: int = 3, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, max_time_s: float, target_rel_spread: float | None = None, min_samples: int | None = None,
+                 max_samples: int | None = None, floor_samples: int | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        defaults = table.timing()
         self.max_time_s = max_time_s
-        self.target = target_rel_spread
-        self.min_samples = min_samples
-        self.max_samples = max_samples
-        self.floor = floor_samples
+        self.target = defaults["target_rel_spread"] if target_rel_spread is None else target_rel_spread
+        self.min_samples = defaults["min_samples"] if min_samples is None else min_samples
+        self.max_samples = defaults["max_samples"] if max_samples is None else max_samples
+        self.floor = defaults["floor_samples"] if floor_samples is None else floor_samples
         self.clock = clock
 
     def run(self, sample: Callable[[], float | None]) -> dict:

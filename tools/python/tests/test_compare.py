@@ -340,3 +340,29 @@ def test_without_race_it_takes_two_files(capsys):
     assert exit_code(compare.main, [RUN0]) == 2
     assert "takes two files, A and B (1 given); --race takes one or more" in capsys.readouterr().err
     assert exit_code(compare.main, [RUN0, RUN0, RUN0]) == 2
+
+
+# ---- a baseline written before an axis was renamed, or before "not applicable" was null -------------------------
+
+def test_a_renamed_param_of_one_lab_is_read_as_its_new_name(tmp_path, capsys):
+    a_doc = _doc([("store_stride", 1024, 1.0, 0.01), ("chase_l1", 1024, 1.0, 0.01)])
+    b_doc = _doc([("store_stride", 1024, 1.0, 0.01), ("chase_l1", 1024, 1.0, 0.01)])
+    for doc, names in ((a_doc, ("stride", "stride")), (b_doc, ("lane_stride", "node_stride"))):
+        doc["results"][0]["lab"], doc["results"][1]["lab"] = "smem", "hierarchy"
+        doc["results"][0]["params"][names[0]] = 2
+        doc["results"][1]["params"][names[1]] = 128
+    a, b = _write(tmp_path, "a.json", a_doc), _write(tmp_path, "b.json", b_doc)
+    assert compare.main([a, b]) == 2  # no case in common under the old names
+    capsys.readouterr()
+    assert compare.main([a, b, "--rename-param", "smem:stride=lane_stride",
+                         "--rename-param", "hierarchy:stride=node_stride"]) == 0
+    out = capsys.readouterr().out
+    assert "lane_stride=2" in out and "node_stride=128" in out
+    assert compare.main([a, b, "--rename-param", "stride"]) == 2
+    assert "--rename-param: 'stride' is not [LAB:]OLD=NEW" in capsys.readouterr().err
+
+
+def test_a_not_applicable_param_matches_whether_null_or_the_old_dash():
+    old = compare.Record({"lab": "transfer", "variant": "x", "params": {"peer": "-"}}, {}, "a")
+    new = compare.Record({"lab": "transfer", "variant": "x", "params": {"peer": None}}, {}, "b")
+    assert old.key() == new.key()

@@ -207,7 +207,7 @@ def test_the_roofline_draws_no_tf32_roof_without_a_tf32_point(tmp_path):
     assert plot.tf32_roof(recs) == (0.0, "")
     roofs = _one(p.made, "roofline", "*")["roofs"]
     assert "TF32" in roofs  # matmul_f32.json holds cublas_tf32
-    assert "shared-memory roof" in roofs
+    assert "shared memory" in roofs
 
 
 def test_the_stencil_splits_1d_from_3d(tmp_path):
@@ -230,7 +230,7 @@ def test_a_lab_under_another_roof_draws_that_roof_not_dram():
     recs = records(fx("smem_f32.json"))
     assert plot.lab_roof(recs) == "smem"
     (roof,) = plot.roof_lines(recs, "gbps")
-    assert roof[1].startswith("shared-memory roof") and "GB/s" in roof[1]
+    assert roof[1].startswith("shared memory roof") and "GB/s" in roof[1]
 
 
 # ---- the style map ---------------------------------------------------------------------------------------------
@@ -292,5 +292,32 @@ def test_an_unknown_bandwidth_lab_with_its_own_roof(tmp_path):
     assert plot.main([path, "-o", str(tmp_path)]) == 0
     p = _draw(tmp_path, [path])
     ladder = _one(p.made, "ladder", "transfer")
-    assert ladder["measure"] == "gbps" and "under the pcie 63 GB/s" in ladder["sentence"]
+    assert ladder["measure"] == "gbps" and "under the PCIe roof 63 GB/s" in ladder["sentence"]
     assert "roofline.png" in {m["file"] for m in p.made}
+
+
+# ---- memlab's own library, the transfer lab's pictures ----------------------------------------------------------
+
+def test_memlabs_library_from_python_is_memlabs_not_a_hatched_peer(tmp_path):
+    p = _draw(tmp_path, fx("peers1/peers1_transpose.json"), kinds=("ladder",))
+    recs = [r for r in p.recs if r.variant == "memlab_transpose"]
+    assert recs and not any(plot.hatched(r) for r in recs) and all(plot.is_peer(r) for r in recs)
+    assert all(plot.hatched(r) for r in p.recs if r.variant == "triton_transpose")
+    assert any("memlab_transpose [memlab's library]" in m["series"] for m in p.made)
+
+
+def test_transfer_pictures_hold_no_blank_slot_and_bidir_has_two_directions_roof(tmp_path):
+    from memlab_tools import plot_transfer
+    from memlab_tools.results import load
+
+    files = fx("transfer/gib_pageable.json", "transfer/gib_pinned.json", "transfer/sweep_ce_pinned.json")
+    rows = [r for f in files for r in load(f)["results"] if r["status"] == "ok"]
+    big = max(r["params"]["n"] for r in rows)
+    panels = plot_transfer.panels([r for r in rows if r["params"]["n"] == big])
+    assert panels["pageable"] == ["ce"] and len(panels["pinned"]) == 3
+    bidir = [r for r in rows if r["params"]["direction"] == "bidir"]
+    one_way = [r for r in rows if r["params"]["direction"] != "bidir"]
+    assert {plot_transfer._ways(r) for r in bidir} == {2} and {plot_transfer._ways(r) for r in one_way} == {1}
+    assert min(r["roof"]["value"] for r in bidir) == pytest.approx(2 * max(r["roof"]["value"] for r in one_way))
+    assert plot_transfer.main(files + ["-o", str(tmp_path)]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["transfer_gib.png", "transfer_sweep.png"]

@@ -1,0 +1,117 @@
+"""memlab's tables, downstream: every lab with its rungs in ladder order, its peers, roof, axes (with their
+units, grammar, defaults and choices), dtypes, default sizes and what a size counts; the roofs (name, unit,
+the rate each judges, how it is found); the dtypes' sizes; the constants of the sizes grammar; the timing
+defaults and the unit of every result field. All of it as `memlab list --format json` prints it from the
+labs' own tables (src/labs/<lab>/<lab>.cu), so that no tool keeps a list of its own.
+
+labs.json beside this file is that output, committed, so the tools run without a memlab binary (the GPU
+machine's Python, a laptop with results files). `python3 tools/update_lab_table.py --write` rewrites it from
+build/bin/memlab; the ctest lab_table_current fails when it is not what the built memlab prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "labs.json")
+
+
+@lru_cache(maxsize=None)
+def table() -> dict:
+    """The whole document (memlab.labs/1)."""
+    with open(PATH, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def labs() -> list[dict]:
+    return table()["labs"]
+
+
+def lab(name: str) -> dict | None:
+    """The lab's entry; None for a lab the table does not know (a results file of another memlab)."""
+    return next((entry for entry in labs() if entry["name"] == name), None)
+
+
+def variants(lab_name: str) -> list[dict]:
+    """The lab's variants in table order: its rungs, naive to best, and its peers."""
+    entry = lab(lab_name)
+    return entry["variants"] if entry else []
+
+
+def rungs(lab_name: str) -> list[str]:
+    """memlab's own rungs of the lab, in ladder order."""
+    return [v["name"] for v in variants(lab_name) if not v["peer"]]
+
+
+def peers(lab_name: str) -> list[str]:
+    """The libraries the lab itself compares with (cudaMemcpy, CUB, cuBLAS, ...), in table order."""
+    return [v["name"] for v in variants(lab_name) if v["peer"]]
+
+
+def variant(lab_name: str, name: str) -> dict | None:
+    return next((v for v in variants(lab_name) if v["name"] == name), None)
+
+
+def is_lab_peer(lab_name: str, name: str) -> bool:
+    """The table marks this variant of the lab as a peer."""
+    v = variant(lab_name, name)
+    return bool(v and v["peer"])
+
+
+def roof(name: str) -> dict | None:
+    """The roof's rule: name, label, unit, judges (the result field it is held against), derived (how its value
+    is found) and, for a roof counted per SM and clock by device, per_sm_clock (compute capability -> figure)."""
+    return next((r for r in table()["roofs"] if r["name"] == name), None)
+
+
+def roof_of(lab_name: str, variant_name: str | None = None) -> str:
+    """The roof a rung is bound by: its own where its record names one (cuBLAS's TF32 GEMM), else its lab's;
+    "" for a lab the table does not know."""
+    v = variant(lab_name, variant_name) if variant_name else None
+    if v and v.get("roof"):
+        return v["roof"]
+    entry = lab(lab_name)
+    return entry["roof"] if entry else ""
+
+
+def roof_label(name: str) -> str:
+    """'DRAM', 'shared memory', 'TF32 tensor cores'; the name itself for a roof the table does not know."""
+    r = roof(name)
+    return r["label"] if r else name
+
+
+def elem_bytes() -> dict[str, int]:
+    """Bytes per element of every dtype: {"u8": 1, "f16": 2, ...}, in the table's order."""
+    return {d["name"]: d["bytes"] for d in table()["dtypes"]}
+
+
+def axis(lab_name: str, name: str) -> dict | None:
+    entry = lab(lab_name)
+    return next((a for a in entry["axes"] if a["name"] == name), None) if entry else None
+
+
+def param_unit(lab_name: str, param: str) -> str:
+    """The unit of a lab's param: its axis's (a shape's extents share it); "" for dtype, n and unknown names."""
+    entry = lab(lab_name)
+    for a in entry["axes"] if entry else []:
+        if a["name"] == param or param in a.get("extents", []):
+            return a["unit"]
+    return ""
+
+
+def unit(field: str) -> str:
+    """The unit of a result field ("gbps" -> "GB/s", "cold_median_ms" -> "ms"); "" for a field without one."""
+    return table()["units"].get(field, "")
+
+
+def sizes() -> dict:
+    """The sizes grammar's constants: suffixes (suffix, multiplies_by, bytes), max_exponent, max_range_items,
+    max_cases."""
+    return table()["sizes"]
+
+
+def timing() -> dict:
+    """The C++ harness's sampling defaults: target_rel_spread, min_samples, max_samples, floor_samples, ..."""
+    return table()["timing"]

@@ -1,0 +1,98 @@
+"""The Python tools take every lab's rungs, order, peers, roofs, units, dtypes and grammar constants from memlab's
+table (memlab_tools/labs.json: `memlab list --format json`, kept current by the ctest lab_table_current), never from
+a list of their own."""
+
+import ast
+import os
+
+import pytest
+
+from memlab_tools import peers, plot, results, sizes, stats, table
+
+TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "memlab_tools")
+# plot_hierarchy.py picks its chases and streams by rung name until the hierarchy lab's records carry their kind in
+# the table (the hierarchy lab is being split into chase and stream tables); every other file reads the table.
+NOT_YET = {"plot_hierarchy.py"}
+
+
+def rung_names() -> set[str]:
+    """Every variant name of every lab (memlab's rungs and the lab's own peers), except the words that also name a
+    lab or a roof (copy, smem), which the tools may write as such."""
+    names = {v["name"] for entry in table.labs() for v in entry["variants"]}
+    return names - {entry["name"] for entry in table.labs()} - {r["name"] for r in table.table()["roofs"]}
+
+
+def string_constants(path: str):
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.lineno, node.value
+
+
+def test_the_table_is_memlabs():
+    doc = table.table()
+    assert doc["schema"] == "memlab.labs/1"
+    assert len(table.labs()) >= 12
+    for entry in table.labs():
+        assert table.rungs(entry["name"]), entry["name"]
+        assert entry["roof"] in {r["name"] for r in doc["roofs"]}, entry["name"]
+        for a in entry["axes"]:
+            assert a["grammar"] == "words" or a["unit"], (entry["name"], a["name"])
+
+
+def test_no_tool_writes_a_rung_name():
+    forbidden = rung_names()
+    assert {"vec16", "ldgsts_cg16", "smem_swizzled", "cublas_tf32"} <= forbidden
+    found = []
+    for name in sorted(os.listdir(TOOLS)):
+        if not name.endswith(".py") or name in NOT_YET:
+            continue
+        found += [f"{name}:{line}: {text!r}" for line, text in string_constants(os.path.join(TOOLS, name))
+                  if text in forbidden]
+    assert not found, "rung names written in tools/python (take them from memlab_tools.table):\n" + "\n".join(found)
+
+
+def test_plot_order_and_style_follow_the_table():
+    for entry in table.labs():
+        rungs, lab_peers = plot.style_order(entry["name"])
+        assert rungs == list(dict.fromkeys(plot._family(v)[1] for v in table.rungs(entry["name"])))
+        assert lab_peers[:len(table.peers(entry["name"]))] == \
+            list(dict.fromkeys(plot._family(v)[1] for v in table.peers(entry["name"])))[:len(lab_peers)]
+
+
+def test_peers_read_the_table():
+    assert peers.ELEM == {d["name"]: d["bytes"] for d in table.table()["dtypes"]}
+    for lab, flags in peers.LAB_FLAGS.items():
+        axes = {a["name"] for a in table.lab(lab)["axes"]}
+        assert {f for f in flags if f in peers.AXIS_FLAGS and f not in peers.OWN_FLAGS.get(lab, ())} <= axes, lab
+    assert next(p for p in peers.PEERS if p.roof).roof_name == "tf32"
+    assert all(p.roof_name == table.roof_of(p.lab) for p in peers.PEERS if not p.roof)
+
+
+def test_old_files_know_their_peers_from_the_table():
+    lab, name = next((e["name"], v["name"]) for e in table.labs() for v in e["variants"] if v["peer"])
+    assert results.is_peer({"lab": lab, "variant": name})  # a file that predates `peer`
+    rung = table.rungs(lab)[0]
+    assert not results.is_peer({"lab": lab, "variant": rung})
+    assert results.is_peer({"lab": lab, "variant": rung, "peer": True})
+
+
+def test_grammar_and_timing_constants_are_the_harness_s():
+    assert sizes.MAX_VALUES == table.sizes()["max_range_items"]
+    assert sizes.MAX_EXPONENT == table.sizes()["max_exponent"]
+    rule = stats.StoppingRule(1.0)
+    t = table.timing()
+    assert (rule.target, rule.min_samples, rule.max_samples, rule.floor) == \
+        (t["target_rel_spread"], t["min_samples"], t["max_samples"], t["floor_samples"])
+    with pytest.raises(ValueError, match="more than"):
+        sizes.parse_sizes(f"1..{sizes.MAX_VALUES + 1}:+1")
+
+
+def test_units_come_from_the_table():
+    assert plot.UNITS["gbps"] == table.unit("gbps") == "GB/s"
+    assert plot.UNITS["gflops"] == table.unit("gflops")
+    for entry in table.labs():
+        for a in entry["axes"]:
+            for p in a.get("extents", [a["name"]]):
+                assert table.param_unit(entry["name"], p) == a["unit"]
