@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Issue 21 on the GPU machine (one H100, no network): builds memlab with the transfer lab only
+# The transfer lab on the GPU machine (one H100, no network): builds memlab with the transfer lab only
 # (NCCL from python3's nvidia-nccl-cu13), runs its GPU tests, the sanitizers at small sizes, the
 # default tour (timed), 1 GiB host <-> device runs in every direction and host memory kind, NCCL's
 # one-rank collectives, the one-GPU refusal, then the peers nvbandwidth and nccl-tests built from
 # the sources carried in .carry/ (git-ignored: nothing of theirs is committed).
 #
 #   run from the repository root, with .carry/nvbandwidth and .carry/nccl-tests present:
-#     OUT=/some/dir tools/device_issue21.sh
-# Writes $OUT/issue21.tgz (every log and JSON) and $OUT/summary.txt; prints the summary last.
+#     OUT=/some/dir tools/device_transfer.sh
+# Writes $OUT/transfer.tgz (every log and JSON) and $OUT/summary.txt; prints the summary last.
 # Every step is logged and timed; a failed step does not stop the next. Aim: under 7 minutes.
 set -uo pipefail
 
 ROOT=$(pwd)
-OUT=${OUT:-$ROOT/out-issue21}
-W=$(mktemp -d /tmp/issue21.XXXX)
+OUT=${OUT:-$ROOT/out-transfer}
+W=$(mktemp -d /tmp/transfer.XXXX)
 LOGS=$W/logs
 mkdir -p "$OUT" "$LOGS"
 export PATH=/usr/local/cuda/bin:$PATH
@@ -112,7 +112,7 @@ PEERS_PID=$!
 if [ -n "${BIN:-}" ]; then
   B=$(cd "$BIN/.." && pwd)
 else
-  B=$ROOT/build-issue21
+  B=$ROOT/build-transfer
   step configure -- cmake --preset dev -B "$B" -DMEMLAB_ONLY_LABS=transfer ${NCCL_DIR:+-DMEMLAB_NCCL_ROOT=$NCCL_DIR}
   step build -- cmake --build "$B" -j "$JOBS" --target memlab_cli memlab_gpu_tests memlab_labs_tests
 fi
@@ -178,8 +178,8 @@ fi
 printf 'total %ss\n' $(( $(date +%s) - T0 )) >> "$SUMMARY"
 cp "$SUMMARY" "$LOGS/summary.txt"
 cp "$W"/*.json "$W"/*.md "$LOGS"/ 2>/dev/null
-tar -czf "$OUT/issue21.tgz" -C "$W" logs
+tar -czf "$OUT/transfer.tgz" -C "$W" logs
 cp "$SUMMARY" "$OUT/summary.txt"
 echo
-echo "==== issue 21 summary (logs and JSON: \$OUT/issue21.tgz) ===="
+echo "==== transfer summary (logs and JSON: \$OUT/transfer.tgz) ===="
 cat "$SUMMARY"

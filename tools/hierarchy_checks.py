@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Checks of issue 20's device run (tools/device_issue20.sh), from the memlab.results/1 files:
+"""Checks of the hierarchy lab's device run (tools/device_hierarchy.sh), from the memlab.results/1 files:
 
-    issue20_checks.py plateaus RUN1.json RUN2.json     # every latency plateau within 3% in both runs
-    issue20_checks.py babelstream WORK RES N...         # memlab's streams against BabelStream's (same n)
-    issue20_checks.py figures FILE...                   # one line per record: status, GB/s, latency figures
-    issue20_checks.py l1bw FILE...                      # dot / smem_dot in B/clk/SM: cold, batch, graph; best vs 120
-    issue20_checks.py compare OLD.json NEW.json         # the same cases before and after a change: GB/s and ratio
+    hierarchy_checks.py plateaus RUN1.json RUN2.json     # every latency plateau within 3% in both runs
+    hierarchy_checks.py babelstream WORK RES N...         # memlab's streams against BabelStream's (same n)
+    hierarchy_checks.py figures FILE...                   # one line per record: status, GB/s, latency figures
+    hierarchy_checks.py l1bw FILE...                      # dot / smem_dot in B/clk/SM: cold, batch, graph; best vs 120
+    hierarchy_checks.py compare OLD.json NEW.json         # the same cases before and after a change: GB/s and ratio
 """
 import csv
 import io
@@ -84,7 +84,7 @@ def per_sm_clock(r, gbps):
 
 
 def l1bw(paths, goal=120.0):
-    """The L1 (dot) and shared-memory (smem_dot) figures of issue 20: every record in B/clk/SM from its
+    """The L1 (dot) and shared-memory (smem_dot) figures the lab page reports: every record in B/clk/SM from its
     cold, batch and graph medians (the batch one is the acceptance's: back-to-back launches, the data
     stays where it lives), and each rung's best batch figure against the goal."""
     best, failed = {}, 0

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# Issue 20 (the hierarchy lab) on the H100 machine, from a bare checkout plus the carried .carry/
+# The hierarchy lab on the H100 machine, from a bare checkout plus the carried .carry/
 # (BabelStream's source in .carry/babelstream, fetched from github:UoB-HPC/BabelStream; never
 # committed). Builds memlab (dev preset, hierarchy only), runs the lab's tests, compute-sanitizer
 # at small sizes, the defaults (timed: <= 20 s), the full sweeps (JSON), a second run of the latency
 # plateaus (two runs must agree within 3%), BabelStream at the same array sizes, and the plots.
 # Each step logs to $work/<step>.log and the script goes on after a failure; everything is packed
-# into $OUT/issue20.tgz after every step (at most a few files come back), the JSONs and pictures too.
-#   tools/device_issue20.sh            # all steps, ~7 min
-#   tools/device_issue20.sh gpu_tests l1bw   # only the steps named (and the build, unless BIN is set)
-# Environment: OUT (the device tool's folder; default ./issue20-out), JOBS (default 16), BIN.
+# into $OUT/hierarchy.tgz after every step (at most a few files come back), the JSONs and pictures too.
+#   tools/device_hierarchy.sh            # all steps, ~7 min
+#   tools/device_hierarchy.sh gpu_tests l1bw   # only the steps named (and the build, unless BIN is set)
+# Environment: OUT (the device tool's folder; default ./hierarchy-out), JOBS (default 16), BIN.
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
-OUT=${OUT:-$PWD/issue20-out}; mkdir -p "$OUT"
-work=$PWD/issue20-work; mkdir -p "$work/results" "$work/plots" "$PWD/issue20-bin"
+OUT=${OUT:-$PWD/hierarchy-out}; mkdir -p "$OUT"
+work=$PWD/hierarchy-work; mkdir -p "$work/results" "$work/plots" "$PWD/hierarchy-bin"
 res=$work/results
 bin=${BIN:-$PWD/build-dev/bin}  # BIN: binaries built elsewhere (then nothing is built here)
 jobs=${JOBS:-16}
 t_start=$SECONDS
 summary=()
-pack() { tar -czf "$OUT/issue20.tgz" -C "$work" . 2>/dev/null; }
+pack() { tar -czf "$OUT/hierarchy.tgz" -C "$work" . 2>/dev/null; }
 only=" $* "  # the steps named on the command line; none: every step
 step() {  # step NAME COMMAND...: runs it (bash -c when one string), logs, records rc and seconds
   local name=$1; shift
@@ -88,7 +88,7 @@ step loaded "$R --variant loaded_chase --sizes 1GiB --steps 2048 --load-ctas 0,2
 P="--variant register_chain,chase_shared,chase_l1,chase_l2 --sizes 4KiB,32KiB,8MiB,1GiB --steps 4096"
 step plateaus_run1 "$R $P --out $res/hierarchy_plateaus_run1.json"
 step plateaus_run2 "$R $P --out $res/hierarchy_plateaus_run2.json"
-step plateaus_agree "python3 tools/issue20_checks.py plateaus $res/hierarchy_plateaus_run1.json $res/hierarchy_plateaus_run2.json"
+step plateaus_agree "python3 tools/hierarchy_checks.py plateaus $res/hierarchy_plateaus_run1.json $res/hierarchy_plateaus_run2.json"
 
 # ---- L1 and shared-memory bandwidth against 120 B/clk/SM (docs/notes/hierarchy_l1_bandwidth.md) -------------------
 # dot (ld.global: L1 hits after the first pass) and smem_dot (LDS.128) at 4 MiB arrays (the page's size), 4224 KiB =
@@ -97,11 +97,11 @@ step plateaus_agree "python3 tools/issue20_checks.py plateaus $res/hierarchy_pla
 # record in B/clk/SM (cold, batch, graph) and each rung's best batch figure against 120; and compute-sanitizer over
 # the stream kernels at sizes with a partial last tile (1028 and 8196 f32: 257 and 2049 vectors), one pass, ~10 s.
 step l1bw "$R --variant dot,smem_dot --sizes 4MiB,4224KiB,8448KiB --ilp 1,2,4 --ctas-per-sm 1,2,4,8 \
-  --out $res/hierarchy_l1bw.json && python3 tools/issue20_checks.py l1bw $res/hierarchy_l1bw.json"
+  --out $res/hierarchy_l1bw.json && python3 tools/hierarchy_checks.py l1bw $res/hierarchy_l1bw.json"
 # The other streams, which share the kernel: the 16 MiB and 1 GiB cases of the committed bandwidth sweep, again
 # (defaults: --ilp 4 --ctas-per-sm 4), and the ratio to it (~10 s).
 step l1bw_others "$R --variant dot,dot_l2,dot_l2_all,write,copy,add,triad --sizes 16MiB,1GiB \
-  --out $res/hierarchy_streams_check.json && python3 tools/issue20_checks.py compare \
+  --out $res/hierarchy_streams_check.json && python3 tools/hierarchy_checks.py compare \
   docs/results/h100/hierarchy/hierarchy_bandwidth_ws.json $res/hierarchy_streams_check.json"
 step l1bw_memcheck "timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $bin/memlab run hierarchy --quiet \
   --variant dot,smem_dot,dot_l2_all,copy,triad --sizes 1028,8196 --ilp 1,4 --passes 1 --max-time 0.01 \
@@ -113,17 +113,17 @@ bs=$PWD/.carry/babelstream
 # answers from the CUDA runtime, so the build needs neither nvml.h nor libnvidia-ml (as on the dev
 # machines). Its own flags (src/cuda/model.cmake): -DCUDA, GRID_STRIDE, UNROLL_FACTOR 4, -O3.
 step babelstream_build "cd $bs && nvcc -O3 -std=c++17 -arch=sm_90 -DCUDA -DGRID_STRIDE -DUNROLL_FACTOR=4 --extended-lambda \
-  -I$PWD/tools/babelstream -I. -Icuda -x cu main.cpp cuda/CUDAStream.cu -o $PWD/issue20-bin/babelstream && cat SOURCE"
+  -I$PWD/tools/babelstream -I. -Icuda -x cu main.cpp cuda/CUDAStream.cu -o $PWD/hierarchy-bin/babelstream && cat SOURCE"
 for n in 33554432 268435456; do
-  step babelstream_$n "$PWD/issue20-bin/babelstream --float -s $n -n 100 --csv"
+  step babelstream_$n "$PWD/hierarchy-bin/babelstream --float -s $n -n 100 --csv"
   step memlab_streams_$n "$RB --max-time 0.5 --passes 1 --variant dot,copy,add,triad --sizes $n --out $res/hierarchy_streams_$n.json"
 done
-step compare_babelstream "python3 tools/issue20_checks.py babelstream $work $res 33554432 268435456"
+step compare_babelstream "python3 tools/hierarchy_checks.py babelstream $work $res 33554432 268435456"
 
 # ---- pictures ------------------------------------------------------------------------------------------------
 step plots "cd tools/python && python3 -m memlab_tools.plot_hierarchy $res/hierarchy_*.json -o $work/plots"  # not the sanitizer run: its timings are the tool's
 
 # ---- summary ----------------------------------------------------------------------------------------------------
-step key_figures "python3 tools/issue20_checks.py figures $res/hierarchy_defaults.json $res/hierarchy_plateaus_run1.json $res/hierarchy_streams_268435456.json"
-echo; echo "=== issue 20 summary (total $((SECONDS - t_start)) s) ==="; printf '%s\n' "${summary[@]}" | tee "$work/summary.txt"
+step key_figures "python3 tools/hierarchy_checks.py figures $res/hierarchy_defaults.json $res/hierarchy_plateaus_run1.json $res/hierarchy_streams_268435456.json"
+echo; echo "=== hierarchy summary (total $((SECONDS - t_start)) s) ==="; printf '%s\n' "${summary[@]}" | tee "$work/summary.txt"
 pack

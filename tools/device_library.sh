@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22 on the GPU machine (H100; nvcc 13.0, cmake, python3 with torch, triton, scikit-build-core; no
+# memlab::transpose, memlab::copy and the Python package on the GPU machine (H100; nvcc 13.0, cmake, python3 with torch, triton, scikit-build-core; no
 # network), from a bare checkout: builds what it needs (dev preset, sm_90), then
 #   tests       the library's GPU tests (memlab::transpose, memlab::copy) and the transpose lab's (rung auto)
 #   sanitizer   compute-sanitizer memcheck on the transpose GPU tests at small sizes
@@ -14,19 +14,19 @@
 #               memlab.transpose beside torch and Triton, then memlab-compare --race tables (cuBLAS from
 #               the lab step's files when this machine has them). Builds libmemlab alone when it is missing.
 #               About 2-3 minutes on an H100 after the build (~1-2 min); run it on its own:
-#                 OUT=... bash tools/device_issue22.sh peers1
-# Each step logs to $WORK/<step>.log (WORK: /tmp/device-issue22 by default) and the script goes on after a
-# failed step; with $OUT set, everything is packed into $OUT/device-issue22.tgz after every step, the
+#                 OUT=... bash tools/device_library.sh peers1
+# Each step logs to $WORK/<step>.log (WORK: /tmp/device-library by default) and the script goes on after a
+# failed step; with $OUT set, everything is packed into $OUT/device-library.tgz after every step, the
 # benchmark JSON copied to $OUT. About 6 minutes; a step that would start after DEADLINE seconds (default
 # 420) is skipped and says so, and every step's timeout is cut to end by TOTAL (450 s), so that the whole
 # stays under 8 minutes. Steps can be named to run fewer:
-#   bash tools/device_issue22.sh [build] [tests] [sanitizer] [python] [bench] [lab] [pip] [summary] [peers1]
+#   bash tools/device_library.sh [build] [tests] [sanitizer] [python] [bench] [lab] [pip] [summary] [peers1]
 # BIN and LIB point at binaries and a libmemlab built elsewhere (default build/bin, build/lib/libmemlab.so):
 # where the build cannot run (no GoogleTest, say), carried ones are used.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
-work=${WORK:-/tmp/device-issue22}; mkdir -p "$work"
+work=${WORK:-/tmp/device-library}; mkdir -p "$work"
 steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(build tests sanitizer python bench lab pip summary)
 jobs=$(nproc)
 bin=${BIN:-build/bin}
@@ -35,7 +35,7 @@ deadline=${DEADLINE:-420}  # no step starts after this many seconds
 total=${TOTAL:-450}        # and none runs past this many (the summary step needs a few more)
 summary=()
 t_start=$SECONDS
-pack() { if [ -n "${OUT:-}" ]; then printf '%s\n' "${summary[@]}" > "$work/summary.txt"; tar -czf "$OUT/device-issue22.tgz" -C "$work" .; fi; }
+pack() { if [ -n "${OUT:-}" ]; then printf '%s\n' "${summary[@]}" > "$work/summary.txt"; tar -czf "$OUT/device-library.tgz" -C "$work" .; fi; }
 step() {  # step NAME TIMEOUT_S COMMAND...: runs it under a timeout, logs, records the exit status
   local name=$1 limit=$2; shift 2
   local t0=$SECONDS
@@ -133,7 +133,7 @@ PY
         --shape 8193x4099 --max-time 1 --out "$work/lab_f64.json"
       [ -n "${OUT:-}" ] && cp "$work"/lab_*.json "$OUT/" 2>/dev/null ;;
     peers1)
-      # Issue 22, part 3: each race in ONE process, memlab's library timed beside torch and Triton with the
+      # Each race in ONE process, memlab's library timed beside torch and Triton with the
       # same cold/batch/graph method. Without a libmemlab (a bare machine), only it is built: one .cu file,
       # no CLI, labs or tests.
       if [ ! -f "$lib" ]; then
