@@ -55,7 +55,7 @@ double giga_per_s(std::uint64_t amount, double median_ms) {
   return median_ms > 0 ? static_cast<double>(amount) / (median_ms * 1e-3) / 1e9 : 0.0;
 }
 
-// DESIGN.md, "Roofs". The shared-memory and FP32 roofs use the SM clock measured during the case.
+// docs/design.md, "Roofs". The shared-memory and FP32 roofs use the SM clock measured during the case.
 // Links are rated per direction: a case moving bytes both ways at once is held to the sum.
 roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz, std::size_t directions) {
   const double ways = static_cast<double>(std::max<std::size_t>(directions, 1));

@@ -44,7 +44,7 @@ struct measured_figure {
   friend bool operator==(const measured_figure&, const measured_figure&) = default;
 };
 struct param {
-  std::string name;  // dtype, n, then the lab's axes (names shared across labs: DESIGN.md)
+  std::string name;  // dtype, n, then the lab's axes (docs/design.md, "Shared parameter names")
   param_value value;
 };
 std::string to_string(const param_value& v);
@@ -77,7 +77,7 @@ struct device_info {
 // 2 x memory clock x bus width / 8, in GB/s (1e9 bytes/s).
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits);
 
-// The roof a lab is bound by (DESIGN.md, "Roofs"). Each result reports its value and % of it.
+// The roof a lab is bound by (docs/design.md, "Roofs"). Each result reports its value and % of it.
 enum class roof_kind {
   dram,  // theoretical DRAM bandwidth, GB/s; against the cold (L2 flushed) median
   l2,    // measured L2-resident copy, GB/s; against the batch median (the data stays in L2)
@@ -109,7 +109,7 @@ struct direction_figure {
 struct result;
 using rate_member = double result::*;  // a rate of a result: &result::gbps
 
-// What each roof judges (DESIGN.md, "Roofs"): the one place the rule is written. derive() computes
+// What each roof judges (docs/design.md, "Roofs"): the one place the rule is written. derive() computes
 // % of roof from `judged`; the progress line, the tables and the summary line read the same.
 struct roof_rule {
   roof_kind kind;

@@ -244,7 +244,8 @@ void write_csv(std::ostream& os, const run_report& rep) {
 }
 
 // ---- JSON: memlab.results/1 --------------------------------------------------------------------------
-// The DESIGN.md keys first in each object, the extensions after; docs/results-schema.md lists them.
+// The keys of docs/design.md ("Results files") first in each object, the extensions after;
+// docs/results-schema.md lists them.
 
 ordered_json header_json(const run_report& rep) {
   ordered_json j;
