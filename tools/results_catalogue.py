@@ -21,12 +21,14 @@ or image that resolves to it.
                                                       in the tree that names nothing)
     tools/results_catalogue.py add FOLDER FILE... --page PAGE [--what TEXT] [--command TEXT]
                                                       adds or updates rows; commit, date, device and command come
-                                                      from a memlab.results/1 file's header where FILE is one
-                                                      (give --commit/--date/--device/--command for other files)
+                                                      from a memlab.results/1 file's header where FILE is one;
+                                                      for another file, the options given, else HEAD, today,
+                                                      the folder's GPU (and bash tools/plots.sh for plots*/)
     tools/results_catalogue.py prune FOLDER           drops the rows of files no longer in the folder
 """
 import argparse
 import csv
+import datetime
 import json
 import os
 import re
@@ -217,6 +219,14 @@ def check(root):
     return problems
 
 
+def head_commit(folder):
+    try:
+        out = subprocess.run(["git", "-C", folder, "rev-parse", "--short=7", "HEAD"], capture_output=True, check=True)
+        return out.stdout.decode().strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
 def add(folder, files, args):
     rows = {r["file"]: r for r in read_manifest(folder)} if os.path.isfile(os.path.join(folder, MANIFEST)) else {}
     for f in files:
@@ -234,6 +244,17 @@ def add(folder, files, args):
         for col in ("what", "command", "commit", "date", "device"):
             if getattr(args, col):
                 row[col] = getattr(args, col)
+        # Not a results file (a picture, a log) and not given: drawn or written now, by this tree, of the
+        # folder's GPU; a picture by tools/plots.sh.
+        if not row["commit"]:
+            row["commit"] = head_commit(folder)
+        if not row["date"]:
+            row["date"] = datetime.date.today().isoformat()
+        if not row["device"]:
+            devices = {r["device"] for r in rows.values() if r["device"]}
+            row["device"] = devices.pop() if len(devices) == 1 else ""
+        if not row["command"] and name.startswith("plots"):
+            row["command"] = "bash tools/plots.sh"
         if args.page:
             row["pages"] = " ".join(dict.fromkeys(row["pages"].split() + args.page))
         rows[name] = row
