@@ -466,7 +466,8 @@ def ladder_plots(p: Plotter):
             main = [v for v, (_, r) in zip(vals, cell) if not is_tf32(r)] or vals
             reach = [rf for rf in roofs if rf[0] <= 10 * max(main)]
             limit = 1.2 * max(main + [v for v, _, _ in reach])
-            styles = [style(lab, r.variant, hatched(r)) for _, r in cell]
+            unique = panel_styles([(lab, r.variant, hatched(r)) for _, r in cell])  # no two bars alike
+            styles = [unique[(lab, r.variant, hatched(r))] for _, r in cell]
             ys = list(range(len(cell)))[::-1]
             shown = [min(v, limit) for v in vals]
             ax.barh(ys, shown, color=[s["color"] for s in styles], alpha=0.9, height=0.7,
@@ -790,9 +791,7 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
             for v, text, ls in ref:
                 hx.axhline(v, color="black", lw=1, ls=ls, zorder=1)
             if roof == "dram" and ref:
-                hx.text(0.02, 0.04, "dotted: the measured copy ceiling;\nrequests above it were served by the L2",
-                        transform=hx.transAxes, fontsize=8, va="bottom",
-                        bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "#bbbbbb"})
+                title += "\ndotted: the measured copy ceiling; requests above it were L2 hits"
             hx.set_ylim(0, 1.12 * max([v for s in with_model for _, v in hw[s]] + [v for v, _, _ in ref]))
             hx.set_ylabel(ylabel, fontsize=8)
             hx.set_title(title, fontsize=9)
