@@ -823,8 +823,10 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
     p.save(fig, name, "sweep", lab, labels,
            f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed} ({dtype}): {UNITS[how]} of "
            f"{len(labels)} variant(s)" + (f" and {len(levels)} peer(s) as level lines" if levels else "")
-           + (", beside the lab's model (bytes moved per useful byte) and the hardware GB/s it implies" if modelled
-              else "") + ", axes from zero.", members, panels=chunks, modelled=modelled)
+           + ((", beside the lab's model (sectors the warps request per sector needed) and the sector requests per "
+               "second it implies (L2 hits included: not DRAM traffic)" if lab_roof(members) == "dram" else
+               ", beside the lab's model (bytes moved per useful byte) and the hardware GB/s it implies")
+              if modelled else "") + ", axes from zero.", members, panels=chunks, modelled=modelled)
 
 
 # ---- roofline -------------------------------------------------------------------------------------------------
