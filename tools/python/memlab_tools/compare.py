@@ -32,6 +32,10 @@ the PyTorch and Triton peers of the same machine, failing where it is slower tha
 
   memlab-compare peers_copy_f16.json copy_f16.json --pair '*:auto'
 
+A baseline written before an axis was renamed keys its cases by the old name: --rename-param
+smem:stride=lane_stride (and hierarchy:stride=node_stride) reads them under the new one. A param a rung
+does not read is null in today's files and "-" in older ones: both key alike.
+
 With --race the files (one or more) are merged and memlab's own library, timed as a peer in the peers'
 process (memlab-peers' memlab_copy_, memlab_transpose: library "memlab"), is held at each of its points
 against the fastest record of every other library there (torch: the best of copy_ and clone; Triton: the
