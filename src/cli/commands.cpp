@@ -11,16 +11,16 @@
 #include "harness/device.hpp"
 #include "harness/error.hpp"
 #include "harness/gpu_runner.hpp"
+#include "harness/kernel_symbols.hpp"
+#include "harness/launcher.hpp"
+#include "harness/sizes.hpp"
 #include "harness/table.hpp"
 #include "harness/text.hpp"
-#include "harness/launcher.hpp"
 #include "harness/timing.hpp"
 #include "harness/world.hpp"
 #include "harness/writers.hpp"
 #include "inspect/inspect.hpp"
 #include "inspect/sass.hpp"
-#include "harness/kernel_symbols.hpp"
-#include "harness/sizes.hpp"
 
 namespace memlab::cli {
 
@@ -176,8 +176,11 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
     lj["params"] = info_of(*l).params;
     lj["axes"] = ordered_json::array();
     for (const auto& a : l->axes) {
-      ordered_json aj{{"name", a.name},        {"flag", a.flag()}, {"meaning", a.meaning},
-                      {"unit", a.unit},        {"grammar", grammar_name(a.grammar)},
+      ordered_json aj{{"name", a.name},
+                      {"flag", a.flag()},
+                      {"meaning", a.meaning},
+                      {"unit", a.unit},
+                      {"grammar", grammar_name(a.grammar)},
                       {"defaults", a.defaults}};
       if (a.grammar == axis_grammar::words) {
         aj["words"] = a.words;
@@ -194,12 +197,9 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
     }
     lj["variants"] = ordered_json::array();
     for (const auto& v : l->variants) {
-      ordered_json vj{{"name", v.name},
-                      {"teaches", v.teaches},
-                      {"peer", v.peer},
-                      {"alignment", v.needs.alignment},
-                      {"min_cc", v.needs.min_cc},
-                      {"feature", v.needs.feature},
+      ordered_json vj{{"name", v.name},           {"teaches", v.teaches},
+                      {"peer", v.peer},           {"alignment", v.needs.alignment},
+                      {"min_cc", v.needs.min_cc}, {"feature", v.needs.feature},
                       {"shape", v.needs.shape}};
       if (v.roof) vj["roof"] = to_string(*v.roof);
       if (!v.ignores.empty()) vj["ignores"] = v.ignores;

@@ -101,8 +101,8 @@ TEST(lab_tables, an_ignored_shape_axis_is_not_applicable_in_every_extent) {
 
 // Documented choices and multiples are checked when the value is parsed, naming the flag.
 TEST(lab_tables, choices_and_multiples_are_checked_when_parsed) {
-  const axis ilp{.name = "ilp", .meaning = "m", .unit = "vectors", .defaults = "4", .min = 1, .max = 8,
-                 .choices = {1, 2, 4, 8}};
+  const axis ilp{
+      .name = "ilp", .meaning = "m", .unit = "vectors", .defaults = "4", .min = 1, .max = 8, .choices = {1, 2, 4, 8}};
   EXPECT_EQ(parse_axis(ilp, "1,2,8").size(), 3u);
   try {
     (void)parse_axis(ilp, "3");
@@ -110,8 +110,14 @@ TEST(lab_tables, choices_and_multiples_are_checked_when_parsed) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("--ilp: 3 is not one of 1, 2, 4, 8"), std::string::npos) << e.what();
   }
-  const axis stride{.name = "node_stride", .meaning = "m", .unit = "bytes", .grammar = axis_grammar::bytes,
-                    .defaults = "128", .min = 8, .max = 1024, .multiple_of = 8};
+  const axis stride{.name = "node_stride",
+                    .meaning = "m",
+                    .unit = "bytes",
+                    .grammar = axis_grammar::bytes,
+                    .defaults = "128",
+                    .min = 8,
+                    .max = 1024,
+                    .multiple_of = 8};
   EXPECT_THROW((void)parse_axis(stride, "12"), std::invalid_argument);
   EXPECT_EQ(parse_axis(stride, "16,1KiB").size(), 2u);
   EXPECT_EQ(accepted_values(stride), "8..1024, multiples of 8");

@@ -261,12 +261,13 @@ namespace {
 
 enum buffer_index { src_buffer, dst_buffer };
 
-const axis src_offset_axis{.name = "src_offset",
-                           .meaning = "bytes added to the global source (a whole element); each path needs its alignment",
-                           .unit = "bytes",
-                           .defaults = "0",
-                           .min = 0,
-                           .max = 4096};
+const axis src_offset_axis{
+    .name = "src_offset",
+    .meaning = "bytes added to the global source (a whole element); each path needs its alignment",
+    .unit = "bytes",
+    .defaults = "0",
+    .min = 0,
+    .max = 4096};
 const axis smem_offset_axis{.name = "smem_offset",
                             .meaning = "bytes added to each CTA's shared tile; each path needs its alignment",
                             .unit = "bytes",

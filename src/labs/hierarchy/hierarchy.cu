@@ -493,8 +493,9 @@ __global__ void fill_stream_kernel(float* x, std::uint64_t n, std::uint64_t seed
 namespace {
 
 const axis stride_axis{.name = "node_stride",
-                       .meaning = "chases: bytes between chase nodes, a multiple of 8: 128 = one per cache line, 32 = "
-                                  "one per sector; the TLB sweep goes to MiBs",
+                       .meaning =
+                           "chases: bytes between chase nodes, a multiple of 8: 128 = one per cache line, 32 = "
+                           "one per sector; the TLB sweep goes to MiBs",
                        .unit = "bytes",
                        .grammar = axis_grammar::bytes,
                        .defaults = "128",
@@ -521,8 +522,9 @@ const axis ctas_per_sm_axis{.name = "ctas_per_sm",
                             .min = 1,
                             .max = 8};
 const axis passes_axis{.name = "passes",
-                       .meaning = "streams: passes over the arrays per launch; 0 = enough for 1 GiB moved, or 48 MiB per "
-                                  "busy SM when each SM's share stays in its L1 or shared memory (at most 2^20)",
+                       .meaning =
+                           "streams: passes over the arrays per launch; 0 = enough for 1 GiB moved, or 48 MiB per "
+                           "busy SM when each SM's share stays in its L1 or shared memory (at most 2^20)",
                        .unit = "passes",
                        .defaults = "0",
                        .min = 0,

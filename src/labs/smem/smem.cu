@@ -220,8 +220,9 @@ namespace {
 enum buffer_index { in_buffer, out_buffer };
 
 const axis stride_axis{.name = "lane_stride",
-                       .meaning = "distance between neighbouring lanes' accesses, in accesses of the rung's width "
-                                  "(words for 4 B)",
+                       .meaning =
+                           "distance between neighbouring lanes' accesses, in accesses of the rung's width "
+                           "(words for 4 B)",
                        .unit = "accesses",
                        .defaults = "1,2,4,8,16,32",
                        .min = 1,

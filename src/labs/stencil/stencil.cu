@@ -537,8 +537,9 @@ enum buffer_index { left_buffer, center_buffer, right_buffer, out_buffer };
 enum peer_buffer_index { src_buffer, dst_buffer };
 
 const axis xy_axis{.name = "xy",
-                   .meaning = "3D rungs: nx x ny of the center volume (x fastest, derivative along y); nz = n / (nx "
-                              "ny). 1D rungs ignore it",
+                   .meaning =
+                       "3D rungs: nx x ny of the center volume (x fastest, derivative along y); nz = n / (nx "
+                       "ny). 1D rungs ignore it",
                    .unit = "points",
                    .grammar = axis_grammar::shape,
                    .defaults = "512x512",
@@ -546,15 +547,17 @@ const axis xy_axis{.name = "xy",
                    .max = std::uint64_t{1} << 30,
                    .extents = {"nx", "ny"}};
 const axis stages_axis{.name = "stages",
-                       .meaning = "tile buffers of 3d_ldgsts_overlap's pipeline (tiles in flight per CTA + 1); the "
-                                  "other rungs stage one tile and refuse any value but the default",
+                       .meaning =
+                           "tile buffers of 3d_ldgsts_overlap's pipeline (tiles in flight per CTA + 1); the "
+                           "other rungs stage one tile and refuse any value but the default",
                        .unit = "stages",
                        .defaults = "2",
                        .min = min_overlap_stages,
                        .max = max_overlap_stages};
 const axis side_axis{.name = "side",
-                     .meaning = "points (1D) or planes (3D) of the left and right domains along y, >= 4: the stencil "
-                                "reads the 4 nearest the center",
+                     .meaning =
+                         "points (1D) or planes (3D) of the left and right domains along y, >= 4: the stencil "
+                         "reads the 4 nearest the center",
                      .unit = "points or planes",
                      .defaults = "4",
                      .min = radius,

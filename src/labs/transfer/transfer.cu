@@ -408,8 +408,9 @@ const axis direction_axis{.name = "direction",
                           .defaults = "h2d,d2h,bidir",
                           .words = {"h2d", "d2h", "bidir"}};
 const axis host_memory_axis{.name = "host_memory",
-                            .meaning = "the host buffer: pageable (malloc), pinned (cudaMallocHost), registered "
-                                       "(cudaHostRegister), write_combined (cudaHostAllocWriteCombined)",
+                            .meaning =
+                                "the host buffer: pageable (malloc), pinned (cudaMallocHost), registered "
+                                "(cudaHostRegister), write_combined (cudaHostAllocWriteCombined)",
                             .grammar = axis_grammar::words,
                             .defaults = "pageable,pinned",
                             .words = {"pageable", "pinned", "registered", "write_combined"}};
@@ -422,15 +423,17 @@ const axis peer_axis{.name = "peer",
                      .max = 63,
                      .other_gpus = true};
 const axis gpus_axis{.name = "gpus",
-                     .meaning = "collectives: GPUs (ranks), one process driving all, from --device on (a run of one "
-                                "process per GPU: its world size)",
+                     .meaning =
+                         "collectives: GPUs (ranks), one process driving all, from --device on (a run of one "
+                         "process per GPU: its world size)",
                      .unit = "GPUs",
                      .defaults = "2",
                      .min = 1,
                      .max = 64};
 const axis placement_axis{.name = "placement",
-                          .meaning = "collectives: the output in its own buffer (out_of_place) or over the input "
-                                     "(in_place), nccl-tests' two columns",
+                          .meaning =
+                              "collectives: the output in its own buffer (out_of_place) or over the input "
+                              "(in_place), nccl-tests' two columns",
                           .grammar = axis_grammar::words,
                           .defaults = "out_of_place,in_place",
                           .words = {"out_of_place", "in_place"}};

@@ -376,8 +376,9 @@ const axis shape_axis{.name = "shape",
                       .max = std::uint64_t{1} << 31,
                       .extents = {"rows", "cols"}};
 const axis band_axis{.name = "band",
-                     .meaning = "tile rows a band of consecutive CTAs walks down before moving right (memlab's "
-                                "kernels; the peers run at the default only)",
+                     .meaning =
+                         "tile rows a band of consecutive CTAs walks down before moving right (memlab's "
+                         "kernels; the peers run at the default only)",
                      .unit = "tile rows",
                      .defaults = "1",
                      .min = 1,
