@@ -54,6 +54,10 @@ struct copy {  // c[i] = a[i] (BabelStream's Copy)
   static constexpr stream_op row{.reads = {a}, .writes = c};
   MEMLAB_HOST_DEVICE static float element(float x, float, float) { return x; }
 };
+struct mul {  // b[i] = s * c[i] (BabelStream's Mul)
+  static constexpr stream_op row{.reads = {c}, .writes = b, .flops = 1};
+  MEMLAB_HOST_DEVICE static float element(float x, float, float s) { return s * x; }
+};
 struct add {  // c[i] = a[i] + b[i] (BabelStream's Add; the reference's roofline example: 1 FLOP per 12 bytes)
   static constexpr stream_op row{.reads = {a, b}, .writes = c, .flops = 1};
   MEMLAB_HOST_DEVICE static float element(float x, float y, float) { return x + y; }
@@ -572,6 +576,7 @@ std::vector<variant> stream_rungs() {
       }),
       stream_rung<op::write>({.name = "write", .teaches = "write only: c[i] = s"}),
       stream_rung<op::copy>({.name = "copy", .teaches = "c[i] = a[i] (BabelStream's Copy)"}),
+      stream_rung<op::mul>({.name = "mul", .teaches = "b[i] = s * c[i] (BabelStream's Mul)"}),
       stream_rung<op::add>({
           .name = "add",
           .teaches = "c[i] = a[i] + b[i]: the reference's roofline example, 1 FLOP per 12 bytes",

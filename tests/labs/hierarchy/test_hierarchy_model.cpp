@@ -135,6 +135,7 @@ TEST(hierarchy_streams, each_operation_reads_writes_and_computes_what_babelstrea
            expected{"dot_l2_all", {a, b}, none, 8, 2, 1.5f * 0.25f + 0.5f},
            expected{"write", {none, none}, c, 4, 0, 0.5f},
            expected{"copy", {a, none}, c, 8, 0, 1.5f},
+           expected{"mul", {c, none}, b, 8, 1, 0.5f * 1.5f},
            expected{"add", {a, b}, c, 12, 1, 1.5f + 0.25f},
            expected{"triad", {a, b}, c, 12, 2, 1.5f + 0.5f * 0.25f},
        }) {
