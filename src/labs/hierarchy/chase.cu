@@ -669,7 +669,7 @@ std::vector<variant> rungs() {
       }),
       chase_rung<chase_access{.path = load_path::l1, .order = chase_order::sequential}>({
           .name = "chase_stride",
-          .teaches = "the same loads in address order (the classic stride chase): TLB reach, page by page",
+          .teaches = "the same loads in address order (the classic stride chase): a prefetch- and page-friendly walk",
       }),
       chase_rung<chase_access{.path = load_path::l2, .per_sm = true}>({
           .name = "chase_l2_per_sm",
@@ -703,7 +703,7 @@ const lab& table() {
       .name = "hierarchy",
       .teaches =
           "what each memory level delivers: dependent-load latency (pointer chase), bandwidth against working "
-          "set, TLB reach, L2 partitions, latency under load and Little's law",
+          "set, address translation, L2 partitions, latency under load and Little's law",
       .dtypes = {dtype::f32},
       .default_dtype = dtype::f32,
       .default_sizes = "32KiB,16MiB,256MiB",
