@@ -417,10 +417,11 @@ void setup(case_ctx& c) {
   c.state = st;
 }
 
-// The buffer of an array the operation names; nullptr for none (an unused kernel argument).
+// The buffer of an array the operation names; for none (a kernel argument the operation never reads or
+// writes) a's, so that the kernel's pointer arithmetic stays within an allocation.
 template <class T>
 T* array_ptr(const case_ctx& c, stream_array x) {
-  return x == stream_array::none ? nullptr : c.ptr<T>(buffer_of(x));
+  return c.ptr<T>(buffer_of(x == stream_array::none ? stream_array::a : x));
 }
 
 // The stream kernel of one operation, path and ILP; and all of them, for `memlab inspect`.
