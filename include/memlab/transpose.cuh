@@ -364,8 +364,8 @@ using unit_t = std::conditional_t<U == 1, unsigned char,
                                   std::conditional_t<U == 2, unsigned short,
                                                      std::conditional_t<U == 4, unsigned, unsigned long long>>>;
 template <int U>
-__device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical) {
-  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical));
+__device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, unsigned swizzle) {
+  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, swizzle));
 }
 // Unit u of the vector w (4 words).
 template <int U>
@@ -394,21 +394,21 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
   unsigned w[4] = {0, 0, 0, 0};
   if (a.es != U) {
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u) put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c)));
+    for (unsigned u = 0; u < units; ++u) put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m.swizzle));
     return make_uint4(w[0], w[1], w[2], w[3]);
   }
   unsigned at = p0 + transpose_few_source(Path, m, o, c);
   if constexpr (Path == transpose_path::few_cols) {
     const unsigned step = m.cols * U;
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u, at += step) put_unit<U>(w, u, ld_unit<U>(image, at));
+    for (unsigned u = 0; u < units; ++u, at += step) put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
   } else if constexpr (Path == transpose_path::few_rows) {
     const unsigned j = o / U, col = transpose_div(j, m.magic_rows);
     unsigned r = j - col * m.rows;
     const unsigned wrap = U - m.rows * m.pitch;  // from (rows - 1, col) + pitch to (0, col + 1), modulo 2^32
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at));
+      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
       at += m.pitch;
       if (++r == m.rows) {
         r = 0;
@@ -421,7 +421,7 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
     const unsigned step = m.cols * U, wrap_r = U - m.rows * step, wrap_c = rc * U - step;
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at));
+      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
       at += step;
       if (++r == m.rows) {
         r = 0;
@@ -454,7 +454,7 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
     const std::int64_t x = g + U * u;
     if (x < lo_s || x >= hi_s) continue;
     const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(x) - nominal);
-    *reinterpret_cast<unit_t<U>*>(a.dst + x) = ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c));
+    *reinterpret_cast<unit_t<U>*>(a.dst + x) = ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map.swizzle);
   }
 }
 
@@ -495,17 +495,15 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
 #pragma unroll
     for (int i = 0; i < steps; ++i) {
       const transpose_few_slot sl = slot(i);
-      if (sl.valid) *reinterpret_cast<uint4*>(tile + transpose_few_smem(sl.image)) = v[i];
+      if (sl.valid) *reinterpret_cast<uint4*>(tile + transpose_few_smem(sl.image, a.map.swizzle)) = v[i];
     }
     __syncthreads();
 
     if constexpr (Path == transpose_path::few_cols) {
       // `cols` runs of dst (output rows); slot f: run f % cols (the lanes of a warp read neighbouring
-      // elements), chunk f / cols of it. An inner tile owns exactly per_tile x es / 16 chunks of every run (its
-      // bounds are sector boundaries per_tile x es apart); the first and last may own 3 more (unaligned ends).
-      const transpose_few_run r0 = transpose_few_run_of(Path, tp, 0, a.batch, a.rows, a.cols, es, a.per_tile);
-      const bool inner = tp.first != 0 && r0.at1 + 32 <= r0.run_bytes;
-      const unsigned per_run = a.per_tile * static_cast<unsigned>(es) / 16 + (inner ? 0u : 3u);
+      // elements), chunk f / cols of it (transpose_few_run_slots per run).
+      const unsigned per_run = transpose_few_run_slots(
+          transpose_few_run_of(Path, tp, 0, a.batch, a.rows, a.cols, es, a.per_tile), a.per_tile, es);
       const unsigned slots = per_run * static_cast<unsigned>(a.cols);
 #pragma unroll 1
       for (unsigned f = t; f < slots; f += threads) {
@@ -615,6 +613,7 @@ inline bool few_plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintpt
   if (u > es || d % u != 0 || s % u != 0) return false;
   if (p.rows < 2 || p.cols < 2 || p.batch == 0) return false;
   if (p.threads != transpose_tuning::threads || p.grid == 0 || p.grid > 0x7fffffffu || p.vec_bytes != 16) return false;
+  if (p.smem_swizzle != 0 && p.smem_swizzle != 0x70) return false;
   const transpose_few_geometry g = transpose_few_geometry_of(p.path, p.batch, p.rows, p.cols, es, d);
   const bool cols_tile = p.path == transpose_path::few_cols, rows_tile = p.path == transpose_path::few_rows;
   const bool small = p.path == transpose_path::small_matrices;

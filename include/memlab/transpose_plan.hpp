@@ -202,6 +202,7 @@ struct transpose_plan {
   std::uint32_t run_chunks = 0;      // few_rows: 16-byte chunk slots a run of src takes in shared memory
   std::uint32_t run_pitch = 0;       // few_rows: bytes from one run's image to the next's (T)
   std::uint32_t load_chunks = 0;     // 16-byte chunks a tile loads at most (<= threads x few_load_steps)
+  std::uint32_t smem_swizzle = 0;    // transpose_few_smem's mask: 0x70 or 0 (transpose_few_swizzle)
 };
 
 // A tiled path's tiles and launch shape, from the path and the element size alone (plan_transpose fills a
@@ -244,9 +245,18 @@ MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_div(std::uint32_t n, std::u
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * magic) >> 32);
 }
 
-// The shared-memory image's 16-byte XOR swizzle: in each 128-byte row, slot (b / 16) % 8 XOR the row % 8.
-// A 16-byte chunk stays whole (STS.128), an element stays inside its chunk.
-MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_smem(unsigned b) { return b ^ ((b >> 3) & 0x70u); }
+// The shared-memory image's 16-byte XOR swizzle: in each 128-byte row, slot (b / 16) % 8 XOR the row % 8
+// where `mask` is 0x70, nothing where it is 0 (transpose_few_swizzle). A 16-byte chunk stays whole (STS.128),
+// an element stays inside its chunk.
+MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_smem(unsigned b, unsigned mask) { return b ^ ((b >> 3) & mask); }
+// Which: the lanes of a gather request read addresses 16 x cols bytes apart (few_cols), T apart with runs
+// interleaved (few_rows), or around their own 16 bytes (small_matrices); where that stride has a factor of
+// 2, slots of one column of the image collide without the XOR. Chosen with the bank model
+// (tests/library/test_transpose_plan.cpp: at most 2 wavefronts per request for a side of 2..8 elements).
+constexpr unsigned transpose_few_swizzle(transpose_path path, std::uint64_t rows, std::uint64_t cols) {
+  const bool xor_slots = path == transpose_path::few_rows ? rows >= 24 : cols % 2 == 0;
+  return xor_slots ? 0x70u : 0u;
+}
 
 // A range of n bytes at any offset from a 16-byte boundary spans at most this many aligned 16-byte chunks.
 constexpr std::uint64_t transpose_chunks_spanned(std::uint64_t n) { return (n + 15 + 15) / 16; }
@@ -345,6 +355,7 @@ struct transpose_few_map {
   std::uint32_t pitch = 0;              // few_rows: the runs' pitch T
   std::uint32_t magic_rows = 0;         // transpose_magic(rows)
   std::uint32_t magic_matrix = 0;       // small_matrices: transpose_magic(rows x cols)
+  std::uint32_t swizzle = 0;            // the image's swizzle mask (transpose_few_smem)
 };
 // `o`: bytes from the tile's nominal output start (few_cols: in output row `c`, at input row `first`;
 // few_rows: at column `first` of its matrix; small_matrices: at matrix `first`).
@@ -458,6 +469,16 @@ MEMLAB_HOST_DEVICE constexpr transpose_few_run transpose_few_run_of(transpose_pa
   return {0, batch * rc * es, tp.first * rc * es, (tp.first + per_tile) * rc * es};
 }
 
+// few_cols: the chunk slots a tile gives each output run. An inner tile owns exactly per_tile x es / 16
+// chunks (both its bounds are sector boundaries, per_tile x es apart); the first and the last of a run own
+// at most 3 more (an unaligned end: at most per_tile x es + 31 bytes, over chunks that start up to 15
+// bytes before them).
+MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_few_run_slots(const transpose_few_run& r, std::uint32_t per_tile,
+                                                                   std::uint64_t es) {
+  const bool inner = r.at0 != 0 && r.at1 + 32 <= r.run_bytes;
+  return static_cast<std::uint32_t>(per_tile * es / 16) + (inner ? 0u : 3u);
+}
+
 // The first byte of a run of dst (`run`: its offset from dst, `run_bytes` long) that a tile whose nominal
 // start is `at` bytes into the run owns: the run's start for at == 0, its end for at >= run_bytes, else the
 // first 32-byte sector boundary at or after the nominal byte, at most the run's end. `dst` is dst's address:
@@ -523,6 +544,7 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
     p.run_chunks = f.run_chunks;
     p.run_pitch = f.run_pitch;
     p.load_chunks = f.load_chunks;
+    p.smem_swizzle = transpose_few_swizzle(few, rows, cols);
     p.grid = p.tiles < max_grid ? p.tiles : max_grid;
     return p;
   }
@@ -552,6 +574,7 @@ constexpr transpose_few_map transpose_few_map_of(const transpose_plan& p) {
   m.pitch = p.run_pitch;
   m.magic_rows = transpose_magic(m.rows);
   m.magic_matrix = p.path == transpose_path::small_matrices ? transpose_magic(m.rows * m.cols) : 0u;
+  m.swizzle = p.smem_swizzle;
   return m;
 }
 
