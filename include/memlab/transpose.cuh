@@ -31,6 +31,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -602,6 +603,19 @@ inline cudaError_t launch_few_of(const transpose_plan& p, const few_args& a, cud
     case transpose_path::small_matrices: return launch_few<U, transpose_path::small_matrices>(p, a, stream);
     default: return cudaErrorInvalidValue;
   }
+}
+
+// Every few kernel (4 units x 3 paths), by symbol: for tools that list the kernels memlab::transpose may
+// launch (the transpose lab's `auto` rung, memlab inspect).
+inline std::array<const void*, 12> few_kernels() {
+  using P = transpose_path;
+  const auto of = [](auto k) { return reinterpret_cast<const void*>(k); };
+  return {of(&transpose_few_kernel<1, P::few_cols>),       of(&transpose_few_kernel<1, P::few_rows>),
+          of(&transpose_few_kernel<1, P::small_matrices>), of(&transpose_few_kernel<2, P::few_cols>),
+          of(&transpose_few_kernel<2, P::few_rows>),       of(&transpose_few_kernel<2, P::small_matrices>),
+          of(&transpose_few_kernel<4, P::few_cols>),       of(&transpose_few_kernel<4, P::few_rows>),
+          of(&transpose_few_kernel<4, P::small_matrices>), of(&transpose_few_kernel<8, P::few_cols>),
+          of(&transpose_few_kernel<8, P::few_rows>),       of(&transpose_few_kernel<8, P::small_matrices>)};
 }
 
 // Whether `p` is a few plan these very pointers can run: its unit divides both addresses and the element

@@ -491,9 +491,60 @@ MEMLAB_HOST_DEVICE constexpr std::uint64_t transpose_few_bound(std::uintptr_t ds
   return up < run + run_bytes ? up : run + run_bytes;
 }
 
-// What memlab::transpose will do. `dev` only tunes the copy path, never correctness.
-constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch, std::uint64_t rows,
-                                        std::uint64_t cols, std::size_t elem_size, const copy_device& dev) {
+// The plan of a few path for this shape, whichever plan_transpose would pick: for tools that compare paths
+// (tools/experiments/transpose_shapes_bench.cu) and tests. transpose_path::unsupported where the shape does
+// not fit the path (few_cols: 2..64 columns and 2 or more rows; few_rows: likewise; small_matrices: rows and
+// cols 2 or more, at most 8 KiB a matrix), or the job is none, a copy or unsupported.
+constexpr transpose_plan plan_transpose_few(transpose_path few, std::uintptr_t dst, std::uintptr_t src,
+                                            std::uint64_t batch, std::uint64_t rows, std::uint64_t cols,
+                                            std::size_t elem_size) {
+  transpose_plan p;
+  p.batch = batch;
+  p.rows = rows;
+  p.cols = cols;
+  p.elem_size = static_cast<int>(elem_size <= 8 ? elem_size : 0);
+  constexpr auto side = static_cast<std::uint64_t>(transpose_tuning::few_max_side);
+  constexpr std::uint64_t limit = std::uint64_t{1} << 62;
+  const bool sized = (elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8) && batch != 0 &&
+                     rows >= 2 && cols >= 2 && batch <= limit / elem_size / rows / cols;
+  const bool fits = few == transpose_path::few_cols   ? cols <= side
+                    : few == transpose_path::few_rows ? rows <= side
+                    : few == transpose_path::small_matrices &&
+                          rows * cols * elem_size <= transpose_tuning::small_matrix_max_bytes;
+  if (!sized || !fits) {
+    p.path = transpose_path::unsupported;
+    return p;
+  }
+  const transpose_few_geometry f = transpose_few_geometry_of(few, batch, rows, cols, elem_size, dst);
+  p.path = few;
+  const std::uintptr_t all = dst | src | elem_size;
+  p.unit_bytes = static_cast<int>(all & (~all + 1));  // the lowest set bit
+  p.tile_rows = static_cast<int>(few == transpose_path::few_cols ? f.per_tile : rows);
+  p.tile_cols = static_cast<int>(few == transpose_path::few_rows ? f.per_tile : cols);
+  p.tile_matrices = few == transpose_path::small_matrices ? f.per_tile : 1;
+  p.halo_rows = static_cast<int>(f.halo);
+  p.tiles_r = few == transpose_path::few_cols ? f.tiles_per_matrix : 1;
+  p.tiles_c = few == transpose_path::few_rows ? f.tiles_per_matrix : 1;
+  p.tiles = f.tiles;
+  p.threads = transpose_tuning::threads;
+  p.vectors_per_thread = transpose_tuning::few_tile_bytes / 16 / transpose_tuning::threads;
+  p.vec_bytes = 16;
+  p.min_ctas_per_sm = transpose_tuning::few_min_ctas_per_sm;
+  p.smem_bytes = f.smem_bytes;
+  p.run_chunks = f.run_chunks;
+  p.run_pitch = f.run_pitch;
+  p.load_chunks = f.load_chunks;
+  p.smem_swizzle = transpose_few_swizzle(few, rows, cols);
+  constexpr std::uint64_t max_grid = 0x7fffffff;
+  p.grid = p.tiles < max_grid ? p.tiles : max_grid;
+  return p;
+}
+
+// The plan of the tiled paths (or none, copy, unsupported) for this job, never a few path: what
+// plan_transpose picks where no side is few. `dev` only tunes the copy path, never correctness.
+constexpr transpose_plan plan_transpose_tiled(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch,
+                                              std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                                              const copy_device& dev) {
   transpose_plan p;
   p.batch = batch;
   p.rows = rows;
@@ -523,31 +574,6 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
     p.path = transpose_path::elem8;
   }
   const transpose_geometry g = transpose_geometry_of(p.path, static_cast<int>(elem_size));
-  constexpr std::uint64_t max_grid = 0x7fffffff;
-  if (const transpose_path few = transpose_few_path(rows, cols, elem_size, g); few != transpose_path::none) {
-    const transpose_few_geometry f = transpose_few_geometry_of(few, batch, rows, cols, elem_size, dst);
-    p.path = few;
-    const std::uintptr_t low = (dst | src | elem_size) & (~(dst | src | elem_size) + 1);  // the lowest set bit
-    p.unit_bytes = static_cast<int>(low);
-    p.tile_rows = static_cast<int>(few == transpose_path::few_cols ? f.per_tile : rows);
-    p.tile_cols = static_cast<int>(few == transpose_path::few_rows ? f.per_tile : cols);
-    p.tile_matrices = few == transpose_path::small_matrices ? f.per_tile : 1;
-    p.halo_rows = static_cast<int>(f.halo);
-    p.tiles_r = few == transpose_path::few_cols ? f.tiles_per_matrix : 1;
-    p.tiles_c = few == transpose_path::few_rows ? f.tiles_per_matrix : 1;
-    p.tiles = f.tiles;
-    p.threads = transpose_tuning::threads;
-    p.vectors_per_thread = transpose_tuning::few_tile_bytes / 16 / transpose_tuning::threads;
-    p.vec_bytes = 16;
-    p.min_ctas_per_sm = transpose_tuning::few_min_ctas_per_sm;
-    p.smem_bytes = f.smem_bytes;
-    p.run_chunks = f.run_chunks;
-    p.run_pitch = f.run_pitch;
-    p.load_chunks = f.load_chunks;
-    p.smem_swizzle = transpose_few_swizzle(few, rows, cols);
-    p.grid = p.tiles < max_grid ? p.tiles : max_grid;
-    return p;
-  }
   p.tile_rows = g.tile_rows;
   p.tile_cols = g.tile_cols;
   p.halo_rows = g.halo_rows;
@@ -559,8 +585,20 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
   p.vec_bytes = g.vec_bytes;
   p.min_ctas_per_sm = g.min_ctas_per_sm;
   p.smem_bytes = g.smem_bytes;
+  constexpr std::uint64_t max_grid = 0x7fffffff;
   p.grid = p.tiles < max_grid ? p.tiles : max_grid;
   return p;
+}
+
+// What memlab::transpose will do: a few path where transpose_few_path says so, else the tiled paths (or
+// none, copy, unsupported). `dev` only tunes the copy path, never correctness.
+constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch, std::uint64_t rows,
+                                        std::uint64_t cols, std::size_t elem_size, const copy_device& dev) {
+  const transpose_plan tiled = plan_transpose_tiled(dst, src, batch, rows, cols, elem_size, dev);
+  if (!is_tiled(tiled.path)) return tiled;
+  const transpose_geometry g = transpose_geometry_of(tiled.path, static_cast<int>(elem_size));
+  const transpose_path few = transpose_few_path(rows, cols, elem_size, g);
+  return few == transpose_path::none ? tiled : plan_transpose_few(few, dst, src, batch, rows, cols, elem_size);
 }
 
 // The few paths' output map of a plan (transpose_few_source).

@@ -331,6 +331,17 @@ TEST(transpose_plan, few_paths_take_the_skinny_shapes) {
   EXPECT_EQ(path_at(0, 0, 1 << 20, 96, 4), transpose_path::aligned);
   EXPECT_EQ(plan_transpose(base, 2 * base, 1000, 64, 64, 4, h100).path, transpose_path::aligned) << "16 KiB: a tile";
   EXPECT_EQ(plan_transpose(base, 2 * base, 1000, 80, 80, 1, h100).path, transpose_path::small_matrices);
+  // A path on request (tools that compare them): the tiled plan, or a few one where the shape fits it.
+  EXPECT_EQ(plan_transpose_tiled(base, 2 * base, 1, 40000003, 3, 4, h100).path, transpose_path::realign_both);
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 40, 1000, 4).path, transpose_path::few_rows);
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_cols, base, 2 * base, 1, 1000, 65, 4).path,
+            transpose_path::unsupported);
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 1, 60, 4).path, transpose_path::unsupported)
+      << "one row: a copy";
+  EXPECT_EQ(plan_transpose_few(transpose_path::small_matrices, base, 2 * base, 9, 64, 64, 4).path,
+            transpose_path::unsupported)
+      << "16 KiB matrices";
+  EXPECT_EQ(plan_transpose_few(transpose_path::aligned, base, 2 * base, 1, 64, 64, 4).path, transpose_path::unsupported);
   // The shorter side wins where both are few.
   EXPECT_EQ(path_at(0, 0, 60, 7, 8), transpose_path::small_matrices);
   EXPECT_EQ(path_at(0, 0, 60, 40, 8), transpose_path::few_cols);
