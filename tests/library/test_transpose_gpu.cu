@@ -265,7 +265,7 @@ TEST_F(transpose_library, small_few_paths_edge_sizes_every_element_size) {
         if (a * b * es > most) continue;
         for (const bool tall : {true, false}) {
           const shape s = tall ? shape{1, b, a} : shape{1, a, b};
-          for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {es, 3 * es % 16}, {1, 7}, {8, 2}}) {
+          for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {es, 3 * es % 16}, {1, 7}}) {
             ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so
                                                       << " dst+" << doff << " (" << path_of(s, es, so, doff) << ")";
             ++paths[path_of(s, es, so, doff)];
