@@ -501,14 +501,14 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
     __syncthreads();
 
     if constexpr (Path == transpose_path::few_cols) {
-      // `cols` runs of dst (output rows); slot f: run f % cols (the lanes of a warp read neighbouring
-      // elements), chunk f / cols of it (transpose_few_run_slots per run).
+      // `cols` runs of dst (output rows), transpose_few_run_slots chunk slots each; slot f: a chunk of a run
+      // (transpose_few_cols_slot: pairs of lanes store whole sectors, pairs take consecutive runs).
       const unsigned per_run = transpose_few_run_slots(
           transpose_few_run_of(Path, tp, 0, a.batch, a.rows, a.cols, es, a.per_tile), a.per_tile, es);
       const unsigned slots = per_run * static_cast<unsigned>(a.cols);
 #pragma unroll 1
       for (unsigned f = t; f < slots; f += threads) {
-        const unsigned m = transpose_div(f, a.magic_cols), c = f - m * static_cast<unsigned>(a.cols);
+        const auto [c, m] = transpose_few_cols_slot(f, static_cast<unsigned>(a.cols), a.magic_cols);
         const transpose_few_run r = transpose_few_run_of(Path, tp, c, a.batch, a.rows, a.cols, es, a.per_tile);
         const std::uint64_t lo = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at0);
         const std::uint64_t hi = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at1);

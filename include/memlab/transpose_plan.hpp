@@ -470,13 +470,25 @@ MEMLAB_HOST_DEVICE constexpr transpose_few_run transpose_few_run_of(transpose_pa
 }
 
 // few_cols: the chunk slots a tile gives each output run. An inner tile owns exactly per_tile x es / 16
-// chunks (both its bounds are sector boundaries, per_tile x es apart); the first and the last of a run own
-// at most 3 more (an unaligned end: at most per_tile x es + 31 bytes, over chunks that start up to 15
-// bytes before them).
+// chunks (both its bounds are sector boundaries, per_tile x es apart; per_tile x es is a multiple of 32);
+// the first and the last of a run own at most 3 more (an unaligned end: at most per_tile x es + 31 bytes,
+// over chunks that start up to 15 bytes before them): 4, to keep the count even.
 MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_few_run_slots(const transpose_few_run& r, std::uint32_t per_tile,
                                                                    std::uint64_t es) {
   const bool inner = r.at0 != 0 && r.at1 + 32 <= r.run_bytes;
-  return static_cast<std::uint32_t>(per_tile * es / 16) + (inner ? 0u : 3u);
+  return static_cast<std::uint32_t>(per_tile * es / 16) + (inner ? 0u : 4u);  // even: sector pairs
+}
+
+// few_cols: store slot f of a tile -> output run c, chunk m of it. Pairs of lanes take the two 16-byte chunks
+// of one 32-byte sector (a warp stores whole sectors), pairs take consecutive runs (a warp's gathers read
+// neighbouring elements: at most 2 wavefronts, with transpose_few_swizzle). `slots_per_run` is even.
+struct transpose_few_store_slot {
+  std::uint32_t c = 0, m = 0;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_few_store_slot transpose_few_cols_slot(std::uint32_t f, std::uint32_t cols,
+                                                                              std::uint32_t magic_cols) {
+  const std::uint32_t pair = f / 2, q = transpose_div(pair, magic_cols);
+  return {pair - q * cols, 2 * q + f % 2};
 }
 
 // The first byte of a run of dst (`run`: its offset from dst, `run_bytes` long) that a tile whose nominal

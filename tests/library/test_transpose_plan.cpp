@@ -440,6 +440,16 @@ few_replay_result replay_few(std::uintptr_t dst, std::uintptr_t src, std::uint64
       }
     }
     const std::uint32_t runs = p.path == transpose_path::few_cols ? static_cast<std::uint32_t>(cols) : 1u;
+    if (p.path == transpose_path::few_cols) {  // the store slots: every (run, chunk) exactly once
+      const std::uint32_t per_run =
+          transpose_few_run_slots(transpose_few_run_of(p.path, tp, 0, batch, rows, cols, es, per_tile), per_tile, es);
+      if (per_run % 2 != 0) return {"an odd number of chunk slots per run"};
+      std::vector<int> seen(std::size_t{runs} * per_run, 0);
+      for (std::uint32_t f = 0; f < runs * per_run; ++f) {
+        const transpose_few_store_slot sl = transpose_few_cols_slot(f, runs, transpose_magic(runs));
+        if (sl.c >= runs || sl.m >= per_run || seen[sl.c * per_run + sl.m]++ != 0) return {"a store slot twice or outside"};
+      }
+    }
     for (std::uint32_t c = 0; c < runs; ++c) {
       const transpose_few_run r = transpose_few_run_of(p.path, tp, c, batch, rows, cols, es, per_tile);
       const std::uint64_t lo = transpose_few_bound(dst, r.run, r.run_bytes, r.at0);
@@ -566,8 +576,10 @@ TEST(transpose_plan, few_gather_requests_take_few_wavefronts) {
             std::uint32_t c = 0;
             std::uint64_t g = 16 * std::uint64_t{f};  // from the tile's nominal start (sector-aligned here)
             if (p.path == transpose_path::few_cols) {
-              c = f % static_cast<unsigned>(cols);
-              g = 16 * std::uint64_t{f / cols};
+              const transpose_few_store_slot sl =
+                  transpose_few_cols_slot(f, static_cast<std::uint32_t>(cols), transpose_magic(static_cast<std::uint32_t>(cols)));
+              c = sl.c;
+              g = 16 * std::uint64_t{sl.m};
             }
             const std::uint32_t o = static_cast<std::uint32_t>(g) + es * u;
             const std::uint32_t at = transpose_few_smem(p0 + transpose_few_source(p.path, m, o, c), m.swizzle);
