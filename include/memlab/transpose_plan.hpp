@@ -124,7 +124,7 @@ constexpr bool is_tiled(transpose_path p) {
   return p == transpose_path::aligned || realigns_in(p) || realigns_out(p) || p == transpose_path::elem8;
 }
 // The paths of transpose_few_kernel (few rows, few columns, small matrices): contiguous blocks and runs.
-constexpr bool is_few(transpose_path p) {
+MEMLAB_HOST_DEVICE constexpr bool is_few(transpose_path p) {
   return p == transpose_path::few_cols || p == transpose_path::few_rows || p == transpose_path::small_matrices;
 }
 
