@@ -6,8 +6,8 @@
 //       tools/experiments/transpose_shapes_bench.cu -o /tmp/tsb
 //   /tmp/tsb --out shapes.csv [--budget 150] [--samples 3] [--es 1,2,4,8] [--crossover]
 //
-// The grid (the issue asks for rows and cols in 1..64 and powers of two and primes up to 2^16, and the
-// transposes of each; reduced to fit ~2-3 minutes on one H100): every side in 1..64, the powers of two
+// The grid (rows and cols in 1..64 and powers of two and primes up to 2^16, and the transposes of each,
+// reduced to fit ~2-3 minutes on one H100): every side in 1..64, the powers of two
 // 128..65536, and 20 primes next to them (67 .. 65521) instead of all 6542 primes below 2^16: 94 sides, every
 // pair (rows, cols) of them, each element size. A case moves at least 64 MiB: `batch` matrices of
 // rows x cols, batch = ceil(32 MiB / matrix bytes); a matrix above 256 MiB is skipped (a large x large
