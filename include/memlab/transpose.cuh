@@ -361,9 +361,9 @@ struct few_args {
 // U-byte units: the shared-memory load (LDS.U8 / U16 / 32 / 64), the global store of a partly owned chunk,
 // and their place in a 16-byte vector.
 template <int U>
-using unit_t = std::conditional_t<U == 1, unsigned char,
-                                  std::conditional_t<U == 2, unsigned short,
-                                                     std::conditional_t<U == 4, unsigned, unsigned long long>>>;
+using unit_t = std::conditional_t<
+    U == 1, unsigned char,
+    std::conditional_t<U == 2, unsigned short, std::conditional_t<U == 4, unsigned, unsigned long long>>>;
 template <int U>
 __device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, unsigned swizzle) {
   return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, swizzle));
@@ -389,13 +389,14 @@ __device__ __forceinline__ void put_unit(unsigned (&w)[4], unsigned u, unit_t<U>
 // else (U < elem_size: a pointer not aligned to the element) each unit's address is computed.
 template <int U, transpose_path Path>
 __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const few_args& a, unsigned p0, unsigned o,
-                                           unsigned c) {
+                                            unsigned c) {
   constexpr unsigned units = 16 / U;
   const transpose_few_map& m = a.map;
   unsigned w[4] = {0, 0, 0, 0};
   if (a.es != U) {
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u) put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m.swizzle));
+    for (unsigned u = 0; u < units; ++u)
+      put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m.swizzle));
     return make_uint4(w[0], w[1], w[2], w[3]);
   }
   unsigned at = p0 + transpose_few_source(Path, m, o, c);
@@ -455,7 +456,8 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
     const std::int64_t x = g + U * u;
     if (x < lo_s || x >= hi_s) continue;
     const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(x) - nominal);
-    *reinterpret_cast<unit_t<U>*>(a.dst + x) = ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map.swizzle);
+    *reinterpret_cast<unit_t<U>*>(a.dst + x) =
+        ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map.swizzle);
   }
 }
 
@@ -632,7 +634,8 @@ inline bool few_plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintpt
   const bool cols_tile = p.path == transpose_path::few_cols, rows_tile = p.path == transpose_path::few_rows;
   const bool small = p.path == transpose_path::small_matrices;
   if (small && p.rows * p.cols * es > transpose_tuning::small_matrix_max_bytes) return false;  // the magic numbers
-  if (!small && (cols_tile ? p.cols : p.rows) > static_cast<std::uint64_t>(transpose_tuning::few_max_side)) return false;
+  if (!small && (cols_tile ? p.cols : p.rows) > static_cast<std::uint64_t>(transpose_tuning::few_max_side))
+    return false;
   return static_cast<std::uint64_t>(p.tile_rows) == (cols_tile ? g.per_tile : p.rows) &&
          static_cast<std::uint64_t>(p.tile_cols) == (rows_tile ? g.per_tile : p.cols) &&
          p.tile_matrices == (small ? g.per_tile : 1u) && p.halo_rows == static_cast<int>(g.halo) &&

@@ -197,12 +197,12 @@ struct transpose_plan {
   copy_plan copy{};              // path copy: how memlab::copy moves the bytes
   // The few paths (transpose_few_geometry): tile_rows x tile_cols is a tile's extent in src (K x cols,
   // rows x K, or rows x cols for small_matrices); halo_rows the rows, columns or matrices it loads past it.
-  int unit_bytes = 0;                // U: each access of an element's bytes is U-aligned
-  std::uint32_t tile_matrices = 0;   // small_matrices: matrices per tile (M)
-  std::uint32_t run_chunks = 0;      // few_rows: 16-byte chunk slots a run of src takes in shared memory
-  std::uint32_t run_pitch = 0;       // few_rows: bytes from one run's image to the next's (T)
-  std::uint32_t load_chunks = 0;     // 16-byte chunks a tile loads at most (<= threads x few_load_steps)
-  std::uint32_t smem_swizzle = 0;    // transpose_few_smem's mask: 0x70 or 0 (transpose_few_swizzle)
+  int unit_bytes = 0;               // U: each access of an element's bytes is U-aligned
+  std::uint32_t tile_matrices = 0;  // small_matrices: matrices per tile (M)
+  std::uint32_t run_chunks = 0;     // few_rows: 16-byte chunk slots a run of src takes in shared memory
+  std::uint32_t run_pitch = 0;      // few_rows: bytes from one run's image to the next's (T)
+  std::uint32_t load_chunks = 0;    // 16-byte chunks a tile loads at most (<= threads x few_load_steps)
+  std::uint32_t smem_swizzle = 0;   // transpose_few_smem's mask: 0x70 or 0 (transpose_few_swizzle)
 };
 
 // A tiled path's tiles and launch shape, from the path and the element size alone (plan_transpose fills a
@@ -276,9 +276,8 @@ constexpr transpose_few_geometry transpose_few_geometry_of(transpose_path path, 
   transpose_few_geometry g;
   const std::uint64_t unit = 32 / es;  // K is a multiple: a tile's run of dst is a whole number of sectors
   const auto round_down = [](std::uint64_t x, std::uint64_t m) { return x / m * m; };
-  const std::uint64_t tile = transpose_tuning::few_tile_bytes, most = transpose_tuning::threads *
-                                                                      static_cast<std::uint64_t>(
-                                                                          transpose_tuning::few_load_steps);
+  const std::uint64_t tile = transpose_tuning::few_tile_bytes,
+                      most = transpose_tuning::threads * static_cast<std::uint64_t>(transpose_tuning::few_load_steps);
   const std::uint64_t matrix = rows * cols * es;  // bytes of one matrix
   if (path == transpose_path::few_cols) {
     const std::uint64_t k = tile / (cols * es) >= unit ? round_down(tile / (cols * es), unit) : unit;
@@ -350,12 +349,12 @@ constexpr transpose_path transpose_few_path(std::uint64_t rows, std::uint64_t co
 // The map from an output byte to the byte of the shared-memory image that holds it (before the swizzle,
 // after the image's first element at P0), shared by the kernel and the host replay.
 struct transpose_few_map {
-  std::uint32_t es_shift = 0;           // log2 elem_size
-  std::uint32_t rows = 0, cols = 0;     // few_rows: rows; small_matrices: both; few_cols: cols (others unused)
-  std::uint32_t pitch = 0;              // few_rows: the runs' pitch T
-  std::uint32_t magic_rows = 0;         // transpose_magic(rows)
-  std::uint32_t magic_matrix = 0;       // small_matrices: transpose_magic(rows x cols)
-  std::uint32_t swizzle = 0;            // the image's swizzle mask (transpose_few_smem)
+  std::uint32_t es_shift = 0;        // log2 elem_size
+  std::uint32_t rows = 0, cols = 0;  // few_rows: rows; small_matrices: both; few_cols: cols (others unused)
+  std::uint32_t pitch = 0;           // few_rows: the runs' pitch T
+  std::uint32_t magic_rows = 0;      // transpose_magic(rows)
+  std::uint32_t magic_matrix = 0;    // small_matrices: transpose_magic(rows x cols)
+  std::uint32_t swizzle = 0;         // the image's swizzle mask (transpose_few_smem)
 };
 // `o`: bytes from the tile's nominal output start (few_cols: in output row `c`, at input row `first`;
 // few_rows: at column `first` of its matrix; small_matrices: at matrix `first`).
@@ -432,8 +431,7 @@ struct transpose_few_slot {
   std::uint32_t image = 0;
 };
 MEMLAB_HOST_DEVICE constexpr transpose_few_slot transpose_few_slot_at(transpose_path path, std::uint32_t f,
-                                                                      std::uintptr_t src,
-                                                                      const transpose_few_input& in,
+                                                                      std::uintptr_t src, const transpose_few_input& in,
                                                                       std::uint64_t rows, std::uint64_t cols,
                                                                       std::uint64_t es, std::uint32_t run_chunks,
                                                                       std::uint32_t magic_run_chunks,
@@ -496,7 +494,7 @@ MEMLAB_HOST_DEVICE constexpr transpose_few_store_slot transpose_few_cols_slot(st
 // first 32-byte sector boundary at or after the nominal byte, at most the run's end. `dst` is dst's address:
 // sectors are absolute. A tile owns [bound(its start), bound(its end)): every byte of a run exactly once.
 MEMLAB_HOST_DEVICE constexpr std::uint64_t transpose_few_bound(std::uintptr_t dst, std::uint64_t run,
-                                                              std::uint64_t run_bytes, std::uint64_t at) {
+                                                               std::uint64_t run_bytes, std::uint64_t at) {
   if (at == 0) return run;
   if (at >= run_bytes) return run + run_bytes;
   const std::uint64_t up = (dst + run + at + 31) / 32 * 32 - dst;
@@ -519,10 +517,11 @@ constexpr transpose_plan plan_transpose_few(transpose_path few, std::uintptr_t d
   constexpr std::uint64_t limit = std::uint64_t{1} << 62;
   const bool sized = (elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8) && batch != 0 &&
                      rows >= 2 && cols >= 2 && batch <= limit / elem_size / rows / cols;
-  const bool fits = few == transpose_path::few_cols   ? cols <= side
-                    : few == transpose_path::few_rows ? rows <= side
-                    : few == transpose_path::small_matrices &&
-                          rows * cols * elem_size <= transpose_tuning::small_matrix_max_bytes;
+  const bool fits = few == transpose_path::few_cols ? cols <= side
+                    : few == transpose_path::few_rows
+                        ? rows <= side
+                        : few == transpose_path::small_matrices &&
+                              rows * cols * elem_size <= transpose_tuning::small_matrix_max_bytes;
   if (!sized || !fits) {
     p.path = transpose_path::unsupported;
     return p;

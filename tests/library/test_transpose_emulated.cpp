@@ -198,9 +198,9 @@ TEST(transpose_emulated, few_paths_edge_sizes_every_element_size) {
                 << name(es, 1, rows, cols, so, doff) << " (" << to_string(path) << ")";
             ++paths[path];
             if (is_few(path)) {
-              ++units[static_cast<unsigned>(plan_transpose(std::uintptr_t{1} << 40 | doff, std::uintptr_t{1} << 41 | so,
-                                                           1, rows, cols, es, h100)
-                                                .unit_bytes)];
+              ++units[static_cast<unsigned>(
+                  plan_transpose(std::uintptr_t{1} << 40 | doff, std::uintptr_t{1} << 41 | so, 1, rows, cols, es, h100)
+                      .unit_bytes)];
             }
           }
         }
@@ -218,8 +218,15 @@ TEST(transpose_emulated, few_paths_edge_sizes_every_element_size) {
 TEST(transpose_emulated, few_paths_batches_and_a_capped_grid) {
   std::map<transpose_path, int> paths;
   for (const unsigned es : {1u, 2u, 4u, 8u}) {
-    for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{3, 3}, {4, 4}, {8, 8}, {16, 16},
-                                     {5, 7}, {2, 33}, {64, 100}, {1000, 3}, {3, 1000}}) {
+    for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{3, 3},
+                                     {4, 4},
+                                     {8, 8},
+                                     {16, 16},
+                                     {5, 7},
+                                     {2, 33},
+                                     {64, 100},
+                                     {1000, 3},
+                                     {3, 1000}}) {
       for (const std::uint64_t batch : {1u, 15u, 16u, 17u, 129u, 1000u}) {
         if (batch * rows * cols * es > 300000) continue;
         for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {es % 16, 3 * es % 16}, {1, 7}}) {
@@ -228,7 +235,8 @@ TEST(transpose_emulated, few_paths_batches_and_a_capped_grid) {
               << name(es, batch, rows, cols, so, doff) << " (" << to_string(path) << ")";
           ++paths[path];
           if (batch == 129) {
-            ASSERT_EQ(check(es, batch, rows, cols, so, doff, 2), "") << name(es, batch, rows, cols, so, doff) << ", grid 2";
+            ASSERT_EQ(check(es, batch, rows, cols, so, doff, 2), "")
+                << name(es, batch, rows, cols, so, doff) << ", grid 2";
           }
         }
       }

@@ -281,8 +281,8 @@ TEST_F(transpose_library, small_few_paths_edge_sizes_every_element_size) {
 
 // Batches of small matrices (a CTA transposes many whole ones) and of skinny ones, the batch's edge sizes.
 TEST_F(transpose_library, small_few_paths_batches) {
-  const std::vector<std::pair<std::uint64_t, std::uint64_t>> matrices{{2, 2},  {3, 3}, {4, 4},   {8, 8},   {16, 16},
-                                                                      {5, 7},  {2, 33}, {64, 100}, {1000, 3}, {3, 1000}};
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> matrices{{2, 2}, {3, 3},  {4, 4},    {8, 8},    {16, 16},
+                                                                      {5, 7}, {2, 33}, {64, 100}, {1000, 3}, {3, 1000}};
   const std::vector<std::uint64_t> batches{1, 2, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100003};
   transpose_bench bench(8 << 20);  // compute-sanitizer runs this test
   std::map<std::string, int> paths;
@@ -292,8 +292,8 @@ TEST_F(transpose_library, small_few_paths_batches) {
         const shape s{batch, rows, cols};
         if (batch * rows * cols * es > (8u << 20)) continue;
         for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {es, 3 * es % 16}, {1, 7}}) {
-          ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so
-                                                    << " dst+" << doff << " (" << path_of(s, es, so, doff) << ")";
+          ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+"
+                                                    << doff << " (" << path_of(s, es, so, doff) << ")";
           ++paths[path_of(s, es, so, doff)];
         }
       }

@@ -7,11 +7,11 @@
 // simulator: the fewest wavefronts each. Pure host code: no GPU, no CUDA runtime.
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <map>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/bank_model.hpp"
@@ -333,7 +333,8 @@ TEST(transpose_plan, few_paths_take_the_skinny_shapes) {
   EXPECT_EQ(plan_transpose(base, 2 * base, 1000, 80, 80, 1, h100).path, transpose_path::small_matrices);
   // A path on request (tools that compare them): the tiled plan, or a few one where the shape fits it.
   EXPECT_EQ(plan_transpose_tiled(base, 2 * base, 1, 40000003, 3, 4, h100).path, transpose_path::realign_both);
-  EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 40, 1000, 4).path, transpose_path::few_rows);
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 40, 1000, 4).path,
+            transpose_path::few_rows);
   EXPECT_EQ(plan_transpose_few(transpose_path::few_cols, base, 2 * base, 1, 1000, 65, 4).path,
             transpose_path::unsupported);
   EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 1, 60, 4).path, transpose_path::unsupported)
@@ -341,7 +342,8 @@ TEST(transpose_plan, few_paths_take_the_skinny_shapes) {
   EXPECT_EQ(plan_transpose_few(transpose_path::small_matrices, base, 2 * base, 9, 64, 64, 4).path,
             transpose_path::unsupported)
       << "16 KiB matrices";
-  EXPECT_EQ(plan_transpose_few(transpose_path::aligned, base, 2 * base, 1, 64, 64, 4).path, transpose_path::unsupported);
+  EXPECT_EQ(plan_transpose_few(transpose_path::aligned, base, 2 * base, 1, 64, 64, 4).path,
+            transpose_path::unsupported);
   // The shorter side wins where both are few.
   EXPECT_EQ(path_at(0, 0, 60, 7, 8), transpose_path::small_matrices);
   EXPECT_EQ(path_at(0, 0, 60, 40, 8), transpose_path::few_cols);
@@ -447,7 +449,8 @@ few_replay_result replay_few(std::uintptr_t dst, std::uintptr_t src, std::uint64
       std::vector<int> seen(std::size_t{runs} * per_run, 0);
       for (std::uint32_t f = 0; f < runs * per_run; ++f) {
         const transpose_few_store_slot sl = transpose_few_cols_slot(f, runs, transpose_magic(runs));
-        if (sl.c >= runs || sl.m >= per_run || seen[sl.c * per_run + sl.m]++ != 0) return {"a store slot twice or outside"};
+        if (sl.c >= runs || sl.m >= per_run || seen[sl.c * per_run + sl.m]++ != 0)
+          return {"a store slot twice or outside"};
       }
     }
     for (std::uint32_t c = 0; c < runs; ++c) {
@@ -487,7 +490,8 @@ few_replay_result replay_few(std::uintptr_t dst, std::uintptr_t src, std::uint64
     }
   }
   for (std::uint64_t j = 0; j < bytes; ++j) {
-    if (written[j] != 1) return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
+    if (written[j] != 1)
+      return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
   }
   return res;
 }
@@ -563,8 +567,8 @@ TEST(transpose_plan, few_gather_requests_take_few_wavefronts) {
                                      : p.path == transpose_path::few_rows ? static_cast<std::uint32_t>(p.tile_cols)
                                                                           : p.tile_matrices;
       const std::uint64_t tpm = p.path == transpose_path::few_cols ? p.tiles_r : p.tiles_c;
-      const transpose_few_tile tp = transpose_few_tile_at(p.path, 1, batch, rows, cols, tpm, per_tile,
-                                                          static_cast<std::uint32_t>(p.halo_rows));
+      const transpose_few_tile tp =
+          transpose_few_tile_at(p.path, 1, batch, rows, cols, tpm, per_tile, static_cast<std::uint32_t>(p.halo_rows));
       const std::uint32_t p0 =
           static_cast<std::uint32_t>((2 * base + transpose_few_input_of(p.path, tp, rows, cols, es).in) % 16);
       int worst = 0;
@@ -576,8 +580,8 @@ TEST(transpose_plan, few_gather_requests_take_few_wavefronts) {
             std::uint32_t c = 0;
             std::uint64_t g = 16 * std::uint64_t{f};  // from the tile's nominal start (sector-aligned here)
             if (p.path == transpose_path::few_cols) {
-              const transpose_few_store_slot sl =
-                  transpose_few_cols_slot(f, static_cast<std::uint32_t>(cols), transpose_magic(static_cast<std::uint32_t>(cols)));
+              const transpose_few_store_slot sl = transpose_few_cols_slot(
+                  f, static_cast<std::uint32_t>(cols), transpose_magic(static_cast<std::uint32_t>(cols)));
               c = sl.c;
               g = 16 * std::uint64_t{sl.m};
             }

@@ -101,8 +101,8 @@ std::vector<std::uint64_t> default_sides() {
   std::vector<std::uint64_t> s;
   for (std::uint64_t i = 1; i <= 64; ++i) s.push_back(i);
   for (std::uint64_t p = 128; p <= 65536; p *= 2) s.push_back(p);
-  for (std::uint64_t p : {67, 97, 127, 131, 251, 257, 509, 521, 1021, 1031, 2039, 2053, 4093, 4099, 8191, 8209, 16381,
-                          16411, 32749, 65521}) {
+  for (std::uint64_t p : {67,   97,   127,  131,  251,  257,  509,   521,   1021,  1031,
+                          2039, 2053, 4093, 4099, 8191, 8209, 16381, 16411, 32749, 65521}) {
     s.push_back(p);
   }
   std::sort(s.begin(), s.end());
@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
     } else if (a == "--crossover") {
       crossover = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--out CSV] [--budget S] [--samples N] [--es 1,2,4,8] [--sides ...] [--crossover]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--out CSV] [--budget S] [--samples N] [--es 1,2,4,8] [--sides ...] [--crossover]\n",
                    argv[0]);
       return 2;
     }
@@ -243,11 +244,11 @@ int main(int argc, char** argv) {
           alt = median(t_alt);
         }
       }
-      std::fprintf(out, "%llu,%llu,%llu,%llu,%llu,%s,%d,%.5f,%.5f,%.4f,%.1f,%s,%s,", static_cast<unsigned long long>(es),
-                   static_cast<unsigned long long>(rows), static_cast<unsigned long long>(cols),
-                   static_cast<unsigned long long>(batch), static_cast<unsigned long long>(2 * bytes),
-                   memlab::to_string(plan.path), plan.unit_bytes, tr, cp, cp / tr, 2.0 * bytes / (tr * 1e-3) / 1e9,
-                   bad == 0 ? "ok" : "WRONG", alt_path.c_str());
+      std::fprintf(out, "%llu,%llu,%llu,%llu,%llu,%s,%d,%.5f,%.5f,%.4f,%.1f,%s,%s,",
+                   static_cast<unsigned long long>(es), static_cast<unsigned long long>(rows),
+                   static_cast<unsigned long long>(cols), static_cast<unsigned long long>(batch),
+                   static_cast<unsigned long long>(2 * bytes), memlab::to_string(plan.path), plan.unit_bytes, tr, cp,
+                   cp / tr, 2.0 * bytes / (tr * 1e-3) / 1e9, bad == 0 ? "ok" : "WRONG", alt_path.c_str());
       if (alt > 0) {
         std::fprintf(out, "%.5f,%.4f\n", alt, cp / alt);
       } else {

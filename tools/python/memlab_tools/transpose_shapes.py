@@ -86,33 +86,39 @@ def read_sweep(path: str) -> tuple[dict, list[dict]]:
 def summarize(header: dict, rows: list[dict]) -> str:
     """The Markdown summary: per element size the worst cell, the median, and cells below 0.5 and 0.8; the
     unverified cells; where the crossover columns say the other path was faster."""
-    out = [f"# memlab::transpose at every shape: fraction of a copy of the same bytes",
-           "", f"Device: {header.get('device', 'unknown')}. Cases: {len(rows)}."]
+    def shape(r):
+        return f"{r['batch']} x {r['rows']} x {r['cols']}"
+
+    out = ["# memlab::transpose at every shape: fraction of a copy of the same bytes", "",
+           f"Device: {header.get('device', 'unknown')}. Cases: {len(rows)}."]
     out += [f"({n})" for n in header.get("notes", [])]
-    out += ["", "| elements | cases | median | worst cell | path | < 0.5 | < 0.8 |", "| --- | ---: | ---: | --- | --- | ---: | ---: |"]
+    out += ["", "| elements | cases | median | worst cell | path | < 0.5 | < 0.8 |",
+            "| --- | ---: | ---: | --- | --- | ---: | ---: |"]
     for es in sorted({r["elem_size"] for r in rows}):
         mine = [r for r in rows if r["elem_size"] == es]
         worst = min(mine, key=lambda r: r["fraction"])
-        out.append(f"| {ELEM_NAMES.get(es, es)} | {len(mine)} | {statistics.median(r['fraction'] for r in mine):.3f} | "
-                   f"{worst['batch']} x {worst['rows']} x {worst['cols']}: {worst['fraction']:.3f} | {worst['path']} | "
-                   f"{sum(r['fraction'] < 0.5 for r in mine)} | {sum(r['fraction'] < 0.8 for r in mine)} |")
+        median = statistics.median(r["fraction"] for r in mine)
+        out.append(f"| {ELEM_NAMES.get(es, es)} | {len(mine)} | {median:.3f} | {shape(worst)}: {worst['fraction']:.3f} | "
+                   f"{worst['path']} | {sum(r['fraction'] < 0.5 for r in mine)} | {sum(r['fraction'] < 0.8 for r in mine)} |")
     bad = [r for r in rows if r["verified"] != "ok"]
     out += ["", f"Unverified cells: {len(bad)}."]
-    out += [f"- {r['elem_size']}-byte {r['batch']} x {r['rows']} x {r['cols']} ({r['path']}): {r['verified']}" for r in bad]
+    out += [f"- {r['elem_size']}-byte {shape(r)} ({r['path']}): {r['verified']}" for r in bad]
     lows = sorted((r for r in rows if r["fraction"] < 0.8), key=lambda r: r["fraction"])[:20]
     if lows:
-        out += ["", "The 20 lowest cells:", "", "| elements | batch x rows x cols | path | fraction |", "| --- | --- | --- | ---: |"]
-        out += [f"| {r['elem_size']} | {r['batch']} x {r['rows']} x {r['cols']} | {r['path']} | {r['fraction']:.3f} |" for r in lows]
+        out += ["", "The 20 lowest cells:", "", "| elements | batch x rows x cols | path | fraction |",
+                "| --- | --- | --- | ---: |"]
+        out += [f"| {r['elem_size']} | {shape(r)} | {r['path']} | {r['fraction']:.3f} |" for r in lows]
     crossed = [r for r in rows if r["alt_fraction"] is not None]
     if crossed:
         better = sorted((r for r in crossed if r["alt_fraction"] > r["fraction"] * 1.03),
                         key=lambda r: r["fraction"] - r["alt_fraction"])
-        out += ["", f"Crossover: {len(crossed)} cells near the few paths' thresholds were also timed on the other path; "
-                f"in {len(better)} it was > 3% faster."]
+        out += ["", f"Crossover: {len(crossed)} cells near the few paths' thresholds were also timed on the other "
+                f"path; in {len(better)} it was > 3% faster."]
         if better:
-            out += ["", "| elements | batch x rows x cols | taken | fraction | other | fraction |", "| --- | --- | --- | ---: | --- | ---: |"]
-            out += [f"| {r['elem_size']} | {r['batch']} x {r['rows']} x {r['cols']} | {r['path']} | {r['fraction']:.3f} | "
-                    f"{r['alt_path']} | {r['alt_fraction']:.3f} |" for r in better[:40]]
+            out += ["", "| elements | batch x rows x cols | taken | fraction | other | fraction |",
+                    "| --- | --- | --- | ---: | --- | ---: |"]
+            out += [f"| {r['elem_size']} | {shape(r)} | {r['path']} | {r['fraction']:.3f} | {r['alt_path']} | "
+                    f"{r['alt_fraction']:.3f} |" for r in better[:40]]
     return "\n".join(out) + "\n"
 
 
