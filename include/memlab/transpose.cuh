@@ -26,6 +26,11 @@
 // written by two CTAs), each lane funnel-shifts the vectors of the next lanes (shuffles) into dst's
 // alignment and stores the aligned chunk (STG.E.128); only the first and last tile of a row of dst store
 // the sectors it shares with the row before or after with narrow stores of this tile's bytes.
+// Where a side has a few elements (at most 64, not a whole number of tiles: N x 3, 3 x N) or the matrices
+// are small (a batch of 3 x 3), a tile would be a sliver: transpose_few_kernel moves whole contiguous blocks
+// and runs instead (the aligned 16-byte chunks that cover them, loaded whole into shared memory unshifted),
+// gathers whole aligned 16-byte chunks of dst element by element, and stores each with one STG.E.128
+// (few_cols, few_rows, small_matrices in transpose_plan.hpp; docs/notes/transpose_skinny.md).
 // rows == 1 or cols == 1 is a copy of the same bytes (memlab::copy).
 #pragma once
 
