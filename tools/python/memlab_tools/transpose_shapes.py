@@ -241,18 +241,15 @@ class _ColdTimer:
 
 def acceptance_cases(sides=(1, 2, 3, 4, 5, 7, 8), elem_sizes=(1, 2, 4, 8), matrix_bytes=128 << 20,
                      matrices=((3, 3), (4, 4), (8, 8), (16, 16)), batch=10**6):
-    """(batch, rows, cols, elem_size) of the acceptance: a short side against one long enough for
-    matrix_bytes (>= 2 x that moved), both ways round (one case where both are the same), then the batches."""
+    """(batch, rows, cols, elem_size) of the acceptance, element size by element size (a budget cut loses the
+    last sizes whole): a short side against one long enough for matrix_bytes (>= 2 x that moved), both ways
+    round, then the batches of small matrices."""
     cases = []
     for es in elem_sizes:
         for a in sides:
             b = -(-matrix_bytes // (es * a))
-            for shape in ((b, a), (a, b)):
-                if (1, shape[0], shape[1], es) not in cases:
-                    cases.append((1, shape[0], shape[1], es))
-    for es in elem_sizes:
-        for r, c in matrices:
-            cases.append((batch, r, c, es))
+            cases += [(1, b, a, es), (1, a, b, es)]
+        cases += [(batch, r, c, es) for r, c in matrices]
     return cases
 
 
