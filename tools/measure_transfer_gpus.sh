@@ -177,14 +177,7 @@ for s in "${steps[@]}"; do
       ;;
     faults)
       # A rank killed mid-run: the others stop within the deadline, naming it; rank 0 keeps its file.
-      step fault_kill -- bash -c "
-        pids=(); for r in \$(seq 0 $((NGPU - 1))); do
-          RANK=\$r WORLD_SIZE=$NGPU '$M' run transfer --variant nccl_all_reduce --placement out_of_place --sizes 64MiB,256MiB,1GiB \
-            --max-time 2 --rank-timeout 30 --out '$J/fault_kill.json' > '$LOGS/fault_rank\$r.log' 2>&1 & pids+=(\$!); done
-        sleep 12; t0=\$(date +%s); kill -9 \${pids[2]}; echo killed rank 2 pid \${pids[2]}
-        for r in \$(seq 0 $((NGPU - 1))); do wait \${pids[\$r]}; echo rank \$r rc=\$? after \$(( \$(date +%s) - t0 )) s; done
-        for r in \$(seq 0 $((NGPU - 1))); do echo --- rank \$r; tail -n 3 '$LOGS/fault_rank'\$r.log; done
-        python3 -c \"import json; d=json.load(open('$J/fault_kill.json')); print('rank 0 file: valid JSON,', len(d['results']), 'results, ended:', d['ended'])\""
+      step fault_kill -- bash "$ROOT/tools/kill_one_rank.sh" "$M" "$NGPU" "$J/fault_kill.json" "$LOGS"
       step fault_more_ranks_than_gpus 3 -- env RANK=0 WORLD_SIZE=8 LOCAL_RANK=0 LOCAL_WORLD_SIZE=8 "$M" run transfer --variant nccl_all_reduce
       step fault_bad_world_size 2 -- env RANK=4 WORLD_SIZE=4 "$M" run transfer --variant nccl_all_reduce
       step fault_gpus_flag 2 -- env RANK=0 WORLD_SIZE=2 "$M" run transfer --variant nccl_all_reduce --gpus 4
@@ -194,7 +187,7 @@ for s in "${steps[@]}"; do
     pairs)
       PEER_RUNGS=peer_ce,peer_ce_bidir,peer_sm_read,peer_sm_write,peer_sm_bidir,peer_auto,peer_auto_bidir
       STEP_LIMIT=420 step pairs_bandwidth -- "$M" run transfer --quiet --device all --peer all --variant "$PEER_RUNGS" \
-        --sizes 4KiB..1GiB:*16 --max-time 0.15 --out "$J/pairs.json"
+        --sizes 4KiB..256MiB:*16 --max-time 0.15 --out "$J/pairs.json"
       # 4 GiB (a gigabyte's check on the host takes seconds): the pairs from GPU 0.
       step pairs_4gib -- "$M" run transfer --quiet --device 0 --peer all --variant "$PEER_RUNGS" --sizes 4GiB \
         --max-time 0.3 --out "$J/pairs_4gib.json"
@@ -207,6 +200,16 @@ for s in "${steps[@]}"; do
           device_to_device_bidirectional_memcpy_read_sm device_to_device_bidirectional_memcpy_write_sm \
           device_to_device_latency_sm
       fi
+      ;;
+    small)
+      # Below a few MiB both figures are the host's launch path: how much does nccl-tests' own figure move
+      # from one repetition to the next (-N 5), and with more iterations behind one clock reading (-n 100)?
+      step small_nccl_tests -- bash -c "echo '#### all_reduce_perf -g 2'; '$NT/all_reduce_perf' -b 64 -e 4M -f 4 -g 2 -d uint8 -N 5; echo '#### rc'; echo '#### all_reduce_perf -g 2 -n 100'; '$NT/all_reduce_perf' -b 64 -e 4M -f 4 -g 2 -d uint8 -n 100; echo '#### rc'"
+      step small_memlab -- "$M" run transfer --quiet --variant nccl_all_reduce --gpus 2 --placement out_of_place \
+        --sizes 64..4MiB:*4 --max-time 0.5 --out "$J/small_memlab.json"
+      ;;
+    sockets)
+      step ranks_sockets -- bash -c "for r in \$(seq 0 $((NGPU - 1))); do NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo RANK=\$r WORLD_SIZE=$NGPU '$M' run transfer --variant nccl_all_reduce,nccl_sendrecv --placement out_of_place --sizes 1MiB,64MiB --max-time 0.5 --out '$J/ranks_sockets.json' & done; wait"
       ;;
     *) echo "unknown step $s" ;;
   esac

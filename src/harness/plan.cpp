@@ -147,8 +147,17 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     for (const auto& v : l->variants)
       if (req.variants.empty() || std::find(req.variants.begin(), req.variants.end(), v.name) != req.variants.end())
         lp.variants.push_back(&v);
-    std::uint64_t n = lp.types.size() * lp.sizes.size() * lp.variants.size() * std::max<std::size_t>(req.devices.size(), 1);
-    for (const auto& values : lp.axes) n = n * values.size();
+    // Each rung over the axes it reads (one that ignores an axis runs at its first value only).
+    std::uint64_t n = 0;
+    for (const variant* v : lp.variants) {
+      std::uint64_t per = lp.types.size() * lp.sizes.size() * std::max<std::size_t>(req.devices.size(), 1);
+      for (std::size_t k = 0; k < l->axes.size(); ++k) {
+        if (std::find(v->ignores.begin(), v->ignores.end(), l->axes[k].name) == v->ignores.end()) {
+          per *= lp.axes[k].size();
+        }
+      }
+      n += per;
+    }
     count += n;
     if (count > max_cases) {
       throw std::invalid_argument(
