@@ -45,7 +45,8 @@ MEMLAB_C_API_EXPORT int memlab_transpose(void* dst, const void* src, size_t batc
                                          size_t elem_size, void* stream);
 
 /* The path memlab_transpose takes for these addresses and this shape ("aligned", "realign_in",
- * "realign_out", "realign_both", "elem8", "copy", "none", "unsupported"); host only, needs no GPU. */
+ * "realign_out", "realign_both", "elem8", "few_cols", "few_rows", "small_matrices", "copy", "none",
+ * "unsupported"); host only, needs no GPU. */
 MEMLAB_C_API_EXPORT const char* memlab_transpose_path(size_t dst, size_t src, size_t batch, size_t rows, size_t cols,
                                                       size_t elem_size);
 

@@ -47,7 +47,8 @@ def device_count() -> int:
 
 def transpose_path(dst: int, src: int, batch: int, rows: int, cols: int, elem_size: int) -> str:
     """Which path memlab::transpose takes for these addresses and this shape: "aligned", "realign_in",
-    "realign_out", "realign_both", "elem8", "copy", "none" or "unsupported" (include/memlab/transpose_plan.hpp).
+    "realign_out", "realign_both", "elem8" (tiles), "few_cols", "few_rows", "small_matrices" (a side of a few
+    elements, batches of small matrices), "copy", "none" or "unsupported" (include/memlab/transpose_plan.hpp).
     Needs no GPU."""
     return _lib.library().memlab_transpose_path(dst, src, batch, rows, cols, elem_size).decode()
 
