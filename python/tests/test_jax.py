@@ -11,6 +11,8 @@ import os
 
 import pytest
 
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # beside torch's tests: no 75% grab of the GPU
+
 import memlab
 from memlab import _jax, _lib
 

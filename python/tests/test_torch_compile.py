@@ -107,10 +107,11 @@ def _gpu_ready():
 
 @needs_gpu
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.uint8, torch.float64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.uint8], ids=str)  # each an Inductor compile: seconds
 def test_compiled_function_matches_eager(dtype):
     _gpu_ready()
-    x = _random((257, 129), dtype)
+    x = _random((257, 129), dtype) if dtype.is_floating_point else torch.randint(0, 256, (257, 129), device="cuda",
+                                                                                dtype=dtype)
     y = torch.empty(129, 257, dtype=dtype, device="cuda")
     explained = torch._dynamo.explain(both_ops)(x, y)
     assert explained.graph_break_count == 0, explained.break_reasons
