@@ -5,11 +5,15 @@
     y = memlab.transpose(x)          # == x.t().contiguous(), at ~the speed of a copy, on torch's stream
     memlab.copy_(y2, y)              # a copy of the same bytes, any alignment
 
-Arrays: anything with __cuda_array_interface__ (PyTorch, CuPy, numba) or __dlpack__ (JAX, PyTorch), on the
-GPU, C-contiguous. Work is enqueued on the producer's current stream (torch's, CuPy's; the legacy default
+Arrays: anything with __cuda_array_interface__ (PyTorch, CuPy, numba) or __dlpack__, on the GPU,
+C-contiguous. Work is enqueued on the producer's current stream (torch's, CuPy's; the legacy default
 stream for DLPack producers) or on `stream=`; nothing synchronizes. Errors are memlab.Error exceptions.
 The functions call libmemlab (the C ABI, include/memlab/c_api.h) through ctypes; see memlab._lib for where
 it is looked for.
+
+Inside torch.compile both are PyTorch operators (torch.ops.memlab.*, memlab/_torch.py): no graph break,
+and a CUDA graph captures them. memlab.transpose of a jax.Array returns a jax.Array through JAX's FFI
+(memlab/_jax.py), eagerly and under jax.jit, where libmemlab was built with jaxlib's FFI headers.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 // of every contender, the order rotating. Then the same without the flush (warm: code, parameters and data in L2).
 //
 //   memcpy          cudaMemcpyAsync, device to device
-//   memlab          memlab::copy_bytes (this binary's copy of the library's kernels)
+//   memlab          memlab::copy_bytes (this binary's copy of the library's kernels: aligned, the edge-free body)
+//   memlab_edges    the same body behind CTA 0's head-and-tail code: what memlab::copy ran before
 //   memlab_u2/_u4   memlab::launch_copy with 2 / 4 vectors a thread (fewer CTAs, the same kernel family)
 //   plain<T>        a minimal copy: one 16-byte vector a thread, T threads a CTA, 32-bit index, no edge code
 //   plain256_twin   plain256 compiled twice (another symbol, other addresses): the spread placement alone makes
@@ -111,6 +112,13 @@ int main(int argc, char** argv) {
          CHECK(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, t));
        }},
       {"memlab", [](void* d, const void* s, size_t n, cudaStream_t t) { CHECK(memlab::copy_bytes(d, s, n, t)); }},
+      {"memlab_edges", [](void* d, const void* s, size_t n, cudaStream_t t) {
+         // What memlab::copy launched for every aligned copy before the edge-free body: the same body behind
+         // CTA 0's head-and-tail code (the plan of an aligned copy: head 0, n / 16 vectors, tail 0).
+         const memlab::detail::copy_args args{static_cast<std::byte*>(d), static_cast<const std::byte*>(s), 0, n / 16, 0,
+                                              0};
+         memlab::detail::copy_aligned16_kernel<1, true><<<static_cast<unsigned>((n / 16 + 255) / 256), 256, 0, t>>>(args);
+       }},
       {"memlab_u2", [&](void* d, const void* s, size_t n, cudaStream_t t) {
          CHECK(memlab::launch_copy(plan_with(d, s, n, 2), d, s, t));
        }},
