@@ -141,6 +141,12 @@ def copy_(dst, src, *, stream=None):
     operator torch.ops.memlab.copy_ (on torch's current stream; `stream` cannot be given there)."""
     if _compiling():
         return _torch_ops.copy_(dst, src, stream)
+    return _copy_eager(dst, src, stream)
+
+
+def _copy_eager(dst, src, stream=None):
+    """memlab.copy_ outside the compiler: libmemlab, now. Also the body of the operator torch.ops.memlab.copy_
+    (which must not ask the compiler again: under a tracer that runs real kernels it would call itself)."""
     d, s = view(dst, "dst"), view(src, "src")
     if d.strides is not None:
         _require_contiguous(d, "dst")
@@ -186,6 +192,12 @@ def transpose(x, out=None, *, stream=None):
         from . import _jax
 
         return _jax.transpose(x, out, stream)
+    return _transpose_eager(x, out, stream)
+
+
+def _transpose_eager(x, out=None, stream=None):
+    """memlab.transpose of a torch, CuPy, numba or DLPack array outside the compiler: libmemlab, now. Also the body
+    of the operators torch.ops.memlab.transpose and transpose_out."""
     v = view(x, "x")
     batch, rows, cols, out_shape = transpose_shape(v.shape, v.itemsize, "x", v.dtype)
     if v.strides is not None:

@@ -7,7 +7,8 @@ graph (no graph break) and a CUDA graph captures them like any other kernel:
 
 Each has a fake (meta) implementation: the output's shape, dtype and device from the inputs' alone, with the
 same argument checks and messages as the eager path, so torch.compile (and torch.export) trace them without a
-GPU call. The real implementation is the eager path (memlab.copy_ / memlab.transpose on torch's current stream).
+GPU call. The real implementation is the eager path (memlab._copy_eager / _transpose_eager: libmemlab on torch's
+current stream), never the public functions, which would ask the compiler again.
 
 memlab.copy_ and memlab.transpose call these operators only while torch.compile traces; in eager mode they
 call libmemlab directly (a copy of a few microseconds should not pay the dispatcher's cost). Imported by memlab
@@ -29,7 +30,7 @@ _Tensor = torch.Tensor
 
 @torch.library.custom_op("memlab::copy_", mutates_args=("dst",), device_types="cuda")
 def copy_op(dst: _Tensor, src: _Tensor) -> None:
-    memlab.copy_(dst, src)
+    memlab._copy_eager(dst, src)
 
 
 @copy_op.register_fake
@@ -44,7 +45,7 @@ def _copy_fake(dst, src):
 
 @torch.library.custom_op("memlab::transpose", mutates_args=(), device_types="cuda")
 def transpose_op(x: _Tensor) -> _Tensor:
-    return memlab.transpose(x)
+    return memlab._transpose_eager(x)
 
 
 @transpose_op.register_fake
@@ -63,7 +64,7 @@ transpose_op.register_autograd(_transpose_backward)
 
 @torch.library.custom_op("memlab::transpose_out", mutates_args=("out",), device_types="cuda")
 def transpose_out_op(x: _Tensor, out: _Tensor) -> None:
-    memlab.transpose(x, out)
+    memlab._transpose_eager(x, out)
 
 
 @transpose_out_op.register_fake

@@ -118,7 +118,8 @@ def _gpu_or_skip():
 
 def _random(key, shape, dtype):
     if jnp.issubdtype(dtype, jnp.integer):
-        return jax.random.randint(key, shape, -100, 100, dtype=dtype)
+        low = 0 if jnp.issubdtype(dtype, jnp.unsignedinteger) else -100
+        return jax.random.randint(key, shape, low, 100, dtype=dtype)
     return jax.random.normal(key, shape, dtype=jnp.float32).astype(dtype)
 
 
