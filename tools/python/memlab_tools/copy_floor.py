@@ -148,7 +148,7 @@ class Contender:
 
 EMPTY_PTX = b"""
 .version 7.0
-.target sm_70
+.target sm_80
 .address_size 64
 .visible .entry memlab_empty_kernel()
 {
