@@ -100,18 +100,22 @@ def markdown(rows: list[dict], tick: float, dtype: str, warm_rows: list[dict] | 
         lines.append(title)
         lines.append("")
         lines.append("| n | empty kernel (1 CTA) | empty kernel (memlab's grid) | cudaMemcpyAsync | torch copy_ | "
-                     "memlab.copy_ | memlab (2nd load) | memlab vs torch: speed | memlab - torch (paired, 95%) | "
-                     "verdict |")
-        lines.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+                     "memlab.copy_ | memlab (2nd load) | above the floor: torch / memlab | memlab vs torch: speed | "
+                     "memlab - torch (paired, 95%) | verdict |")
+        lines.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
         for r in rs:
             med = {k: (quantile(sorted(v), 0.5) * 1e3 if v else float("nan")) for k, v in r["samples"].items()}
             v = r["verdict"]
             cell = lambda k: f"{med[k]:.3f}" if k in med and med[k] == med[k] else "-"  # noqa: E731
+            floor = med.get("empty_kernel", float("nan"))
+            above = (f"{med['torch_copy_'] - floor:.3f} / {med['memlab_copy_'] - floor:.3f}" if floor == floor
+                     else "-")
             inside = ("inside CUDA's 0.5 us" if v.inside_documented else "beyond 0.5 us") + \
                 (f", {v.ticks:.1f} ticks" if tick > 0 else "")
             lines.append(f"| {_pow2(r['n'])} | {cell('empty_kernel')} | {cell('empty_kernel_memlab_grid')} "
                          f"({r['grid']} CTAs) | {cell('cuda_memcpy_async')} | {cell('torch_copy_')} | "
-                         f"{cell('memlab_copy_')} | {cell('memlab_copy_bytes_second_load')} | {v.speed:.3f} | "
+                         f"{cell('memlab_copy_')} | {cell('memlab_copy_bytes_second_load')} | {above} | "
+                         f"{v.speed:.3f} | "
                          f"{v.diff_ms * 1e3:+.3f} [{v.low_ms * 1e3:+.3f}, {v.high_ms * 1e3:+.3f}] | "
                          f"{v.word} ({inside}) |")
         lines.append("")

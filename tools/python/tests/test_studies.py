@@ -65,7 +65,7 @@ def _row(n, memlab, torch_, empty=60, grid=32):
 def test_the_table_names_the_floor_the_verdict_and_the_acceptance():
     rows = [_row(1 << 12, 110, 110), _row(1 << 16, 129, 125), _row(1 << 23, 1000, 1001)]
     text = copy_floor.markdown(rows, TICK, "f16")
-    assert "| 2^16 | 1.920 | 1.984 (32 CTAs) | 4.000 | 4.000 | 4.128 | - | 0.969 |" in text
+    assert "| 2^16 | 1.920 | 1.984 (32 CTAs) | 4.000 | 4.000 | 4.128 | - | 2.080 / 2.208 | 0.969 |" in text
     assert "SLOWER (inside CUDA's 0.5 us, 4.0 ticks)" in text
     assert "SAME (inside CUDA's 0.5 us, 0.0 ticks)" in text
     assert "speed below 0.99 at 1 (2^16); below 1.00 from 2^23 at 0." in text
