@@ -31,7 +31,8 @@ double bus_factor(collective op, int ranks) {
     case collective::all_gather:
     case collective::reduce_scatter:
     case collective::all_to_all: return spread;
-    case collective::broadcast: return 1;
+    case collective::broadcast:
+    case collective::send_recv: return 1;
     case collective::none: break;
   }
   return 0;
@@ -40,11 +41,12 @@ double bus_factor(collective op, int ranks) {
 collective_buffers buffers_of(collective op, std::uint64_t size, int ranks) {
   const std::uint64_t share = ranks > 0 ? size / static_cast<std::uint64_t>(ranks) : 0;
   switch (op) {
-    case collective::all_gather: return {share, size};
-    case collective::reduce_scatter: return {size, share};
+    case collective::all_gather: return {share, size, share, 0};
+    case collective::reduce_scatter: return {size, share, 0, share};
     case collective::all_reduce:
     case collective::broadcast:
-    case collective::all_to_all: return {size, size};
+    case collective::all_to_all:
+    case collective::send_recv: return {size, size, 0, 0};
     case collective::none: break;
   }
   return {};
@@ -68,6 +70,7 @@ source_bytes source_of(collective op, std::uint64_t size, int ranks, int rank, s
     case collective::broadcast: return {0, 1, j};  // root 0
     case collective::all_to_all:
       return {static_cast<int>(j / share), 1, static_cast<std::uint64_t>(rank) * share + j % share};
+    case collective::send_recv: return {(rank + ranks - 1) % ranks, 1, j};  // from the previous rank
     case collective::none: break;
   }
   return {};

@@ -34,7 +34,14 @@ enum class peer_way {
   both,  // both at once: each GPU pushes to the other
 };
 
-enum class collective { none, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all };
+enum class collective { none, all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv };
+
+// What a peer rung measures: bandwidth (a copy of the size), or the latency of one small access.
+enum class peer_probe {
+  copy,       // n bytes copied, timed as a launch
+  chase,      // dependent 8-byte loads over n bytes of the peer's memory: the round trip of a read
+  ping_pong,  // a flag written into the other GPU's memory and answered: the one-way latency of a store
+};
 
 // A rung's description, read by the lab's model (variant::traits).
 struct rung_traits {
@@ -42,7 +49,11 @@ struct rung_traits {
   engine how = engine::copy_engine;
   peer_way way = peer_way::none;
   collective op = collective::none;
+  peer_probe probe = peer_probe::copy;
 };
+
+// The placement axis: nccl-tests' two columns, the output in its own buffer or over the input.
+enum class placement : std::uint64_t { out_of_place, in_place };
 
 // The host <-> device axes, as their word indices (the lab's axes declare the words in this order).
 enum class direction : std::uint64_t { h2d, d2h, bidir };
@@ -54,14 +65,20 @@ std::vector<direction_figure> host_directions(direction d, std::uint64_t n);
 std::vector<direction_figure> peer_directions(peer_way w, int self, int peer, std::uint64_t n);
 
 // nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md): all-reduce 2(n-1)/n; all-gather,
-// reduce-scatter, all-to-all (n-1)/n; broadcast 1.
+// reduce-scatter, all-to-all (n-1)/n; broadcast and send/receive 1.
 double bus_factor(collective op, int ranks);
 
 // Each rank's buffers for nccl-tests' size S (the "size" column, bytes): all-reduce and broadcast
 // send and receive S; all-gather sends S/n and receives S; reduce-scatter sends S and receives
-// S/n; all-to-all sends and receives S, S/n to and from each rank.
+// S/n; all-to-all sends and receives S, S/n to and from each rank; send/receive (a ring: rank r
+// sends to r+1, receives from r-1) sends and receives S.
+// In place (nccl-tests' getCollByteCount): one buffer of max(send, recv) bytes; rank r sends from
+// it at r x send_step and receives into it at r x recv_step (all-gather sends its share from its
+// place in the output; reduce-scatter receives into its place in the input).
 struct collective_buffers {
   std::uint64_t send = 0, recv = 0;
+  std::uint64_t send_step = 0, recv_step = 0;  // in place: the per-rank offsets into the one buffer
+  [[nodiscard]] std::uint64_t in_place_bytes() const { return send > recv ? send : recv; }
 };
 collective_buffers buffers_of(collective op, std::uint64_t size, int ranks);
 // Why `op` cannot run size S on `ranks` ranks (S not a multiple of n where the data is split).
