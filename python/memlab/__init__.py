@@ -27,8 +27,8 @@ from ._errors import (CudaError, DeviceMismatchError, Error, InvalidArgumentErro
 
 __version__ = "0.1.0"
 
-__all__ = ["copy_", "transpose", "transpose_shape", "transpose_path", "device_count", "library_path", "library_version",
-           "Error", "InvalidArgumentError", "DeviceMismatchError", "CudaError", "NoDeviceError",
+__all__ = ["copy_", "transpose", "transpose_shape", "transpose_path", "device_count", "library_path",
+           "library_version", "Error", "InvalidArgumentError", "DeviceMismatchError", "CudaError", "NoDeviceError",
            "LibraryNotFoundError", "NotBuiltError", "__version__"]
 
 _ELEMENT_SIZES = (1, 2, 4, 8)

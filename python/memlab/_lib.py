@@ -160,5 +160,5 @@ def version() -> str:
     return library().memlab_version().decode()
 
 
-__all__ = ["library", "library_path", "check", "device_count", "single_device", "get_device", "set_device", "pointer_device",
-           "version", "Error"]
+__all__ = ["library", "library_path", "check", "device_count", "single_device", "get_device", "set_device",
+           "pointer_device", "version", "Error"]

@@ -25,10 +25,8 @@ bool packed_below_a_byte(ffi::DataType t) {
     case ffi::DataType::U1:
     case ffi::DataType::U2:
     case ffi::DataType::U4:
-    case ffi::DataType::F4E2M1FN:
-      return true;
-    default:
-      return false;
+    case ffi::DataType::F4E2M1FN: return true;
+    default: return false;
   }
 }
 
@@ -47,8 +45,9 @@ ffi::Error transpose(void* stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer>
                                        ": a matrix or a batch of matrices is needed");
   }
   if (packed_below_a_byte(x.element_type())) {
-    return ffi::Error::InvalidArgument("memlab_jax_transpose: elements narrower than a byte (int4, float4, ...) "
-                                       "are packed: memlab.transpose moves elements of 1, 2, 4 or 8 bytes");
+    return ffi::Error::InvalidArgument(
+        "memlab_jax_transpose: elements narrower than a byte (int4, float4, ...) "
+        "are packed: memlab.transpose moves elements of 1, 2, 4 or 8 bytes");
   }
   bool matches = out.size() == rank && y->element_type() == x.element_type() && out[rank - 2] == in[rank - 1] &&
                  out[rank - 1] == in[rank - 2];
@@ -75,5 +74,6 @@ ffi::Error transpose(void* stream, ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer>
 }  // namespace
 
 // Declared in memlab/c_api.h with the export attribute (everything else in libmemlab is hidden); defined here.
-XLA_FFI_DEFINE_HANDLER_SYMBOL(memlab_jax_transpose, transpose,
-                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    memlab_jax_transpose, transpose,
+    ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());

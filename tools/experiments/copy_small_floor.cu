@@ -47,7 +47,8 @@ __global__ void __launch_bounds__(Threads) plain_copy(uint4* __restrict__ d, con
 }
 
 template <int Threads, int U>
-__global__ void __launch_bounds__(Threads) plain_copy_u(uint4* __restrict__ d, const uint4* __restrict__ s, unsigned n) {
+__global__ void __launch_bounds__(Threads)
+    plain_copy_u(uint4* __restrict__ d, const uint4* __restrict__ s, unsigned n) {
   const unsigned base = blockIdx.x * Threads * U + threadIdx.x;
   uint4 r[U];
 #pragma unroll
@@ -58,7 +59,8 @@ __global__ void __launch_bounds__(Threads) plain_copy_u(uint4* __restrict__ d, c
     if (base + u * Threads < n) d[base + u * Threads] = r[u];
 }
 
-__global__ void __launch_bounds__(256) grid_stride_copy(uint4* __restrict__ d, const uint4* __restrict__ s, unsigned n) {
+__global__ void __launch_bounds__(256)
+    grid_stride_copy(uint4* __restrict__ d, const uint4* __restrict__ s, unsigned n) {
   for (unsigned i = blockIdx.x * 256 + threadIdx.x; i < n; i += gridDim.x * 256) d[i] = s[i];
 }
 
@@ -100,61 +102,73 @@ int main(int argc, char** argv) {
     cudaGetDevice(&device);
     memlab::copy_device cd;
     memlab::detail::copy_device_of(device, cd);
-    memlab::copy_plan p = memlab::plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s),
-                                            bytes, cd);
+    memlab::copy_plan p =
+        memlab::plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s), bytes, cd);
     p.vectors_per_thread = u;
     const std::size_t per_cta = static_cast<std::size_t>(p.threads) * static_cast<std::size_t>(u);
     p.grid = (p.vectors + per_cta - 1) / per_cta;
     return p;
   };
   std::vector<contender> cs = {
-      {"memcpy", [](void* d, const void* s, size_t n, cudaStream_t t) {
-         CHECK(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, t));
-       }},
+      {"memcpy", [](void* d, const void* s, size_t n,
+                    cudaStream_t t) { CHECK(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, t)); }},
       {"memlab", [](void* d, const void* s, size_t n, cudaStream_t t) { CHECK(memlab::copy_bytes(d, s, n, t)); }},
-      {"memlab_edges", [](void* d, const void* s, size_t n, cudaStream_t t) {
+      {"memlab_edges",
+       [](void* d, const void* s, size_t n, cudaStream_t t) {
          // What memlab::copy launched for every aligned copy before the edge-free body: the same body behind
          // CTA 0's head-and-tail code (the plan of an aligned copy: head 0, n / 16 vectors, tail 0).
-         const memlab::detail::copy_args args{static_cast<std::byte*>(d), static_cast<const std::byte*>(s), 0, n / 16, 0,
-                                              0};
-         memlab::detail::copy_aligned16_kernel<1, true><<<static_cast<unsigned>((n / 16 + 255) / 256), 256, 0, t>>>(args);
+         const memlab::detail::copy_args args{
+             static_cast<std::byte*>(d), static_cast<const std::byte*>(s), 0, n / 16, 0, 0};
+         memlab::detail::copy_aligned16_kernel<1, true>
+             <<<static_cast<unsigned>((n / 16 + 255) / 256), 256, 0, t>>>(args);
        }},
-      {"memlab_u2", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         CHECK(memlab::launch_copy(plan_with(d, s, n, 2), d, s, t));
+      {"memlab_u2", [&](void* d, const void* s, size_t n,
+                        cudaStream_t t) { CHECK(memlab::launch_copy(plan_with(d, s, n, 2), d, s, t)); }},
+      {"memlab_u4", [&](void* d, const void* s, size_t n,
+                        cudaStream_t t) { CHECK(memlab::launch_copy(plan_with(d, s, n, 4), d, s, t)); }},
+      {"plain128",
+       [&](void* d, const void* s, size_t n, cudaStream_t t) {
+         plain_copy<128, 0>
+             <<<(vecs(n) + 127) / 128, 128, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
        }},
-      {"memlab_u4", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         CHECK(memlab::launch_copy(plan_with(d, s, n, 4), d, s, t));
+      {"plain256",
+       [&](void* d, const void* s, size_t n, cudaStream_t t) {
+         plain_copy<256, 0>
+             <<<(vecs(n) + 255) / 256, 256, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
        }},
-      {"plain128", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         plain_copy<128, 0><<<(vecs(n) + 127) / 128, 128, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
+      {"plain256_twin",
+       [&](void* d, const void* s, size_t n, cudaStream_t t) {
+         plain_copy<256, 1>
+             <<<(vecs(n) + 255) / 256, 256, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
        }},
-      {"plain256", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         plain_copy<256, 0><<<(vecs(n) + 255) / 256, 256, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
+      {"plain512",
+       [&](void* d, const void* s, size_t n, cudaStream_t t) {
+         plain_copy<512, 0>
+             <<<(vecs(n) + 511) / 512, 512, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
        }},
-      {"plain256_twin", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         plain_copy<256, 1><<<(vecs(n) + 255) / 256, 256, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
+      {"plain1024",
+       [&](void* d, const void* s, size_t n, cudaStream_t t) {
+         plain_copy<1024, 0>
+             <<<(vecs(n) + 1023) / 1024, 1024, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
        }},
-      {"plain512", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         plain_copy<512, 0><<<(vecs(n) + 511) / 512, 512, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
+      {"plain256_u2",
+       [&](void* d, const void* s, size_t n, cudaStream_t t) {
+         plain_copy_u<256, 2>
+             <<<(vecs(n) + 511) / 512, 256, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
        }},
-      {"plain1024", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         plain_copy<1024, 0><<<(vecs(n) + 1023) / 1024, 1024, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
-       }},
-      {"plain256_u2", [&](void* d, const void* s, size_t n, cudaStream_t t) {
-         plain_copy_u<256, 2><<<(vecs(n) + 511) / 512, 256, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
-       }},
-      {"gridstride", [&](void* d, const void* s, size_t n, cudaStream_t t) {
+      {"gridstride",
+       [&](void* d, const void* s, size_t n, cudaStream_t t) {
          const unsigned g = std::min<unsigned>((vecs(n) + 255) / 256, static_cast<unsigned>(sms) * 8);
          grid_stride_copy<<<g, 256, 0, t>>>(static_cast<uint4*>(d), static_cast<const uint4*>(s), vecs(n));
        }},
       {"empty1", [](void*, const void*, size_t, cudaStream_t t) { empty_kernel<<<1, 32, 0, t>>>(); }, false},
-      {"empty_grid", [&](void*, const void*, size_t n, cudaStream_t t) {
-         empty_kernel<<<(vecs(n) + 255) / 256, 256, 0, t>>>();
-       }, false},
+      {"empty_grid",
+       [&](void*, const void*, size_t n, cudaStream_t t) { empty_kernel<<<(vecs(n) + 255) / 256, 256, 0, t>>>(); },
+       false},
   };
 
-  std::printf("# %s, %d SMs, L2 %d MB; f16 aligned copies; %d interleaved samples per contender and size\n",
-              prop.name, sms, l2 >> 20, samples);
+  std::printf("# %s, %d SMs, L2 %d MB; f16 aligned copies; %d interleaved samples per contender and size\n", prop.name,
+              sms, l2 >> 20, samples);
   for (int warm = 0; warm < 2; ++warm) {
     std::printf("\n== %s: median us | paired median difference from memcpy, ns\n%-8s",
                 warm ? "warm (no flush)" : "cold (L2 flushed)", "n");
