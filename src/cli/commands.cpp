@@ -37,6 +37,12 @@ int no_device(const no_device_error& e) {
   return exit_no_device;
 }
 
+// Fewer GPUs than the run asks for, on a machine that has some: one line, exit 3.
+int too_few_gpus(const std::string& what) {
+  std::cerr << fmt::format("memlab: {}\n", what);
+  return exit_no_device;
+}
+
 const lab* find(const lab_set& labs, std::string_view name) {
   for (const lab* l : labs.built)
     if (l->name == name) return l;
@@ -205,12 +211,12 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   // The GPUs (a count only: no GPU work). A fake runner (tests) plans on the host alone.
   const int gpus = runner != nullptr ? 0 : visible_gpus();
   if (env.distributed()) {
-    if (gpus == 0) return no_device(no_device_error(fmt::format("rank {}: no CUDA device", env.rank)));
+    if (gpus == 0) return too_few_gpus(fmt::format("{}: no CUDA device on this rank", env.describe()));
     // Each rank takes the GPU of its local rank; a launcher that gives each rank one GPU of its own
     // (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES) leaves each seeing its GPU as 0.
     if (gpus < env.local_size && gpus != 1) {
-      return no_device(no_device_error(fmt::format("{}: {} ranks on this host, but it shows {} GPUs",
-                                                   env.describe(), env.local_size, gpus)));
+      return too_few_gpus(fmt::format("{}: {} ranks on this host, but it shows {} GPUs", env.describe(),
+                                      env.local_size, gpus));
     }
     o.request.devices = {gpus >= env.local_size ? env.local_rank : 0};
     o.request.world_size = env.size;
@@ -237,8 +243,7 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
                                      [&](const auto& kv) { return kv.first == c.l->ranks_axis; });
       const axis* a = c.l->find_axis(c.l->ranks_axis);
       if (given && a != nullptr && c.p[*a] > static_cast<std::uint64_t>(gpus)) {
-        return no_device(no_device_error(
-            fmt::format("{} {}: this machine shows {} GPU{}", a->flag(), c.p[*a], gpus, gpus == 1 ? "" : "s")));
+        return too_few_gpus(fmt::format("{} {}: this machine shows {} GPU{}", a->flag(), c.p[*a], gpus, gpus == 1 ? "" : "s"));
       }
     }
   }

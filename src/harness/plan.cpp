@@ -147,8 +147,17 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     for (const auto& v : l->variants)
       if (req.variants.empty() || std::find(req.variants.begin(), req.variants.end(), v.name) != req.variants.end())
         lp.variants.push_back(&v);
-    std::uint64_t n = lp.types.size() * lp.sizes.size() * lp.variants.size() * std::max<std::size_t>(req.devices.size(), 1);
-    for (const auto& values : lp.axes) n = n * values.size();
+    // Each rung over the axes it reads (one that ignores an axis runs at its first value only).
+    std::uint64_t n = 0;
+    for (const variant* v : lp.variants) {
+      std::uint64_t per = lp.types.size() * lp.sizes.size() * std::max<std::size_t>(req.devices.size(), 1);
+      for (std::size_t k = 0; k < l->axes.size(); ++k) {
+        if (std::find(v->ignores.begin(), v->ignores.end(), l->axes[k].name) == v->ignores.end()) {
+          per *= lp.axes[k].size();
+        }
+      }
+      n += per;
+    }
     count += n;
     if (count > max_cases) {
       throw std::invalid_argument(
@@ -182,19 +191,23 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
             case_params p;
             p.type = t;
             p.n = n;
-            bool planned = true;
+            // Another GPU (axis::other_gpus): never the case's own, never one the machine lacks (when
+            // known); a rung that does not read the axis runs at its first value all the same.
+            std::vector<std::string_view> not_here;
             for (std::size_t k = 0; k < l.axes.size(); ++k) {
               const axis_value& v = lp.axes[k][at[k]];
               p.set(l.axes[k], v);
-              // Another GPU: never the case's own, never one the machine lacks (when it is known).
               if (l.axes[k].other_gpus &&
                   (v[0] == static_cast<std::uint64_t>(own) ||
                    (req.device_count > 0 && v[0] >= static_cast<std::uint64_t>(req.device_count)))) {
-                planned = false;
+                not_here.push_back(l.axes[k].name);
               }
             }
             for (const variant* v : lp.variants) {
-              if (!planned) break;
+              const auto ignored = [&](std::string_view name) {
+                return std::find(v->ignores.begin(), v->ignores.end(), name) != v->ignores.end();
+              };
+              if (!std::all_of(not_here.begin(), not_here.end(), ignored)) continue;
               // A rung that does not read an axis runs once, at that axis's first value.
               const bool repeat = std::any_of(v->ignores.begin(), v->ignores.end(), [&](std::string_view name) {
                 for (std::size_t k = 0; k < l.axes.size(); ++k)

@@ -264,7 +264,7 @@ std::optional<ladder_summary> summarize_ladder(const run_report& rep, const lab_
     }
   }
   ladder_summary s;
-  s.roof = l.roof;
+  s.roof = best->roof.kind;  // the best case's own roof (a lab of links: NVLink for one rung, PCIe for another)
   s.best = best->variant;
   s.point = best->params;
   s.best_rate = rate(best);

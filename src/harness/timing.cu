@@ -149,13 +149,15 @@ template <class Enqueue>
 double timer::held_sample(Enqueue&& enqueue, bool clocks) {
   block();
   release_on_exit held{[this] { release(); }};
+  // Every rank holds its stream before any enqueues: the ranks start together once released. The
+  // barrier comes before the launch, not between it and the release: with NCCL's network transport a
+  // collective enqueued behind the held stream would keep the barrier's own collective from progressing.
+  if (sync_.is_distributed()) sync_.barrier();
   if (clocks) read_clock(0);
   start_.record(stream_);
   enqueue();
   stop_.record(stream_);
   if (clocks) read_clock(1);
-  // Every rank's launches are queued before any is released: the ranks start together.
-  if (sync_.is_distributed()) sync_.barrier();
   release();
   finish_sample();
   return static_cast<double>(elapsed_ms(start_, stop_));

@@ -590,7 +590,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
 std::string lab_summary(const run_report& rep, const lab_info& l) {
   const auto s = summarize_ladder(rep, l);
   if (!s) return {};
-  const roof_rule& rule = rule_of(l.roof);
+  const roof_rule& rule = rule_of(s->roof);
   std::vector<std::string> point;
   for (const auto& p : s->point) {
     const auto* i = std::get_if<std::int64_t>(&p.value);

@@ -38,20 +38,6 @@ double bus_factor(collective op, int ranks) {
   return 0;
 }
 
-collective_buffers buffers_of(collective op, std::uint64_t size, int ranks) {
-  const std::uint64_t share = ranks > 0 ? size / static_cast<std::uint64_t>(ranks) : 0;
-  switch (op) {
-    case collective::all_gather: return {share, size, share, 0};
-    case collective::reduce_scatter: return {size, share, 0, share};
-    case collective::all_reduce:
-    case collective::broadcast:
-    case collective::all_to_all:
-    case collective::send_recv: return {size, size, 0, 0};
-    case collective::none: break;
-  }
-  return {};
-}
-
 std::optional<std::string> collective_refusal(collective op, std::uint64_t size, int ranks) {
   const bool split = op == collective::all_gather || op == collective::reduce_scatter || op == collective::all_to_all;
   if (split && size % static_cast<std::uint64_t>(ranks) != 0) {
@@ -59,21 +45,6 @@ std::optional<std::string> collective_refusal(collective op, std::uint64_t size,
            " ranks: each rank's share is size / ranks bytes";
   }
   return std::nullopt;
-}
-
-source_bytes source_of(collective op, std::uint64_t size, int ranks, int rank, std::uint64_t j) {
-  const std::uint64_t share = size / static_cast<std::uint64_t>(ranks);
-  switch (op) {
-    case collective::all_reduce: return {0, ranks, j};
-    case collective::reduce_scatter: return {0, ranks, static_cast<std::uint64_t>(rank) * share + j};
-    case collective::all_gather: return {static_cast<int>(j / share), 1, j % share};
-    case collective::broadcast: return {0, 1, j};  // root 0
-    case collective::all_to_all:
-      return {static_cast<int>(j / share), 1, static_cast<std::uint64_t>(rank) * share + j % share};
-    case collective::send_recv: return {(rank + ranks - 1) % ranks, 1, j};  // from the previous rank
-    case collective::none: break;
-  }
-  return {};
 }
 
 }  // namespace memlab::labs::transfer

@@ -47,6 +47,75 @@ namespace memlab::labs::transfer {
 // seed from its first byte. (The collectives' reference is source_of() in model.cpp.)
 std::uint8_t reference_byte(std::uint64_t seed, std::uint64_t j) { return random_byte(seed, j); }
 
+// ---- checks on the GPU -------------------------------------------------------------------------------------
+// A collective's outputs, or a peer copy's, run to gigabytes: the host would take seconds a case to
+// replay them. The same reference runs here on the GPU, over the whole allocation (the poisoned guard
+// after an output too), and finds the first byte that differs; the host then writes the message.
+inline constexpr int max_checked_ranks = 64;
+inline constexpr std::uint64_t no_mismatch = ~std::uint64_t{0};
+
+// What byte `pos` of an allocation must hold.
+struct expected_bytes {
+  // a copy: the random stream of seeds[0] for [0, payload), poison after
+  // a collective: rank `rank`'s output (source_of over the ranks' seeds), at [recv_from, recv_to)
+  //   of its allocation; out of place the rest is the poisoned guard, in place it is rank's input
+  bool collective_output = false;
+  collective op = collective::none;
+  std::uint64_t n = 0, payload = 0, recv_from = 0, recv_to = 0, send_step = 0;
+  int ranks = 1, rank = 0;
+  bool in_place = false;
+  std::uint64_t seeds[max_checked_ranks] = {};
+
+  MEMLAB_HOST_DEVICE std::uint8_t operator()(std::uint64_t pos) const {
+    if (!collective_output) return pos < payload ? random_byte(seeds[0], pos) : poison_byte;
+    if (pos < recv_from || pos >= recv_to) return in_place ? random_byte(seeds[rank], pos) : poison_byte;
+    const source_bytes from = source_of(op, n, ranks, rank, pos - recv_from);
+    unsigned sum = 0;
+    for (int k = from.first_rank; k < from.first_rank + from.ranks; ++k) {
+      sum += random_byte(seeds[k], (in_place ? send_step * static_cast<std::uint64_t>(k) : 0) + from.byte);
+    }
+    return static_cast<std::uint8_t>(sum);  // u8 sums wrap: exact in any order
+  }
+};
+
+__global__ void check_bytes_kernel(const std::uint8_t* __restrict__ out, std::uint64_t bytes, expected_bytes e,
+                                   unsigned long long* first_bad) {
+  const std::uint64_t stride = std::uint64_t{gridDim.x} * blockDim.x;
+  for (std::uint64_t pos = global_thread(); pos < bytes; pos += stride) {
+    if (out[pos] != e(pos)) {
+      atomicMin(first_bad, static_cast<unsigned long long>(pos));
+      return;
+    }
+  }
+}
+
+// "" when every byte of `out` is what `e` says, else the first that differs, as check_bytes words it.
+std::string check_on_gpu(const device_buffer& out, const expected_bytes& e, std::uint64_t payload_end) {
+  MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  if (out.size() == 0) return {};
+  device_buffer first(sizeof(unsigned long long));
+  MEMLAB_CUDA_CHECK(cudaMemset(first.data(), 0xff, sizeof(unsigned long long)));
+  int device = 0, sms = 0;
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&device));
+  MEMLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const auto grid = static_cast<unsigned>(std::clamp<std::uint64_t>((out.size() + 255) / 256, 1, 8ull * sms));
+  check_bytes_kernel<<<grid, 256>>>(reinterpret_cast<const std::uint8_t*>(out.data()), out.size(), e,
+                                    reinterpret_cast<unsigned long long*>(first.data()));
+  MEMLAB_CUDA_CHECK_LAUNCH();
+  unsigned long long bad = 0;
+  MEMLAB_CUDA_CHECK(cudaMemcpy(&bad, first.data(), sizeof bad, cudaMemcpyDeviceToHost));
+  if (bad == no_mismatch) return {};
+  std::uint8_t have = 0;
+  MEMLAB_CUDA_CHECK(cudaMemcpy(&have, out.data() + bad, 1, cudaMemcpyDeviceToHost));
+  const unsigned got = have, want = e(bad);
+  if (bad >= payload_end) {
+    return "out-of-bounds store: byte " + std::to_string(bad - payload_end) + " past the end of the output was written (" +
+           hex_byte(got) + ")";
+  }
+  return "byte " + std::to_string(bad) + " is " + hex_byte(got) + ", expected " + hex_byte(want) +
+         (got == poison_byte ? ": never written" : "");
+}
+
 // ---- the SM copy ----------------------------------------------------------------------------------
 // One kernel for every SM rung: host -> device reads mapped host memory (each 16-byte load becomes
 // a PCIe read request the GPU issues; the reply carries the data), device -> host writes it (posted
@@ -318,8 +387,13 @@ struct transfer_state {
   std::vector<int> devices;
   std::vector<device_buffer> rank_send, rank_recv;
   std::vector<std::uint64_t> rank_seed;
-  // nccl-tests' method: each rank's own stream (one in a distributed run)
+  // nccl-tests' method: each rank's own stream (one in a distributed run), and the buffers its loop
+  // rotates through: nccl-tests moves every iteration's buffers `region` bytes on (its `shift`), over
+  // as many regions as its largest size holds; here up to 20 (its iterations) within 1 GiB a buffer.
+  // One region: the case's own buffers.
   std::vector<std::unique_ptr<cuda_stream>> loop_streams;
+  std::vector<device_buffer> loop_send, loop_recv;  // per rank (this rank alone in a distributed run)
+  std::uint64_t loop_regions = 1, loop_region = 0;
 };
 
 transfer_state& state_of(const case_ctx& c) { return *std::any_cast<const std::shared_ptr<transfer_state>&>(c.state); }
@@ -539,13 +613,20 @@ ncclResult_t collective_call(collective op, std::byte* send, std::byte* recv, st
 }
 
 // Rank r's send and receive pointers: its own buffers out of place; in place, the one buffer at
-// nccl-tests' offsets (model.cpp: collective_buffers).
-std::pair<std::byte*, std::byte*> rank_pointers(const case_ctx& c, int r, int local) {
+// nccl-tests' offsets (model.cpp: collective_buffers). `iteration` >= 0: the loop's buffers, moved on
+// by a region each iteration as nccl-tests moves them.
+std::pair<std::byte*, std::byte*> rank_pointers(const case_ctx& c, int r, int local, int iteration = -1) {
   auto& st = state_of(c);
   const rung_traits& t = traits(*c.v);
   const auto i = static_cast<std::size_t>(local);
   std::byte* send = local == 0 ? c.ptr(src_buffer) : st.rank_send[i - 1].data();
-  if (!in_place(c.p)) return {send, local == 0 ? c.ptr(dst_buffer) : st.rank_recv[i - 1].data()};
+  std::byte* recv = in_place(c.p) ? nullptr : local == 0 ? c.ptr(dst_buffer) : st.rank_recv[i - 1].data();
+  if (iteration >= 0 && st.loop_regions > 1) {
+    const std::uint64_t shift = st.loop_region * (static_cast<std::uint64_t>(iteration) % st.loop_regions);
+    send = st.loop_send[i].data() + shift;
+    recv = in_place(c.p) ? nullptr : st.loop_recv[i].data() + shift;
+  }
+  if (!in_place(c.p)) return {send, recv};
   const collective_buffers b = buffers_of(t.op, c.p.n, static_cast<int>(c.p[gpus_axis]));
   const auto rank = static_cast<std::uint64_t>(r);
   return {send + b.send_step * rank, send + b.recv_step * rank};
@@ -594,9 +675,9 @@ void loop_collective(const case_ctx& c, int launches) {
   const world& w = this_world();
   if (w.distributed()) {
     const cudaStream_t s = st.loop_streams.front()->get();
-    const auto [send, recv] = rank_pointers(c, w.rank(), 0);
     const auto comm = static_cast<ncclComm_t>(w.communicator());
     for (int i = 0; i < launches; ++i) {
+      const auto [send, recv] = rank_pointers(c, w.rank(), 0, i);
       w.settle(collective_call(op, send, recv, c.p.n, w.size(), w.rank(), comm, s), "the collective");
     }
     w.wait(s);
@@ -607,7 +688,7 @@ void loop_collective(const case_ctx& c, int launches) {
   for (int i = 0; i < launches; ++i) {
     MEMLAB_NCCL_CHECK(ncclGroupStart());
     for (int r = 0; r < ranks; ++r) {
-      const auto [send, recv] = rank_pointers(c, r, r);
+      const auto [send, recv] = rank_pointers(c, r, r, i);
       MEMLAB_NCCL_CHECK(collective_call(op, send, recv, c.p.n, ranks, r, comms[static_cast<std::size_t>(r)],
                                         st.loop_streams[static_cast<std::size_t>(r)]->get()));
     }
@@ -680,6 +761,10 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
   return std::nullopt;
 }
 
+// nccl-tests' method rotates its buffers (rank_pointers): at most this many regions, within this much.
+inline constexpr std::uint64_t loop_rotation_regions = 20;
+inline constexpr std::uint64_t loop_rotation_bytes = std::uint64_t{1} << 30;
+
 // A chase's nodes, one every 128 bytes (a line of their own, so no two share a fetch).
 inline constexpr std::uint64_t chase_stride = 128;
 inline constexpr std::uint64_t chase_max_hops = std::uint64_t{1} << 14;  // ~20 ms of loads
@@ -743,6 +828,11 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
       out.bus_factor = bus_factor(t.op, ranks);
       // In place: one buffer, input and output at once (filled with random input; the check reads
       // the reduced or gathered part and the untouched rest).
+      // nccl-tests' rotation: its loop's own buffers, where more than one region fits (setup).
+      const std::uint64_t region = std::max(b.send, b.recv);
+      const std::uint64_t regions =
+          std::clamp<std::uint64_t>(loop_rotation_bytes / std::max<std::uint64_t>(region, 1), 1, loop_rotation_regions);
+      if (regions > 1) out.transient_bytes = regions * region * (in_place(p) ? 1 : 2);
       out.buffers = in_place(p) ? std::vector<buffer_spec>{{"data", b.in_place_bytes(), buffer_role::input},
                                                            {"none", 0, buffer_role::scratch}}
                                 : std::vector<buffer_spec>{{"send", b.send, buffer_role::input},
@@ -853,11 +943,26 @@ void setup(case_ctx& c) {
     }
     case route::collective: {
       const auto ranks = static_cast<int>(c.p[gpus_axis]);
+      const collective_buffers b = buffers_of(t.op, n, ranks);
+      // nccl-tests' rotation: a region is max(send, recv) bytes (its `shift`); as many as fit 1 GiB, at
+      // most its 20 iterations.
+      st->loop_region = std::max(b.send, b.recv);
+      st->loop_regions = std::clamp<std::uint64_t>(loop_rotation_bytes / std::max<std::uint64_t>(st->loop_region, 1),
+                                                   1, loop_rotation_regions);
+      const auto loop_buffers = [&] {
+        if (st->loop_regions <= 1) return;
+        const std::uint64_t bytes = st->loop_regions * st->loop_region;
+        st->loop_send.emplace_back(bytes);
+        st->loop_recv.emplace_back(in_place(c.p) ? 0 : bytes);
+        fill_random(st->loop_send.back().data(), bytes, next_seed(), nullptr);
+      };
       if (this_world().distributed()) {  // this rank's buffers are the case's own
         st->loop_streams.push_back(std::make_unique<cuda_stream>());
+        loop_buffers();
+        MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
         break;
       }
-      const collective_buffers b = buffers_of(t.op, n, ranks);
+      loop_buffers();
       for (int r = 0; r < ranks; ++r) st->devices.push_back((c.dev.ordinal + r) % std::max(c.dev.device_count, 1));
       {
         on_device home(c.dev.ordinal);
@@ -878,6 +983,7 @@ void setup(case_ctx& c) {
             MEMLAB_CUDA_CHECK(cudaMemset(st->rank_recv.back().data(), poison_byte, b.recv + guard_bytes));
           }
           st->loop_streams.push_back(std::make_unique<cuda_stream>());
+          loop_buffers();
           MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
         }
         st->sides.push_back(std::make_unique<side_stream>(c.dev.ordinal, d));
@@ -905,28 +1011,34 @@ probe_words read_probe(const transfer_state& st) {
   return w;
 }
 
-// Rank r's output: every byte is the sum (mod 256) of the input bytes source_of() names, each rank
-// k's input being the random stream of seeds[k] (in place, from k's place in its one buffer).
+// Rank r's output, on the GPU: every byte the sum (mod 256) of the input bytes source_of() names, each
+// rank k's input the random stream of seeds[k] (in place, from k's place in its one buffer); out of
+// place the poisoned guard after it, in place the rest of r's buffer its untouched input.
 std::string check_rank(const case_ctx& c, const device_buffer& out, int ranks, int r,
                        const std::vector<std::uint64_t>& seeds) {
+  if (ranks > max_checked_ranks) throw std::logic_error("transfer: more ranks than the check holds");
   const collective op = traits(*c.v).op;
-  const std::uint64_t n = c.p.n;
-  const collective_buffers b = buffers_of(op, n, ranks);
-  const auto reduced = [&](std::uint64_t j) {
-    const source_bytes from = source_of(op, n, ranks, r, j);
-    unsigned sum = 0;
-    for (int k = from.first_rank; k < from.first_rank + from.ranks; ++k) {
-      const std::uint64_t at = in_place(c.p) ? b.send_step * static_cast<std::uint64_t>(k) : 0;
-      sum += random_byte(seeds[static_cast<std::size_t>(k)], at + from.byte);
-    }
-    return static_cast<std::uint8_t>(sum);  // u8 sums wrap: exact in any order
-  };
-  if (!in_place(c.p)) return check_bytes(out, 0, b.recv, 1, reduced);
-  // In place: the output at rank r's place; the rest of the buffer is r's input, untouched.
-  const std::uint64_t from = b.recv_step * static_cast<std::uint64_t>(r), to = from + b.recv;
-  const std::uint64_t mine = seeds[static_cast<std::size_t>(r)];
-  return check_bytes(out, 0, out.size(), 1,
-                     [&](std::uint64_t j) { return j >= from && j < to ? reduced(j - from) : random_byte(mine, j); });
+  const collective_buffers b = buffers_of(op, c.p.n, ranks);
+  expected_bytes e;
+  e.collective_output = true;
+  e.op = op;
+  e.n = c.p.n;
+  e.ranks = ranks;
+  e.rank = r;
+  e.in_place = in_place(c.p);
+  e.send_step = b.send_step;
+  e.recv_from = e.in_place ? b.recv_step * static_cast<std::uint64_t>(r) : 0;
+  e.recv_to = e.recv_from + b.recv;
+  for (std::size_t k = 0; k < seeds.size(); ++k) e.seeds[k] = seeds[k];
+  return check_on_gpu(out, e, e.in_place ? out.size() : b.recv);
+}
+
+// A copy's destination, on the GPU: the random stream of `seed`, then the poisoned guard.
+std::string check_copy(const device_buffer& out, std::uint64_t n, std::uint64_t seed) {
+  expected_bytes e;
+  e.payload = n;
+  e.seeds[0] = seed;
+  return check_on_gpu(out, e, n);
 }
 
 std::string verify(const case_ctx& c) {
@@ -963,12 +1075,11 @@ std::string verify(const case_ctx& c) {
         return {};
       }
       if (t.way != peer_way::pull) {
-        const std::uint64_t seed = c.seeds[src_buffer];
-        auto e = check_bytes(*st.peer_dst, 0, n, 1, [&](std::uint64_t j) { return reference_byte(seed, j); });
-        if (!e.empty()) return "on the peer: " + e;
+        on_device peer(st.peer);  // the check runs where the bytes are
+        if (auto e = check_copy(*st.peer_dst, n, c.seeds[src_buffer]); !e.empty()) return "on the peer: " + e;
       }
       if (t.way != peer_way::push) {
-        if (auto e = device_side(st.peer_seed); !e.empty()) return "from the peer: " + e;
+        if (auto e = check_copy(c.buffers[dst_buffer], n, st.peer_seed); !e.empty()) return "from the peer: " + e;
       }
       return {};
     }
@@ -986,6 +1097,7 @@ std::string verify(const case_ctx& c) {
       for (int r = 0; r < ranks; ++r) {
         const auto i = static_cast<std::size_t>(r);
         const device_buffer& out = r == 0 ? own : in_place(c.p) ? st.rank_send[i - 1] : st.rank_recv[i - 1];
+        on_device on(st.devices[i]);  // the check runs where the bytes are
         if (auto e = check_rank(c, out, ranks, r, seeds); !e.empty()) return "rank " + std::to_string(r) + ": " + e;
       }
       return {};

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/fill.hpp"
 #include "harness/result.hpp"
 
 namespace memlab::labs::transfer {
@@ -80,7 +81,19 @@ struct collective_buffers {
   std::uint64_t send_step = 0, recv_step = 0;  // in place: the per-rank offsets into the one buffer
   [[nodiscard]] std::uint64_t in_place_bytes() const { return send > recv ? send : recv; }
 };
-collective_buffers buffers_of(collective op, std::uint64_t size, int ranks);
+MEMLAB_HOST_DEVICE inline collective_buffers buffers_of(collective op, std::uint64_t size, int ranks) {
+  const std::uint64_t share = ranks > 0 ? size / static_cast<std::uint64_t>(ranks) : 0;
+  switch (op) {
+    case collective::all_gather: return {share, size, share, 0};
+    case collective::reduce_scatter: return {size, share, 0, share};
+    case collective::all_reduce:
+    case collective::broadcast:
+    case collective::all_to_all:
+    case collective::send_recv: return {size, size, 0, 0};
+    case collective::none: break;
+  }
+  return {};
+}
 // Why `op` cannot run size S on `ranks` ranks (S not a multiple of n where the data is split).
 std::optional<std::string> collective_refusal(collective op, std::uint64_t size, int ranks);
 
@@ -90,6 +103,20 @@ struct source_bytes {
   int first_rank = 0, ranks = 1;  // ranks [first_rank, first_rank + ranks) contribute
   std::uint64_t byte = 0;         // at this offset of each contributing rank's input
 };
-source_bytes source_of(collective op, std::uint64_t size, int ranks, int rank, std::uint64_t j);
+MEMLAB_HOST_DEVICE inline source_bytes source_of(collective op, std::uint64_t size, int ranks, int rank,
+                                                 std::uint64_t j) {
+  const std::uint64_t share = size / static_cast<std::uint64_t>(ranks);
+  switch (op) {
+    case collective::all_reduce: return {0, ranks, j};
+    case collective::reduce_scatter: return {0, ranks, static_cast<std::uint64_t>(rank) * share + j};
+    case collective::all_gather: return {static_cast<int>(j / share), 1, j % share};
+    case collective::broadcast: return {0, 1, j};  // root 0
+    case collective::all_to_all:
+      return {static_cast<int>(j / share), 1, static_cast<std::uint64_t>(rank) * share + j % share};
+    case collective::send_recv: return {(rank + ranks - 1) % ranks, 1, j};  // from the previous rank
+    case collective::none: break;
+  }
+  return {};
+}
 
 }  // namespace memlab::labs::transfer

@@ -305,6 +305,12 @@ TEST(transfer_plan, a_distributed_run_sets_the_ranks_axis) {
   }
   req.axes = {{"gpus", "4"}};  // the same as the world: fine
   EXPECT_FALSE(plan_cases(req, all_labs(), missing_labs()).empty());
+  // Rank 1 runs on its GPU 1, which is the peer axis's default: the collectives, which do not read
+  // that axis, are planned all the same.
+  req.axes.clear();
+  req.devices = {1};
+  req.device_count = 4;
+  EXPECT_EQ(plan_cases(req, all_labs(), missing_labs()).size(), 2u);  // out of place, in place
 }
 
 TEST(transfer_plan, every_ordered_pair_once) {

@@ -152,7 +152,8 @@ def busbw_picture(records, nccl, gpus, out, device, roof):
             ax.plot([n["size"] for n in theirs], [n["busbw"] for n in theirs], "k--", lw=1, label="nccl-tests")
         if roof:
             ax.axhline(roof, color="grey", lw=0.8, ls=":")
-            ax.text(xs[0] if xs else 1, roof, f" NVLink {roof:.0f} GB/s", va="bottom", fontsize=7, color="grey")
+            ax.text(xs[-1] if xs else 1, roof, f"NVLink {roof:.0f} GB/s ", va="bottom", ha="right", fontsize=7,
+                    color="grey")
         ax.set_xscale("log", base=2)
         ax.set_title(rung, fontsize=10)
         ax.set_xlabel("size S (bytes)")
@@ -164,6 +165,48 @@ def busbw_picture(records, nccl, gpus, out, device, roof):
     fig.suptitle(f"NCCL collectives on {gpus} x {device}, one process: busbw against size, out of place", fontsize=11)
     fig.tight_layout()
     path = os.path.join(out, f"busbw_{gpus}gpu.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def time_picture(records, nccl, gpus, out, device):
+    """Microseconds per collective against size, log-log: where the launch path, not the link, sets the time."""
+    import matplotlib.pyplot as plt
+
+    rungs = [v for v in COLLECTIVES if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
+                                           for r in records)]
+    if not rungs:
+        return None
+    cols = 3
+    rows_n = (len(rungs) + cols - 1) // cols
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 3.8 * rows_n), squeeze=False)
+    for ax, rung in zip(axes.flat, rungs):
+        mine = sorted((r for r in records if r["variant"] == rung and int(r["params"].get("gpus", 0)) == gpus
+                       and r["params"].get("placement", "out_of_place") == "out_of_place"),
+                      key=lambda r: r["params"]["n"])
+        xs = [r["params"]["n"] for r in mine]
+        ax.plot(xs, [1e3 * r["cold"]["median_ms"] for r in mine], "o-", ms=3, label="memlab cold")
+        ax.plot(xs, [1e3 * r["nccl_tests"]["median_ms"] for r in mine if "nccl_tests" in r], "s-", ms=3,
+                label="memlab, nccl-tests' method (median of repetitions)")
+        ax.plot(xs, [1e3 * r["graph"]["median_ms"] if r.get("graph", {}).get("samples") else float("nan") for r in mine],
+                "^-", ms=3, lw=0.8, label="memlab graph (GPU only)")
+        theirs = sorted((n for n in nccl if n["test"] == COLLECTIVES[rung] and n["gpus"] == gpus
+                         and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
+        if theirs:
+            ax.plot([n["size"] for n in theirs], [n["us"] for n in theirs], "k--", lw=1, label="nccl-tests (one run)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(rung, fontsize=10)
+        ax.set_xlabel("size S (bytes)")
+        ax.set_ylabel("us per collective")
+        ax.grid(alpha=0.3, which="both")
+    for ax in list(axes.flat)[len(rungs):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"NCCL collectives on {gpus} x {device}, one process: time against size, out of place", fontsize=11)
+    fig.tight_layout()
+    path = os.path.join(out, f"time_{gpus}gpu.png")
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
@@ -236,11 +279,50 @@ def peer_sweep_picture(records, out, device):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("bytes copied")
     ax.set_ylabel("GB/s (cold median)")
-    ax.set_title(f"GPU 0 -> GPU 1 on {device}: copy engine, SM loads, SM stores, memlab::copy", fontsize=10)
+    ax.set_title(f"GPU 0 -> GPU 1, {device}:\ncopy engine, SM loads, SM stores, memlab::copy", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = os.path.join(out, "peer_sweep.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def latency_picture(records, out, device):
+    """Heat maps of the latency probes: ns a peer load takes (chase) and ns one way (ping-pong)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    probes = [("peer_chase", "ns_per_load", "a dependent 8-byte load of the peer's memory (round trip)"),
+              ("peer_pingpong", "ns_one_way", "a store into the peer's memory, seen there (one way)")]
+    at = [r for r in records if r["variant"] in dict((p[0], 0) for p in probes) and "device" in r and r.get("measured")]
+    if not at:
+        return None
+    n = 1 + max(max(r["device"], int(r["params"]["peer"])) for r in at)
+    sizes = sorted({r["params"]["n"] for r in at if r["variant"] == "peer_chase"})
+    panels = [(v, f, t, sz) for v, f, t in probes for sz in (sizes if v == "peer_chase" else [None])]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.9), squeeze=False)
+    for ax, (rung, figure, title, size) in zip(axes[0], panels):
+        grid = np.full((n, n), np.nan)
+        for r in at:
+            if r["variant"] == rung and (size is None or r["params"]["n"] == size):
+                grid[r["device"], int(r["params"]["peer"])] = r["measured"][figure]["value"]
+        im = ax.imshow(grid, cmap="magma_r", vmin=0, vmax=np.nanmax(grid) * 1.1)
+        for i in range(n):
+            for j in range(n):
+                if not np.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8, color="white")
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.set_xlabel("peer GPU")
+        ax.set_ylabel("this GPU")
+        label = f"{rung}, {_size_text(size)} chased" if size else rung
+        ax.set_title(f"{label}\n{title}, ns", fontsize=8)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.suptitle(f"Latency between GPUs: {n} x {device} (NVLink through NVSwitch)", fontsize=11)
+    fig.tight_layout()
+    path = os.path.join(out, "latency_pairs.png")
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
@@ -272,10 +354,14 @@ def main(argv=None):
     made = []
     for gpus in sorted({int(r["params"].get("gpus", 0)) for r in records if r["variant"] in COLLECTIVES}):
         made.append(busbw_picture(records, nccl, gpus, a.out, device, roof))
+        made.append(time_picture(records, nccl, gpus, a.out, device))
     for size in sorted({r["params"]["n"] for r in records if r["variant"] in PEER_RUNGS and "device" in r}):
         if size >= MIB:
             made.append(pairs_picture(records, size, a.out, device))
-    made.append(peer_sweep_picture(records, a.out, device))
+    if any(r["variant"] in PEER_RUNGS and r.get("device", 0) == 0 and int(r["params"].get("peer", -1)) == 1
+           for r in records):
+        made.append(peer_sweep_picture(records, a.out, device))
+    made.append(latency_picture(records, a.out, device))
     rows = comparison(records, nccl)
     if rows:
         path = os.path.join(a.out, "nccl_tests_vs_memlab.md")
