@@ -71,15 +71,14 @@ __global__ void __launch_bounds__(Tiling::value.threads)
 // each element in shared memory serves 32 FMAs. Global loads drop 32-fold; each FMA still reads two
 // shared words (As[ty][kk] is a broadcast, Bs[kk][tx] 32 distinct banks).
 template <class Tiling>
-__global__ void __launch_bounds__(Tiling::value.threads) smem_tiled_kernel(float* __restrict__ C,
-                                                                           const float* __restrict__ A,
-                                                                           const float* __restrict__ B, int m, int n,
-                                                                           int k) {
+__global__ void __launch_bounds__(Tiling::value.threads)
+    smem_tiled_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                      int k) {
   constexpr int T = Tiling::value.tile_k;  // 32
   static_assert(Tiling::value.outputs == 1 && Tiling::value.tile_m == T && Tiling::value.tile_n == T,
                 "a thread per output: a 2D CTA of T x T");
-  __shared__ float As[T][T];               // (m, k) tile
-  __shared__ float Bs[T][T];               // (k, n) tile
+  __shared__ float As[T][T];  // (m, k) tile
+  __shared__ float Bs[T][T];  // (k, n) tile
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const int row = static_cast<int>(blockIdx.y) * T + ty, col = static_cast<int>(blockIdx.x) * T + tx;
   float acc = 0.f;
@@ -99,10 +98,9 @@ __global__ void __launch_bounds__(Tiling::value.threads) smem_tiled_kernel(float
 // 1D register blocking: each thread computes TM = 8 outputs of one column, so the B value it reads
 // from shared memory serves 8 FMAs from a register. A (64, 64) tile, 8 deep, 512 threads.
 template <class Tiling>
-__global__ void __launch_bounds__(Tiling::value.threads) blocktiled_1d_kernel(float* __restrict__ C,
-                                                                              const float* __restrict__ A,
-                                                                              const float* __restrict__ B, int m,
-                                                                              int n, int k) {
+__global__ void __launch_bounds__(Tiling::value.threads)
+    blocktiled_1d_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                         int k) {
   constexpr tiling t = Tiling::value;
   constexpr int BM = t.tile_m, BN = t.tile_n, BK = t.tile_k, TM = t.outputs;
   static_assert(BM * BK == t.threads && BK * BN == t.threads && BM * BN == t.threads * TM);
@@ -140,10 +138,9 @@ __global__ void __launch_bounds__(Tiling::value.threads) blocktiled_1d_kernel(fl
 // values and 8 B values per step: 64 FMAs for 16 shared loads (1D: 8 FMAs for 9). A (128, 128) tile,
 // 8 deep, 256 threads; global and shared accesses stay one float wide in the source.
 template <class Tiling>
-__global__ void __launch_bounds__(Tiling::value.threads) blocktiled_2d_kernel(float* __restrict__ C,
-                                                                              const float* __restrict__ A,
-                                                                              const float* __restrict__ B, int m,
-                                                                              int n, int k) {
+__global__ void __launch_bounds__(Tiling::value.threads)
+    blocktiled_2d_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                         int k) {
   constexpr tiling t = Tiling::value;
   constexpr int BM = t.tile_m, BN = t.tile_n, BK = t.tile_k, TM = 8, TN = 8, NT = t.threads;
   static_assert(TM * TN == t.outputs && (BM / TM) * (BN / TN) == NT && !t.a_transposed);
@@ -202,10 +199,9 @@ __device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<f
 // floats: the two threads that stage one row of A then write 16 banks apart (unpadded, 2-way
 // conflicts), and each row stays 16-byte aligned. Same tiles and threads as blocktiled_2d.
 template <class Tiling>
-__global__ void __launch_bounds__(Tiling::value.threads) vectorized_kernel(float* __restrict__ C,
-                                                                           const float* __restrict__ A,
-                                                                           const float* __restrict__ B, int m, int n,
-                                                                           int k) {
+__global__ void __launch_bounds__(Tiling::value.threads)
+    vectorized_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                      int k) {
   constexpr tiling t = Tiling::value;
   constexpr int BM = t.tile_m, BN = t.tile_n, BK = t.tile_k, TM = 8, TN = 8, LDA = BM + 4;
   static_assert(BM * BK / 4 == t.threads && BK * BN / 4 == t.threads && TM * TN == t.outputs && t.a_transposed);

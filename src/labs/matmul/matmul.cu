@@ -25,6 +25,8 @@
 // plans, refusals, setup, the check and the lab's table.
 #include <cublas_v2.h>
 
+#include <cuda/cmath>
+
 #include <algorithm>
 #include <any>
 #include <cmath>
@@ -154,7 +156,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 
 void fill_inputs(float* dst, std::uint64_t count, std::uint64_t seed) {
   if (count == 0) return;
-  const std::uint64_t blocks = std::min<std::uint64_t>((count + 255) / 256, 4096);
+  const std::uint64_t blocks = std::min<std::uint64_t>(cuda::ceil_div(count, std::uint64_t{256}), 4096);
   fill_inputs_kernel<<<grid_of(blocks, "matmul"), 256>>>(dst, count, seed);
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
@@ -176,8 +178,8 @@ template <auto Kernel, tiling T>
 void launch_rung(const case_ctx& c, cudaStream_t st) {
   const gemm_shape s = shape_of(c.p);
   if (s.m == 0 || s.n == 0) return;
-  const dim3 grid(static_cast<unsigned>((s.n + T.tile_n - 1) / T.tile_n),
-                  static_cast<unsigned>((s.m + T.tile_m - 1) / T.tile_m));
+  const dim3 grid(static_cast<unsigned>(cuda::ceil_div(s.n, static_cast<std::uint64_t>(T.tile_n))),
+                  static_cast<unsigned>(cuda::ceil_div(s.m, static_cast<std::uint64_t>(T.tile_m))));
   // One output per thread: a 2D CTA, threadIdx.x along n, threadIdx.y along m.
   const dim3 block = T.outputs == 1 ? dim3(static_cast<unsigned>(T.tile_n), static_cast<unsigned>(T.tile_m))
                                     : dim3(static_cast<unsigned>(T.threads));
@@ -260,7 +262,7 @@ std::string verify(const case_ctx& c) {
     const std::size_t first = checked.size();
     for (const auto i : rows)
       for (std::uint64_t j = 0; j < s.n; ++j) checked.push_back({i, j, {}});
-    const std::uint64_t per_row = (s.n + chunk - 1) / chunk;
+    const std::uint64_t per_row = cuda::ceil_div(s.n, chunk);
     parallel_for(rows.size() * per_row, [&](std::uint64_t task) {
       const std::uint64_t r = task / per_row, j0 = (task % per_row) * chunk, j1 = std::min(s.n, j0 + chunk);
       std::vector<reference_value> out(j1 - j0);
@@ -351,81 +353,75 @@ const lab& table() {
                   .teaches = "one output per thread, both operands from global memory (threads along n: B coalesced, A "
                              "broadcast)",
               }),
-              lab_rung<smem_tiled,
-                       tiling{.tile_m = 32,
-                              .tile_n = 32,
-                              .tile_k = 32,
-                              .threads = 1024,
-                              .outputs = 1,
-                              .vec_bytes = 4,
-                              .stages = 1}>({
+              lab_rung<smem_tiled, tiling{.tile_m = 32,
+                                          .tile_n = 32,
+                                          .tile_k = 32,
+                                          .threads = 1024,
+                                          .outputs = 1,
+                                          .vec_bytes = 4,
+                                          .stages = 1}>({
                   .name = "smem_tiled",
                   .teaches = "32 x 32 tiles of A and B in shared memory, one output per thread: each loaded element "
                              "serves 32 FMAs",
               }),
-              lab_rung<blocktiled_1d,
-                       tiling{.tile_m = 64,
-                              .tile_n = 64,
-                              .tile_k = 8,
-                              .threads = 512,
-                              .outputs = 8,
-                              .vec_bytes = 4,
-                              .stages = 1}>({
+              lab_rung<blocktiled_1d, tiling{.tile_m = 64,
+                                             .tile_n = 64,
+                                             .tile_k = 8,
+                                             .threads = 512,
+                                             .outputs = 8,
+                                             .vec_bytes = 4,
+                                             .stages = 1}>({
                   .name = "blocktiled_1d",
                   .teaches = "1D register blocking: 8 outputs of a column per thread, one shared B value serves 8 FMAs",
               }),
-              lab_rung<blocktiled_2d,
-                       tiling{.tile_m = 128,
-                              .tile_n = 128,
-                              .tile_k = 8,
-                              .threads = 256,
-                              .outputs = 64,
-                              .vec_bytes = 4,
-                              .stages = 1}>({
+              lab_rung<blocktiled_2d, tiling{.tile_m = 128,
+                                             .tile_n = 128,
+                                             .tile_k = 8,
+                                             .threads = 256,
+                                             .outputs = 64,
+                                             .vec_bytes = 4,
+                                             .stages = 1}>({
                   .name = "blocktiled_2d",
                   .teaches = "2D register blocking: an 8 x 8 block per thread, 64 FMAs per 16 shared loads, 128 x 128 "
                              "CTA tiles",
               }),
-              lab_rung<vectorized,
-                       tiling{.tile_m = 128,
-                              .tile_n = 128,
-                              .tile_k = 8,
-                              .threads = 256,
-                              .outputs = 64,
-                              .vec_bytes = 16,
-                              .stages = 1,
-                              .a_transposed = true}>({
+              lab_rung<vectorized, tiling{.tile_m = 128,
+                                          .tile_n = 128,
+                                          .tile_k = 8,
+                                          .threads = 256,
+                                          .outputs = 64,
+                                          .vec_bytes = 16,
+                                          .stages = 1,
+                                          .a_transposed = true}>({
                   .name = "vectorized",
                   .teaches = "16-byte global loads and stores, the A tile transposed in shared memory: LDS.128 for "
                              "both operands",
               }),
-              lab_rung<warptiled,
-                       tiling{.tile_m = 128,
-                              .tile_n = 128,
-                              .tile_k = 8,
-                              .warp_m = 32,
-                              .warp_n = 64,
-                              .threads = 256,
-                              .outputs = 64,
-                              .vec_bytes = 16,
-                              .stages = 1,
-                              .a_transposed = true}>({
+              lab_rung<warptiled, tiling{.tile_m = 128,
+                                         .tile_n = 128,
+                                         .tile_k = 8,
+                                         .warp_m = 32,
+                                         .warp_n = 64,
+                                         .threads = 256,
+                                         .outputs = 64,
+                                         .vec_bytes = 16,
+                                         .stages = 1,
+                                         .a_transposed = true}>({
                   .name = "warptiled",
                   .teaches = "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4: conflict-free B fragments (4 "
                              "wavefronts, "
                              "not 8)",
               }),
-              lab_rung<warptiled,
-                       tiling{.tile_m = 128,
-                              .tile_n = 128,
-                              .tile_k = 8,
-                              .warp_m = 32,
-                              .warp_n = 64,
-                              .threads = 256,
-                              .outputs = 64,
-                              .vec_bytes = 16,
-                              .stages = 2,
-                              .a_transposed = true}>({
+              lab_rung<warptiled, tiling{.tile_m = 128,
+                                         .tile_n = 128,
+                                         .tile_k = 8,
+                                         .warp_m = 32,
+                                         .warp_n = 64,
+                                         .threads = 256,
+                                         .outputs = 64,
+                                         .vec_bytes = 16,
+                                         .stages = 2,
+                                         .a_transposed = true}>({
                   .name = "double_buffered",
                   .teaches =
                       "two shared buffers and a register prefetch: the next step's loads hide behind this step's math",

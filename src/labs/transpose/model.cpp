@@ -39,8 +39,8 @@ std::optional<std::string> shape_rule(std::string_view name, const tile_traits& 
   if (d.rows % per != 0 || d.cols % per != 0) {
     return std::string(name) + " moves " + std::to_string(t.vec_bytes) +
            "-byte vectors along the rows of in and of out, so every row of both must start " +
-           std::to_string(t.vec_bytes) + "-byte aligned: rows and cols multiples of " + std::to_string(per) +
-           " (got " + std::to_string(d.rows) + " x " + std::to_string(d.cols) + ")";
+           std::to_string(t.vec_bytes) + "-byte aligned: rows and cols multiples of " + std::to_string(per) + " (got " +
+           std::to_string(d.rows) + " x " + std::to_string(d.cols) + ")";
   }
   return std::nullopt;
 }
@@ -60,8 +60,8 @@ struct warp_access {
 // Calls f(access) for every warp request of tile (tr, tc) of matrix b, in no particular order: the
 // steps of the tile's kernel (transpose.cu), lane by lane, from the functions it uses.
 template <class F>
-void for_each_request(const tile_traits& t, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr,
-                      std::uint64_t tc, F&& f) {
+void for_each_request(const tile_traits& t, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr, std::uint64_t tc,
+                      F&& f) {
   const std::uint64_t base = b * d.rows * d.cols;  // first element of matrix b, in `in` and in `out`
   const std::uint64_t edge = tile_edge(t, es), r0 = tr * edge, c0 = tc * edge;
   const int width = t.vec_bytes == 0 ? static_cast<int>(es) : t.vec_bytes, steps = tile_steps(t, es);
@@ -160,8 +160,8 @@ struct kinds {
 };
 
 // What tile (tr, tc) of matrix b costs, for the kinds asked.
-launch_cost tile_cost(const tile_traits& t, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr,
-                      std::uint64_t tc, kinds k) {
+launch_cost tile_cost(const tile_traits& t, std::size_t es, dims d, std::uint64_t b, std::uint64_t tr, std::uint64_t tc,
+                      kinds k) {
   launch_cost c;
   for_each_request(t, es, d, b, tr, tc, [&](const warp_access& a) {
     if (!any_lane(a)) return;

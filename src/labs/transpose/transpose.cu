@@ -46,8 +46,8 @@
 
 #include "harness/check.hpp"
 #include "harness/copy_peer.hpp"
-#include "harness/dispatch.cuh"
 #include "harness/cublas_check.hpp"
+#include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/transpose/transpose.hpp"
@@ -359,7 +359,8 @@ variant lab_rung(variant v) {
   v.launch = launch_tiles<Tile>;
   v.kernels = kernels_of<tile_rung<Tile>, __half, float, double>();
   static_assert(Tile.vec_bytes == 0 || Tile.vec_bytes == 16, "one element or 16-byte vectors per access");
-  if (Tile.vec_bytes != 0) v.needs = {.alignment = Tile.vec_bytes, .shape = "rows and columns of whole 16-byte vectors"};
+  if (Tile.vec_bytes != 0)
+    v.needs = {.alignment = Tile.vec_bytes, .shape = "rows and columns of whole 16-byte vectors"};
   v.traits = rung_traits{.tile = Tile};
   return v;
 }
@@ -573,11 +574,11 @@ std::string verify_copy(const case_ctx& c) {
 std::string verify(const case_ctx& c) {
   if (const auto f = traits_of(*c.v).verify) return f(c);
   const dims d = dims_of(c.p);
-  return check_elements_from(c.buffers[out_buffer], elements_of(c.p), size_of(c.p.type), c.seeds[in_buffer],
-                             [&](std::uint64_t e) {
-                               thread_local source_cursor source;  // one per checking thread: each walks its range in order
-                               return source(d.rows, d.cols, e);
-                             });
+  return check_elements_from(
+      c.buffers[out_buffer], elements_of(c.p), size_of(c.p.type), c.seeds[in_buffer], [&](std::uint64_t e) {
+        thread_local source_cursor source;  // one per checking thread: each walks its range in order
+        return source(d.rows, d.cols, e);
+      });
 }
 
 }  // namespace
@@ -634,10 +635,9 @@ const lab& table() {
               }),
               {
                   .name = "auto",
-                  .teaches =
-                      "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
-                      "aligned, else the same 16-byte accesses realigned in registers, each tile storing whole "
-                      "sectors of out; 8-byte elements one per lane (any shape, any alignment)",
+                  .teaches = "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
+                             "aligned, else the same 16-byte accesses realigned in registers, each tile storing whole "
+                             "sectors of out; 8-byte elements one per lane (any shape, any alignment)",
                   .launch = launch_auto,
                   .kernels = auto_kernels(),
                   .traits = rung_traits{.policy = library_policy},

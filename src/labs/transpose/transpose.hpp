@@ -154,8 +154,7 @@ struct slot {
   std::uint32_t offset = 0;
   bool swap_halves = false;
 };
-MEMLAB_HOST_DEVICE constexpr slot vector_slot(const tile_traits& t, std::size_t es, std::uint32_t r,
-                                              std::uint32_t c) {
+MEMLAB_HOST_DEVICE constexpr slot vector_slot(const tile_traits& t, std::size_t es, std::uint32_t r, std::uint32_t c) {
   if (t.layout == smem_layout::xor_halves) {  // memlab::transpose's slots (transpose_plan.hpp)
     const auto e = static_cast<std::uint32_t>(es);
     const transpose_smem_vector v = transpose_smem_vector_at(e, r, c * e);
@@ -180,7 +179,7 @@ MEMLAB_HOST_DEVICE constexpr tile_pos vector_store_pos(const tile_traits& t, std
     const std::uint32_t per_row = tile_edge(t, es) / v, rows = 32 / per_row;  // vectors of a row, rows of a warp
     return {v * (lane % per_row), rows * b + lane / per_row};
   }
-  const std::uint32_t groups = tile_edge(t, es) / v;                              // output-row groups of V
+  const std::uint32_t groups = tile_edge(t, es) / v;                               // output-row groups of V
   return {v * ((32 / v) * (b / groups) + lane / v), v * (b % groups) + lane % v};  // {first input row, column}
 }
 

@@ -93,7 +93,8 @@ TEST_F(sass_proof, matmul_shared_memory_from_naive_to_warp_tiles) {
         EXPECT_EQ(count_space(k, mem_space::shared), 0);
         continue;
       }
-      EXPECT_EQ(widths(shared_widths(k, mem_dir::store)), t.a_transposed ? (std::set<int>{32, 128}) : std::set<int>{32});
+      EXPECT_EQ(widths(shared_widths(k, mem_dir::store)),
+                t.a_transposed ? (std::set<int>{32, 128}) : std::set<int>{32});
       if (t.outputs != 64) continue;
       EXPECT_EQ(widths(shared_widths(k, mem_dir::load)), std::set<int>{128}) << "LDS.128 only";
       const int ffma = count_opcode(k, "FFMA"), lds128 = count_exact(k, "LDS.128");
