@@ -316,7 +316,7 @@ TEST(matmul_bank_model, warp_tiles_make_every_fragment_load_one_wavefront_per_qu
   // register blocks without warp tiles (threads 16 x 16, each a block): the B fragment's 8 distinct
   // float4 per quarter-warp lie 32 bytes apart, two per bank group: 2-way conflicts, 8. Their A
   // fragments: one address per quarter-warp (a broadcast): 4 in the model. The H100 serves this
-  // pattern in 2 (ncu, docs/results/h100/matmul_ncu_fragment_patterns.csv); the B patterns as
+  // pattern in 2 (ncu, docs/results/h100/matmul/ncu_fragment_patterns.csv); the B patterns as
   // modelled (8 and 4). Warp tiles: 4 x 8 lanes; a quarter-warp is one lane row: 8 contiguous float4
   // of B, one of A: 4 each.
   int blocked = 0, warp_tiled = 0;
