@@ -133,14 +133,49 @@ __device__ __forceinline__ tile_origin tile_of(const matrices& m, std::uint64_t 
 //     row segment of `out`), reading tile element (tx, ty + R j): a column. Row-major, a column's 32
 //     words are 128 B apart (f32): one bank; padded, 33 words apart: 32 banks; swizzled, word index XOR
 //     row: 32 banks for a column and for a row.
+namespace {
+
+// The tile through shared memory, laid out as the tile's layout says.
 template <class Tile, class T>
-__global__ void __launch_bounds__(Tile::value.threads)
-    elements_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
+__device__ __forceinline__ void tile_through_smem(T* __restrict__ out, const T* __restrict__ in, const matrices& m) {
   constexpr tile_traits tile = Tile::value;
   constexpr std::size_t es = sizeof(T);
   constexpr int edge = static_cast<int>(tile_edge(tile, es)), rows = block_rows(tile, es), items = edge / rows;
+  __shared__ __align__(16) unsigned char smem[smem_bytes(tile, es)];
+  const auto at = [&](std::uint32_t r, std::uint32_t c) -> T& {
+    return *reinterpret_cast<T*>(
+        smem + element_offset(Tile::value.layout, std::integral_constant<std::uint32_t, edge>{}, es, r, c));
+  };
   const tile_origin o = tile_of(m, edge);
-  if constexpr (tile.layout == smem_layout::none) {
+  const std::uint32_t tx = threadIdx.x % edge, ty = threadIdx.x / edge;
+  T v[items]{};
+#pragma unroll
+  for (int j = 0; j < items; ++j) {  // every load in flight before the first shared store
+    const std::uint64_t r = o.r0 + ty + rows * j;
+    if (r < m.rows && o.c0 + tx < m.cols) v[j] = in[o.base + r * m.cols + o.c0 + tx];
+  }
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    if (o.r0 + ty + rows * j < m.rows && o.c0 + tx < m.cols) at(ty + rows * j, tx) = v[j];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    const std::uint32_t c = ty + rows * j;  // the output row in the tile = the input column
+    if (o.c0 + c < m.cols && o.r0 + tx < m.rows) out[o.base + (o.c0 + c) * m.rows + o.r0 + tx] = at(tx, c);
+  }
+}
+
+}  // namespace
+
+template <class Tile, class T>
+__global__ void __launch_bounds__(Tile::value.threads)
+    elements_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
+  if constexpr (Tile::value.layout == smem_layout::none) {
+    constexpr std::size_t es = sizeof(T);
+    constexpr int edge = static_cast<int>(tile_edge(Tile::value, es)), rows = block_rows(Tile::value, es);
+    constexpr int items = edge / rows;
+    const tile_origin o = tile_of(m, edge);
     const std::uint64_t tx = threadIdx.x % edge, ty = threadIdx.x / edge, c = o.c0 + tx;
     T v[items]{};
 #pragma unroll
@@ -154,27 +189,7 @@ __global__ void __launch_bounds__(Tile::value.threads)
       if (r < m.rows && c < m.cols) out[o.base + c * m.rows + r] = v[j];  // (32) rows apart across the warp
     }
   } else {
-    __shared__ __align__(16) unsigned char smem[smem_bytes(tile, es)];
-    const auto at = [&](std::uint32_t r, std::uint32_t c) -> T& {
-      return *reinterpret_cast<T*>(smem + smem_offset(tile, es, r, c));
-    };
-    const std::uint32_t tx = threadIdx.x % edge, ty = threadIdx.x / edge;
-    T v[items]{};
-#pragma unroll
-    for (int j = 0; j < items; ++j) {  // every load in flight before the first shared store
-      const std::uint64_t r = o.r0 + ty + rows * j;
-      if (r < m.rows && o.c0 + tx < m.cols) v[j] = in[o.base + r * m.cols + o.c0 + tx];
-    }
-#pragma unroll
-    for (int j = 0; j < items; ++j) {
-      if (o.r0 + ty + rows * j < m.rows && o.c0 + tx < m.cols) at(ty + rows * j, tx) = v[j];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < items; ++j) {
-      const std::uint32_t c = ty + rows * j;  // the output row in the tile = the input column
-      if (o.c0 + c < m.cols && o.r0 + tx < m.rows) out[o.base + (o.c0 + c) * m.rows + o.r0 + tx] = at(tx, c);
-    }
+    tile_through_smem<Tile>(out, in, m);
   }
 }
 
@@ -217,27 +232,27 @@ __global__ void __launch_bounds__(Tile::value.threads, Tile::value.min_ctas_per_
   uint4 v[steps];
 #pragma unroll
   for (int i = 0; i < steps; ++i) {
-    const tile_pos p = vector_load_pos(tile, es, t, i);
+    const tile_pos p = vector_load_pos(Tile{}, es, t, i);
     if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols)
       v[i] = *reinterpret_cast<const uint4*>(in + o.base + (o.r0 + p.r) * m.cols + o.c0 + p.c);
   }
 #pragma unroll
   for (int i = 0; i < steps; ++i) {
-    const tile_pos p = vector_load_pos(tile, es, t, i);
+    const tile_pos p = vector_load_pos(Tile{}, es, t, i);
     if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols) {
-      const slot s = vector_slot(tile, es, p.r, p.c);
+      const slot s = vector_slot(Tile{}, es, p.r, p.c);
       *reinterpret_cast<uint4*>(smem + s.offset) = s.swap_halves ? uint4{v[i].z, v[i].w, v[i].x, v[i].y} : v[i];
     }
   }
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < steps; ++j) {
-    const tile_pos p = vector_store_pos(tile, es, t, j);  // p.r: the first of V input rows; p.c: the output row
+    const tile_pos p = vector_store_pos(Tile{}, es, t, j);  // p.r: the first of V input rows; p.c: the output row
     if (o.c0 + p.c < m.cols && o.r0 + p.r < m.rows) {
       bits x[per];
 #pragma unroll
       for (std::uint32_t k = 0; k < per; ++k)
-        x[k] = *reinterpret_cast<const bits*>(smem + smem_offset(tile, es, p.r + k, p.c));
+        x[k] = *reinterpret_cast<const bits*>(smem + smem_offset(Tile{}, es, p.r + k, p.c));
       arch::st_global_v4(out + o.base + (o.c0 + p.c) * m.rows + o.r0 + p.r,
                          pack16(x));  // a plain uint4 store: 4x STG.E
     }

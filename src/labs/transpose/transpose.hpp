@@ -78,10 +78,22 @@ struct tile_traits {
   by_elem_size min_ctas_per_sm{};              // __launch_bounds__'s second argument (0: none asked)
 };
 // A tile as a type, for a kernel's template argument (nvcc instantiates kernels of class-type
-// arguments through a type only).
+// arguments through a type only), and the same handed to the geometry below, whose functions take
+// either this or a runtime_tile (the host model's): `get()` gives the traits. Inside every function a
+// kernel calls, its tile's figures are then compile-time constants, as the kernel's own constants were
+// before the tile became a record: nvcc simplifies each function before inlining it, and what it
+// knows there decides the instructions.
 template <tile_traits T>
 struct tile_t {
   static constexpr tile_traits value = T;
+  MEMLAB_HOST_DEVICE static constexpr tile_traits get() {
+    constexpr tile_traits t = T;
+    return t;
+  }
+};
+struct runtime_tile {
+  tile_traits t;
+  MEMLAB_HOST_DEVICE constexpr tile_traits get() const { return t; }
 };
 
 // The tile's edge E in elements; 0 for a rung with no tile of the lab's (a library's).
@@ -121,24 +133,37 @@ MEMLAB_HOST_DEVICE constexpr std::uint32_t vec_elems(std::size_t es) { return st
 //   xor_halves  memlab::transpose's: 8-byte unit h of row r at unit h ^ (r / V) (r / V < 16, h < 32). The
 //               element reads of one step land on 32 distinct banks for 4-byte elements; 2-byte elements
 //               share words pairwise; 8-byte ones go by half-warps, 16 distinct bank pairs.
-MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_offset(const tile_traits& t, std::size_t es, std::uint32_t r,
-                                                       std::uint32_t c) {
-  const std::uint32_t u = word_elems(es), e = static_cast<std::uint32_t>(es), edge = tile_edge(t, es);
-  switch (t.layout) {
-    case smem_layout::padded: return (r * (edge + u) + c) * e;
-    case smem_layout::xor_words: {
-      const std::uint32_t unit = (c / u) ^ ((r / u) % (edge / u));
-      return (r * edge + unit * u + c % u) * e;
-    }
-    case smem_layout::xor_slots: {
-      const std::uint32_t v = vec_elems(es);
-      return r * edge * e + (((c / v) ^ ((r / v) % 8)) * v + c % v) * e;
-    }
-    case smem_layout::xor_halves: return transpose_smem_offset(e, r, c * e);
-    case smem_layout::none:
-    case smem_layout::row_major: break;
+// The layouts of the rungs of one element per access, for an edge given as a value or, by a kernel, as
+// a std::integral_constant.
+template <class Edge>
+MEMLAB_HOST_DEVICE constexpr std::uint32_t element_offset(smem_layout layout, Edge edge, std::size_t es,
+                                                          std::uint32_t r, std::uint32_t c) {
+  const std::uint32_t u = word_elems(es), e = static_cast<std::uint32_t>(es);
+  if (layout == smem_layout::padded) return (r * (edge + u) + c) * e;
+  if (layout == smem_layout::xor_words) {
+    const std::uint32_t unit = (c / u) ^ ((r / u) % (edge / u));
+    return (r * edge + unit * u + c % u) * e;
   }
   return (r * edge + c) * e;
+}
+// The 16-byte slot swizzle g(row) of xor_slots.
+MEMLAB_HOST_DEVICE constexpr std::uint32_t slot_swizzle(std::size_t es, std::uint32_t row) {
+  return (row / vec_elems(es)) % 8;
+}
+template <class Tile>
+MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_offset(Tile tile, std::size_t es, std::uint32_t r, std::uint32_t c) {
+  const tile_traits t = tile.get();
+  const std::uint32_t e = static_cast<std::uint32_t>(es), edge = tile_edge(t, es);
+  if (t.layout == smem_layout::xor_slots) {
+    const std::uint32_t v = vec_elems(es);
+    return r * edge * e + (((c / v) ^ slot_swizzle(es, r)) * v + c % v) * e;
+  }
+  if (t.layout == smem_layout::xor_halves) return transpose_smem_offset(e, r, c * e);
+  return element_offset(t.layout, edge, es, r, c);
+}
+MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_offset(const tile_traits& t, std::size_t es, std::uint32_t r,
+                                                       std::uint32_t c) {
+  return smem_offset(runtime_tile{t}, es, r, c);
 }
 // Bytes of shared memory the tile takes (0: none).
 MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_bytes(const tile_traits& t, std::size_t es) {
@@ -154,33 +179,52 @@ struct slot {
   std::uint32_t offset = 0;
   bool swap_halves = false;
 };
-MEMLAB_HOST_DEVICE constexpr slot vector_slot(const tile_traits& t, std::size_t es, std::uint32_t r, std::uint32_t c) {
-  if (t.layout == smem_layout::xor_halves) {  // memlab::transpose's slots (transpose_plan.hpp)
+template <class Tile>
+MEMLAB_HOST_DEVICE constexpr slot vector_slot(Tile tile, std::size_t es, std::uint32_t r, std::uint32_t c) {
+  if (tile.get().layout == smem_layout::xor_halves) {  // memlab::transpose's slots (transpose_plan.hpp)
     const auto e = static_cast<std::uint32_t>(es);
     const transpose_smem_vector v = transpose_smem_vector_at(e, r, c * e);
     return {v.slot, v.swapped};
   }
-  return {smem_offset(t, es, r, c), false};
+  return {smem_offset(tile, es, r, c), false};
+}
+MEMLAB_HOST_DEVICE constexpr slot vector_slot(const tile_traits& t, std::size_t es, std::uint32_t r, std::uint32_t c) {
+  return vector_slot(runtime_tile{t}, es, r, c);
 }
 
 struct tile_pos {
   std::uint32_t r = 0, c = 0;  // in the tile, of the input element (load) or its vector's first element
 };
+// 16-byte rungs: the vectors of a tile row (E / V; row_bytes / 16 for tiles of rows of bytes).
+MEMLAB_HOST_DEVICE constexpr std::uint32_t vectors_per_row(const tile_traits& t, std::size_t es) {
+  return t.edge != 0 ? static_cast<std::uint32_t>(t.edge) / vec_elems(es)
+                     : static_cast<std::uint32_t>(t.row_bytes / t.vec_bytes);
+}
 // 16-byte rungs, load step i of thread t: the input vector (row, first column).
-MEMLAB_HOST_DEVICE constexpr tile_pos vector_load_pos(const tile_traits& t, std::size_t es, int tid, int i) {
-  const auto q = static_cast<std::uint32_t>(tid + t.threads * i), per_row = tile_edge(t, es) / vec_elems(es);
+template <class Tile>
+MEMLAB_HOST_DEVICE constexpr tile_pos vector_load_pos(Tile tile, std::size_t es, int tid, int i) {
+  const tile_traits t = tile.get();
+  const auto q = static_cast<std::uint32_t>(tid + t.threads * i), per_row = vectors_per_row(t, es);
   return {q / per_row, (q % per_row) * vec_elems(es)};
 }
+MEMLAB_HOST_DEVICE constexpr tile_pos vector_load_pos(const tile_traits& t, std::size_t es, int tid, int i) {
+  return vector_load_pos(runtime_tile{t}, es, tid, i);
+}
 // 16-byte rungs, store step j of thread t: the first of V input rows (r) and the output row (c).
-MEMLAB_HOST_DEVICE constexpr tile_pos vector_store_pos(const tile_traits& t, std::size_t es, int tid, int j) {
+template <class Tile>
+MEMLAB_HOST_DEVICE constexpr tile_pos vector_store_pos(Tile tile, std::size_t es, int tid, int j) {
+  const tile_traits t = tile.get();
   const std::uint32_t v = vec_elems(es), lane = static_cast<std::uint32_t>(tid % 32);
   const auto b = static_cast<std::uint32_t>(tid / 32 + t.threads / 32 * j);  // the warp's block of the tile
   if (t.lanes == store_lanes::along_rows) {
-    const std::uint32_t per_row = tile_edge(t, es) / v, rows = 32 / per_row;  // vectors of a row, rows of a warp
+    const std::uint32_t per_row = vectors_per_row(t, es), rows = 32 / per_row;  // rows of a warp
     return {v * (lane % per_row), rows * b + lane / per_row};
   }
-  const std::uint32_t groups = tile_edge(t, es) / v;                               // output-row groups of V
+  const std::uint32_t groups = vectors_per_row(t, es);                             // output-row groups of V
   return {v * ((32 / v) * (b / groups) + lane / v), v * (b % groups) + lane % v};  // {first input row, column}
+}
+MEMLAB_HOST_DEVICE constexpr tile_pos vector_store_pos(const tile_traits& t, std::size_t es, int tid, int j) {
+  return vector_store_pos(runtime_tile{t}, es, tid, j);
 }
 
 // ---- tiles -----------------------------------------------------------------------------------------------
