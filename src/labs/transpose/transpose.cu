@@ -633,6 +633,11 @@ const lab& table() {
                   .name = "smem_swizzled",
                   .teaches = "no padding: word index XOR row, conflict-free rows and columns",
               }),
+              lab_rung<tile_traits{.edge = 64, .layout = smem_layout::padded}>({
+                  .name = "smem_padded64",
+                  .teaches = "smem_padded on 64x64 tiles: 16 elements in flight per thread (64 B of f32, smem_vec's "
+                             "bytes) through one-element accesses, the tile size apart from the access width",
+              }),
               lab_rung<tile_traits{.edge = 64, .vec_bytes = 16, .layout = smem_layout::xor_slots}>({
                   .name = "smem_vec",
                   .teaches = "64x64 tiles, 16-byte global loads and stores (16 B x sizeof(T) in flight per thread), "
