@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Verifies the transpose, stencil and matmul labs on one GPU (their GPU tests: every rung of each table
 # over edge shapes, against the CPU reference), and times transpose's element-per-access rungs beside
-# the 16-byte ones and a copy at 16384², f16/f32/f64: where a 64 x 64 tile of 4-byte accesses
-# (smem_swizzled64) lands between the 32 x 32 rungs and smem_vec.
+# the 16-byte ones and a copy at 16384², f16/f32/f64: where a 64 x 64 tile of one-element accesses
+# (smem_padded64) lands between the 32 x 32 rungs and smem_vec.
 #
 # Expected time on one H100: about 2.5 minutes with a built binary (BIN); building first adds a few.
 #
@@ -36,5 +36,5 @@ step gpu_tests timeout 300 "$BIN/memlab_gpu_tests" --gtest_filter='*transpose*:*
 
 # The element-per-access rungs (32 x 32 and 64 x 64 tiles), the 16-byte ones and the copy, one run.
 step transpose timeout 180 "$BIN/memlab" run transpose \
-  --variant naive,smem,smem_padded,smem_swizzled,smem_swizzled64,smem_vec,smem_vec_rows,copy \
+  --variant naive,smem,smem_padded,smem_swizzled,smem_padded64,smem_vec,smem_vec_rows,copy \
   --dtype f16,f32,f64 --shape 16384x16384 --out "$dir/transpose.json"
