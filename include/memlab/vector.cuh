@@ -46,4 +46,30 @@ struct vector_type<32> {
 template <int Bytes>
 using vector_t = typename detail::vector_type<Bytes>::type;
 
+namespace detail {
+template <int Bytes>
+struct bits_type;
+template <>
+struct bits_type<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct bits_type<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct bits_type<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct bits_type<8> {
+  using type = std::uint64_t;
+};
+}  // namespace detail
+
+// The bits of one element of Bytes bytes (1, 2, 4 or 8) as one unsigned integer: what an element is
+// loaded as where only its bits matter, to be shifted and ORed into a vector with others.
+template <int Bytes>
+using bits_t = typename detail::bits_type<Bytes>::type;
+
 }  // namespace memlab

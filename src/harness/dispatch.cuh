@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 
 #include "harness/dtype.hpp"
 #include "harness/lab.hpp"
@@ -28,6 +30,20 @@ decltype(auto) visit_dtype(dtype t, F&& f) {
     case dtype::f64: return f(double{});
   }
   throw std::invalid_argument("visit_dtype: unknown dtype");
+}
+
+// visit_dtype for a lab built for the element types Ts only (its table's dtypes): f(T{}) for the one
+// of Ts that `t` names; std::invalid_argument for any other dtype. Instantiates f for Ts alone.
+template <class... Ts, class F>
+void visit_dtype_in(dtype t, F&& f) {
+  visit_dtype(t, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr ((std::is_same_v<T, Ts> || ...)) {
+      f(tag);
+    } else {
+      throw std::invalid_argument("dtype " + std::string(to_string(t)) + " is not built for this lab");
+    }
+  });
 }
 
 }  // namespace memlab
