@@ -132,7 +132,11 @@ def test_every_committed_results_file_in_one_call(tmp_path, capsys, monkeypatch)
     # All 75 files, every lab, runs of several sessions and --profile runs: exit 0, a ladder per lab, no
     # warning, and stderr holds only memlab-plot's own lines (what was not drawn, once per reason). The
     # PNGs are not encoded here (that takes a minute on two cores; the other tests encode theirs).
-    files = sorted(glob.glob(os.path.join(FIXTURES, "**", "*.json"), recursive=True))
+    def is_results(path):  # the catalogue holds other JSON too (a study's own schema)
+        with open(path, encoding="utf-8") as f:
+            return '"schema": "memlab.results/1"' in f.read(4096)
+
+    files = sorted(f for f in glob.glob(os.path.join(FIXTURES, "**", "*.json"), recursive=True) if is_results(f))
     assert len(files) >= 70
     saved = []
     monkeypatch.setattr(plot.plt.Figure, "savefig", lambda self, path, **kw: saved.append(os.path.basename(path)))
