@@ -20,17 +20,34 @@ import os
 import re
 import sys
 
-from . import results
+from . import results, table
 
-COLLECTIVES = {  # memlab rung -> nccl-tests binary
-    "nccl_all_reduce": "all_reduce",
-    "nccl_all_gather": "all_gather",
-    "nccl_reduce_scatter": "reduce_scatter",
-    "nccl_broadcast": "broadcast",
-    "nccl_all_to_all": "alltoall",
-    "nccl_sendrecv": "sendrecv",
-}
 MIB = 1 << 20
+
+
+def _reads(rung, axis_name):
+    return axis_name not in (rung.get("ignores") or [])
+
+
+def collectives():
+    """The transfer lab's collectives, in table order: the rungs that read its placement axis."""
+    return [v["name"] for v in table.variants("transfer") if _reads(v, "placement")]
+
+
+def peer_rungs():
+    """Its GPU <-> GPU rungs, in table order: the rungs that read its peer axis."""
+    return [v["name"] for v in table.variants("transfer") if _reads(v, "peer")]
+
+
+def _plain(name):
+    return name.replace("_", "")
+
+
+def nccl_test_of(rung, tests):
+    """The nccl-tests binary among `tests` that times `rung` (all-to-all: alltoall_perf), matched by
+    name without memlab's prefix and underscores; None when none does."""
+    want = _plain(rung.split("_", 1)[1] if "_" in rung else rung)
+    return next((t for t in tests if _plain(t) == want), None)
 
 
 def parse_nccl_tests(text):
@@ -84,12 +101,13 @@ def _within(memlab_us, nccl_us, size):
 def comparison(records, nccl):
     """Rows: (rung, gpus, placement, size, memlab us, nccl-tests us, ratio, within) for every pair found."""
     index = {(n["test"], n["gpus"], n["placement"], n["size"]): n for n in nccl}
+    tests = sorted({n["test"] for n in nccl})
     rows = []
     for r in records:
-        if r["variant"] not in COLLECTIVES or "nccl_tests" not in r:
+        if r["variant"] not in collectives() or "nccl_tests" not in r:
             continue
         p = r["params"]
-        key = (COLLECTIVES[r["variant"]], int(p.get("gpus", 0)), p.get("placement", "out_of_place"), int(p["n"]))
+        key = (nccl_test_of(r["variant"], tests), int(p.get("gpus", 0)), p.get("placement", "out_of_place"), int(p["n"]))
         n = index.get(key)
         if n is None:
             continue
@@ -131,10 +149,11 @@ def comparison_markdown(rows, device):
 def busbw_picture(records, nccl, gpus, out, device, roof):
     import matplotlib.pyplot as plt
 
-    rungs = [v for v in COLLECTIVES if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
-                                           for r in records)]
+    rungs = [v for v in collectives() if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
+                                             for r in records)]
     if not rungs:
         return None
+    tests = sorted({n["test"] for n in nccl})
     cols = 3
     rows_n = (len(rungs) + cols - 1) // cols
     fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 3.8 * rows_n), squeeze=False)
@@ -146,7 +165,7 @@ def busbw_picture(records, nccl, gpus, out, device, roof):
         ax.plot(xs, [r.get("busbw_gbps", 0) for r in mine], "o-", ms=3, label="memlab cold (L2 flushed, one launch)")
         ax.plot(xs, [r.get("nccl_tests_busbw_gbps", 0) for r in mine], "s-", ms=3,
                 label="memlab, nccl-tests' method")
-        theirs = sorted((n for n in nccl if n["test"] == COLLECTIVES[rung] and n["gpus"] == gpus
+        theirs = sorted((n for n in nccl if n["test"] == nccl_test_of(rung, tests) and n["gpus"] == gpus
                          and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
         if theirs:
             ax.plot([n["size"] for n in theirs], [n["busbw"] for n in theirs], "k--", lw=1, label="nccl-tests")
@@ -174,10 +193,11 @@ def time_picture(records, nccl, gpus, out, device):
     """Microseconds per collective against size, log-log: where the launch path, not the link, sets the time."""
     import matplotlib.pyplot as plt
 
-    rungs = [v for v in COLLECTIVES if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
-                                           for r in records)]
+    rungs = [v for v in collectives() if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
+                                             for r in records)]
     if not rungs:
         return None
+    tests = sorted({n["test"] for n in nccl})
     cols = 3
     rows_n = (len(rungs) + cols - 1) // cols
     fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 3.8 * rows_n), squeeze=False)
@@ -191,7 +211,7 @@ def time_picture(records, nccl, gpus, out, device):
                 label="memlab, nccl-tests' method (median of repetitions)")
         ax.plot(xs, [1e3 * r["graph"]["median_ms"] if r.get("graph", {}).get("samples") else float("nan") for r in mine],
                 "^-", ms=3, lw=0.8, label="memlab graph (GPU only)")
-        theirs = sorted((n for n in nccl if n["test"] == COLLECTIVES[rung] and n["gpus"] == gpus
+        theirs = sorted((n for n in nccl if n["test"] == nccl_test_of(rung, tests) and n["gpus"] == gpus
                          and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
         if theirs:
             ax.plot([n["size"] for n in theirs], [n["us"] for n in theirs], "k--", lw=1, label="nccl-tests (one run)")
@@ -212,16 +232,26 @@ def time_picture(records, nccl, gpus, out, device):
     return path
 
 
-PEER_RUNGS = ["peer_ce", "peer_sm_read", "peer_sm_write", "peer_auto", "peer_ce_bidir", "peer_sm_bidir",
-              "peer_auto_bidir"]
+def _copies(records):
+    """Peer copy records: the peer rungs' records that carry no figures of their own kernels (the latency
+    probes do)."""
+    rungs = peer_rungs()
+    return [r for r in records if r["variant"] in rungs and not r.get("measured")]
+
+
+def _both_ways(r):
+    return len(r.get("directions") or {}) > 1
 
 
 def pairs_picture(records, size, out, device):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    at = [r for r in records if r["variant"] in PEER_RUNGS and r["params"]["n"] == size and "device" in r]
-    rungs = [v for v in PEER_RUNGS if any(r["variant"] == v for r in at)]
+    at = [r for r in _copies(records) if r["params"]["n"] == size and "device" in r]
+    # one way first, then both ways, each in table order
+    order = [v for v in peer_rungs() if any(r["variant"] == v and not _both_ways(r) for r in at)]
+    order += [v for v in peer_rungs() if any(r["variant"] == v and _both_ways(r) for r in at)]
+    rungs = order
     if not rungs:
         return None
     n = 1 + max(max(r["device"], int(r["params"]["peer"])) for r in at)
@@ -235,7 +265,7 @@ def pairs_picture(records, size, out, device):
             if r["variant"] == rung:
                 grid[r["device"], int(r["params"]["peer"])] = r["gbps"]
                 pct[r["device"], int(r["params"]["peer"])] = r.get("pct_roof", 0)
-        bidir = rung.endswith("bidir")
+        bidir = any(_both_ways(r) for r in at if r["variant"] == rung)
         top = max((r["roof"]["value"] for r in at if r["variant"] == rung), default=1)
         im = ax.imshow(grid, vmin=0, vmax=top, cmap="viridis")
         for i in range(n):
@@ -265,10 +295,9 @@ def peer_sweep_picture(records, out, device):
 
     fig, ax = plt.subplots(figsize=(7, 4.4))
     roof = 0
-    for rung in PEER_RUNGS:
-        if rung.endswith("bidir"):
-            continue
-        mine = sorted((r for r in records if r["variant"] == rung and r.get("device", 0) == 0
+    copies = _copies(records)
+    for rung in peer_rungs():
+        mine = sorted((r for r in copies if r["variant"] == rung and r.get("device", 0) == 0 and not _both_ways(r)
                        and int(r["params"].get("peer", -1)) == 1), key=lambda r: r["params"]["n"])
         if mine:
             ax.plot([r["params"]["n"] for r in mine], [r["gbps"] for r in mine], "o-", ms=3, label=rung)
@@ -294,14 +323,27 @@ def latency_picture(records, out, device):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    probes = [("peer_chase", "ns_per_load", "a dependent 8-byte load of the peer's memory (round trip)"),
-              ("peer_pingpong", "ns_one_way", "a store into the peer's memory, seen there (one way)")]
-    at = [r for r in records if r["variant"] in dict((p[0], 0) for p in probes) and "device" in r and r.get("measured")]
+    # The latency probes: the peer rungs whose records carry their kernels' own figures; each panel one
+    # probe's first figure in ns (its name says what it is), one per size where the size is read.
+    at = [r for r in records if r["variant"] in peer_rungs() and "device" in r and r.get("measured")]
     if not at:
         return None
     n = 1 + max(max(r["device"], int(r["params"]["peer"])) for r in at)
-    sizes = sorted({r["params"]["n"] for r in at if r["variant"] == "peer_chase"})
-    panels = [(v, f, t, sz) for v, f, t in probes for sz in (sizes if v == "peer_chase" else [None])]
+    panels = []
+    for rung in peer_rungs():
+        mine = [r for r in at if r["variant"] == rung]
+        if not mine:
+            continue
+        figure = next(k for k, v in mine[0]["measured"].items() if v.get("unit") == "ns")
+        teaches = (table.variant("transfer", rung) or {}).get("teaches", "").split(":")[0].split(" (")[0]
+        sizes = sorted({r["params"]["n"] for r in mine})
+        # One panel per size only where the size changes the figure (a probe that ignores it: one panel).
+        by_pair = {}
+        for r in mine:
+            by_pair.setdefault((r["device"], r["params"]["peer"]), []).append(r["measured"][figure]["value"])
+        moves = any(max(v) > 1.005 * min(v) for v in by_pair.values() if min(v) > 0)
+        for sz in (sizes if len(sizes) > 1 and moves else [None]):
+            panels.append((rung, figure, teaches, sz))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.9), squeeze=False)
     for ax, (rung, figure, title, size) in zip(axes[0], panels):
         grid = np.full((n, n), np.nan)
@@ -317,8 +359,8 @@ def latency_picture(records, out, device):
         ax.set_yticks(range(n))
         ax.set_xlabel("peer GPU")
         ax.set_ylabel("this GPU")
-        label = f"{rung}, {_size_text(size)} chased" if size else rung
-        ax.set_title(f"{label}\n{title}, ns", fontsize=8)
+        label = f"{rung}, {_size_text(size)}" if size else f"{rung}, every size"
+        ax.set_title(f"{label}: {figure} (ns)\n{title}", fontsize=8)
         fig.colorbar(im, ax=ax, fraction=0.046)
     fig.suptitle(f"Latency between GPUs: {n} x {device} (NVLink through NVSwitch)", fontsize=11)
     fig.tight_layout()
@@ -352,14 +394,13 @@ def main(argv=None):
     link = header.get("device", {}).get("link", {})
     roof = link.get("nvlink_gbps", 0)
     made = []
-    for gpus in sorted({int(r["params"].get("gpus", 0)) for r in records if r["variant"] in COLLECTIVES}):
+    for gpus in sorted({int(r["params"].get("gpus", 0)) for r in records if r["variant"] in collectives()}):
         made.append(busbw_picture(records, nccl, gpus, a.out, device, roof))
         made.append(time_picture(records, nccl, gpus, a.out, device))
-    for size in sorted({r["params"]["n"] for r in records if r["variant"] in PEER_RUNGS and "device" in r}):
+    for size in sorted({r["params"]["n"] for r in _copies(records) if "device" in r}):
         if size >= MIB:
             made.append(pairs_picture(records, size, a.out, device))
-    if any(r["variant"] in PEER_RUNGS and r.get("device", 0) == 0 and int(r["params"].get("peer", -1)) == 1
-           for r in records):
+    if any(r.get("device", 0) == 0 and int(r["params"].get("peer", -1)) == 1 for r in _copies(records)):
         made.append(peer_sweep_picture(records, a.out, device))
     made.append(latency_picture(records, a.out, device))
     rows = comparison(records, nccl)

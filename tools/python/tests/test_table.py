@@ -14,7 +14,7 @@ TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # kind in the table (the hierarchy lab is being split into chase and stream tables); plot_gpus.py names the transfer
 # lab's collectives (with nccl-tests' binary for each) and its peer copies (the latency rungs apart) until the
 # transfer lab's records say which is which. Every other file reads the table.
-NOT_YET = {"plot_hierarchy.py", "plot_gpus.py"}
+NOT_YET = {"plot_hierarchy.py"}
 
 
 def rung_names() -> set[str]:
