@@ -13,6 +13,7 @@
 #include <thrust/execution_policy.h>
 #include <thrust/system/cuda/execution_policy.h>
 #include <cub/device/device_transform.cuh>
+#include <cuda/cmath>
 
 #include <cstdint>
 
@@ -307,23 +308,22 @@ std::string verify(const case_ctx& c) {
 }  // namespace
 
 launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n, int sm_count) {
-  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   const std::uint64_t bytes = n * elem_size;
   switch (r.method) {
     case copy_method::elements:
-      return {threads_per_cta, 1, static_cast<int>(elem_size), 0, ceil_div(n, threads_per_cta)};
+      return {threads_per_cta, 1, static_cast<int>(elem_size), 0, cuda::ceil_div(n, threads_per_cta)};
     case copy_method::vectors: {
       const auto vb = static_cast<std::uint64_t>(r.vec_bytes);
       const std::uint64_t vectors = bytes / vb;
       const std::uint64_t tail_thread = vectors * vb != bytes ? 1 : 0;  // the thread that copies the tail
-      return {threads_per_cta, 1, static_cast<int>(vb), 0, ceil_div(vectors + tail_thread, threads_per_cta)};
+      return {threads_per_cta, 1, static_cast<int>(vb), 0, cuda::ceil_div(vectors + tail_thread, threads_per_cta)};
     }
     case copy_method::unrolled: {
       const std::uint64_t vectors = bytes / 16;
       const std::uint64_t cta_bytes = std::uint64_t{threads_per_cta} * unroll_vectors * 16;  // in flight per CTA
       const std::uint64_t resident = std::max<std::uint64_t>(1, bytes_in_flight_per_sm / cta_bytes) *
                                      static_cast<std::uint64_t>(std::max(sm_count, 1));
-      std::uint64_t grid = std::min(ceil_div(vectors, std::uint64_t{threads_per_cta} * unroll_vectors), resident);
+      std::uint64_t grid = std::min(cuda::ceil_div(vectors, std::uint64_t{threads_per_cta} * unroll_vectors), resident);
       if (grid == 0 && n > 0) grid = 1;  // a tail and no whole vector
       return {threads_per_cta, unroll_vectors, 16, 0, grid};
     }

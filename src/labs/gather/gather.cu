@@ -16,6 +16,7 @@
 //           warp reads a few contiguous sectors and the table streams through L2 once.
 // The kernel is the same; the template tag only gives each variant its own symbol for `inspect`.
 #include <cub/device/device_merge_sort.cuh>
+#include <cuda/cmath>
 #include <cuda/std/functional>
 
 #include <cstdint>
@@ -43,7 +44,7 @@ std::uint64_t index_seed(std::uint64_t n, std::uint64_t table_elements) {
 
 launch_policy plan(std::uint64_t n, std::size_t elem_size) {
   const std::uint64_t tile = std::uint64_t{threads_per_cta} * lookups_per_thread;
-  return {threads_per_cta, lookups_per_thread, static_cast<int>(elem_size), 0, (n + tile - 1) / tile};
+  return {threads_per_cta, lookups_per_thread, static_cast<int>(elem_size), 0, cuda::ceil_div(n, tile)};
 }
 
 // ---- the kernel -------------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ namespace {
 constexpr int setup_threads = 256;
 
 unsigned setup_grid(std::uint64_t n) {
-  const std::uint64_t needed = (n + setup_threads - 1) / setup_threads;
+  const std::uint64_t needed = cuda::ceil_div(n, setup_threads);
   return static_cast<unsigned>(needed < 65536 ? needed : 65536);
 }
 
