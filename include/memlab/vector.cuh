@@ -1,8 +1,11 @@
-// memlab/vector.cuh: the register type that one access of N bytes moves.
+// memlab/vector.cuh: the register type that one access of N bytes moves, and the integer that holds
+// one element's bits.
 //
 // A load or store through vector_t<N> compiles to one N-byte access (LDG.E.64 for 8, LDG.E.128
 // for 16) when the address is N-byte aligned; the caller guarantees that alignment. vector_t<32>
 // is only a register type: one 32-byte access needs arch/ld_st256.cuh (sm_100 and newer).
+// bits_t<N> is the unsigned integer of N bytes (1, 2, 4, 8): an element's bits, to shift and pack
+// elements into a vector in registers (vector_t<8> is a pair of words, not an integer).
 #pragma once
 
 #include <vector_types.h>
@@ -41,9 +44,31 @@ template <>
 struct vector_type<32> {
   using type = words8;
 };
+
+template <int Bytes>
+struct bits_type;
+template <>
+struct bits_type<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct bits_type<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct bits_type<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct bits_type<8> {
+  using type = std::uint64_t;
+};
 }  // namespace detail
 
 template <int Bytes>
 using vector_t = typename detail::vector_type<Bytes>::type;
+
+template <int Bytes>
+using bits_t = typename detail::bits_type<Bytes>::type;
 
 }  // namespace memlab

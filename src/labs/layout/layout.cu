@@ -21,6 +21,7 @@
 #include "harness/launch.cuh"
 #include "labs/layout/layout.hpp"
 #include "memlab/arch/ld_global.cuh"
+#include "memlab/vector.cuh"
 
 namespace memlab::labs::layout {
 
@@ -80,31 +81,15 @@ __global__ void __launch_bounds__(threads_per_cta)
 
 namespace {
 
-// The bits of one element.
-template <std::size_t Bytes>
-struct bits_of;
-template <>
-struct bits_of<2> {
-  using type = unsigned;  // the low 16 bits
-};
-template <>
-struct bits_of<4> {
-  using type = unsigned;
-};
-template <>
-struct bits_of<8> {
-  using type = unsigned long long;
-};
-
-// Element K (0 .. 3 V - 1) of the 48 bytes w[0..11] (32-bit words, little-endian).
+// Element K (0 .. 3 V - 1) of the 48 bytes w[0..11] (32-bit words, little-endian): its bits.
 template <class T, int K>
-__device__ __forceinline__ typename bits_of<sizeof(T)>::type element(const unsigned (&w)[12]) {
+__device__ __forceinline__ bits_t<sizeof(T)> element(const unsigned (&w)[12]) {
   if constexpr (sizeof(T) == 8)
-    return w[2 * K] | static_cast<unsigned long long>(w[2 * K + 1]) << 32;
+    return w[2 * K] | std::uint64_t{w[2 * K + 1]} << 32;
   else if constexpr (sizeof(T) == 4)
     return w[K];
   else
-    return (w[K / 2] >> (16 * (K % 2))) & 0xffffu;
+    return static_cast<std::uint16_t>(w[K / 2] >> (16 * (K % 2)));
 }
 
 // Field `field` of point K of the V points in w: one of three elements, picked by selects. The field
@@ -112,7 +97,7 @@ __device__ __forceinline__ typename bits_of<sizeof(T)>::type element(const unsig
 // the 16-byte loads stay whole (with the field known at compile time ptxas narrowed each LDG.E.128,
 // even written in PTX, to the words it needs: the aos rung's scalar loads again).
 template <class T, int K>
-__device__ __forceinline__ typename bits_of<sizeof(T)>::type field_of(const unsigned (&w)[12], std::uint64_t field) {
+__device__ __forceinline__ bits_t<sizeof(T)> field_of(const unsigned (&w)[12], std::uint64_t field) {
   const auto x = element<T, 3 * K>(w), y = element<T, 3 * K + 1>(w), z = element<T, 3 * K + 2>(w);
   return field == 0 ? x : field == 1 ? y : z;
 }
@@ -120,14 +105,15 @@ __device__ __forceinline__ typename bits_of<sizeof(T)>::type field_of(const unsi
 template <class T, int... K>
 __device__ __forceinline__ uint4 pick_fields(const unsigned (&w)[12], std::uint64_t field,
                                              std::integer_sequence<int, K...>) {
-  const typename bits_of<sizeof(T)>::type f[] = {field_of<T, K>(w, field)...};
+  const bits_t<sizeof(T)> f[] = {field_of<T, K>(w, field)...};
   if constexpr (sizeof(T) == 8) {
     return {static_cast<unsigned>(f[0]), static_cast<unsigned>(f[0] >> 32), static_cast<unsigned>(f[1]),
             static_cast<unsigned>(f[1] >> 32)};
   } else if constexpr (sizeof(T) == 4) {
     return {f[0], f[1], f[2], f[3]};
   } else {
-    return {f[0] | f[1] << 16, f[2] | f[3] << 16, f[4] | f[5] << 16, f[6] | f[7] << 16};
+    const auto pair = [&](int i) { return unsigned{f[i]} | unsigned{f[i + 1]} << 16; };
+    return {pair(0), pair(2), pair(4), pair(6)};
   }
 }
 
