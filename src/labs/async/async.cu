@@ -393,7 +393,7 @@ void launch_memcpy(const case_ctx& c, cudaStream_t s) {
 }
 
 void launch_cub(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     MEMLAB_CUDA_CHECK(cub::DeviceTransform::Transform(c.ptr<const T>(src_buffer, c.p[src_offset_axis]),
                                                       c.ptr<T>(dst_buffer), c.p.n, identity_op{}, s));
@@ -469,7 +469,7 @@ const lab& table() {
       .teaches =
           "the paths from global to shared memory: LDG+STS vs cp.async (.ca/.cg), commit/wait stages, TMA bulk "
           "and tensor copies, and what alignment costs each",
-      .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(every_dtype{}),
       .default_dtype = dtype::f32,
       .default_sizes = "2^26",  // 256 MiB of f32: 5 x the H100's 50 MB L2
       .size_meaning = "elements copied global -> shared -> global",

@@ -211,7 +211,7 @@ template <class Rung>
 void launch_rung(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (c.p.n == 0 || p.grid == 0) return;
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     Rung::template kernel<T>()<<<grid_of(p.grid, "copy"), static_cast<unsigned>(p.threads), 0, s>>>(
         reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n);
@@ -220,7 +220,7 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
 }
 
 void launch_auto(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     MEMLAB_CUDA_CHECK(
         memlab::copy(reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n, s));
@@ -251,7 +251,7 @@ void launch_memcpy(const case_ctx& c, cudaStream_t s) {
 }
 
 void launch_cub(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     MEMLAB_CUDA_CHECK(cub::DeviceTransform::Transform(reinterpret_cast<const T*>(source(c)),
                                                       reinterpret_cast<T*>(destination(c)), c.p.n, identity_op{}, s));
@@ -260,7 +260,7 @@ void launch_cub(const case_ctx& c, cudaStream_t s) {
 }
 
 void launch_thrust(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     const auto* sp = reinterpret_cast<const T*>(source(c));
     thrust::copy(thrust::cuda::par_nosync.on(s), sp, sp + c.p.n, reinterpret_cast<T*>(destination(c)));  // throws
@@ -338,7 +338,7 @@ const lab& table() {
       .name = "copy",
       .teaches =
           "scalar vs vectorized global copies: access width, bytes in flight, any alignment, and the library peers",
-      .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(every_dtype{}),
       .default_dtype = dtype::f32,
       .default_sizes = "2^16..2^28:*4",
       .size_meaning = "elements copied",
@@ -350,14 +350,14 @@ const lab& table() {
                   .name = "scalar",
                   .teaches = "one element per thread: 1- and 2-byte types waste most of each memory instruction",
                   .launch = launch_rung<scalar_rung>,
-                  .kernels = kernels_of_every_dtype<scalar_rung>(),
+                  .kernels = kernels_per_dtype<scalar_rung>(every_dtype{}),
                   .traits = rung_traits{.method = copy_method::elements},
               },
               {
                   .name = "vec8",
                   .teaches = "one 8-byte vector per thread (64-bit loads and stores)",
                   .launch = launch_rung<vec8_rung>,
-                  .kernels = kernels_of_every_dtype<vec8_rung>(),
+                  .kernels = kernels_per_dtype<vec8_rung>(every_dtype{}),
                   .needs = {.alignment = 8},
                   .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 8},
               },
@@ -365,7 +365,7 @@ const lab& table() {
                   .name = "vec16",
                   .teaches = "one 16-byte vector per thread (128-bit loads and stores), tail element-wise",
                   .launch = launch_rung<vec16_rung>,
-                  .kernels = kernels_of_every_dtype<vec16_rung>(),
+                  .kernels = kernels_per_dtype<vec16_rung>(every_dtype{}),
                   .needs = {.alignment = 16},
                   .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 16},
               },
@@ -374,7 +374,7 @@ const lab& table() {
                   .teaches =
                       "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
                   .launch = launch_rung<vec16_unroll_rung>,
-                  .kernels = kernels_of_every_dtype<vec16_unroll_rung>(),
+                  .kernels = kernels_per_dtype<vec16_unroll_rung>(every_dtype{}),
                   .needs = {.alignment = 16},
                   .traits = rung_traits{.method = copy_method::unrolled, .vec_bytes = 16},
               },
@@ -383,7 +383,7 @@ const lab& table() {
                   .teaches =
                       "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
                   .launch = launch_rung<vec32_rung>,
-                  .kernels = kernels_of_every_dtype<vec32_rung>(),
+                  .kernels = kernels_per_dtype<vec32_rung>(every_dtype{}),
                   .needs = {.alignment = 32,
                             .min_cc = 100,
                             .feature = "32-byte global loads and stores (LDG.E.ENL2.256)"},

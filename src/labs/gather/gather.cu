@@ -24,6 +24,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/check.hpp"
+#include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/gather/gather.hpp"
@@ -168,6 +169,9 @@ index_stats count_touched(const std::uint32_t* sorted, const std::uint32_t* orde
 
 enum buffer_index { table_buffer, out_buffer, idx_buffer };
 
+// The element types the lab is built for (f32, f64: a table of 4- or 8-byte elements).
+using lab_dtypes = dtype_list<float, double>;
+
 const axis table_bytes_axis{"table_bytes", "bytes of the table gathered from", axis_grammar::bytes,
                             // Fixed sizes around the H100's 50 MiB L2 (200 MiB = 4 x L2), not relative to
                             // the device's L2: a lab's defaults do not see the device.
@@ -189,16 +193,11 @@ void launch_order(const case_ctx& c, cudaStream_t s) {
   if (c.p.n == 0 || p.grid == 0) return;
   const dim3 grid = grid_of(p.grid, "gather"), block(static_cast<unsigned>(p.threads));
   const auto* idx = c.ptr<const std::uint32_t>(idx_buffer);
-  auto run = [&](auto tag) {
+  visit_dtype(lab_dtypes{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     order_rung<Order>::template kernel<T>()<<<grid, block, 0, s>>>(c.ptr<T>(out_buffer), c.ptr<const T>(table_buffer),
                                                                    idx, c.p.n);
-  };
-  switch (c.p.type) {
-    case dtype::f32: run(float{}); break;
-    case dtype::f64: run(double{}); break;
-    default: throw std::invalid_argument("gather: dtype " + std::string(to_string(c.p.type)) + " not built (f32, f64)");
-  }
+  });
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -295,7 +294,7 @@ const lab& table() {
   static const lab gather_lab{
       .name = "gather",
       .teaches = "access order: the same lookups in random or sorted order, tables from L2-resident to several x L2",
-      .dtypes = {dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(lab_dtypes{}),
       .default_dtype = dtype::f32,
       .default_sizes = "2^24",  // a tour; the pages' sweeps at 2^26 are documented commands
       .size_meaning = "lookups (elements gathered)",
@@ -307,14 +306,14 @@ const lab& table() {
                   .name = "random",
                   .teaches = "idx uniform over the table: each lane of a warp reads its own 32-byte sector",
                   .launch = launch_order<random_order>,
-                  .kernels = kernels_of<order_rung<random_order>, float, double>(),
+                  .kernels = kernels_per_dtype<order_rung<random_order>>(lab_dtypes{}),
                   .traits = gather_rung{.order = index_order::random},
               },
               {
                   .name = "sorted",
                   .teaches = "the same indices ascending: a warp's lookups share sectors and the table streams once",
                   .launch = launch_order<sorted_order>,
-                  .kernels = kernels_of<order_rung<sorted_order>, float, double>(),
+                  .kernels = kernels_per_dtype<order_rung<sorted_order>>(lab_dtypes{}),
                   .traits = gather_rung{.order = index_order::sorted},
               },
           },

@@ -13,10 +13,10 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <utility>
 
 #include "harness/check.hpp"
+#include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/layout/layout.hpp"
@@ -146,6 +146,9 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
+// The element types the lab is built for (f16, f32, f64: a field of 2, 4 or 8 bytes).
+using lab_dtypes = dtype_list<__half, float, double>;
+
 const axis field_axis{"field", "which field of each point is read: 0 (x), 1 (y) or 2 (z)", axis_grammar::counts, "0", 0,
                       2};
 
@@ -169,22 +172,6 @@ struct aos_vec_rung {
   }
 };
 
-template <class F>
-decltype(auto) visit_lab_dtype(dtype t, F&& f) {
-  switch (t) {
-    case dtype::f16: return f(__half{});
-    case dtype::f32: return f(float{});
-    case dtype::f64: return f(double{});
-    default: break;
-  }
-  throw std::invalid_argument("layout: dtype " + std::string(to_string(t)) + " is not built (f16, f32, f64)");
-}
-
-template <class Rung>
-std::vector<kernel_ref> kernels_of_lab_dtypes() {
-  return kernels_of<Rung, __half, float, double>();
-}
-
 // kernel(out, in, n, field), whatever the rung.
 template <class Rung>
 void launch_rung(const case_ctx& c, cudaStream_t s) {
@@ -192,7 +179,7 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
   if (c.p.n == 0 || p.grid == 0) return;
   const std::uint64_t field = c.p[field_axis];
   const dim3 grid = grid_of(p.grid, "layout"), block(static_cast<unsigned>(p.threads));
-  visit_lab_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(lab_dtypes{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     T* out = c.ptr<T>(out_buffer);
     const T* in = c.ptr<const T>(in_buffer);
@@ -243,7 +230,7 @@ const lab& table() {
       .teaches =
           "AoS vs SoA: one field of n three-field points, from a 3-element stride, from its own array, and "
           "from whole structures loaded 16 bytes at a time",
-      .dtypes = {dtype::f16, dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(lab_dtypes{}),
       .default_dtype = dtype::f32,
       // 2^26 f32 points: a 768 MiB array of structures (15x the H100's L2), 256 MiB of output.
       .default_sizes = "2^24,2^26",
@@ -257,14 +244,14 @@ const lab& table() {
                   .teaches =
                       "array of structures: field f of point i at element 3 i + f (a warp spans 3x the bytes it uses)",
                   .launch = launch_rung<aos_rung>,
-                  .kernels = kernels_of_lab_dtypes<aos_rung>(),
+                  .kernels = kernels_per_dtype<aos_rung>(lab_dtypes{}),
                   .traits = layout_rung{.layout = point_layout::aos},
               },
               {
                   .name = "soa",
                   .teaches = "structure of arrays: field f of point i at element f n + i (contiguous)",
                   .launch = launch_rung<soa_rung>,
-                  .kernels = kernels_of_lab_dtypes<soa_rung>(),
+                  .kernels = kernels_per_dtype<soa_rung>(lab_dtypes{}),
                   .traits = layout_rung{.layout = point_layout::soa},
               },
               {
@@ -272,7 +259,7 @@ const lab& table() {
                   .teaches = "array of structures loaded whole: V = 16 / sizeof(T) points per thread as three 16-byte "
                              "loads, the field picked in registers, one 16-byte store",
                   .launch = launch_rung<aos_vec_rung>,
-                  .kernels = kernels_of_lab_dtypes<aos_vec_rung>(),
+                  .kernels = kernels_per_dtype<aos_vec_rung>(lab_dtypes{}),
                   .traits = layout_rung{.layout = point_layout::aos, .whole_structures = true},
               },
           },
