@@ -12,7 +12,6 @@
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
 #include <thrust/system/cuda/execution_policy.h>
-#include <cub/device/device_transform.cuh>
 #include <cuda/cmath>
 
 #include <cstdint>
@@ -22,6 +21,7 @@
 #include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
+#include "harness/library_peers.cuh"
 #include "labs/copy/copy.hpp"
 #include "memlab/arch/ld_st256.cuh"
 #include "memlab/copy.cuh"
@@ -246,18 +246,8 @@ std::vector<kernel_ref> auto_kernels() {
   return k;
 }
 
-void launch_memcpy(const case_ctx& c, cudaStream_t s) {
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(destination(c), source(c), c.p.n * size_of(c.p.type), cudaMemcpyDeviceToDevice, s));
-}
-
-void launch_cub(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
-    using T = decltype(tag);
-    MEMLAB_CUDA_CHECK(cub::DeviceTransform::Transform(reinterpret_cast<const T*>(source(c)),
-                                                      reinterpret_cast<T*>(destination(c)), c.p.n, identity_op{}, s));
-  });
-  MEMLAB_CUDA_CHECK_LAUNCH();
-}
+// The bytes the library peers copy (harness/library_peers.cuh): the rungs' own.
+copy_operands operands(const case_ctx& c) { return {destination(c), source(c)}; }
 
 void launch_thrust(const case_ctx& c, cudaStream_t s) {
   visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
@@ -401,14 +391,14 @@ const lab& table() {
               {
                   .name = "memcpy",
                   .teaches = "cudaMemcpyAsync device to device",
-                  .launch = launch_memcpy,
+                  .launch = launch_memcpy_peer<operands>,
                   .peer = true,
                   .traits = rung_traits{},
               },
               {
                   .name = "cub",
                   .teaches = "cub::DeviceTransform::Transform with an identity functor",
-                  .launch = launch_cub,
+                  .launch = launch_cub_peer<identity_op, every_dtype, operands>,
                   .kernels = {kernel_ref::with_type<identity_op>()},
                   .peer = true,
                   .traits = rung_traits{},
