@@ -1,20 +1,35 @@
 // The memlab command from the outside: exit codes and messages, as a user meets them. No GPU is
-// needed: the no-device path is forced with CUDA_VISIBLE_DEVICES="".
+// needed: the no-device path is forced with CUDA_VISIBLE_DEVICES="". The binary holds the labs this
+// build has (MEMLAB_ONLY_LABS builds a subset; the tile lab needs CuTe), the same all_labs() this test
+// is linked with: what is asserted of every lab is asserted of those, and a case about a named lab
+// runs where that lab is built.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli_run.hpp"
+#include "harness/registry.hpp"
+#include "harness/result.hpp"
 
 namespace {
 
+using memlab::all_labs;
 using memlab::test::lines_of;
 using memlab::test::memlab;
 using memlab::test::no_gpu;
+
+// Whether this build has every one of `labs`.
+bool built(const std::vector<std::string_view>& labs) {
+  return std::all_of(labs.begin(), labs.end(), [](std::string_view name) {
+    return std::any_of(all_labs().begin(), all_labs().end(), [&](const memlab::lab* l) { return l->name == name; });
+  });
+}
 
 std::string temp(const std::string& name) {
   const auto dot = name.rfind('.');
@@ -31,52 +46,61 @@ TEST(cli, help_explains_subcommands_exit_codes_and_lists) {
     EXPECT_NE(o.output.find(s), std::string::npos) << s;
   const auto r = memlab("run --help");
   EXPECT_EQ(r.code, 0);
-  for (const char* s : {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out",
-                        "--src-offset", "--stride", "--table-bytes", "--tile", "--ctas", "axis of copy, stride, tile"})
+  for (const char* s : {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out"})
     EXPECT_NE(r.output.find(s), std::string::npos) << s;
+  // One flag per axis of every lab built; an axis several labs declare says whose it is.
+  for (const memlab::lab* l : all_labs())
+    for (const auto& a : l->axes) EXPECT_NE(r.output.find(a.flag()), std::string::npos) << l->name << " " << a.flag();
+  if (built({"copy", "stride", "tile"})) EXPECT_NE(r.output.find("axis of copy, stride, tile"), std::string::npos);
 }
 
 TEST(cli, no_subcommand_is_a_usage_error) { EXPECT_EQ(memlab("").code, 2); }
 
 // Every bad input of issue "Measure like NVBench": exit 2, one line, naming the flag, before any GPU
-// work (the machine here has none: a run that got that far would exit 3).
+// work (the machine here has none: a run that got that far would exit 3). A case that uses a lab's
+// name or axis says which labs it needs.
 TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
   std::filesystem::create_directories(temp("memlab_dir.json"));
-  const std::vector<std::pair<std::string, std::string>> cases{
+  struct usage_case {
+    std::string args, needle;
+    std::vector<std::string_view> needs{};
+  };
+  const std::vector<usage_case> cases{
       {"run --max-time nan", "--max-time: takes seconds"},
       {"run --max-time inf", "--max-time: takes seconds"},
       {"run --max-time 0", "--max-time: takes seconds"},
       {"run --max-time -1", "--max-time: takes seconds"},
-      {"run --src-offset 0..999 --dst-offset 0..999", "more than 20000 cases"},
-      {"run --src-offset 0..9999", "--src-offset: 4097 is outside 0..4096"},
-      {"run --dtype u8 --sizes 2^62 --src-offset 2^62 --dst-offset 2^62", "--src-offset"},
+      {"run --src-offset 0..999 --dst-offset 0..999", "more than 20000 cases", {"copy"}},
+      {"run --src-offset 0..9999", "--src-offset: 4097 is outside 0..4096", {"copy"}},
+      {"run --dtype u8 --sizes 2^62 --src-offset 2^62 --dst-offset 2^62", "--src-offset", {"copy"}},
       {"run --out " + temp("memlab_dir.json"), "is a folder"},
       {"run --out /nonexistent-dir/r.json", "cannot open for writing"},
       // A folder no one can create files in, root included (procfs): the writer's own test, not access().
       {"run --out /proc/memlab_r.json", "--out: /proc/memlab_r.json: cannot write in /proc"},
       {"run --out results.xyz", "--out: results.xyz: the extension gives the format"},
       {"run --sizes ''", "--sizes: an empty value"},
-      {"run --stride ''", "--stride: an empty value"},
-      {"run copy --sizes 2^61 --dtype f64", "--sizes: 2^61 is too large"},
+      {"run --stride ''", "--stride: an empty value", {"stride"}},
+      {"run copy --sizes 2^61 --dtype f64", "--sizes: 2^61 is too large", {"copy"}},
       {"run --sizes 2^x", "--sizes: invalid size \"2^x\""},
       {"run --sizes 10..1", "--sizes: invalid size \"10..1\""},
-      {"run --sizes 6B --dtype f32", "--sizes"},
+      {"run copy --sizes 6B --dtype f32", "--sizes", {"copy"}},
       {"run --device -1", "--device: takes a device ordinal"},
       {"run --dtype f17", "--dtype: f17 not in"},
-      {"run copy --dtype f16 --variant fastest", "--variant: unknown variant 'fastest'"},
-      {"run gather --dtype f16", "--dtype: lab gather does not support f16"},
-      {"run copy --stride 2", "--stride is not an axis of lab copy"},
+      {"run copy --dtype f16 --variant fastest", "--variant: unknown variant 'fastest'", {"copy"}},
+      {"run gather --dtype f16", "--dtype: lab gather does not support f16", {"gather"}},
+      {"run copy --stride 2", "--stride is not an axis of lab copy", {"copy", "stride"}},
       {"run nosuchlab", "unknown lab 'nosuchlab'"},
       {"run --format yaml", "--format: yaml not in"},
       {"run --frobnicate", "--frobnicate"},
-      {"run --tile 12", "--tile: invalid shape \"12\""},
+      {"run --tile 12", "--tile: invalid shape \"12\"", {"tile"}},
       {"inspect --binary /tmp", "--binary: '/tmp' is not a file"},
       {"inspect --binary /etc/passwd", "--binary: '/etc/passwd' is not an executable"},
       {"inspect --binary /nonexistent/memlab", "/nonexistent/memlab"},
       {"inspect nosuchlab", "unknown lab 'nosuchlab'"},
       {"list nosuchlab", "unknown lab 'nosuchlab'"},
   };
-  for (const auto& [args, needle] : cases) {
+  for (const auto& [args, needle, needs] : cases) {
+    if (!built(needs)) continue;
     const auto o = memlab(args, no_gpu);
     EXPECT_EQ(o.code, 2) << args << "\n" << o.output;
     EXPECT_NE(o.output.find(needle), std::string::npos) << args << "\n" << o.output;
@@ -86,12 +110,14 @@ TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
 }
 
 // A list option takes one value per flag: the lab after it is a lab (without a GPU: exit 3, not a
-// usage error about an unknown variant, dtype or file).
+// usage error about an unknown variant, dtype or file). Any lab will do: the first one built.
 TEST(cli, list_options_do_not_swallow_the_lab) {
+  if (all_labs().empty()) GTEST_SKIP() << "this build has no lab (MEMLAB_ONLY_LABS)";
+  const memlab::lab& l = *all_labs().front();
+  const std::string lab(l.name), variant(l.variants.front().name), dtype(to_string(l.default_dtype));
   const std::string out = temp("memlab_swallow.json");
   for (const std::string& args :
-       {"run --out " + out + " copy --sizes 1K", std::string("run --dtype f32 copy --sizes 1K"),
-        std::string("run --variant vec16 copy --sizes 1K")}) {
+       {"run --out " + out + " " + lab, "run --dtype " + dtype + " " + lab, "run --variant " + variant + " " + lab}) {
     const auto o = memlab(args, no_gpu);
     EXPECT_EQ(o.code, 3) << args << "\n" << o.output;
   }
@@ -107,7 +133,7 @@ TEST(cli, a_rejected_run_leaves_no_out_file_behind) {
 }
 
 TEST(cli, no_gpu_exits_3_and_says_what_still_works) {
-  for (const char* args : {"run copy --sizes 4096", "device"}) {
+  for (const char* args : {"run", "device"}) {
     const auto o = memlab(args, no_gpu);
     EXPECT_EQ(o.code, 3) << args << "\n" << o.output;
     EXPECT_NE(o.output.find("no usable CUDA device"), std::string::npos) << o.output;
@@ -118,12 +144,19 @@ TEST(cli, no_gpu_exits_3_and_says_what_still_works) {
 TEST(cli, list_shows_every_lab_its_axes_and_roof_without_a_gpu) {
   const auto o = memlab("list", no_gpu);
   EXPECT_EQ(o.code, 0);
-  for (const char* s : {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy", "cub", "thrust", "strided_rw",
-                        "random", "sorted", "roof: dram", "--src-offset:", "--table-bytes:"})
-    EXPECT_NE(o.output.find(s), std::string::npos) << s;
-  const auto j = memlab("list copy --format json", no_gpu);
-  EXPECT_EQ(j.code, 0);
-  EXPECT_NE(j.output.find("\"flag\": \"--src-offset\""), std::string::npos) << j.output;
+  for (const memlab::lab* l : all_labs()) {
+    SCOPED_TRACE(l->name);
+    EXPECT_NE(o.output.find(std::string(l->name) + ": "), std::string::npos);
+    EXPECT_NE(o.output.find("roof: " + std::string(to_string(l->roof))), std::string::npos);
+    for (const auto& v : l->variants) EXPECT_NE(o.output.find(v.name), std::string::npos) << v.name;
+    for (const auto& a : l->axes) EXPECT_NE(o.output.find(a.flag() + ":"), std::string::npos) << a.flag();
+    const auto j = memlab("list " + std::string(l->name) + " --format json", no_gpu);
+    EXPECT_EQ(j.code, 0);
+    for (const auto& a : l->axes)
+      EXPECT_NE(j.output.find("\"flag\": \"" + a.flag() + "\""), std::string::npos) << j.output;
+  }
+  for (const auto& m : memlab::missing_labs())
+    EXPECT_NE(o.output.find(std::string(m.name) + ": not built: "), std::string::npos) << m.name;
 }
 
 }  // namespace
