@@ -13,6 +13,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "harness/check.hpp"
@@ -81,15 +82,20 @@ __global__ void __launch_bounds__(threads_per_cta)
 
 namespace {
 
-// Element K (0 .. 3 V - 1) of the 48 bytes w[0..11] (32-bit words, little-endian): its bits.
+// The bits of one element in registers: a 2-byte element in the low half of a 32-bit word (masked
+// there, then packed with shifts; picked as 16-bit values, the same fields compiled to other SASS).
+template <class T>
+using element_bits = std::common_type_t<bits_t<sizeof(T)>, std::uint32_t>;
+
+// Element K (0 .. 3 V - 1) of the 48 bytes w[0..11] (32-bit words, little-endian).
 template <class T, int K>
-__device__ __forceinline__ bits_t<sizeof(T)> element(const unsigned (&w)[12]) {
+__device__ __forceinline__ element_bits<T> element(const unsigned (&w)[12]) {
   if constexpr (sizeof(T) == 8)
     return w[2 * K] | std::uint64_t{w[2 * K + 1]} << 32;
   else if constexpr (sizeof(T) == 4)
     return w[K];
   else
-    return static_cast<std::uint16_t>(w[K / 2] >> (16 * (K % 2)));
+    return (w[K / 2] >> (16 * (K % 2))) & 0xffffu;
 }
 
 // Field `field` of point K of the V points in w: one of three elements, picked by selects. The field
@@ -97,7 +103,7 @@ __device__ __forceinline__ bits_t<sizeof(T)> element(const unsigned (&w)[12]) {
 // the 16-byte loads stay whole (with the field known at compile time ptxas narrowed each LDG.E.128,
 // even written in PTX, to the words it needs: the aos rung's scalar loads again).
 template <class T, int K>
-__device__ __forceinline__ bits_t<sizeof(T)> field_of(const unsigned (&w)[12], std::uint64_t field) {
+__device__ __forceinline__ element_bits<T> field_of(const unsigned (&w)[12], std::uint64_t field) {
   const auto x = element<T, 3 * K>(w), y = element<T, 3 * K + 1>(w), z = element<T, 3 * K + 2>(w);
   return field == 0 ? x : field == 1 ? y : z;
 }
@@ -105,15 +111,14 @@ __device__ __forceinline__ bits_t<sizeof(T)> field_of(const unsigned (&w)[12], s
 template <class T, int... K>
 __device__ __forceinline__ uint4 pick_fields(const unsigned (&w)[12], std::uint64_t field,
                                              std::integer_sequence<int, K...>) {
-  const bits_t<sizeof(T)> f[] = {field_of<T, K>(w, field)...};
+  const element_bits<T> f[] = {field_of<T, K>(w, field)...};
   if constexpr (sizeof(T) == 8) {
     return {static_cast<unsigned>(f[0]), static_cast<unsigned>(f[0] >> 32), static_cast<unsigned>(f[1]),
             static_cast<unsigned>(f[1] >> 32)};
   } else if constexpr (sizeof(T) == 4) {
     return {f[0], f[1], f[2], f[3]};
   } else {
-    const auto pair = [&](int i) { return unsigned{f[i]} | unsigned{f[i + 1]} << 16; };
-    return {pair(0), pair(2), pair(4), pair(6)};
+    return {f[0] | f[1] << 16, f[2] | f[3] << 16, f[4] | f[5] << 16, f[6] | f[7] << 16};
   }
 }
 
