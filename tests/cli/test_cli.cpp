@@ -49,9 +49,12 @@ TEST(cli, help_explains_subcommands_exit_codes_and_lists) {
   for (const char* s : {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out"})
     EXPECT_NE(r.output.find(s), std::string::npos) << s;
   // One flag per axis of every lab built; an axis several labs declare says whose it is.
-  for (const memlab::lab* l : all_labs())
+  for (const memlab::lab* l : all_labs()) {
     for (const auto& a : l->axes) EXPECT_NE(r.output.find(a.flag()), std::string::npos) << l->name << " " << a.flag();
-  if (built({"copy", "stride", "tile"})) EXPECT_NE(r.output.find("axis of copy, stride, tile"), std::string::npos);
+  }
+  if (built({"copy", "stride", "tile"})) {
+    EXPECT_NE(r.output.find("axis of copy, stride, tile"), std::string::npos);
+  }
 }
 
 TEST(cli, no_subcommand_is_a_usage_error) { EXPECT_EQ(memlab("").code, 2); }
@@ -155,8 +158,9 @@ TEST(cli, list_shows_every_lab_its_axes_and_roof_without_a_gpu) {
     for (const auto& a : l->axes)
       EXPECT_NE(j.output.find("\"flag\": \"" + a.flag() + "\""), std::string::npos) << j.output;
   }
-  for (const auto& m : memlab::missing_labs())
+  for (const auto& m : memlab::missing_labs()) {
     EXPECT_NE(o.output.find(std::string(m.name) + ": not built: "), std::string::npos) << m.name;
+  }
 }
 
 }  // namespace
