@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, with a carried build/bin (built here: `make build PRESET=dev` or the dev
 # binaries): card info, GPU tests, compute-sanitizer, and the acceptance runs of the timing and
-# refactor issues. Each step logs into ./device-out (WORK overrides) and the script goes on after a
+# refactors. Each step logs into ./device-out (WORK overrides) and the script goes on after a
 # failed step; the summary at the end lists every step's exit status. With $OUT set (the device
 # tool), everything is packed into $OUT/device-out.tgz.
 #   tools/device_check.sh [tests] [sanitizer] [spot] [timing] [interrupt] [ncu] [vec32] [peers] [sanitizer_labs] [summary]
@@ -72,10 +72,10 @@ for s in "${steps[@]}"; do
       step ncu ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
         --kernel-name regex:copy_aligned16_kernel --launch-count 3 --csv \
         "$bin/memlab" run copy --variant auto --dtype f16 --sizes 2^28 --profile --quiet ;;
-    vec32)  # issue 14: vec32 skipped with its reason on a pre-sm_100 device; auto as before
+    vec32)  # vec32 skipped with its reason on a pre-sm_100 device; auto as before
       step vec32_auto run copy --dtype f16 --variant vec32,auto,cub --sizes 2^20,2^28,2^31 --src-offset 0,2 \
         --max-time 0.5 --out "$out/vec32_auto.json" ;;
-    peers)  # issue 13: memlab's copy and gather labs and their PyTorch/Triton peers, on one machine
+    peers)  # memlab's copy and gather labs and their PyTorch/Triton peers, on one machine
       peers() { PYTHONPATH=tools/python PYTHONUNBUFFERED=1 python3 -m memlab_tools.peers "$@"; }
       step pytest_gpu env PYTHONPATH=tools/python python3 -m pytest -q tools/python/tests
       step peers_smoke peers copy --dtype f16 --sizes 2^12,2^20 --src-offset 0,2 --out "$out/peers_smoke.json"
@@ -107,8 +107,8 @@ for s in "${steps[@]}"; do
     summary)  # the terminal tables and summary lines of two labs with peers
       step summary_transpose "$bin/memlab" run transpose --shape 4096x4096 --max-time 0.2
       step summary_matmul "$bin/memlab" run matmul --sizes 1024 --max-time 0.2 ;;
-    new_labs)  # issues 20-22 on one GPU: the transfer lab's 1 GiB runs and one-rank NCCL, the refusal of the
-      # GPU <-> GPU rungs (exit 4), memlab::transpose at the issue's shapes, the hierarchy's latency plateaus twice
+    new_labs)  # the labs and library added last, on one GPU: the transfer lab's 1 GiB runs and one-rank NCCL, the refusal of the
+      # GPU <-> GPU rungs (exit 4), memlab::transpose at its acceptance shapes, the hierarchy's latency plateaus twice
       step transfer_gib_pinned run transfer --variant ce,sm,auto --sizes 1GiB --direction all --host-memory pinned \
         --out "$out/transfer_gib_pinned.json"
       step transfer_gib_others run transfer --variant ce,sm --sizes 1GiB --direction all \

@@ -211,7 +211,11 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
 
   ro.request.command = joined_command(argc, argv);
   for (int i = 0; i < argc; ++i) ro.request.argv.emplace_back(i == 0 ? "memlab" : argv[i]);
-  run = app.add_subcommand("run", "Verify and time lab variants on the GPU");
+  run = app.add_subcommand(
+      "run",
+      "Verify and time lab variants on the GPU (--device: several, or all). Started by torchrun, srun or mpirun\n"
+      "(one process per GPU), each process finds its rank in the launcher's environment, takes its local\n"
+      "rank's GPU and runs the rungs that span every rank (the collectives) with the others; rank 0 writes");
   run->add_option("lab", ro.request.labs, "Labs to run (default: all)");
   list_option(run, "--variant", ro.request.variants, "Variants to run (default: all of each lab)");
   run->add_option_function<std::vector<std::string>>(
@@ -260,7 +264,32 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
         ->type_name(std::string(grammar_type(accepted.grammar)))
         ->check(non_empty);
   }
-  run->add_option("--device", ro.request.device, "CUDA device ordinal")->check(device_ordinal);
+  run->add_option_function<std::string>(
+         "--device",
+         [this](const std::string& text) {
+           ro.device_given = true;
+           if (text == "all") {
+             ro.all_devices = true;
+             return;
+           }
+           try {
+             for (auto v : parse_counts(text, "--device")) {
+               if (v > 1023) throw std::invalid_argument(fmt::format("--device: {} is not a device ordinal", v));
+               ro.request.devices.push_back(static_cast<int>(v));
+             }
+           } catch (const std::invalid_argument& e) {
+             throw CLI::ValidationError(e.what());
+           }
+         },
+         "CUDA device ordinals: 0 (default); 0,2; 0..3; all. Several: every case runs on each in turn (a\n"
+         "column says which). A run of one process per GPU (torchrun, srun, mpirun) takes its local rank's GPU")
+      ->type_name("ORDINALS")
+      ->check(non_empty);
+  run->add_option("--rank-timeout", ro.request.rank_timeout_s,
+                  "A run of one process per GPU: seconds a rank waits for the others (to meet, or to finish a\n"
+                  "collective) before it stops with an error naming the rank that exited")
+      ->check(seconds)
+      ->capture_default_str();
   run->add_option("--max-time", ro.request.max_time_s,
                   "Time budget per case in seconds: half for cold timing, a quarter each for batch and graph;\n"
                   "sampling stops earlier once the relative spread (IQR / median) is under 0.5%")

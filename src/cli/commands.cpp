@@ -13,7 +13,9 @@
 #include "harness/gpu_runner.hpp"
 #include "harness/table.hpp"
 #include "harness/text.hpp"
+#include "harness/launcher.hpp"
 #include "harness/timing.hpp"
+#include "harness/world.hpp"
 #include "harness/writers.hpp"
 #include "inspect/inspect.hpp"
 
@@ -32,6 +34,12 @@ int usage_error(std::string_view command, const std::string& what) {
 
 int no_device(const no_device_error& e) {
   std::cerr << fmt::format("memlab: {}\n{}\n", e.what(), no_gpu_hint);
+  return exit_no_device;
+}
+
+// Fewer GPUs than the run asks for, on a machine that has some: one line, exit 3.
+int too_few_gpus(const std::string& what) {
+  std::cerr << fmt::format("memlab: {}\n", what);
   return exit_no_device;
 }
 
@@ -169,11 +177,57 @@ int list_command(const lab_set& labs, const list_options& o) {
   return exit_ok;
 }
 
+namespace {
+
+// GPUs the machine shows, without failing: 0 when there are none or no driver.
+int visible_gpus() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
 int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   // Everything the user typed is checked before the GPU is touched: usage errors exit 2 anywhere.
   const output_format stdout_format = *parse_format(o.format);
   std::vector<std::pair<std::string, output_format>> files;
   for (const auto& path : o.outs) files.emplace_back(path, *format_from_path(path));
+  // Who started this process: one process, or a rank of a distributed job (torchrun, srun, mpirun).
+  launch_env env;
+  try {
+    env = detect_launch([](const char* name) { return std::getenv(name); });
+  } catch (const std::invalid_argument& e) {
+    return usage_error("run", fmt::format("the launcher's environment: {}", e.what()));
+  }
+  if (env.distributed() && o.device_given) {
+    return usage_error("run", fmt::format("--device: a run of one process per GPU takes its local rank's GPU ({}); "
+                                          "leave --device out",
+                                          env.describe()));
+  }
+  // The GPUs (a count only: no GPU work). A fake runner (tests) plans on the host alone.
+  const int gpus = runner != nullptr ? 0 : visible_gpus();
+  if (env.distributed()) {
+    if (gpus == 0) return too_few_gpus(fmt::format("{}: no CUDA device on this rank", env.describe()));
+    // Each rank takes the GPU of its local rank; a launcher that gives each rank one GPU of its own
+    // (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES) leaves each seeing its GPU as 0.
+    if (gpus < env.local_size && gpus != 1) {
+      return too_few_gpus(fmt::format("{}: {} ranks on this host, but it shows {} GPUs", env.describe(),
+                                      env.local_size, gpus));
+    }
+    o.request.devices = {gpus >= env.local_size ? env.local_rank : 0};
+    o.request.world_size = env.size;
+    o.request.progress = o.request.progress && env.rank == 0;  // rank 0 speaks for the run
+  }
+  if (o.all_devices) {
+    if (gpus == 0 && runner == nullptr) return no_device(no_device_error("--device all: no CUDA device"));
+    o.request.devices.clear();
+    for (int d = 0; d < gpus; ++d) o.request.devices.push_back(d);
+  }
+  o.request.device_count = gpus;
   std::vector<planned_case> cases;
   try {
     cases = plan_cases(o.request, labs.built, labs.missing);
@@ -181,10 +235,40 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
     return usage_error("run", e.what());
   }
   if (cases.empty()) return usage_error("run", "nothing to run: no chosen lab has the variants asked for");
+  // A lab's rung over more GPUs than the machine shows, asked for by name: refused now, not per case.
+  if (!env.distributed() && gpus > 0) {
+    for (const auto& c : cases) {
+      if (c.l->ranks_axis.empty()) continue;
+      const bool given = std::any_of(o.request.axes.begin(), o.request.axes.end(),
+                                     [&](const auto& kv) { return kv.first == c.l->ranks_axis; });
+      const axis* a = c.l->find_axis(c.l->ranks_axis);
+      if (given && a != nullptr && c.p[*a] > static_cast<std::uint64_t>(gpus)) {
+        return too_few_gpus(fmt::format("{} {}: this machine shows {} GPU{}", a->flag(), c.p[*a], gpus, gpus == 1 ? "" : "s"));
+      }
+    }
+  }
+  if (env.distributed()) {
+    try {
+      set_world(std::make_unique<world>(env, o.request.devices.front(), o.request.rank_timeout_s));
+    } catch (const world_error& e) {
+      std::cerr << fmt::format("memlab: {}\n", e.what());
+      return world::nccl_version() == 0 ? exit_no_device : exit_failed;
+    } catch (const cuda_error& e) {
+      std::cerr << fmt::format("memlab: rank {}: {}\n", env.rank, e.what());
+      return exit_failed;
+    }
+    if (env.rank == 0 && o.request.progress) {
+      std::cerr << fmt::format("{} ranks met at {} ({}), NCCL {}\n", env.size, env.root, env.root_from,
+                               world::nccl_version());
+    }
+  }
+  // Rank 0 writes the results; the other ranks measure with it and say nothing unless they fail.
+  if (env.distributed() && env.rank != 0) files.clear();
 
   stdout_sink out(std::cout, stdout_format);
   std::vector<std::unique_ptr<file_sink>> file_sinks;
-  std::vector<results_sink*> sinks{&out};
+  std::vector<results_sink*> sinks;
+  if (!env.distributed() || env.rank == 0) sinks.push_back(&out);
   for (const auto& [path, f] : files) {
     file_sinks.push_back(std::make_unique<file_sink>(path, f));
     sinks.push_back(file_sinks.back().get());
@@ -204,9 +288,13 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
     std::cerr << fmt::format("memlab: a CUDA error stopped the run (the results measured before it are written): {}\n",
                              e.what());
     return exit_failed;
+  } catch (const world_error& e) {
+    std::cerr << fmt::format("memlab: {}{}\n", e.what(),
+                             env.rank == 0 ? " (the results measured before it are written)" : "");
+    return exit_failed;
   } catch (const std::exception& e) {
-    std::cerr << fmt::format("memlab: an error stopped the run (the results measured before it are written): {}\n",
-                             e.what());
+    std::cerr << fmt::format("memlab: {}an error stopped the run (the results measured before it are written): {}\n",
+                             env.distributed() ? fmt::format("rank {}: ", env.rank) : "", e.what());
     return exit_failed;
   }
   for (const auto& [path, f] : files) std::cerr << fmt::format("wrote {}\n", path);

@@ -25,7 +25,9 @@ struct list_options {
 };
 
 struct run_options {
-  run_request request;            // typed: the parser fills its dtypes, sizes and axis values
+  run_request request;            // typed: the parser fills its dtypes, sizes, axis values and devices
+  bool all_devices = false;       // --device all: every GPU the machine shows
+  bool device_given = false;      // --device was on the command line
   std::string format = "table";   // stdout
   std::vector<std::string> outs;  // files; format from each one's extension
 };

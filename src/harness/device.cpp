@@ -63,6 +63,10 @@ device_info open_device(int ordinal) {
   d.pcie_gbps = links.pcie_gbps;
   d.nvlink_links = links.nvlink_links;
   d.nvlink_gbps = links.nvlink_gbps;
+  d.nvlink_link_gbps = links.nvlink_link_gbps;
+  d.nvlink_rate_from = links.nvlink_rate_from;
+  d.nvlink_switch = links.nvlink_switch;
+  d.nvlink_gpus = links.nvlink_gpus;
   d.link_source = links.source;
   return d;
 }

@@ -16,6 +16,8 @@ class gpu_runner final : public case_runner {
   device_info open(const run_request& req, std::span<const lab* const> labs, std::ostream& progress) override;
   result run(const planned_case& c, const run_request& req) override;
   [[nodiscard]] timing_info timing(const run_request& req) const override;
+  [[nodiscard]] std::vector<device_info> devices() const override;
+  [[nodiscard]] world_info world() const override;
 
  private:
   struct state;

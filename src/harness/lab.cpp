@@ -35,6 +35,10 @@ std::vector<axis_value> parse_axis(const axis& a, std::string_view text) {
   std::vector<axis_value> out;
   switch (a.grammar) {
     case axis_grammar::counts:
+      if (a.other_gpus && text == "all") {  // every ordinal; the planner keeps the machine's others
+        for (auto v = a.min; v <= a.max; ++v) out.push_back({{v, 0, 0}, 1});
+        break;
+      }
       for (auto v : parse_counts(text, flag)) out.push_back({{v, 0, 0}, 1});
       break;
     case axis_grammar::bytes:

@@ -51,6 +51,9 @@ struct axis {
   std::array<std::string_view, 3> extents{};
   // Words axes: the accepted names, in order (min and max are not used).
   std::vector<std::string_view> words{};
+  // Counts that are GPU ordinals other than the case's own (a peer): "all" means every GPU, and the
+  // planner drops the case's own GPU and any the machine does not have.
+  bool other_gpus = false;
 
   [[nodiscard]] std::size_t rank() const;  // 1 for counts and bytes
   [[nodiscard]] std::string flag() const;  // "--src-offset"
@@ -129,6 +132,9 @@ struct case_plan {
   std::vector<direction_figure> directions;
   // Collectives: nccl-tests' bus-bandwidth correction (busbw = algbw x factor); 0: none.
   double bus_factor = 0;
+  // A link roof narrower than the device's (two GPUs joined by fewer NVLinks than the GPU has): its
+  // rate per direction, GB/s. 0: the device's.
+  double link_gbps = 0;
   // The launch may wait on the host for the GPU (a cudaMemcpyAsync from pageable memory): timed
   // without the blocking kernel (a held stream would never let it return), no graph figure.
   bool host_waits = false;
@@ -187,6 +193,9 @@ std::vector<kernel_ref> kernels_of() {
 }
 
 using launch_fn = void (*)(const case_ctx&, cudaStream_t);
+// Enqueues `launches` launches back to back the way a loop of them runs (every GPU on its own stream,
+// no joins between launches) and returns when all are done: what nccl-tests times.
+using loop_launch_fn = void (*)(const case_ctx&, int launches);
 
 // What a rung needs to run a case. The harness refuses a case whose device lacks `min_cc` before
 // the lab's own refusal is asked; `alignment` and `shape` are the lab's to check (it knows which
@@ -213,6 +222,11 @@ struct variant {
   // results report each of them as "-" (a collective has no host memory kind).
   std::vector<std::string_view> ignores{};
   std::any traits{};  // the lab's description of the rung (a struct of the lab's), see traits_as
+  // Runs across every rank of a distributed run at once (a collective); a rung without it runs in one
+  // process only, and a distributed run refuses it.
+  bool all_ranks = false;
+  // Also timed by nccl-tests' method (timer::loop) with this launcher; null: not.
+  loop_launch_fn loop = nullptr;
 
   // The rung's traits as the lab's type `T`; throws std::bad_any_cast when the table gave another.
   template <class T>
@@ -239,6 +253,8 @@ struct lab {
   // What the binary was built without that some rungs need (an optional dependency), shown by
   // `memlab list`; "" when nothing is missing.
   std::string_view built_without{};
+  // The axis that counts a case's ranks (GPUs), if any: a distributed run sets it to its world size.
+  std::string_view ranks_axis{};
 
   // Why `v` cannot run `p` on `dev` (shapes, alignment, device features); nullopt when it can.
   // No GPU work: also called to plan a run and by host tests.

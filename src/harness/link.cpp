@@ -59,6 +59,41 @@ using nvml_handle_fn = int (*)(const char*, nvml_device*);
 using nvml_uint_fn = int (*)(nvml_device, unsigned*);
 using nvml_link_fn = int (*)(nvml_device, unsigned, unsigned*);  // state (an enum, int-sized) or version
 constexpr unsigned nvml_max_nvlinks = 18;                        // NVML_NVLINK_MAX_LINKS
+// nvmlDeviceGetFieldValues and its nvmlFieldValue_t, by layout (nvml.h): NVML_FI_DEV_NVLINK_GET_SPEED
+// (164) with scopeId = the link gives its speed in MB/s (an H100's: 26562, what `nvidia-smi nvlink -s`
+// prints as 26.562 GB/s).
+struct nvml_field_value {
+  unsigned field_id, scope_id;
+  long long timestamp, latency_usec;
+  int value_type, nvml_return;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+  } value;
+};
+using nvml_fields_fn = int (*)(nvml_device, int, nvml_field_value*);
+constexpr unsigned nvml_fi_nvlink_get_speed = 164;
+// nvmlPciInfo_t, by layout, for the far end of a link.
+struct nvml_pci_info {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+using nvml_remote_pci_fn = int (*)(nvml_device, unsigned, nvml_pci_info*);
+using nvml_remote_type_fn = int (*)(nvml_device, unsigned, int*);  // 0 GPU, 1 IBM NPU, 2 NVSwitch
+constexpr int nvml_nvlink_device_type_switch = 2;
+
+// A PCI bus id as CUDA writes it ("0000:1B:00.0"), from NVML's (which may have 8 digits of domain).
+std::string short_bus_id(const char* id) {
+  std::string s(id);
+  if (s.size() > 12 && s.compare(0, 4, "0000") == 0) s = s.substr(4);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 
 std::optional<link_figures> from_nvml(const std::string& bus_id, int cc_major) {
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -71,6 +106,9 @@ std::optional<link_figures> from_nvml(const std::string& bus_id, int cc_major) {
   auto max_width = reinterpret_cast<nvml_uint_fn>(sym("nvmlDeviceGetMaxPcieLinkWidth"));
   auto link_state = reinterpret_cast<nvml_link_fn>(sym("nvmlDeviceGetNvLinkState"));
   auto link_version = reinterpret_cast<nvml_link_fn>(sym("nvmlDeviceGetNvLinkVersion"));
+  auto fields = reinterpret_cast<nvml_fields_fn>(sym("nvmlDeviceGetFieldValues"));
+  auto remote_pci = reinterpret_cast<nvml_remote_pci_fn>(sym("nvmlDeviceGetNvLinkRemotePciInfo_v2"));
+  auto remote_type = reinterpret_cast<nvml_remote_type_fn>(sym("nvmlDeviceGetNvLinkRemoteDeviceType"));
   std::optional<link_figures> out;
   if (init != nullptr && shutdown != nullptr && handle != nullptr && max_gen != nullptr && max_width != nullptr &&
       init() == 0) {
@@ -87,7 +125,27 @@ std::optional<link_figures> from_nvml(const std::string& bus_id, int cc_major) {
         if (link_state(dev, l, &active) != 0 || active == 0) continue;  // no such link, or down
         if (link_version(dev, l, &version) != 0) continue;
         ++f.nvlink_links;
-        f.nvlink_gbps += nvlink_link_gbps(version, cc_major);
+        // The link's rate: NVML's reading of its speed where the driver gives one, else by version.
+        double gbps = nvlink_link_gbps(version, cc_major);
+        std::string from = "NVLink version";
+        nvml_field_value v{};
+        v.field_id = nvml_fi_nvlink_get_speed;
+        v.scope_id = l;
+        if (fields != nullptr && fields(dev, 1, &v) == 0 && v.nvml_return == 0 && v.value.ui > 0) {
+          gbps = v.value.ui / 1000.0;  // MB/s
+          from = "NVML link speed";
+        }
+        f.nvlink_gbps += gbps;
+        if (f.nvlink_link_gbps == 0) {
+          f.nvlink_link_gbps = gbps;
+          f.nvlink_rate_from = from;
+        }
+        int type = -1;
+        if (remote_type != nullptr && remote_type(dev, l, &type) == 0 && type == nvml_nvlink_device_type_switch) {
+          f.nvlink_switch = true;
+        } else if (nvml_pci_info pci{}; remote_pci != nullptr && remote_pci(dev, l, &pci) == 0) {
+          f.nvlink_gpus.push_back(short_bus_id(pci.bus_id));
+        }
       }
       out = f;
     }

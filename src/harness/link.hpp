@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memlab {
 
@@ -17,8 +18,12 @@ struct link_figures {
   int pcie_gen = 0, pcie_width = 0;
   double pcie_gbps = 0;  // per direction, after line encoding
   int nvlink_links = 0;
-  double nvlink_gbps = 0;  // active links x per-link rate, per direction
-  std::string source;      // "nvml", "sysfs", or "" when neither answered
+  double nvlink_gbps = 0;       // active links x per-link rate, per direction
+  double nvlink_link_gbps = 0;  // one link's rate per direction (the first active link's)
+  std::string nvlink_rate_from;  // "NVML link speed" (its reading), or "NVLink version" (the table below)
+  bool nvlink_switch = false;    // a link goes to an NVSwitch: every GPU on the switch is reached at the full rate
+  std::vector<std::string> nvlink_gpus;  // PCI bus ids at the far end of links that go straight to a GPU, a link each
+  std::string source;                    // "nvml", "sysfs", or "" when neither answered
 };
 
 // GB/s per lane and direction after line encoding: Gen1 2.5 GT/s and Gen2 5 GT/s with 8b/10b,

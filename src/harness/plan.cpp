@@ -131,11 +131,33 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
       }
     }
     lp.axes = axis_values_of(*l, req);
+    if (req.world_size > 1 && !l->ranks_axis.empty()) {
+      for (std::size_t k = 0; k < l->axes.size(); ++k) {
+        if (l->axes[k].name != l->ranks_axis) continue;
+        const bool given = std::any_of(req.axes.begin(), req.axes.end(),
+                                       [&](const auto& kv) { return kv.first == l->ranks_axis; });
+        const auto world = static_cast<std::uint64_t>(req.world_size);
+        if (given && (lp.axes[k].size() != 1 || lp.axes[k][0][0] != world)) {
+          throw std::invalid_argument(fmt::format("{}: a distributed run has {} ranks, one per process: leave {} out",
+                                                  flag_of(l->ranks_axis), req.world_size, flag_of(l->ranks_axis)));
+        }
+        lp.axes[k] = {axis_value{{world, 0, 0}, 1}};
+      }
+    }
     for (const auto& v : l->variants)
       if (req.variants.empty() || std::find(req.variants.begin(), req.variants.end(), v.name) != req.variants.end())
         lp.variants.push_back(&v);
-    std::uint64_t n = lp.types.size() * lp.sizes.size() * lp.variants.size();
-    for (const auto& values : lp.axes) n = n * values.size();
+    // Each rung over the axes it reads (one that ignores an axis runs at its first value only).
+    std::uint64_t n = 0;
+    for (const variant* v : lp.variants) {
+      std::uint64_t per = lp.types.size() * lp.sizes.size() * std::max<std::size_t>(req.devices.size(), 1);
+      for (std::size_t k = 0; k < l->axes.size(); ++k) {
+        if (std::find(v->ignores.begin(), v->ignores.end(), l->axes[k].name) == v->ignores.end()) {
+          per *= lp.axes[k].size();
+        }
+      }
+      n += per;
+    }
     count += n;
     if (count > max_cases) {
       throw std::invalid_argument(
@@ -148,39 +170,60 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
 
   std::vector<planned_case> out;
   out.reserve(count);
-  for (const auto& lp : plans) {
-    const lab& l = *lp.l;
-    for (dtype t : lp.types) {
-      for (const auto& s : lp.sizes) {
-        const std::uint64_t n = elements_of(s, size_of(t));
-        // Byte counts (reads + writes, offsets, guards) must stay far from 64-bit overflow.
-        if (n > (std::uint64_t{1} << 62) / size_of(t)) {
-          throw std::invalid_argument(
-              fmt::format("--sizes: {} is too large: {} elements beyond 2^62 bytes", s.text, to_string(t)));
-        }
-        // The product of the axes, the first declared outermost: an odometer over their indices.
-        std::vector<std::size_t> at(l.axes.size(), 0);
-        for (bool more = true; more;) {
-          case_params p;
-          p.type = t;
-          p.n = n;
-          for (std::size_t k = 0; k < l.axes.size(); ++k) p.set(l.axes[k], lp.axes[k][at[k]]);
-          for (const variant* v : lp.variants) {
-            // A rung that does not read an axis runs once, at that axis's first value.
-            const bool repeat = std::any_of(v->ignores.begin(), v->ignores.end(), [&](std::string_view name) {
-              for (std::size_t k = 0; k < l.axes.size(); ++k)
-                if (l.axes[k].name == name && at[k] != 0) return true;
-              return false;
-            });
-            if (!repeat) out.push_back({&l, v, p, s.text});
+  // Several GPUs: every case on each in turn. One (or none named): the run's device, not recorded.
+  std::vector<int> devices = req.devices.size() > 1 ? unique_in_order(req.devices) : std::vector<int>{-1};
+  const int own_default = req.devices.empty() ? 0 : req.devices.front();
+  for (const int device : devices) {
+    const int own = device < 0 ? own_default : device;
+    for (const auto& lp : plans) {
+      const lab& l = *lp.l;
+      for (dtype t : lp.types) {
+        for (const auto& s : lp.sizes) {
+          const std::uint64_t n = elements_of(s, size_of(t));
+          // Byte counts (reads + writes, offsets, guards) must stay far from 64-bit overflow.
+          if (n > (std::uint64_t{1} << 62) / size_of(t)) {
+            throw std::invalid_argument(
+                fmt::format("--sizes: {} is too large: {} elements beyond 2^62 bytes", s.text, to_string(t)));
           }
-          more = false;
-          for (std::size_t k = l.axes.size(); k-- > 0;) {
-            if (++at[k] < lp.axes[k].size()) {
-              more = true;
-              break;
+          // The product of the axes, the first declared outermost: an odometer over their indices.
+          std::vector<std::size_t> at(l.axes.size(), 0);
+          for (bool more = true; more;) {
+            case_params p;
+            p.type = t;
+            p.n = n;
+            // Another GPU (axis::other_gpus): never the case's own, never one the machine lacks (when
+            // known); a rung that does not read the axis runs at its first value all the same.
+            std::vector<std::string_view> not_here;
+            for (std::size_t k = 0; k < l.axes.size(); ++k) {
+              const axis_value& v = lp.axes[k][at[k]];
+              p.set(l.axes[k], v);
+              if (l.axes[k].other_gpus &&
+                  (v[0] == static_cast<std::uint64_t>(own) ||
+                   (req.device_count > 0 && v[0] >= static_cast<std::uint64_t>(req.device_count)))) {
+                not_here.push_back(l.axes[k].name);
+              }
             }
-            at[k] = 0;
+            for (const variant* v : lp.variants) {
+              const auto ignored = [&](std::string_view name) {
+                return std::find(v->ignores.begin(), v->ignores.end(), name) != v->ignores.end();
+              };
+              if (!std::all_of(not_here.begin(), not_here.end(), ignored)) continue;
+              // A rung that does not read an axis runs once, at that axis's first value.
+              const bool repeat = std::any_of(v->ignores.begin(), v->ignores.end(), [&](std::string_view name) {
+                for (std::size_t k = 0; k < l.axes.size(); ++k)
+                  if (l.axes[k].name == name && at[k] != 0) return true;
+                return false;
+              });
+              if (!repeat) out.push_back({&l, v, p, s.text, device});
+            }
+            more = false;
+            for (std::size_t k = l.axes.size(); k-- > 0;) {
+              if (++at[k] < lp.axes[k].size()) {
+                more = true;
+                break;
+              }
+              at[k] = 0;
+            }
           }
         }
       }

@@ -44,7 +44,17 @@ struct run_request {
   // Values by axis name ("block_rows" -> 0..15); an axis not given takes each lab's defaults. Each
   // lab checks them against its own declaration of the axis (its range may be narrower).
   std::vector<std::pair<std::string, axis_values>> axes;
-  int device = 0;
+  // The GPUs the cases run on, each in turn (--device 0,2 or all); empty: GPU 0. In a distributed
+  // run, the one GPU of this rank.
+  std::vector<int> devices;
+  // GPUs the machine shows (0: not known, planning on a host): an axis of GPU ordinals
+  // (axis::other_gpus) keeps only these.
+  int device_count = 0;
+  // The ranks of a distributed run (harness/world.hpp), 1 for one process: a lab's ranks axis
+  // (lab::ranks_axis) takes this value, and rungs that span no ranks are refused.
+  int world_size = 1;
+  // Seconds a rank of a distributed run waits for the others before it stops with an error.
+  double rank_timeout_s = 30;
   double max_time_s = 0.5;  // per case, split between cold, batch and graph timing
   bool verify = true;
   bool progress = true;  // one line per case on the progress stream
@@ -62,13 +72,16 @@ struct planned_case {
   const variant* v = nullptr;
   case_params p;
   std::string size_text;  // as the user wrote it: "2^24"
+  int device = -1;        // the GPU it runs on; -1: the run's only one
 };
 
 // More cases than this in one run is a usage error: narrow the sweep.
 inline constexpr std::size_t max_cases = 20000;
 
-// The cases of `req` over `labs` (missing ones named in errors), labs in the order asked, then
-// dtypes, sizes, the product of the axes (first declared outermost) and the variants innermost.
+// The cases of `req` over `labs` (missing ones named in errors): each GPU of req.devices in turn
+// (outermost, when there are several), then labs in the order asked, dtypes, sizes, the product of
+// the axes (first declared outermost) and the variants innermost. An axis of GPUs (axis::other_gpus)
+// never takes the case's own GPU.
 // Throws std::invalid_argument (a usage error) with a one-line message.
 std::vector<planned_case> plan_cases(const run_request& req, std::span<const lab* const> labs,
                                      std::span<const missing_lab> missing = {});

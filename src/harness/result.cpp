@@ -55,7 +55,7 @@ double giga_per_s(std::uint64_t amount, double median_ms) {
   return median_ms > 0 ? static_cast<double>(amount) / (median_ms * 1e-3) / 1e9 : 0.0;
 }
 
-// DESIGN.md, "Roofs". The shared-memory and FP32 roofs use the SM clock measured during the case.
+// docs/design.md, "Roofs". The shared-memory and FP32 roofs use the SM clock measured during the case.
 // Links are rated per direction: a case moving bytes both ways at once is held to the sum.
 roof roof_of(roof_kind k, const device_info& dev, double sm_clock_mhz, std::size_t directions) {
   const double ways = static_cast<double>(std::max<std::size_t>(directions, 1));
@@ -108,6 +108,8 @@ void derive(result& r, roof_kind k, const device_info& dev, std::uint64_t workin
   r.pct_measured = dev.measured_peak_gbps > 0 ? 100.0 * r.gbps / dev.measured_peak_gbps : 0.0;
   for (auto& d : r.directions) d.gbps = giga_per_s(d.bytes, r.cold.median_ms);
   r.busbw_gbps = r.gbps * r.bus_factor;
+  r.nccl_tests_gbps = giga_per_s(r.bytes, r.nccl_tests.median_ms);
+  r.nccl_tests_busbw_gbps = r.nccl_tests_gbps * r.bus_factor;
   const auto ways = static_cast<std::size_t>(
       std::count_if(r.directions.begin(), r.directions.end(), [](const direction_figure& d) { return d.bytes > 0; }));
   r.roof = roof_of(k, dev, r.sm_clock_mhz, ways);
@@ -144,6 +146,7 @@ field_value summary_spread(const result& r) {
   }
 
 using R = const result&;
+bool timed_like_nccl_tests(R r) { return r.nccl_tests.samples > 0; }
 const result_field fields[] = {
     {"lab", "", "lab", "", [](R r) -> field_value { return r.lab; }},
     {"variant", "", "variant", "", [](R r) -> field_value { return r.variant; }},
@@ -189,6 +192,25 @@ const result_field fields[] = {
     {"busbw_gbps", "", "busbw_gbps", "GB/s", [](R r) -> field_value { return r.busbw_gbps; }, field_kind::value,
      [](R r) { return r.bus_factor > 0; }},
     {"measured", "", "measured", "", nullptr, field_kind::measured},
+    // nccl-tests' method, where a rung has it (an extension).
+    {"nccl_tests_median_ms", "nccl_tests", "median_ms", "ms", summary_ms<&result::nccl_tests, &summary::median_ms>,
+     field_kind::value, timed_like_nccl_tests},
+    {"nccl_tests_min_ms", "nccl_tests", "min_ms", "ms", summary_ms<&result::nccl_tests, &summary::min_ms>,
+     field_kind::value, timed_like_nccl_tests},
+    {"nccl_tests_max_ms", "nccl_tests", "max_ms", "ms", summary_ms<&result::nccl_tests, &summary::max_ms>,
+     field_kind::value, timed_like_nccl_tests},
+    {"nccl_tests_samples", "nccl_tests", "samples", "", summary_samples<&result::nccl_tests>, field_kind::value,
+     timed_like_nccl_tests},
+    {"nccl_tests_rel_spread", "nccl_tests", "rel_spread", "", summary_spread<&result::nccl_tests>, field_kind::value,
+     timed_like_nccl_tests},
+    {"nccl_tests_gbps", "", "nccl_tests_gbps", "GB/s", [](R r) -> field_value { return r.nccl_tests_gbps; },
+     field_kind::value, timed_like_nccl_tests},
+    {"nccl_tests_busbw_gbps", "", "nccl_tests_busbw_gbps", "GB/s",
+     [](R r) -> field_value { return r.nccl_tests_busbw_gbps; }, field_kind::value,
+     [](R r) { return r.nccl_tests.samples > 0 && r.bus_factor > 0; }},
+    // The GPU of the case, in a run over several (an extension).
+    {"device", "", "device", "", [](R r) -> field_value { return std::int64_t{r.device}; }, field_kind::value,
+     [](R r) { return r.device >= 0; }},
 };
 #undef MEMLAB_SUMMARY_FIELDS
 
@@ -242,7 +264,7 @@ std::optional<ladder_summary> summarize_ladder(const run_report& rep, const lab_
     }
   }
   ladder_summary s;
-  s.roof = l.roof;
+  s.roof = best->roof.kind;  // the best case's own roof (a lab of links: NVLink for one rung, PCIe for another)
   s.best = best->variant;
   s.point = best->params;
   s.best_rate = rate(best);

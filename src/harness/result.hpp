@@ -44,7 +44,7 @@ struct measured_figure {
   friend bool operator==(const measured_figure&, const measured_figure&) = default;
 };
 struct param {
-  std::string name;  // dtype, n, then the lab's axes (names shared across labs: DESIGN.md)
+  std::string name;  // dtype, n, then the lab's axes (docs/design.md, "Shared parameter names")
   param_value value;
 };
 std::string to_string(const param_value& v);
@@ -72,12 +72,16 @@ struct device_info {
   double pcie_gbps = 0;              // its theoretical rate per direction after line encoding, GB/s; 0 = unknown
   int nvlink_links = 0;              // active NVLinks
   double nvlink_gbps = 0;            // active links x per-link rate, per direction, GB/s; 0 = none or unknown
+  double nvlink_link_gbps = 0;       // one link's rate per direction, GB/s
+  std::string nvlink_rate_from;      // "NVML link speed" (NVML's reading) or "NVLink version" (a table)
+  bool nvlink_switch = false;        // the links go to NVSwitches: every GPU on them at the full rate
+  std::vector<std::string> nvlink_gpus;  // bus ids of GPUs linked directly, a link each
   std::string link_source;           // where the link figures came from ("nvml", "sysfs", ...); "" = nowhere
 };
 // 2 x memory clock x bus width / 8, in GB/s (1e9 bytes/s).
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits);
 
-// The roof a lab is bound by (DESIGN.md, "Roofs"). Each result reports its value and % of it.
+// The roof a lab is bound by (docs/design.md, "Roofs"). Each result reports its value and % of it.
 enum class roof_kind {
   dram,  // theoretical DRAM bandwidth, GB/s; against the cold (L2 flushed) median
   l2,    // measured L2-resident copy, GB/s; against the batch median (the data stays in L2)
@@ -109,7 +113,7 @@ struct direction_figure {
 struct result;
 using rate_member = double result::*;  // a rate of a result: &result::gbps
 
-// What each roof judges (DESIGN.md, "Roofs"): the one place the rule is written. derive() computes
+// What each roof judges (docs/design.md, "Roofs"): the one place the rule is written. derive() computes
 // % of roof from `judged`; the progress line, the tables and the summary line read the same.
 struct roof_rule {
   roof_kind kind;
@@ -136,6 +140,10 @@ struct result {
   // touched); 0 when equal to `bytes`.
   std::uint64_t hardware_bytes = 0;
   summary cold, batch, graph;         // graph: samples == 0 when the variant could not be captured
+  // nccl-tests' method (timer::loop), for rungs that have it: ms per launch, host clock around
+  // back-to-back launches, mean over the ranks; the median over repetitions. samples == 0: not timed so.
+  summary nccl_tests;
+  int device = -1;  // the GPU the case ran on, in a run over several (-1: the run's only one)
   std::string graph_note;             // why there is no graph figure
   double sm_clock_mhz = 0;            // median SM clock over the cold samples kept (0: not read)
   std::size_t throttled_samples = 0;  // cold samples dropped: SM clock under 75% of the default
@@ -158,6 +166,8 @@ struct result {
   std::vector<direction_figure> directions;  // per-direction bytes and GB/s (case_plan::directions)
   double bus_factor = 0;                     // case_plan::bus_factor (nccl-tests' busbw correction); 0: none
   double busbw_gbps = 0;                     // gbps x bus_factor (derived; 0 without a factor)
+  double nccl_tests_gbps = 0;                // bytes / nccl_tests median: nccl-tests' algbw (derived)
+  double nccl_tests_busbw_gbps = 0;          // nccl_tests_gbps x bus_factor: nccl-tests' busbw (derived)
   std::vector<measured_figure> measured;     // what the lab's kernels measured themselves (lab::observe)
 
   [[nodiscard]] const param_value* find(std::string_view name) const;
@@ -224,6 +234,27 @@ struct timing_info {
   double batch_target_ms = 0;        // GPU time one batch or graph sample aims at
   int max_queued_launches = 0;       // launches queued behind the blocking kernel per batch sample
   double blocking_timeout_s = 0;     // the blocking kernel releases itself after this (a hung launch)
+  int nccl_tests_warmup = 0;         // nccl-tests' method: warm-up launches, then a sync ...
+  int nccl_tests_iters = 0;          // ... then this many back to back between two host clock readings
+};
+
+// One rank of a distributed run (harness/world.hpp), as the results' header lists it.
+struct rank_info {
+  int rank = 0;
+  std::string host;
+  long pid = 0;
+  int device = 0;      // its CUDA ordinal on its host
+  std::string bus_id;  // its GPU's PCI bus id
+};
+
+// Who ran: one process, or the ranks of a distributed run and how they met.
+struct world_info {
+  std::string launcher;  // "torchrun", "env", "mpi", "slurm"; "" for one process
+  int size = 1;
+  std::string root, root_from;  // NCCL_COMM_ID and where it came from
+  int nccl_version = 0;         // 22809 = 2.28.9; 0 without NCCL
+  double rank_timeout_s = 0;
+  std::vector<rank_info> ranks;
 };
 
 // What a reader needs to interpret a lab's records: its roof and its params in declared order.
@@ -249,6 +280,8 @@ struct run_report {
   timing_info timing;
   std::vector<lab_info> labs;  // the labs of the planned cases
   device_info device;
+  std::vector<device_info> devices;  // every GPU the cases ran on, when several (device is the first)
+  world_info world;
   std::vector<env_setting> environment;  // what the planned labs declared, as the run saw it
   std::vector<result> results;
   std::size_t planned = 0;  // cases planned; results.size() < planned when the run stopped early

@@ -124,6 +124,8 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
     }
   }
   report.device = runner.open(req, labs, progress);
+  if (auto all = runner.devices(); all.size() > 1) report.devices = std::move(all);
+  report.world = runner.world();
 
   const auto finish = [&](std::string ended) {
     report.ended = std::move(ended);
@@ -164,8 +166,9 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
         lab_start = clock::now();
       }
       ++lab_cases;
-      const std::string label = fmt::format("[{}/{}] {} {} {} {}{}", index, cases.size(), c.l->name, c.v->name,
-                                            to_string(c.p.type), c.size_text, axis_text(c.l->params(c.p)));
+      const std::string label = fmt::format("[{}/{}] {}{} {} {} {}{}", index, cases.size(),
+                                            c.device >= 0 ? fmt::format("gpu {} ", c.device) : "", c.l->name,
+                                            c.v->name, to_string(c.p.type), c.size_text, axis_text(c.l->params(c.p)));
       result r = runner.run(c, req);
       if (req.progress) {
         std::string outcome;

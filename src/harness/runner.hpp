@@ -24,6 +24,10 @@ class case_runner {
   virtual result run(const planned_case& c, const run_request& req) = 0;
   // How this runner times, for the report's header.
   [[nodiscard]] virtual timing_info timing(const run_request& req) const = 0;
+  // Every GPU open() opened, in order (the report lists them when there are several).
+  [[nodiscard]] virtual std::vector<device_info> devices() const { return {}; }
+  // Who runs: one process, or the ranks of a distributed run (the report's header).
+  [[nodiscard]] virtual world_info world() const { return {}; }
 };
 
 // Receives the report after every case, when a lab's last case is done, and once at the end. A sink

@@ -58,9 +58,27 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
+// The rank_sync of one process.
+class local_sync final : public rank_sync {
+ public:
+  void wait(cudaStream_t s) const override { MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s)); }
+  void barrier() const override {}
+  [[nodiscard]] double broadcast(double v) const override { return v; }
+  [[nodiscard]] double average(double v) const override { return v; }
+  [[nodiscard]] bool all(bool v) const override { return v; }
+  [[nodiscard]] bool is_distributed() const override { return false; }
+};
+
+}  // namespace
+
+const rank_sync& one_process() {
+  static const local_sync s;
+  return s;
+}
+
 // Repeats `sample()` (milliseconds; negative = dropped) until the spread is small or the budget ends.
 template <class Sample>
-summary sample_until_stable(Sample&& sample, const measure_options& opt) {
+summary timer::sample_until_stable(Sample&& sample, const measure_options& opt) {
   std::vector<double> ms;
   const auto t0 = clock_type::now();
   for (std::size_t taken = 0;; ++taken) {
@@ -68,19 +86,24 @@ summary sample_until_stable(Sample&& sample, const measure_options& opt) {
     if (v >= 0) ms.push_back(v);
     const std::size_t n = ms.size();
     // Summaries sort: re-check every few samples, not after each.
-    if (v >= 0 && n >= opt.min_samples && n % 5 == 0 && summarize(ms).rel_spread < opt.target_rel_spread) break;
-    if (taken + 1 >= opt.max_samples) break;
-    if (n >= measure_options::floor_samples && seconds_since(t0) > opt.max_time_s) break;
+    bool stop = v >= 0 && n >= opt.min_samples && n % 5 == 0 && summarize(ms).rel_spread < opt.target_rel_spread;
+    stop = stop || taken + 1 >= opt.max_samples;
+    stop = stop || (n >= measure_options::floor_samples && seconds_since(t0) > opt.max_time_s);
     // Every sample dropped for far longer than the budget: stop rather than loop forever.
-    if (seconds_since(t0) > 4 * opt.max_time_s + 1) break;
+    stop = stop || seconds_since(t0) > 4 * opt.max_time_s + 1;
+    if (sync_.is_distributed()) stop = sync_.broadcast(stop ? 1.0 : 0.0) != 0;  // rank 0 decides
+    if (stop) break;
   }
   return summarize(std::move(ms));
 }
 
-}  // namespace
-
-timer::timer(cudaStream_t stream, l2_flusher& flusher, int sm_count, int default_clock_khz, bool blocking)
-    : stream_(stream), flusher_(flusher), sm_count_(std::max(sm_count, 1)), default_clock_khz_(default_clock_khz) {
+timer::timer(cudaStream_t stream, l2_flusher& flusher, int sm_count, int default_clock_khz, bool blocking,
+             const rank_sync& sync)
+    : stream_(stream),
+      flusher_(flusher),
+      sync_(sync),
+      sm_count_(std::max(sm_count, 1)),
+      default_clock_khz_(default_clock_khz) {
   void* p = nullptr;
   MEMLAB_CUDA_CHECK(cudaHostAlloc(&p, sizeof(host_words), cudaHostAllocMapped));
   words_ = new (p) host_words();
@@ -114,7 +137,7 @@ void timer::read_clock(int slot) {
 }
 
 void timer::finish_sample() {
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.wait(stream_);
   if (words_->timed_out != 0) {
     throw std::runtime_error("the blocking kernel timed out after " + std::to_string(timeout_s_) +
                              " s: a launch synchronized the device, or more launches were queued than the GPU accepts "
@@ -126,6 +149,10 @@ template <class Enqueue>
 double timer::held_sample(Enqueue&& enqueue, bool clocks) {
   block();
   release_on_exit held{[this] { release(); }};
+  // Every rank holds its stream before any enqueues: the ranks start together once released. The
+  // barrier comes before the launch, not between it and the release: with NCCL's network transport a
+  // collective enqueued behind the held stream would keep the barrier's own collective from progressing.
+  if (sync_.is_distributed()) sync_.barrier();
   if (clocks) read_clock(0);
   start_.record(stream_);
   enqueue();
@@ -141,11 +168,13 @@ double timer::unheld_sample(Enqueue&& enqueue) {
   start_.record(stream_);
   enqueue();
   stop_.record(stream_);
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.wait(stream_);
   return static_cast<double>(elapsed_ms(start_, stop_));
 }
 
 int timer::launches_for(double estimate_ms, const measure_options& opt, int cap) const {
+  // Every rank queues as many launches as rank 0 (their estimates differ a little).
+  if (sync_.is_distributed()) estimate_ms = sync_.broadcast(estimate_ms);
   if (!(estimate_ms > 0)) return std::min(cap, 100);
   return static_cast<int>(std::clamp(std::ceil(opt.batch_target_ms / estimate_ms), 1.0, static_cast<double>(cap)));
 }
@@ -153,7 +182,7 @@ int timer::launches_for(double estimate_ms, const measure_options& opt, int cap)
 cold_summary timer::cold(const enqueue_fn& launch, const measure_options& opt) {
   timeout_s_ = opt.blocking_timeout_s;
   launch(stream_);  // warm-up: module load, first touch, libraries' tuning queries
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.wait(stream_);
   cold_summary out;
   std::vector<double> clocks;
   const double floor_khz = opt.throttle_threshold * default_clock_khz_;
@@ -161,7 +190,7 @@ cold_summary timer::cold(const enqueue_fn& launch, const measure_options& opt) {
     out.time = sample_until_stable(
         [&] {
           flusher_.flush(stream_);
-          MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+          sync_.wait(stream_);
           return unheld_sample([&] { launch(stream_); });
         },
         opt);
@@ -170,7 +199,7 @@ cold_summary timer::cold(const enqueue_fn& launch, const measure_options& opt) {
   out.time = sample_until_stable(
       [&] {
         flusher_.flush(stream_);
-        MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        sync_.wait(stream_);
         const double ms = held_sample([&] { launch(stream_); }, true);
         const auto& c = words_->clock;
         const double ns = static_cast<double>(c[1][0] - c[0][0]);
@@ -193,11 +222,11 @@ cold_summary timer::cold(const enqueue_fn& launch, const measure_options& opt) {
 
 summary timer::once(const enqueue_fn& launch) {
   flusher_.flush(stream_);
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.wait(stream_);
   start_.record(stream_);
   launch(stream_);
   stop_.record(stream_);
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.wait(stream_);
   return summarize({static_cast<double>(elapsed_ms(start_, stop_))});
 }
 
@@ -205,7 +234,7 @@ summary timer::batch(const enqueue_fn& launch, const measure_options& opt, doubl
   timeout_s_ = opt.blocking_timeout_s;
   const int k = launches_for(estimate_ms, opt, opt.max_queued_launches);
   for (int i = 0; i < k; ++i) launch(stream_);  // warm-up batch: warms the L2 and the launch path
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.wait(stream_);
   return sample_until_stable(
       [&] {
         const auto all = [&] {
@@ -250,9 +279,22 @@ summary timer::graph(const enqueue_fn& launch, const measure_options& opt, doubl
     ~exec_guard() { MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(e)); }
   } guard{exec};
   MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // warm-up
-  MEMLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  sync_.wait(stream_);
   return sample_until_stable(
       [&] { return held_sample([&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_)); }, false) / k; }, opt);
+}
+
+summary timer::loop(const loop_fn& launches, const measure_options& opt) {
+  launches(opt.loop_warmup);  // nccl-tests' warm-up, then its sync (the lab's loop waits)
+  return sample_until_stable(
+      [&] {
+        if (sync_.is_distributed()) sync_.barrier();
+        const auto t0 = clock_type::now();
+        launches(opt.loop_iters);
+        const double ms = seconds_since(t0) * 1e3 / opt.loop_iters;
+        return sync_.is_distributed() ? sync_.average(ms) : ms;
+      },
+      opt);
 }
 
 }  // namespace memlab

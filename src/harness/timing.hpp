@@ -28,6 +28,24 @@
 namespace memlab {
 
 using enqueue_fn = std::function<void(cudaStream_t)>;
+// Enqueues `launches` launches back to back, the way a loop of them runs (nccl-tests: each GPU on its
+// own stream, no joins between them), and returns once every one is done.
+using loop_fn = std::function<void(int launches)>;
+
+// How a timer's samples stay in step across the ranks of a distributed run (harness/world.hpp). In
+// one process every call is trivial: wait is cudaStreamSynchronize, the others return their input.
+class rank_sync {
+ public:
+  virtual ~rank_sync() = default;
+  virtual void wait(cudaStream_t s) const = 0;                 // until the stream's work is done
+  virtual void barrier() const = 0;                            // every rank has come this far
+  [[nodiscard]] virtual double broadcast(double v) const = 0;  // rank 0's v, on every rank
+  [[nodiscard]] virtual double average(double v) const = 0;    // the mean of every rank's v
+  [[nodiscard]] virtual bool all(bool v) const = 0;            // v is true on every rank
+  [[nodiscard]] virtual bool is_distributed() const = 0;
+};
+// The rank_sync of a process that is the whole run.
+const rank_sync& one_process();
 
 struct measure_options {
   double max_time_s = 0.25;          // wall-clock budget for one measurement (cold, batch or graph)
@@ -43,6 +61,11 @@ struct measure_options {
   // (host work inside the launch is timed, as it must be), without SM clock readings; a batch
   // sample is k launches between two events.
   bool hold_stream = true;
+  // nccl-tests' method (its defaults: -w 1 -n 20): after `loop_warmup` launches and a sync, the host
+  // clock around `loop_iters` launches back to back and the wait for the last; the mean per launch,
+  // averaged over the ranks. Repeated like any sample (median over the repetitions).
+  int loop_warmup = 1;
+  int loop_iters = 20;
   // Taken even when the budget ends first, so every summary has a median.
   static constexpr std::size_t floor_samples = 3;
 };
@@ -57,7 +80,10 @@ struct cold_summary {
 class timer {
  public:
   // `blocking` false: for profilers; only once() may be used then.
-  timer(cudaStream_t stream, l2_flusher& flusher, int sm_count, int default_clock_khz, bool blocking = true);
+  // `sync`: how the ranks of a distributed run keep in step (one process: one_process()); it must
+  // outlive the timer.
+  timer(cudaStream_t stream, l2_flusher& flusher, int sm_count, int default_clock_khz, bool blocking = true,
+        const rank_sync& sync = one_process());
   ~timer();
   timer(const timer&) = delete;
   timer& operator=(const timer&) = delete;
@@ -70,6 +96,10 @@ class timer {
   summary batch(const enqueue_fn& launch, const measure_options& opt, double estimate_ms);
   // samples == 0 and `why_not` set when the launches cannot be captured in a graph.
   summary graph(const enqueue_fn& launch, const measure_options& opt, double estimate_ms, std::string& why_not);
+  // nccl-tests' method (measure_options::loop_*): milliseconds per launch, host clock, no blocking
+  // kernel, no L2 flush; in a distributed run every rank starts after a barrier and the figure is the
+  // ranks' mean, as nccl-tests averages its ranks' times.
+  summary loop(const loop_fn& launches, const measure_options& opt);
 
  private:
   struct host_words;  // pinned, device-mapped words the kernels and the host share
@@ -84,11 +114,16 @@ class timer {
   // The same without the blocking kernel (measure_options::hold_stream false).
   template <class Enqueue>
   double unheld_sample(Enqueue&& enqueue);
+  // Repeats `sample()` until the spread is small or the budget ends; in a distributed run rank 0
+  // decides when to stop and every rank follows, so all take the same samples.
+  template <class Sample>
+  summary sample_until_stable(Sample&& sample, const measure_options& opt);
   void finish_sample();  // synchronizes; throws std::runtime_error when the blocking kernel timed out
   int launches_for(double estimate_ms, const measure_options& opt, int cap) const;
 
   cudaStream_t stream_;
   l2_flusher& flusher_;
+  const rank_sync& sync_;
   int sm_count_;
   int default_clock_khz_;
   host_words* words_ = nullptr;

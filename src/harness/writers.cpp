@@ -55,8 +55,16 @@ std::vector<const result*> results_of(const run_report& rep, std::string_view la
 
 std::string header_text(const run_report& rep) {
   const auto& d = rep.device;
-  return fmt::format("device {} | theoretical peak {:.1f} GB/s | measured ceiling {} | bytes = reads + writes",
-                     device_text(d), d.peak_gbps, ceiling_text(d));
+  std::string out = fmt::format("device {} | theoretical peak {:.1f} GB/s | measured ceiling {} | bytes = reads + writes",
+                                device_text(d), d.peak_gbps, ceiling_text(d));
+  if (d.nvlink_links > 0) {
+    out += fmt::format("\nNVLink: {} links x {:.3f} GB/s ({}) = {:.1f} GB/s per direction{}", d.nvlink_links,
+                       d.nvlink_link_gbps, d.nvlink_rate_from, d.nvlink_gbps, d.nvlink_switch ? ", through NVSwitch" : "");
+  }
+  if (rep.world.size > 1) {
+    out += fmt::format("\n{} ranks, one process each ({}), met at {}", rep.world.size, rep.world.launcher, rep.world.root);
+  }
+  return out;
 }
 
 std::string lab_heading(const lab_info& l) {
@@ -244,7 +252,8 @@ void write_csv(std::ostream& os, const run_report& rep) {
 }
 
 // ---- JSON: memlab.results/1 --------------------------------------------------------------------------
-// The DESIGN.md keys first in each object, the extensions after; docs/results-schema.md lists them.
+// The keys of docs/design.md ("Results files") first in each object, the extensions after;
+// docs/results-schema.md lists them.
 
 ordered_json header_json(const run_report& rep) {
   ordered_json j;
@@ -296,6 +305,16 @@ ordered_json header_json(const run_report& rep) {
       {"batch_target_ms", t.batch_target_ms},
       {"max_queued_launches", t.max_queued_launches},
       {"blocking_timeout_s", t.blocking_timeout_s}};
+  if (t.nccl_tests_iters > 0) {
+    j["timing"]["nccl_tests"] =
+        "nccl-tests' method, for the rungs that have it (records' nccl_tests): nccl_tests_warmup launches and a sync, "
+        "then (after a barrier across the ranks) the host clock around nccl_tests_iters launches enqueued back to back "
+        "and the wait for the last; the mean per launch, averaged over the ranks as nccl-tests does; repeated like a "
+        "sample, median over the repetitions. No L2 flush, no blocking kernel: the host's launch cost is inside, as in "
+        "nccl-tests' own figure";
+    j["timing"]["nccl_tests_warmup"] = t.nccl_tests_warmup;
+    j["timing"]["nccl_tests_iters"] = t.nccl_tests_iters;
+  }
   const auto& d = rep.device;
   ordered_json dev;
   dev["name"] = d.name;
@@ -315,7 +334,50 @@ ordered_json header_json(const run_report& rep) {
   dev["device_count"] = d.device_count;
   dev["link"] = {{"source", d.link_source},  {"pcie_gen", d.pcie_gen},         {"pcie_width", d.pcie_width},
                  {"pcie_gbps", d.pcie_gbps}, {"nvlink_links", d.nvlink_links}, {"nvlink_gbps", d.nvlink_gbps}};
+  if (d.nvlink_links > 0) {
+    dev["link"]["nvlink_link_gbps"] = d.nvlink_link_gbps;
+    dev["link"]["nvlink_rate_from"] = d.nvlink_rate_from;
+    dev["link"]["nvlink_switch"] = d.nvlink_switch;
+    if (!d.nvlink_gpus.empty()) dev["link"]["nvlink_gpus"] = d.nvlink_gpus;
+  }
   j["device"] = std::move(dev);
+  if (rep.devices.size() > 1) {
+    ordered_json all = ordered_json::array();
+    for (const auto& x : rep.devices) {
+      all.push_back({{"ordinal", x.ordinal},
+                     {"name", x.name},
+                     {"measured_peak_gbps", x.measured_peak_gbps},
+                     {"link",
+                      {{"source", x.link_source},
+                       {"pcie_gen", x.pcie_gen},
+                       {"pcie_width", x.pcie_width},
+                       {"pcie_gbps", x.pcie_gbps},
+                       {"nvlink_links", x.nvlink_links},
+                       {"nvlink_gbps", x.nvlink_gbps}}}});
+    }
+    j["devices"] = std::move(all);
+  }
+  // Who ran: for a distributed run, and for any run with collectives (which NCCL).
+  const bool collectives =
+      std::any_of(rep.results.begin(), rep.results.end(), [](const result& r) { return r.bus_factor > 0; });
+  if (!rep.world.launcher.empty() || (collectives && rep.world.nccl_version > 0)) {
+    const auto& w = rep.world;
+    ordered_json world{{"launcher", w.launcher.empty() ? "none (one process)" : w.launcher},
+                       {"size", w.size},
+                       {"nccl_version", w.nccl_version}};
+    if (!w.root.empty()) {
+      world["root"] = w.root;
+      world["root_from"] = w.root_from;
+      world["rank_timeout_s"] = w.rank_timeout_s;
+    }
+    ordered_json ranks = ordered_json::array();
+    for (const auto& r : w.ranks) {
+      ranks.push_back(
+          {{"rank", r.rank}, {"host", r.host}, {"pid", r.pid}, {"device", r.device}, {"bus_id", r.bus_id}});
+    }
+    if (!w.ranks.empty()) world["ranks"] = std::move(ranks);
+    j["world"] = std::move(world);
+  }
   ordered_json env = ordered_json::object();
   for (const auto& e : rep.environment) env[e.name] = {{"value", e.value}, {"set_by", e.set_by}};
   j["environment"] = std::move(env);
@@ -426,7 +488,12 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
   for (const result* r : rows)
     for (const auto& p : r->params)
       if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+  const bool several = std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->device >= 0; });
+  const bool collectives = std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->bus_factor > 0; });
+  const bool nccl_tests =
+      std::any_of(rows.begin(), rows.end(), [](const result* r) { return r->nccl_tests.samples > 0; });
   t.column("variant", false);
+  if (several) t.column("gpu", true);
   for (const auto& n : names) {
     bool numeric = true;  // numbers right, words left
     for (const result* r : rows) {
@@ -462,6 +529,18 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
       {std::string(rule.bandwidth_header), field(rule.bandwidth == &result::batch_gbps ? "batch_gbps" : "gbps"), timed},
   };
   if (flops) columns.push_back({"GFLOP/s", field("gflops"), timed});
+  // Collectives: nccl-tests' busbw from the cold time, and nccl-tests' own method beside it.
+  if (collectives) {
+    columns.push_back({"busbw", field("busbw_gbps"),
+                       [](const result& r, const device_info&) { return r.cold.samples > 0 && r.bus_factor > 0; }});
+  }
+  if (nccl_tests) {
+    columns.push_back({"nccl-tests", field("nccl_tests_median_ms"),
+                       [](const result& r, const device_info&) { return r.nccl_tests.samples > 0; }});
+    columns.push_back({"busbw nccl-tests", field("nccl_tests_busbw_gbps"), [](const result& r, const device_info&) {
+                         return r.nccl_tests.samples > 0 && r.bus_factor > 0;
+                       }});
+  }
   columns.push_back({std::string(rule.pct_header), field("pct_roof"),
                      [](const result& r, const device_info&) { return r.cold.samples > 0 && r.roof.value > 0; }});
   if (l.roof == roof_kind::dram) {
@@ -480,6 +559,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
   t.column("status", false);
   for (const result* r : rows) {
     std::vector<std::string> row{r->variant};
+    if (several) row.push_back(r->device >= 0 ? std::to_string(r->device) : "");
     for (const auto& n : names) {
       const param_value* v = r->find(n);
       if (v == nullptr) {
@@ -510,7 +590,7 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
 std::string lab_summary(const run_report& rep, const lab_info& l) {
   const auto s = summarize_ladder(rep, l);
   if (!s) return {};
-  const roof_rule& rule = rule_of(l.roof);
+  const roof_rule& rule = rule_of(s->roof);
   std::vector<std::string> point;
   for (const auto& p : s->point) {
     const auto* i = std::get_if<std::int64_t>(&p.value);

@@ -1,6 +1,6 @@
 // A stand-in for the three NVML calls BabelStream's CUDA model makes (its banner's memory clock),
 // for machines whose CUDA toolkit ships no nvml.h / libnvidia-ml. The memory clock comes from the
-// CUDA runtime instead. Used only by tools/device_issue20.sh, and only when nvml.h is missing.
+// CUDA runtime instead. Used only by tools/device_hierarchy.sh, and only when nvml.h is missing.
 #pragma once
 #include <cuda_runtime_api.h>
 

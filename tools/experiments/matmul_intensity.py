@@ -9,8 +9,8 @@ before each. The second launch of each case is the one reported. Writes CSV to s
   n, m, k, variant, kernel, flops, dram_read_bytes, dram_write_bytes, dram_bytes_over_minimum,
   flop_per_dram_byte, l2_bytes, flop_per_l2_byte, shared_wavefronts_per_load, ncu_time_ns, ncu_sm_hz
 
-  python3 tools/experiments/matmul_intensity.py docs/results/h100/matmul_ncu_9f07dd0.csv \
-      docs/results/h100/matmul_ncu_profile_run.json > docs/results/h100/matmul_intensity_9f07dd0.csv
+  python3 tools/experiments/matmul_intensity.py docs/results/h100/matmul/ncu_counters.csv \
+      docs/results/h100/matmul/ncu_profile_run.json > docs/results/h100/matmul/intensity.csv
 """
 import csv
 import json

@@ -1,5 +1,5 @@
 """memlab.transpose against a copy of the same bytes, torch's .t().contiguous() and a Triton transpose, in one
-process, at the acceptance shapes of issue 22 (docs/notes/transpose_any_shape.md).
+process, at the library's acceptance shapes (docs/notes/transpose_any_shape.md).
 
 Each candidate is verified byte for byte against torch first, then timed cold: the L2 flushed (a write of
 twice its size), the stream held by torch.cuda._sleep while the host enqueues start event, launch, stop
@@ -163,7 +163,7 @@ def main(argv=None) -> int:
         del x, ref, out
         torch.cuda.empty_cache()
 
-    header = {"schema": "memlab.issue22.transpose_bench/1", "device": torch.cuda.get_device_name(0),
+    header = {"schema": "memlab.transpose_bench/1", "device": torch.cuda.get_device_name(0),
               "torch": torch.__version__, "memlab_library": str(memlab.library_path()),
               "method": "cold: L2 flushed, stream held while enqueuing, median of kept samples",
               "bytes": "read + written (2 x the matrix)", "pct_of_copy": "against the faster copy of the same bytes"}

@@ -1,6 +1,6 @@
 // Experiment (not part of the build): memlab::transpose against a copy of the same bytes
 // (cudaMemcpyAsync D2D), cold (L2 flushed before every timed launch), one process, at the shapes of
-// issue 22's acceptance, every output checked byte-exact against the host. With --once every case runs
+// the library's acceptance, every output checked byte-exact against the host. With --once every case runs
 // once, untimed: the mode for ncu.
 // Build and run on the GPU machine (from the repository root):
 //   nvcc -O3 -std=c++20 -arch=sm_90 -Iinclude tools/experiments/transpose_realign_bench.cu -o /tmp/tb && /tmp/tb

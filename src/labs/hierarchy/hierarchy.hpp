@@ -1,24 +1,33 @@
-// The hierarchy lab's host side: the chase chain, the launch plans and the figures read back from
-// the kernels. Plain C++ (no CUDA runtime calls): the host tests replay all of it without a GPU.
+// The hierarchy lab's host side: what its two parts share (the record of what a kind of rung does,
+// its traits, the stream operations as data), the chase chain, the launch plans and the figures read
+// back from the kernels. Plain C++ (no CUDA runtime calls): the host tests replay all of it without a
+// GPU. The kernels live in chase.cu (latency: the chases, the register chain, the loaded chase; the
+// lab's table at its end) and stream.cu (bandwidth: BabelStream's operations, the shared-memory dot).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "harness/lab.hpp"
 #include "harness/result.hpp"
 
 namespace memlab::labs::hierarchy {
 
-// What kind of experiment a rung is; the lab's plan, setup, launch and verify read it from the
-// rung's traits (one record per rung in hierarchy.cu), never from the rung's name.
-enum class rung_kind {
-  chase,           // one thread (or one per SM) walks a chain of dependent loads
-  register_chain,  // one thread runs a chain of dependent FFMAs: no memory at all
-  loaded_chase,    // a chase on one SM while the other SMs stream from DRAM
-  bandwidth,       // every SM streams arrays, pass after pass
+// What the lab does with the cases of one kind of rung (a chase, the register chain, the loaded chase,
+// a stream): one record each, in the part that owns the kind; the lab's functions call the rung's.
+struct rung_kind {
+  std::optional<std::string> (*refusal)(const variant& v, const case_params& p, const device_info& dev) = nullptr;
+  case_plan (*plan)(const variant& v, const case_params& p, const device_info& dev) = nullptr;
+  void (*setup)(case_ctx& c) = nullptr;
+  std::string (*verify)(const case_ctx& c) = nullptr;
+  std::vector<measured_figure> (*observe)(const case_ctx& c) = nullptr;  // nullptr: nothing measured in-kernel
 };
+
 enum class load_path {
   l1,      // ld.global (.ca, the default): L1 and L2
   l2,      // ld.global.cg: L2 only
@@ -29,16 +38,39 @@ enum class chase_order {
   sequential,  // node i -> i + 1: the classic stride chase (one node per `stride` bytes)
 };
 
+// A stream's arrays, BabelStream's a, b and c; `none` (the value a place of a stream_op left out of its
+// initializer takes) fills an unused place.
+enum class stream_array : std::uint8_t { none, a, b, c };
+// The buffer of an array: a, b, c are a case's first three.
+constexpr std::size_t buffer_of(stream_array x) { return static_cast<std::size_t>(x) - 1; }
+// One of BabelStream's operations as data: the arrays an element reads (in the operation's order) and
+// the one it writes, and its FLOPs per element. The bytes, the FLOPs, the buffers a case fills and
+// checks, and the launch's pointers all follow from it (stream.cu holds the table of them, each row
+// with its element operation).
+struct stream_op {
+  std::array<stream_array, 2> reads{stream_array::none, stream_array::none};
+  stream_array writes = stream_array::none;  // none: a reduction (s += ..., the dot)
+  int flops = 0;
+
+  [[nodiscard]] constexpr int arrays_read() const {
+    return (reads[0] != stream_array::none ? 1 : 0) + (reads[1] != stream_array::none ? 1 : 0);
+  }
+  [[nodiscard]] constexpr int arrays_written() const { return writes != stream_array::none ? 1 : 0; }
+  [[nodiscard]] constexpr bool reduces() const { return writes == stream_array::none; }
+};
+// An element of a stream: the value written, from the elements read (0 where the op reads fewer) and
+// the scalar s; for a reduction, the running sum after this element, from the sum so far in place of s.
+using stream_element_fn = float (*)(float x, float y, float s);
+
 // A rung's traits (variant::traits): what the lab's model code reads.
 struct rung_traits {
-  rung_kind kind = rung_kind::chase;
+  const rung_kind* kind = nullptr;  // what the lab does with the rung's cases
   load_path path = load_path::l1;
-  chase_order order = chase_order::random;
-  bool per_sm = false;               // chase: one walker per SM (one CTA each), a latency per SM
-  int reads = 0;                     // bandwidth: arrays read per element
-  int writes = 0;                    // bandwidth: arrays written per element
-  int flops = 0;                     // bandwidth: FLOPs per element (add 1, triad 2, dot 2)
-  bool every_cta_reads_all = false;  // bandwidth: every CTA reads the whole array (data many SMs request)
+  chase_order order = chase_order::random;  // chases: the walk's order
+  bool per_sm = false;                      // chases: one walker per SM (one CTA each), a latency per SM
+  stream_op op{};                           // streams: the operation
+  stream_element_fn element = nullptr;      // streams: the operation's element, the host's copy (verify)
+  bool every_cta_reads_all = false;         // streams: every CTA reads the whole arrays (data many SMs request)
 };
 
 // ---- the chain ----------------------------------------------------------------------------------------
@@ -72,6 +104,8 @@ std::uint64_t walker_start(std::span<const std::uint64_t> next, const chase_plan
 // Every walker's first node, in one walk around the cycle (O(nodes), not O(nodes x walkers)).
 std::vector<std::uint64_t> walker_starts(std::span<const std::uint64_t> next, const chase_plan& p);
 
+// The ILPs the stream kernels are built for (--ilp): each a kernel of its own.
+inline constexpr std::array<int, 4> stream_ilps{1, 2, 4, 8};
 // Every SM streams: `grid` CTAs of `threads`, each `ilp` 16-byte vectors per array in flight per
 // thread; `passes` over the data so that one launch moves at least its target (below). A small array
 // gets fewer CTAs, each at least one full tile (threads x ilp vectors), rather than CTAs with idle
@@ -97,8 +131,8 @@ inline constexpr std::uint64_t sm_target_bytes = std::uint64_t{48} << 20;
 // A read-only share of at most this many bytes per SM stays in the SM's L1 across passes.
 inline constexpr std::uint64_t l1_share_bytes = std::uint64_t{128} << 10;
 // True when every busy SM reads its share from its own L1 or shared memory, pass after pass (the
-// case's roof is then shared memory's): smem_dot always, an L1-path read-only stream whose arrays
-// take at most l1_share_bytes per SM. Writes go to the L2.
+// case's roof is then shared memory's): a shared-memory stream (smem_dot) always, an L1-path read-only
+// stream whose arrays take at most l1_share_bytes per SM. Writes go to the L2.
 bool served_by_sm(const rung_traits& t, std::uint64_t array_bytes, int sm_count);
 // `passes` 0: as many as reach the launch's target (at most 2^20).
 bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm,
@@ -118,12 +152,22 @@ std::uint64_t dot_vectors_per_thread(const rung_traits& t, const bandwidth_plan&
 // FFMA of the chain counts too. Infinity when m u >= 1/2 (nothing left to check).
 double dot_tolerance(const rung_traits& t, const bandwidth_plan& p);
 
+// ---- the two parts ------------------------------------------------------------------------------------
+
+// The stream rungs, in the lab's order, and the axes only they read (stream.cu); the lab's table
+// (chase.cu) lists them after the chases'.
+std::vector<variant> stream_rungs();
+std::vector<axis> stream_axes();
+// Fills x[0, n) with the streams' data (small multiples of 1/8: sums, products and FMAs exact in f32), as
+// stream.cu's setup does; the loaded chase streams such an array. Asynchronous, on the default stream.
+void fill_stream_array(float* x, std::uint64_t n, std::uint64_t seed);
+
 // ---- figures ------------------------------------------------------------------------------------------
 
 inline constexpr unsigned histogram_bucket_cycles = 16;
 // The figures of one walk: cycles and ns per load, the SM clock over the walk, the sampled
 // latencies' percentiles and their histogram (buckets of histogram_bucket_cycles, non-empty ones,
-// `detail`). `prefix` names a walker ("sm17_"): "" for the single walker.
+// `detail`).
 std::vector<measured_figure> walk_figures(std::uint64_t cycles, std::uint64_t ns, std::uint64_t steps,
                                           std::span<const std::uint32_t> samples);
 // The q-quantile (0..1) of `v` (nearest rank); 0 when empty.

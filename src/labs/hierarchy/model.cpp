@@ -2,6 +2,7 @@
 // the figures made from what the kernels read back. No CUDA runtime calls.
 #include <algorithm>
 #include <cmath>
+#include <cuda/cmath>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -73,15 +74,14 @@ std::vector<std::uint64_t> walker_starts(std::span<const std::uint64_t> next, co
 
 std::uint64_t bytes_in_flight_per_sm(const rung_traits& t, int threads, int ilp, int ctas_per_sm) {
   return static_cast<std::uint64_t>(ctas_per_sm) * static_cast<std::uint64_t>(threads) *
-         static_cast<std::uint64_t>(ilp) * 16 * static_cast<std::uint64_t>(std::max(t.reads, 1));
+         static_cast<std::uint64_t>(ilp) * 16 * static_cast<std::uint64_t>(std::max(t.op.arrays_read(), 1));
 }
 
 bool served_by_sm(const rung_traits& t, std::uint64_t array_bytes, int sm_count) {
-  if (t.kind != rung_kind::bandwidth) return false;
   if (t.path == load_path::shared) return true;
-  const std::uint64_t per_sm =
-      array_bytes * static_cast<std::uint64_t>(t.reads + t.writes) / static_cast<std::uint64_t>(std::max(sm_count, 1));
-  return t.path == load_path::l1 && t.writes == 0 && per_sm <= l1_share_bytes;
+  const std::uint64_t per_sm = array_bytes * static_cast<std::uint64_t>(t.op.arrays_read() + t.op.arrays_written()) /
+                               static_cast<std::uint64_t>(std::max(sm_count, 1));
+  return t.path == load_path::l1 && t.op.arrays_written() == 0 && per_sm <= l1_share_bytes;
 }
 
 bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, int sm_count, int ilp, int ctas_per_sm,
@@ -95,29 +95,29 @@ bandwidth_plan plan_bandwidth(const rung_traits& t, std::uint64_t array_bytes, i
   p.grid = std::min<std::uint64_t>(sms * static_cast<std::uint64_t>(std::max(ctas_per_sm, 1)),
                                    std::max<std::uint64_t>(1, p.vectors / tile));
   p.sms_busy = std::min(p.grid, sms);
-  p.slice = t.every_cta_reads_all ? p.vectors : (p.vectors + p.grid - 1) / p.grid;
+  p.slice = t.every_cta_reads_all ? p.vectors : cuda::ceil_div(p.vectors, p.grid);
   const std::uint64_t readers = t.every_cta_reads_all ? p.grid : 1;
-  const std::uint64_t per_pass = static_cast<std::uint64_t>(t.reads + t.writes) * array_bytes * readers;
+  const auto arrays = static_cast<std::uint64_t>(t.op.arrays_read() + t.op.arrays_written());
+  const std::uint64_t per_pass = arrays * array_bytes * readers;
   const std::uint64_t target =
       served_by_sm(t, array_bytes, sm_count) ? sm_target_bytes * p.sms_busy : bandwidth_target_bytes;
-  const std::uint64_t passes = passes_given > 0 ? passes_given : per_pass > 0 ? (target + per_pass - 1) / per_pass : 1;
+  const std::uint64_t passes = passes_given > 0 ? passes_given : per_pass > 0 ? cuda::ceil_div(target, per_pass) : 1;
   p.passes = static_cast<unsigned>(std::clamp<std::uint64_t>(passes, 1, 1u << 20));
   p.bytes = per_pass * p.passes;
-  p.flops = static_cast<std::uint64_t>(t.flops) * (array_bytes / 4) * readers * p.passes;
+  p.flops = static_cast<std::uint64_t>(t.op.flops) * (array_bytes / 4) * readers * p.passes;
   return p;
 }
 
 std::uint64_t dot_vectors_per_thread(const rung_traits& t, const bandwidth_plan& p) {
   const auto threads = static_cast<std::uint64_t>(std::max(p.threads, 1));
-  const auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   if (p.vectors == 0 || p.grid == 0) return 0;
-  if (t.path == load_path::shared) return ceil_div(p.slice, threads);  // one contiguous slice per CTA
+  if (t.path == load_path::shared) return cuda::ceil_div(p.slice, threads);  // one contiguous slice per CTA
   // Whole tiles of threads x ilp vectors (every CTA all of them, or every grid-th one), then the
   // arrays' last, partial tile.
   const auto ilp = static_cast<std::uint64_t>(std::max(p.ilp, 1));
   const std::uint64_t whole = p.vectors / (threads * ilp), rest = p.vectors % (threads * ilp);
-  const std::uint64_t tiles = t.every_cta_reads_all ? whole : ceil_div(whole, p.grid);
-  return tiles * ilp + ceil_div(rest, threads);
+  const std::uint64_t tiles = t.every_cta_reads_all ? whole : cuda::ceil_div(whole, p.grid);
+  return tiles * ilp + cuda::ceil_div(rest, threads);
 }
 
 double dot_tolerance(const rung_traits& t, const bandwidth_plan& p) {

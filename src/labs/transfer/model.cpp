@@ -31,23 +31,11 @@ double bus_factor(collective op, int ranks) {
     case collective::all_gather:
     case collective::reduce_scatter:
     case collective::all_to_all: return spread;
-    case collective::broadcast: return 1;
+    case collective::broadcast:
+    case collective::send_recv: return 1;
     case collective::none: break;
   }
   return 0;
-}
-
-collective_buffers buffers_of(collective op, std::uint64_t size, int ranks) {
-  const std::uint64_t share = ranks > 0 ? size / static_cast<std::uint64_t>(ranks) : 0;
-  switch (op) {
-    case collective::all_gather: return {share, size};
-    case collective::reduce_scatter: return {size, share};
-    case collective::all_reduce:
-    case collective::broadcast:
-    case collective::all_to_all: return {size, size};
-    case collective::none: break;
-  }
-  return {};
 }
 
 std::optional<std::string> collective_refusal(collective op, std::uint64_t size, int ranks) {
@@ -57,20 +45,6 @@ std::optional<std::string> collective_refusal(collective op, std::uint64_t size,
            " ranks: each rank's share is size / ranks bytes";
   }
   return std::nullopt;
-}
-
-source_bytes source_of(collective op, std::uint64_t size, int ranks, int rank, std::uint64_t j) {
-  const std::uint64_t share = size / static_cast<std::uint64_t>(ranks);
-  switch (op) {
-    case collective::all_reduce: return {0, ranks, j};
-    case collective::reduce_scatter: return {0, ranks, static_cast<std::uint64_t>(rank) * share + j};
-    case collective::all_gather: return {static_cast<int>(j / share), 1, j % share};
-    case collective::broadcast: return {0, 1, j};  // root 0
-    case collective::all_to_all:
-      return {static_cast<int>(j / share), 1, static_cast<std::uint64_t>(rank) * share + j % share};
-    case collective::none: break;
-  }
-  return {};
 }
 
 }  // namespace memlab::labs::transfer

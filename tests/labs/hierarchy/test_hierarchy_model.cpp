@@ -2,6 +2,7 @@
 // starts, the plans' byte counts, refusals and per-case roofs, and the figures made from samples.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -27,6 +28,8 @@ case_params hcase(std::uint64_t bytes, std::initializer_list<std::pair<std::stri
   return table().make_case(dtype::f32, bytes / 4, v);
 }
 axis_value num(std::uint64_t x) { return axis_value{{x, 0, 0}, 1}; }
+// A rung's traits, as the lab's table gives them.
+const rung_traits& rung(std::string_view name) { return test::traits_of<rung_traits>(table(), name); }
 
 TEST(hierarchy_chain, random_chain_is_one_cycle_through_every_node) {
   for (std::uint64_t nodes : {2u, 3u, 4u, 5u, 17u, 128u, 1000u, 4097u, 1u << 20}) {
@@ -84,10 +87,7 @@ TEST(hierarchy_plan, chase_warms_the_whole_short_cycle_and_caps_the_long_one) {
 }
 
 TEST(hierarchy_plan, stream_bytes_are_passes_times_arrays_times_size) {
-  const rung_traits dot{.kind = rung_kind::bandwidth, .reads = 2, .flops = 2};
-  const rung_traits triad{.kind = rung_kind::bandwidth, .reads = 2, .writes = 1, .flops = 2};
-  const rung_traits all{
-      .kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2, .every_cta_reads_all = true};
+  const rung_traits &dot = rung("dot"), &triad = rung("triad"), &all = rung("dot_l2_all");
   for (std::uint64_t bytes : {std::uint64_t{16}, std::uint64_t{4096}, std::uint64_t{1} << 20, std::uint64_t{1} << 30,
                               std::uint64_t{3} << 30}) {
     SCOPED_TRACE(bytes);
@@ -117,11 +117,77 @@ TEST(hierarchy_plan, stream_bytes_are_passes_times_arrays_times_size) {
   EXPECT_EQ(once.bytes, 3u * 4096);
 }
 
+// BabelStream's operations as the stream table states them: the arrays an element reads (in order) and
+// writes, the bytes and FLOPs per element, and its element on sample values (x = 1.5 and y = 0.25 the
+// elements read, s = 0.5 the scalar or, for a reduction, the sum so far).
+TEST(hierarchy_streams, each_operation_reads_writes_and_computes_what_babelstream_says) {
+  constexpr auto a = stream_array::a, b = stream_array::b, c = stream_array::c, none = stream_array::none;
+  struct expected {
+    std::string_view rung;
+    std::array<stream_array, 2> reads;
+    stream_array writes;
+    int bytes, flops;  // per element
+    float element;
+  };
+  for (const expected& e : {
+           expected{"smem_dot", {a, b}, none, 8, 2, 1.5f * 0.25f + 0.5f},
+           expected{"dot", {a, b}, none, 8, 2, 1.5f * 0.25f + 0.5f},
+           expected{"dot_l2_all", {a, b}, none, 8, 2, 1.5f * 0.25f + 0.5f},
+           expected{"write", {none, none}, c, 4, 0, 0.5f},
+           expected{"copy", {a, none}, c, 8, 0, 1.5f},
+           expected{"mul", {c, none}, b, 8, 1, 0.5f * 1.5f},
+           expected{"add", {a, b}, c, 12, 1, 1.5f + 0.25f},
+           expected{"triad", {a, b}, c, 12, 2, 1.5f + 0.5f * 0.25f},
+       }) {
+    SCOPED_TRACE(std::string(e.rung));
+    const rung_traits& t = rung(e.rung);
+    EXPECT_TRUE(t.op.reads == e.reads);
+    EXPECT_TRUE(t.op.writes == e.writes);
+    EXPECT_EQ(4 * (t.op.arrays_read() + t.op.arrays_written()), e.bytes);
+    EXPECT_EQ(t.op.flops, e.flops);
+    ASSERT_NE(t.element, nullptr);
+    EXPECT_EQ(t.element(1.5f, 0.25f, 0.5f), e.element);
+  }
+}
+
+// Every stream rung's plan follows from its operation: bytes and FLOPs per element, the array it writes
+// as the output (poisoned and checked), the arrays it reads as the lab's own (filled by setup).
+TEST(hierarchy_streams, every_stream_rungs_bytes_flops_and_buffers_follow_from_its_operation) {
+  const lab& l = table();
+  const device_info d = h100();
+  const rung_kind* stream = rung("dot").kind;
+  int streams = 0;
+  for (const auto& v : l.variants) {
+    const rung_traits& t = v.traits_as<rung_traits>();
+    if (t.kind != stream) continue;
+    ++streams;
+    SCOPED_TRACE(std::string(v.name));
+    const std::uint64_t bytes = std::uint64_t{8} << 20;  // every stream rung takes it (smem_dot: 64 KiB per SM)
+    const auto p = hcase(bytes);
+    ASSERT_FALSE(l.why_not(v, p, d).has_value()) << *l.why_not(v, p, d);
+    const case_plan plan = l.plan(v, p, d);
+    const auto figure =
+        std::find_if(plan.model.begin(), plan.model.end(), [](const auto& m) { return m.name == "passes"; });
+    ASSERT_NE(figure, plan.model.end());
+    const auto passes = static_cast<std::uint64_t>(figure->value);
+    const std::uint64_t readers = t.every_cta_reads_all ? plan.policy.grid : 1;
+    const auto arrays = static_cast<std::uint64_t>(t.op.arrays_read() + t.op.arrays_written());
+    EXPECT_EQ(plan.bytes, arrays * bytes * readers * passes);
+    EXPECT_EQ(plan.flops, static_cast<std::uint64_t>(t.op.flops) * (bytes / 4) * readers * passes);
+    ASSERT_EQ(plan.buffers.size(), 4u);
+    for (const stream_array x : {stream_array::a, stream_array::b, stream_array::c}) {
+      const buffer_spec& buf = plan.buffers.at(buffer_of(x));
+      EXPECT_EQ(buf.bytes, bytes);
+      EXPECT_EQ(buf.role, x == t.op.writes ? buffer_role::output : buffer_role::scratch) << buf.name;
+    }
+    EXPECT_EQ(t.op.reduces(), t.op.writes == stream_array::none);
+    EXPECT_EQ(v.kernels.size(), stream_ilps.size()) << "one kernel per --ilp";
+  }
+  EXPECT_GE(streams, 8);
+}
+
 TEST(hierarchy_plan, a_share_an_sm_keeps_moves_48_mib_per_busy_sm_per_launch) {
-  const rung_traits dot{.kind = rung_kind::bandwidth, .reads = 2, .flops = 2};
-  const rung_traits dot_l2{.kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2};
-  const rung_traits smem{.kind = rung_kind::bandwidth, .path = load_path::shared, .reads = 2, .flops = 2};
-  const rung_traits copy{.kind = rung_kind::bandwidth, .reads = 1, .writes = 1};
+  const rung_traits &dot = rung("dot"), &dot_l2 = rung("dot_l2"), &smem = rung("smem_dot"), &copy = rung("copy");
   const std::uint64_t mib4 = std::uint64_t{4} << 20;
   EXPECT_TRUE(served_by_sm(dot, mib4, 132)) << "64 KiB per SM";
   EXPECT_TRUE(served_by_sm(dot, std::uint64_t{8448} << 10, 132)) << "128 KiB per SM: the rule's edge";
@@ -146,10 +212,7 @@ TEST(hierarchy_plan, a_share_an_sm_keeps_moves_48_mib_per_busy_sm_per_launch) {
 }
 
 TEST(hierarchy_plan, the_dots_tolerance_is_derived_from_its_longest_float_chain) {
-  const rung_traits dot{.kind = rung_kind::bandwidth, .reads = 2, .flops = 2};
-  const rung_traits smem{.kind = rung_kind::bandwidth, .path = load_path::shared, .reads = 2, .flops = 2};
-  const rung_traits all{
-      .kind = rung_kind::bandwidth, .path = load_path::l2, .reads = 2, .flops = 2, .every_cta_reads_all = true};
+  const rung_traits &dot = rung("dot"), &smem = rung("smem_dot"), &all = rung("dot_l2_all");
   constexpr double u = 1.0 / (1 << 24);
   // 4 MiB arrays, --ilp 4: 256 tiles of 1024 vectors over 256 CTAs, 4 vectors per thread and pass.
   const auto d = plan_bandwidth(dot, std::uint64_t{4} << 20, 132, 4, 4);

@@ -6,8 +6,13 @@
 #include <regex>
 #include <string>
 
+#include "harness/lab.hpp"
 #include "inspect/sass_fixture.hpp"
+#include "labs/hierarchy/hierarchy.hpp"
 
+namespace memlab::labs::hierarchy {
+const lab& table();
+}
 namespace memlab::inspect {
 namespace {
 
@@ -103,27 +108,46 @@ TEST_F(sass_proof, hierarchy_register_chain_keeps_every_dependent_ffma) {
   }
 }
 
+// Every stream rung of the table (each operation, path and --ilp; the shared-memory dot's kernels
+// too): 16 bytes per access of the arrays, as many arrays as its operation reads and writes, no spill.
+// A reduction's one other store is its CTA's 4-byte partial sum.
 TEST_F(sass_proof, hierarchy_streams_move_16_bytes_per_access) {
+  const lab& l = labs::hierarchy::table();
+  const auto* stream = l.find_variant("dot")->traits_as<labs::hierarchy::rung_traits>().kind;
   for (const auto& [arch, r] : reports) {
-    for (const char* v : {"dot", "dot_l2", "dot_l2_all", "copy", "add", "triad", "write", "smem_dot"}) {
-      SCOPED_TRACE(arch + " " + v);
-      bool any = false;
+    int rungs = 0;
+    for (const auto& v : l.variants) {
+      const auto& t = v.traits_as<labs::hierarchy::rung_traits>();
+      if (t.kind != stream) continue;
+      ++rungs;
+      int kernels = 0;
       for (const auto& k : r.kernels) {
-        if (k.lab != "hierarchy" || k.variant != v) continue;
-        any = true;
-        EXPECT_EQ(count_space(k, mem_space::local), 0) << k.code.name;
+        if (k.lab != "hierarchy" || k.variant != v.name) continue;
+        SCOPED_TRACE(arch + " " + k.code.name);
+        ++kernels;
+        EXPECT_EQ(count_space(k, mem_space::local), 0) << "spills";
         const auto loads = global_widths(k, mem_dir::load), stores = global_widths(k, mem_dir::store);
-        if (std::string_view(v) == "smem_dot") {
-          EXPECT_TRUE(shared_widths(k, mem_dir::load).contains(128)) << k.code.name;
-        } else if (std::string_view(v) != "write") {
-          EXPECT_EQ(loads.size(), 1u) << k.code.name;
-          EXPECT_TRUE(loads.contains(128)) << k.code.name;
+        if (t.path == labs::hierarchy::load_path::shared) {
+          EXPECT_TRUE(shared_widths(k, mem_dir::load).contains(128));
+        } else {
+          EXPECT_EQ(loads.size(), t.op.arrays_read() > 0 ? 1u : 0u);
+          if (t.op.arrays_read() > 0) {
+            EXPECT_TRUE(loads.contains(128));
+          }
         }
-        if (std::string_view(v).starts_with("dot") || std::string_view(v) == "smem_dot") continue;
-        EXPECT_TRUE(stores.contains(128)) << k.code.name;
+        const std::map<int, int> array_stores(stores.lower_bound(128), stores.end());
+        EXPECT_EQ(array_stores.size(), t.op.arrays_written() > 0 ? 1u : 0u);
+        if (t.op.arrays_written() > 0) {
+          EXPECT_TRUE(stores.contains(128));
+        }
+        EXPECT_EQ(stores.size() - array_stores.size(), t.op.reduces() ? 1u : 0u) << "a reduction's partial sum";
+        if (t.op.reduces()) {
+          EXPECT_TRUE(stores.contains(32));
+        }
       }
-      EXPECT_TRUE(any);
+      EXPECT_EQ(kernels, static_cast<int>(labs::hierarchy::stream_ilps.size())) << arch << " " << v.name;
     }
+    EXPECT_GE(rungs, 8);
   }
 }
 

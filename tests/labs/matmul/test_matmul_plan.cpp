@@ -308,7 +308,7 @@ TEST(matmul_bank_model, warp_tiles_make_every_fragment_load_one_wavefront_per_qu
   EXPECT_EQ(wavefronts(variant_id::blocktiled_2d, 'b'), 8);
   EXPECT_EQ(wavefronts(variant_id::vectorized, 'b'), 8);
   // Their A fragments: one address per quarter-warp (a broadcast): 4 in the model. The H100 serves
-  // this pattern in 2 (ncu, docs/results/h100/matmul_ncu_fragment_patterns.csv); the B patterns as
+  // this pattern in 2 (ncu, docs/results/h100/matmul/ncu_fragment_patterns.csv); the B patterns as
   // modelled (8 and 4).
   EXPECT_EQ(wavefronts(variant_id::blocktiled_2d, 'a'), 4);
   EXPECT_EQ(wavefronts(variant_id::vectorized, 'a'), 4);

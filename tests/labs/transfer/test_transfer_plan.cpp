@@ -3,6 +3,7 @@
 // refusals on one GPU, and a sweep that runs a rung once per axis it reads.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "harness/link.hpp"
@@ -152,7 +153,13 @@ TEST(transfer_plan, one_gpu_refuses_peers_and_multi_rank_collectives) {
   // Peer copies are held to NVLink where it is up, else to PCIe.
   EXPECT_EQ(l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two).roof, roof_kind::pcie);
   two.nvlink_gbps = 450;
-  EXPECT_EQ(l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two).roof, roof_kind::nvlink);
+  two.nvlink_link_gbps = 25;
+  // Links, but none to this peer (no NVSwitch, no link to its bus id): PCIe.
+  EXPECT_EQ(l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two).roof, roof_kind::pcie);
+  two.nvlink_switch = true;  // through NVSwitch: every GPU at the device's full rate
+  const case_plan switched = l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two);
+  EXPECT_EQ(switched.roof, roof_kind::nvlink);
+  EXPECT_EQ(switched.link_gbps, 0.0);  // the device's own rate
   EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64, {{"peer", word(0)}}), two),
                   "is this GPU"));
   EXPECT_TRUE(
@@ -170,7 +177,7 @@ TEST(transfer_plan, rungs_run_once_per_axis_they_read) {
   EXPECT_EQ(per_rung["ce"], 3 * 4);   // every direction x host memory, once per peer and gpus
   EXPECT_EQ(per_rung["peer_ce"], 1);  // no direction, host memory or gpus
   if (per_rung.count("nccl_all_reduce")) {
-    EXPECT_EQ(per_rung["nccl_all_reduce"], 2);  // gpus only
+    EXPECT_EQ(per_rung["nccl_all_reduce"], 2 * 2);  // gpus x placement only
   }
 }
 
@@ -224,6 +231,118 @@ TEST(transfer_plan, link_roofs_are_per_direction) {
   c.bus_factor = 1.75;
   derive(c, roof_kind::nvlink, d, 0);
   EXPECT_NEAR(c.busbw_gbps, 175.0, 1e-9);  // algbw 100 x 2(8-1)/8
+}
+
+TEST(transfer_plan, sendrecv_is_a_ring) {
+  EXPECT_DOUBLE_EQ(bus_factor(collective::send_recv, 4), 1.0);  // nccl-tests' sendrecv_perf: busbw = algbw
+  EXPECT_EQ(buffers_of(collective::send_recv, 1024, 4).send, 1024u);
+  EXPECT_EQ(buffers_of(collective::send_recv, 1024, 4).recv, 1024u);
+  for (int r = 0; r < 4; ++r) {
+    const auto s = source_of(collective::send_recv, 1024, 4, r, 77);
+    EXPECT_EQ(s.first_rank, (r + 3) % 4);  // from the previous rank ...
+    EXPECT_EQ(s.ranks, 1);
+    EXPECT_EQ(s.byte, 77u);  // ... byte for byte
+  }
+}
+
+TEST(transfer_plan, in_place_follows_nccl_tests_offsets) {
+  // nccl-tests' getCollByteCount: all-gather sends its share from its place in the output;
+  // reduce-scatter receives into its place in the input; the others use the one buffer from 0.
+  const auto ag = buffers_of(collective::all_gather, 1024, 4);
+  EXPECT_EQ(ag.send_step, 256u);
+  EXPECT_EQ(ag.recv_step, 0u);
+  EXPECT_EQ(ag.in_place_bytes(), 1024u);
+  const auto rs = buffers_of(collective::reduce_scatter, 1024, 4);
+  EXPECT_EQ(rs.send_step, 0u);
+  EXPECT_EQ(rs.recv_step, 256u);
+  EXPECT_EQ(rs.in_place_bytes(), 1024u);
+  for (auto op : {collective::all_reduce, collective::broadcast}) {
+    EXPECT_EQ(buffers_of(op, 1024, 4).send_step, 0u);
+    EXPECT_EQ(buffers_of(op, 1024, 4).recv_step, 0u);
+  }
+  // In place, a collective plans one buffer: input and output at once.
+  device_info four = one_gpu();
+  four.device_count = 4;
+  const lab& l = L();
+  const case_plan p = l.plan(test::variant_of(l, "nccl_all_gather"),
+                             l.make_case(dtype::u8, 1024, {{"gpus", word(4)}, {"placement", word(1)}}), four);
+  ASSERT_GE(p.buffers.size(), 1u);
+  EXPECT_EQ(p.buffers[0].bytes, 1024u);
+  EXPECT_EQ(p.buffers[0].role, buffer_role::input);
+  // NCCL defines no in-place all-to-all or send/receive: refused, with the reason.
+  for (const char* rung : {"nccl_all_to_all", "nccl_sendrecv"}) {
+    EXPECT_TRUE(has(l.why_not(test::variant_of(l, rung),
+                              l.make_case(dtype::u8, 1024, {{"gpus", word(4)}, {"placement", word(1)}}), four),
+                    "no in-place form"))
+        << rung;
+    EXPECT_FALSE(l.why_not(test::variant_of(l, rung), l.make_case(dtype::u8, 1024, {{"gpus", word(4)}}), four)) << rung;
+  }
+}
+
+TEST(transfer_plan, collectives_run_on_every_rank_and_by_nccl_tests_method) {
+  for (const auto& v : L().variants) {
+    const bool collective = v.traits_as<rung_traits>().where == route::collective;
+    EXPECT_EQ(v.all_ranks, collective) << v.name;  // only collectives span the ranks of a distributed run
+    EXPECT_EQ(v.loop != nullptr, collective) << v.name;
+  }
+  EXPECT_EQ(L().ranks_axis, "gpus");
+}
+
+TEST(transfer_plan, a_distributed_run_sets_the_ranks_axis) {
+  run_request req;
+  req.labs = {"transfer"};
+  req.variants = {"nccl_all_reduce"};
+  req.sizes = "1MiB";
+  req.world_size = 4;
+  const auto cases = plan_cases(req, all_labs(), missing_labs());
+  for (const auto& c : cases) EXPECT_EQ(c.p[*L().find_axis("gpus")], 4u);
+  req.axes = {{"gpus", "2"}};
+  try {
+    (void)plan_cases(req, all_labs(), missing_labs());
+    ADD_FAILURE() << "--gpus 2 in a world of 4 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("a distributed run has 4 ranks"), std::string::npos) << e.what();
+  }
+  req.axes = {{"gpus", "4"}};  // the same as the world: fine
+  EXPECT_FALSE(plan_cases(req, all_labs(), missing_labs()).empty());
+  // Rank 1 runs on its GPU 1, which is the peer axis's default: the collectives, which do not read
+  // that axis, are planned all the same.
+  req.axes.clear();
+  req.devices = {1};
+  req.device_count = 4;
+  EXPECT_EQ(plan_cases(req, all_labs(), missing_labs()).size(), 2u);  // out of place, in place
+}
+
+TEST(transfer_plan, every_ordered_pair_once) {
+  run_request req;
+  req.labs = {"transfer"};
+  req.variants = {"peer_ce", "peer_sm_read"};
+  req.sizes = "4KiB";
+  req.devices = {0, 1, 2, 3};
+  req.device_count = 4;
+  req.axes = {{"peer", "all"}};
+  const auto cases = plan_cases(req, all_labs(), missing_labs());
+  std::map<std::pair<int, std::uint64_t>, int> pairs;
+  for (const auto& c : cases) {
+    EXPECT_NE(static_cast<std::uint64_t>(c.device), c.p[*L().find_axis("peer")]);  // never the GPU itself
+    ++pairs[{c.device, c.p[*L().find_axis("peer")]}];
+  }
+  EXPECT_EQ(pairs.size(), 12u);  // 4 x 3 ordered pairs
+  for (const auto& [pair, n] : pairs) EXPECT_EQ(n, 2) << pair.first << "->" << pair.second;  // one per rung
+}
+
+TEST(transfer_plan, latency_probes) {
+  device_info two = one_gpu();
+  two.device_count = 2;
+  const lab& l = L();
+  const case_plan chase = l.plan(test::variant_of(l, "peer_chase"), l.make_case(dtype::u8, 1 << 20), two);
+  EXPECT_EQ(chase.bytes, 8u * ((1u << 20) / 128));  // a node every 128 bytes, 8 bytes a load
+  EXPECT_EQ(chase.policy.threads, 1);
+  const case_plan big = l.plan(test::variant_of(l, "peer_chase"), l.make_case(dtype::u8, 1ull << 32), two);
+  EXPECT_EQ(big.bytes, 8u << 14);  // hops capped: one launch stays short
+  EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_chase"), l.make_case(dtype::u8, 4), two), "8-byte node"));
+  const case_plan pp = l.plan(test::variant_of(l, "peer_pingpong"), l.make_case(dtype::u8, 4096), two);
+  EXPECT_EQ(pp.bytes, 8u * 2 * 1024);  // 1024 rounds, two stores each
 }
 
 }  // namespace

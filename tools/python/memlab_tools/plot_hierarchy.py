@@ -1,16 +1,17 @@
-"""Pictures of the hierarchy lab (memlab.results/1 files): latency against working set (log x, the
-device's L1 and L2 sizes marked), per-load latency histograms (one panel per level), the per-SM L2
-latency map, the TLB map (stride x working set), bandwidth against working set (TB/s and B/clk/SM, the
-points of a grid smaller than the GPU greyed), the loaded-latency curve, Little's law (bytes in flight
-per SM against DRAM bandwidth, beside bytes in flight / the DRAM latency) and the vector add on the
-roofline beside the reference's claim.
+"""Pictures of the hierarchy lab (memlab.results/1 files), each titled with the GPU of the runs: latency against
+working set (log x, the device's L1 and L2 sizes marked), per-load latency histograms (one panel per level), each
+SM's own L2 and DRAM latency as its deviation from the median over the SMs, address translation (latency per
+dependent load against the 2 MiB pages a random walk spreads over: DRAM-missing and L2-hitting hops), bandwidth
+against working set (TB/s and B/clk/SM, the points of a grid smaller than the GPU greyed), the loaded-latency
+curve, Little's law (bytes in flight per SM against DRAM bandwidth, beside bytes in flight / the DRAM latency)
+and the vector add on this GPU's roofline, with the fraction of its own roof set beside the reference's claim.
 
     python -m memlab_tools.plot_hierarchy FILES... -o DIR
 
-Everything is read from the records: params, gbps, gflops, sm_clock_mhz, model.sms_busy and
-model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load,
-hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than
-once (in several files, or twice in one) is one point: the median of its records, as each legend says.
+Everything is read from the records: params, gbps, gflops, sm_clock_mhz, model.sms_busy, model.nodes and
+model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load, hist_<lo>_<hi>,
+p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than once (in several files, or
+twice in one) is one point: the median of its records, as each legend says.
 The stream pictures (bandwidth, Little's law, roofline) take those records from the case's latest machine
 session only (files created within SESSION_S of its newest): the stream kernels changed between sessions,
 and a median over two kernels is neither's figure. A point whose latest session is older than the
@@ -32,11 +33,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 L1_BYTES = 256 * KIB  # H100: 256 KiB of L1 + shared memory per SM (the L1 part is what smem leaves)
 L1_BYTES_PER_CLK = 128  # an SM's L1 and shared memory: one 128-byte wavefront per clock (H100)
 LINE = 128  # the chases' default node spacing (--stride): one node per cache line
+PAGE = 2 * MIB  # the GPU's page for cudaMalloc'd memory (H100: 2 MiB): the translation picture counts these
+L1_LINES_BYTES = 128 * KIB  # lines an ld.global chase keeps in the H100's L1 (its plateau holds to 128 KiB)
 DRAM_CHAIN = GIB  # a chase over at least this much (20x the H100's L2) is the DRAM plateau
 # One machine session: a device machine is held at most 30 minutes, so files whose `created` times are further
 # apart come from different sessions (and, for the streams, maybe different kernels: the first H100 session of
@@ -101,6 +105,11 @@ def bytes_of(r):
 
 def stride_of(r):
     return r["params"].get("stride", LINE)
+
+
+def gpu_of(device):
+    """The GPU the runs were measured on, for every title ("NVIDIA H100 80GB HBM3")."""
+    return device.get("name") or "an unnamed GPU"
 
 
 def label_bytes(b):
@@ -339,7 +348,7 @@ def latency_vs_working_set(records, device, out):
     return save(f, out, "hierarchy_latency_ws.png")
 
 
-def histograms(records, out, notes=None):
+def histograms(records, out, notes=None, device=None):
     levels = histogram_levels(records)
     drawn = [lv for lv in levels if "buckets" in lv]
     for lv in levels:
@@ -363,59 +372,178 @@ def histograms(records, out, notes=None):
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{lv['title']}\n{lv['variant']}, {label_bytes(lv['bytes'])}: {lv['loads']} loads, "
                      f"{lv['records']} run{'s' if lv['records'] > 1 else ''}", fontsize=8)
+        if len(edges) == 1:  # one bar: say that it is every load, not a histogram that failed
+            ax.text(0.5, 0.5, f"every load in\n{lo}-{hi} cycles", transform=ax.transAxes, ha="center", va="center",
+                    fontsize=8, color="white")
         ax.set_xlabel("cycles per load (16-cycle buckets)", fontsize=8)
         ax.legend(fontsize=6.5, loc="upper right")
         ax.grid(True, alpha=0.3)
         ax.tick_params(labelsize=7)
     axes[0][0].set_ylabel("fraction of the timed loads")
-    f.suptitle("Per-load latency by level: each load timed alone (clock64 around it, a shared store after: "
-               "the offset from the walk's mean)", fontsize=9)
+    f.suptitle(f"Per-load latency by level on {gpu_of(device or {})}: each load timed alone (clock64 around it, a "
+               "shared store after: the offset from the walk's mean)", fontsize=9)
     return save(f, out, "hierarchy_latency_histograms.png")
 
 
-def per_sm_map(records, out):
-    rs = [r for r in records if r["variant"] == "chase_l2_per_sm"]
-    if not rs:
+def per_sm_points(records):
+    """{chain bytes: {sm id: cycles}} of chase_l2_per_sm (several records of a size: each SM's median)."""
+    out = {}
+    for b, rs in sorted(group([r for r in records if r["variant"] == "chase_l2_per_sm"], bytes_of).items()):
+        per_sm = defaultdict(list)
+        for r in rs:
+            for k, v in r["measured"].items():
+                if k.startswith("sm") and k.endswith("_cycles") and k[2:-7].isdigit():
+                    per_sm[int(k[2:-7])].append(v["value"])
+        out[b] = {sm: statistics.median(c) for sm, c in sorted(per_sm.items())}
+    return out
+
+
+def per_sm_map(records, device, out):
+    """Each SM's own .cg chase, every SM at once, as its deviation from the median over the SMs, in percent, on one
+    symmetric scale for every chain size: a spread of a few percent looks like one (bars on axes cut to the
+    spread made a 10% spread look like a factor)."""
+    rows = per_sm_points(records)
+    if not rows:
         return None
-    f, axes = plt.subplots(len(rs), 1, figsize=(12, 2.6 * len(rs)), squeeze=False)
-    for ax, r in zip(axes[:, 0], sorted(rs, key=bytes_of)):
-        sms = sorted((int(k[2:-7]), v["value"]) for k, v in r["measured"].items()
-                     if k.startswith("sm") and k.endswith("_cycles"))
-        ax.bar([s for s, _ in sms], [c for _, c in sms], width=0.9)
-        lo, hi = min(c for _, c in sms), max(c for _, c in sms)
-        ax.set_ylim(lo * 0.9, hi * 1.05)
-        ax.set_ylabel("cycles / load")
-        ax.set_title(f"chase_l2_per_sm, {label_bytes(bytes_of(r))}: each SM's own .cg chase, all at once "
-                     f"({lo:.0f}-{hi:.0f} cycles; the axis starts at {lo * 0.9:.0f})", fontsize=9)
+    devs = {b: {sm: 100 * (c / statistics.median(sms.values()) - 1) for sm, c in sms.items()}
+            for b, sms in rows.items()}
+    lim = max(5, math.ceil(max(abs(d) for ds in devs.values() for d in ds.values()) / 2 + 0.5) * 2)
+    f, axes = plt.subplots(len(rows), 1, figsize=(12, 1.9 * len(rows) + 0.9), squeeze=False, sharex=True)
+    l2 = device.get("l2_bytes", 50 * MIB)
+    for ax, (b, sms) in zip(axes[:, 0], rows.items()):
+        med = statistics.median(sms.values())
+        d = devs[b]
+        ax.bar(list(d), list(d.values()), width=0.85, color=["tab:red" if v > 0 else "tab:blue" for v in d.values()])
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_ylim(-lim, lim)
+        ax.set_ylabel("% from median", fontsize=8)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.tick_params(labelsize=7)
+        level = "the L2" if b <= l2 / 2 else "DRAM" if b > 2 * l2 else "the L2 and DRAM"
+        lo, hi = min(sms.values()), max(sms.values())
+        ax.set_title(f"{label_bytes(b)} chain ({level}): median {med:.0f} cycles per load; SMs from {lo:.0f} to "
+                     f"{hi:.0f} ({100 * (lo / med - 1):+.1f}% to {100 * (hi / med - 1):+.1f}%)", fontsize=8.5)
     axes[-1, 0].set_xlabel("SM id (%smid)")
+    f.suptitle(f"Each SM's own latency on {gpu_of(device)}: chase_l2_per_sm, every SM walking its own .cg chain at "
+               f"once\n(each bar: that SM's cycles per load against the median over its "
+               f"{max(len(sms) for sms in rows.values())} SMs, in percent; one scale, +-{lim}%, for every row)",
+               fontsize=10)
     return save(f, out, "hierarchy_per_sm_map.png")
 
 
-def tlb_map(records, out):
-    rs = [r for r in records if r["variant"] == "chase_stride" and stride_of(r) > LINE
-          and measured(r, "cycles_per_load") is not None]
-    if not rs:
+def nodes_of(r):
+    """The chase's nodes: model.nodes, else chain bytes / stride."""
+    n = r.get("model", {}).get("nodes")
+    return int(n) if n else bytes_of(r) // max(stride_of(r), 1)
+
+
+def translation_points(records, device):
+    """The address-translation picture's series, each {2 MiB pages: (cycles per load, records, files)}, a case in
+    several records: their median.
+      dram: random .cg chases (chase_l2) over more distinct lines than 8x the L2 holds: each hop a DRAM access
+            (the L2 keeps at most an eighth of them); pages = the chain's bytes / 2 MiB.
+      l2:   random .cg chases with one node per 2 MiB page or fewer (--stride >= 2 MiB) whose lines fit half the
+            L2: after the first pass each hop an L2 hit; pages = nodes.
+      l2_address_order: chase_stride (ld.global, address order) at --stride >= 2 MiB with more lines than the L1
+            keeps (128 KiB): L2 hits, each on the next page; pages = nodes.
+    A TLB level that runs out of entries shows as a step in pages: the same hops, now each paying a page walk."""
+    l2 = device.get("l2_bytes", 50 * MIB)
+    keep = {"dram": [], "l2": [], "l2_address_order": []}
+    for r in records:
+        if measured(r, "cycles_per_load") is None:
+            continue
+        nodes, stride = nodes_of(r), stride_of(r)
+        lines = nodes if stride >= LINE else bytes_of(r) // LINE
+        if r["variant"] == "chase_l2" and lines * LINE >= 8 * l2:
+            keep["dram"].append((max(1, bytes_of(r) // PAGE), r))
+        elif r["variant"] == "chase_l2" and stride >= PAGE and nodes * LINE <= l2 / 2:
+            keep["l2"].append((nodes, r))
+        elif r["variant"] == "chase_stride" and stride >= PAGE and L1_LINES_BYTES < nodes * LINE <= l2 / 2:
+            keep["l2_address_order"].append((nodes, r))
+    out = {}
+    for name, pts in keep.items():
+        out[name] = {pages: (statistics.median(measured(r, "cycles_per_load") for _, r in g), len(g),
+                             files_of([r for _, r in g]))
+                     for pages, g in sorted(group(pts, lambda pr: pr[0]).items())}
+    return out
+
+
+def l2_hit_latency(records, device):
+    """The L2 hit in few pages: the median cycles per load of chase_l2 records (one node per line) whose chain fits
+    half the L2 and at most 8 pages of 2 MiB; None without such records."""
+    l2 = device.get("l2_bytes", 50 * MIB)
+    rs = [r for r in records if r["variant"] == "chase_l2" and stride_of(r) == LINE
+          and bytes_of(r) <= min(l2 / 2, 8 * PAGE) and measured(r, "cycles_per_load") is not None]
+    return statistics.median(measured(r, "cycles_per_load") for r in rs) if rs else None
+
+
+def translation(records, device, out):
+    """Latency per dependent load against the 2 MiB pages a random walk spreads over, for hops that miss the L2
+    (DRAM + translation) and hops that hit it (L2 + translation): a TLB that runs out of entries would show as a
+    step. Left the cycles per load from zero; right each line's cycles over its own fewest-page point, on a scale
+    that shows a few cycles (and says so). A box says by how much each line moved."""
+    s = translation_points(records, device)
+    if not any(s.values()):
         return None
-    strides = sorted({stride_of(r) for r in rs})
-    sizes = sorted({bytes_of(r) for r in rs})
-    grid = [[math.nan] * len(sizes) for _ in strides]
-    for (s, b), g in group(rs, lambda r: (stride_of(r), bytes_of(r))).items():
-        grid[strides.index(s)][sizes.index(b)] = statistics.median(measured(r, "cycles_per_load") for r in g)
-    f, ax = plt.subplots(figsize=(9, 4.8))
-    im = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis")
-    ax.set_xticks(range(len(sizes)), [label_bytes(s) for s in sizes], rotation=45, fontsize=7)
-    ax.set_yticks(range(len(strides)), [label_bytes(s) for s in strides], fontsize=7)
-    for i, row in enumerate(grid):
-        for j, v in enumerate(row):
-            if not math.isnan(v):
-                ax.text(j, i, f"{v:.0f}\n{sizes[j] // strides[i]} nodes", ha="center", va="center", fontsize=6,
-                        color="w" if v < 500 else "k")
-    ax.set_xlabel("working set (blank: fewer than two nodes)")
-    ax.set_ylabel("stride (node spacing)")
-    f.colorbar(im, label="cycles per dependent load")
-    ax.set_title("TLB map: stride chase in address order, cycles per load\n"
-                 "(~32: every node an L1 hit, ~283: an L2 hit, ~690: a DRAM access per load)", fontsize=9)
-    return save(f, out, "hierarchy_tlb_map.png")
+    f, (ax, dx) = plt.subplots(1, 2, figsize=(14, 5.6), gridspec_kw={"width_ratios": [1.25, 1]})
+    styles = {"dram": ("tab:red", "o", "random .cg chase, each hop a DRAM access (lines >= 8x the L2)"),
+              "l2": ("tab:blue", "s", "random .cg chase, one node per 2 MiB page: each hop an L2 hit"),
+              "l2_address_order": ("tab:cyan", "^", "stride chase in address order, one node per page or fewer: "
+                                                    "L2 hits")}
+    short = {"dram": "DRAM hops, random", "l2": "L2 hops, random", "l2_address_order": "L2 hops, address order"}
+    notes = []
+    for name, pts in s.items():
+        if not pts:
+            continue
+        colour, marker, label = styles[name]
+        xs = list(pts)
+        ys = [pts[x][0] for x in xs]
+        ax.plot(xs, ys, marker=marker, color=colour, ms=5,
+                label=f"{label} ({sum(p[1] for p in pts.values())} records)")
+        dx.plot(xs, [y - ys[0] for y in ys], marker=marker, color=colour, ms=5, label=short[name])
+        lo, hi = min(ys), max(ys)
+        notes.append(f"{short[name]}: {lo:.0f}-{hi:.0f} cycles over {min(xs)}-{max(xs)} pages "
+                     f"({100 * (hi / lo - 1):.1f}% apart)")
+    l2_hit = l2_hit_latency(records, device)
+    if l2_hit:
+        ax.axhline(l2_hit, color="gray", ls="--", lw=0.8)
+        ax.text(1.1, l2_hit + 8, f"L2 hit within <= 8 pages: {l2_hit:.1f} cycles (chase_l2 <= 16 MiB)", fontsize=7,
+                color="dimgray")
+    lat = dram_latency(records)
+    if lat:
+        ax.axhline(lat["cycles"], color="gray", ls=":", lw=0.8)
+        ax.text(1.1, lat["cycles"] + 8, f"DRAM plateau: {lat['cycles']:.0f} cycles (chase_l2 >= 1 GiB)", fontsize=7,
+                color="dimgray")
+    mem = device.get("global_mem_bytes")
+    for a in (ax, dx):
+        a.set_xscale("log", base=2)
+        a.set_xlim(1, 2 ** 16)
+        a.grid(True, which="both", alpha=0.3)
+        a.set_xlabel("2 MiB pages the walk spreads over", fontsize=9)
+        if mem:
+            a.axvline(mem / PAGE, color="gray", ls=":", lw=1)
+    if mem:
+        ax.text(mem / PAGE, 830, f"all {mem / GIB:.0f} GiB of the GPU = {mem // PAGE} pages ", ha="right", va="top",
+                fontsize=7, color="dimgray")
+    ax.set_ylim(0, 850)
+    ax.set_ylabel("cycles per dependent load (clock64)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(0, 0.62))
+    ax.text(0.01, 0.03, "How far each line moved:\n" + "\n".join(notes), transform=ax.transAxes, fontsize=7,
+            va="bottom", bbox={"facecolor": "white", "edgecolor": "lightgray"})
+    ax.set_title("cycles per load, from zero (pages: chain bytes / 2 MiB for DRAM hops, nodes for L2 hits)",
+                 fontsize=8.5)
+    lo, hi = dx.get_ylim()
+    dx.set_ylim(min(lo, -10), max(hi, 30))
+    dx.axhline(0, color="k", lw=0.8)
+    dx.set_ylabel("cycles per load over the line's fewest-page point")
+    dx.legend(fontsize=7, loc="upper left")
+    dx.set_title("the same lines as differences: each against its own first point (a few cycles show here)",
+                 fontsize=8.5)
+    most = max(max(pts) for pts in s.values() if pts)
+    f.suptitle(f"Address translation on {gpu_of(device)}: latency per dependent load against the 2 MiB pages a "
+               f"random walk spreads over, up to {most} pages ({label_bytes(most * PAGE)});\na TLB level that runs "
+               "out of entries would show as a step in a line", fontsize=10)
+    return save(f, out, "hierarchy_tlb.png")
 
 
 def bandwidth_vs_working_set(records, device, out):
@@ -462,8 +590,8 @@ def bandwidth_vs_working_set(records, device, out):
     if earlier_note:
         a1.plot([], [], ls="none", marker="x", color="k", label="x: not measured again (below)")
     a1.legend(fontsize=7, loc="lower right")
-    f.suptitle("Bandwidth against working set (--ilp 4 --ctas-per-sm 4): hollow grey points had fewer CTAs "
-               "than SMs; a case in several runs: the median of its latest session's", fontsize=10)
+    f.suptitle(f"Bandwidth against working set on {gpu_of(device)} (--ilp 4 --ctas-per-sm 4): hollow grey points "
+               "had fewer CTAs than SMs; a case in several runs: the median of its latest session's", fontsize=10)
     if earlier_note:
         f.text(0.5, 0.01, f"x: {earlier_note}", ha="center", va="bottom", fontsize=8, color="dimgray")
     return save(f, out, "hierarchy_bandwidth_ws.png", rect=(0, 0.04 if earlier_note else 0, 1, 1))
@@ -471,13 +599,14 @@ def bandwidth_vs_working_set(records, device, out):
 
 def loaded_points(records, device):
     """{chain bytes: [(TB/s the other SMs draw, probe ns per load, SMs streaming)]} of loaded_chase over
-    chains larger than the L2 (a smaller chain's probe measures the L2, not DRAM under load), sorted by
-    bandwidth; a case in several records: their median."""
+    chains larger than the L2 (a smaller chain's probe measures the L2, not DRAM under load), in the order of
+    the SMs streaming (what the run sets; past saturation the bandwidth drawn falls back while the latency still
+    climbs); a case in several records: their median."""
     l2 = device.get("l2_bytes", 50 * MIB)
     rs = [r for r in records if r["variant"] == "loaded_chase" and measured(r, "ns_per_load") and bytes_of(r) > l2]
-    return {b: sorted((statistics.median((measured(r, "load_gbps") or 0.0) / 1e3 for r in gg),
-                       statistics.median(measured(r, "ns_per_load") for r in gg), c)
-                      for c, gg in group(g, lambda r: r["params"].get("load_ctas", 0)).items())
+    return {b: sorted(((statistics.median((measured(r, "load_gbps") or 0.0) / 1e3 for r in gg),
+                        statistics.median(measured(r, "ns_per_load") for r in gg), c)
+                       for c, gg in group(g, lambda r: r["params"].get("load_ctas", 0)).items()), key=lambda p: p[2])
             for b, g in sorted(group(rs, bytes_of).items())}
 
 
@@ -498,58 +627,77 @@ def loaded_latency(records, device, out):
     ax.set_xlabel("bandwidth the other SMs draw from DRAM (TB/s)")
     ax.set_ylabel("probe's DRAM latency (ns per dependent .cg load)")
     ax.set_ylim(0, ax.get_ylim()[1])
-    ax.set_title("Loaded latency (labels: SMs streaming)")
+    ax.set_title(f"Loaded latency on {gpu_of(device)}:\none SM's .cg chase while other SMs stream from DRAM "
+                 "(labels: SMs streaming)", fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, alpha=0.3)
     return save(f, out, "hierarchy_loaded_latency.png")
 
 
+ILP_MARKERS = {1: "o", 2: "s", 4: "^", 8: "D"}
+CTA_COLOURS = {1: "tab:blue", 2: "tab:orange", 4: "tab:green", 8: "tab:purple"}
+
+
 def littles_law(records, device, out):
+    """Achieved DRAM bandwidth against bytes in flight per SM, a marker per --ilp and a colour per --ctas-per-sm (no
+    labels over each other); points measured only with stream kernels an earlier session ran, since replaced, are
+    hollow and named so in the legend."""
     m = littles_law_model(records, device)
     if len(m["points"]) < 3 or not m["latency"]:
         return None
     lat, sms, peak = m["latency"], m["sms"], m["peak_gbps"] / 1e3
-    f, ax = plt.subplots(figsize=(8, 5.2))
-    pts = sorted(m["points"].items(), key=lambda kv: kv[1][0])
-    new = [(b, g) for k, (b, g, _) in pts if k not in m["earlier"]]
-    old = [(b, g) for k, (b, g, _) in pts if k in m["earlier"]]
-    ax.scatter([b / KIB for b, _ in new], [g / 1e3 for _, g in new], zorder=3, color="tab:blue",
-               label="dot, 1 GiB arrays (labels: ILP x CTAs per SM)")
-    if old:
-        note = m["earlier_note"].replace(" (", "\n(", 1).replace(", before", ",\nbefore", 1)
-        ax.scatter([b / KIB for b, _ in old], [g / 1e3 for _, g in old], zorder=3, facecolors="none",
-                   edgecolors="tab:blue", label=f"hollow: {note}")
-    for (ilp, ctas), (b, g, _) in pts:
-        ax.annotate(f"{ilp}x{ctas}", (b / KIB, g / 1e3), fontsize=6, xytext=(4, -8), textcoords="offset points")
+    f, ax = plt.subplots(figsize=(12, 5.6))
+    for (ilp, ctas), (b, g, _) in sorted(m["points"].items()):
+        colour = CTA_COLOURS.get(ctas, "k")
+        hollow = (ilp, ctas) in m["earlier"]
+        nudge = 2 ** (0.07 * (math.log2(ilp) - 1.5))  # the points of one x apart, by ILP: none hides another
+        ax.scatter([b / KIB * nudge], [g / 1e3], zorder=3, s=36, marker=ILP_MARKERS.get(ilp, "x"),
+                   facecolors="none" if hollow else colour, edgecolors=colour, linewidths=1.2)
     xs = [2 ** (i / 8) for i in range(0, 8 * 10 + 1)]
-    ax.plot(xs, [x * KIB * sms / (lat["ns"] * 1e-9) / 1e12 for x in xs], "k--", lw=1,
-            label=f"bytes in flight x {sms} SMs / {lat['ns']:.0f} ns (DRAM latency)")
+    handles = [ax.plot(xs, [x * KIB * sms / (lat["ns"] * 1e-9) / 1e12 for x in xs], "k--", lw=1,
+                       label=f"bytes in flight x {sms} SMs / {lat['ns']:.0f} ns (DRAM latency)")[0]]
     if peak:
-        ax.axhline(peak, color="r", ls=":", lw=1, label=f"HBM theoretical {peak:.2f} TB/s")
-        ax.axhline(0.9 * peak, color="r", ls="--", lw=0.8, label=f"90%: {0.9 * peak:.2f} TB/s")
+        handles.append(ax.axhline(peak, color="r", ls=":", lw=1, label=f"HBM theoretical {peak:.2f} TB/s"))
+        handles.append(ax.axhline(0.9 * peak, color="r", ls="--", lw=0.8, label=f"90%: {0.9 * peak:.2f} TB/s"))
     if m["law_bytes_per_sm"]:
         x = m["law_bytes_per_sm"] / KIB
         ax.axvline(x, color="gray", ls="--", lw=0.8)
         ax.text(x, 0.12, f" Little's law\n at {lat['ns']:.0f} ns:\n {x:.1f} KiB/SM\n for 90%", fontsize=7)
     if m["first_reached"]:
         b, g, (ilp, ctas) = m["first_reached"]
+        old = " (hollow: an earlier\n session's kernels)" if (ilp, ctas) in m["earlier"] else ""
         ax.axvline(b / KIB, color="tab:green", ls="-", lw=1)
         ax.text(b / KIB, 0.12, f" measured: {b / KIB:.0f} KiB/SM is the\n least that reached 90%\n"
-                f" (--ilp {ilp} --ctas-per-sm {ctas}:\n {g:.0f} GB/s)", fontsize=7, color="tab:green")
+                f" (--ilp {ilp} --ctas-per-sm {ctas}:\n {g:.0f} GB/s){old}", fontsize=7, color="tab:green")
+    ilps = sorted({k[0] for k in m["points"]})
+    ctas_all = sorted({k[1] for k in m["points"]})
+    handles += [Line2D([], [], ls="none", marker=ILP_MARKERS.get(i, "x"), color="k", mfc="none", label=f"--ilp {i}")
+                for i in ilps]
+    handles += [Line2D([], [], ls="none", marker="o", color=CTA_COLOURS.get(c, "k"), label=f"--ctas-per-sm {c}")
+                for c in ctas_all]
+    if m["earlier"]:
+        handles.append(Line2D([], [], ls="none", marker="o", color="gray", mfc="none",
+                              label="hollow: measured only with the stream\nkernels of an earlier session, since "
+                                    "replaced:\n" + m["earlier_note"].replace(" (", "\n(", 1)
+                                    .replace(", before", ",\nbefore", 1).replace("): ", "):\n", 1)))
     ax.set_xscale("log", base=2)
     ax.set_xlim(2, 2 ** 10)
     ax.set_ylim(0, (peak or 3.5) * 1.15)
-    ax.set_xlabel("bytes in flight per SM (KiB): CTAs x 256 threads x ILP x 16 B x 2 arrays (model)")
+    ax.set_xlabel("bytes in flight per SM (KiB): CTAs x 256 threads x ILP x 16 B x 2 arrays (model; the points of "
+                  "one x nudged apart by ILP)", fontsize=8.5)
     ax.set_ylabel("achieved TB/s (cold median; several runs: median)")
-    ax.legend(fontsize=7, loc="center right")
+    ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(True, alpha=0.3)
-    ax.set_title("Little's law on H100 DRAM: bandwidth = bytes in flight / latency\n"
-                 f"latency: {lat['ns']:.1f} ns ({lat['cycles']:.0f} cycles), the median of {lat['records']} chase_l2 "
-                 f"records >= 1 GiB\n({lat['files']})", fontsize=9)
+    ax.set_title(f"Little's law on {gpu_of(device)} DRAM: bandwidth = bytes in flight / latency; dot over 1 GiB "
+                 f"arrays\nlatency: {lat['ns']:.1f} ns ({lat['cycles']:.0f} cycles), the median of {lat['records']} "
+                 f"chase_l2 records >= 1 GiB", fontsize=9)
     return save(f, out, "hierarchy_littles_law.png")
 
 
 def roofline_add(records, device, out):
+    """Left: `add` and `triad` on this GPU's roofline (its own roofs only). Right: the fraction of its own roof each
+    reaches, beside the reference's vector add on its GPU: the comparison the two GPUs allow (GFLOP/s of two GPUs
+    on one set of axes would set one GPU's points under the other's roof)."""
     pts = roofline_points(records)
     if not pts:
         return None
@@ -559,20 +707,18 @@ def roofline_add(records, device, out):
     fp32 = sms * 128 * 2 * clock * 1e6 / 1e9  # GFLOP/s
     peak = device.get("peak_gbps", 3352)
     measured_peak = device.get("measured_peak_gbps", 0)
+    gpu = gpu_of(device)
     ref = REFERENCE_ADD
-    f, ax = plt.subplots(figsize=(8.5, 5))
+    f, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [1.5, 1]})
     xs = [2 ** (i / 8) for i in range(-8 * 7, 8 * 7 + 1)]
     ax.plot(xs, [min(fp32, x * peak) for x in xs], "k-", lw=1,
-            label=f"H100 roof: {peak / 1e3:.2f} TB/s HBM, {fp32 / 1e3:.0f} TFLOP/s FP32")
+            label=f"roof: {peak / 1e3:.2f} TB/s HBM (theoretical), {fp32 / 1e3:.0f} TFLOP/s FP32")
     if measured_peak:
         ax.plot(xs, [min(fp32, x * measured_peak) for x in xs], "k:", lw=1,
-                label=f"H100 measured ceiling: cudaMemcpy {measured_peak / 1e3:.2f} TB/s")
-    ax.plot(xs, [x * ref["peak_gbps"] for x in xs], color="tab:purple", ls="--", lw=0.8,
-            label="the reference's GPU: 8 TB/s (HBM3e)")
-    ax.scatter([ref["ai"]], [ref["actual_gflops"]], marker="*", s=140, color="tab:purple", zorder=3,
-               label=f"the reference's vector add: ~{ref['actual_gflops']:.0f} of {ref['roof_gflops']:.0f} GFLOP/s "
-                     f"({ref['actual_gflops'] / ref['roof_gflops']:.0%})")
+                label=f"measured ceiling: cudaMemcpy {measured_peak / 1e3:.2f} TB/s")
     largest = {v: max(p["bytes"] for p in pts if p["variant"] == v) for v in {p["variant"] for p in pts}}
+    bars = [(f"the reference's vector add\n(its GPU: {ref['peak_gbps'] / 1e3:.0f} TB/s HBM3e)",
+             ref["actual_gflops"] / ref["roof_gflops"], "tab:purple")]
     for p in pts:
         roof = p["ai"] * peak
         big = p["bytes"] == largest[p["variant"]]  # smaller arrays: a larger hollow marker around the same spot
@@ -583,6 +729,11 @@ def roofline_add(records, device, out):
                          f"({p['gflops'] / roof:.0%}; median of {p['records']} "
                          f"record{'s' if p['records'] > 1 else ''}"
                          f"{', an earlier session' if p['earlier'] else ''})")
+        if big:
+            ceiling = (f"; {p['gflops'] / (p['ai'] * measured_peak):.0%} of the cudaMemcpy ceiling"
+                       if measured_peak else "")
+            bars.append((f"{p['variant']}, {label_bytes(p['bytes'])} arrays\n(this GPU{ceiling})", p["gflops"] / roof,
+                         colour))
     ax.axvline(ref["ai"], color="gray", ls=":", lw=1)
     ax.text(ref["ai"], 40, " c = a + b: 1 FLOP / 12 B", fontsize=7)
     ax.set_xscale("log", base=2)
@@ -593,8 +744,20 @@ def roofline_add(records, device, out):
     ax.set_ylabel("GFLOP/s")
     ax.legend(fontsize=6.5, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title("Vector add on the roofline, beside the reference's claim\n(another GPU: compare the fraction of "
-                 "each roof, not the GFLOP/s)", fontsize=10)
+    ax.set_title(f"add and triad on the roofline of {gpu}", fontsize=10)
+    ys = list(range(len(bars)))
+    bx.barh(ys, [100 * v for _, v, _ in bars], color=[c for _, _, c in bars], height=0.6)
+    for y, (_, v, _) in zip(ys, bars):
+        bx.text(100 * v - 1, y, f"{v:.0%}", ha="right", va="center", color="white", fontsize=9)
+    bx.set_yticks(ys, [t for t, _, _ in bars], fontsize=7.5)
+    bx.invert_yaxis()
+    bx.set_xlim(0, 100)
+    bx.set_xlabel("% of its own GPU's HBM roof at its arithmetic intensity")
+    bx.grid(True, axis="x", alpha=0.3)
+    bx.set_title("each on its own GPU: the fraction of that GPU's roof", fontsize=10)
+    f.suptitle(f"Vector add on {gpu}, beside the reference's claim for another GPU (~{ref['actual_gflops']:.0f} of "
+               f"{ref['roof_gflops']:.0f} GFLOP/s at {ref['peak_gbps'] / 1e3:.0f} TB/s): compare fractions of each "
+               "roof, not GFLOP/s", fontsize=10)
     return save(f, out, "hierarchy_roofline_add.png")
 
 
@@ -603,8 +766,9 @@ def plot_hierarchy(records, out, device=None, notes=None):
     of records goes to `notes` (a list), with the command that would measure it."""
     device = device or {}
     os.makedirs(out, exist_ok=True)
-    made = [latency_vs_working_set(records, device, out), histograms(records, out, notes),
-            per_sm_map(records, out), tlb_map(records, out), bandwidth_vs_working_set(records, device, out),
+    made = [latency_vs_working_set(records, device, out), histograms(records, out, notes, device),
+            per_sm_map(records, device, out), translation(records, device, out),
+            bandwidth_vs_working_set(records, device, out),
             loaded_latency(records, device, out), littles_law(records, device, out),
             roofline_add(records, device, out)]
     return [p for p in made if p]

@@ -6,8 +6,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-# Committed H100 results the plot and compare tests read (docs/results/h100/README.md has their commands).
+# The catalogue of committed H100 results (docs/results/h100/<lab>/, each folder's manifest.csv has the commands):
+# the plot and compare tests read the files the pages cite from there, and draw every one of them.
 FIXTURES = os.path.join(REPO, "docs", "results", "h100")
+# Runs no page cites that tests need (two runs of one binary, an earlier run of the same command).
+DATA = os.path.join(HERE, "data")
 SCHEMA = os.path.join(REPO, "docs", "results.schema.json")
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from memlab_tools import compare
 
-from conftest import BAD_FILES, FIXTURES, bad_file, exit_code
+from conftest import BAD_FILES, DATA, FIXTURES, bad_file, exit_code
 
 
 def _summary(median, spread):
@@ -80,8 +80,8 @@ def test_refuses_what_is_not_a_results_file(tmp_path, capsys):
 
 
 def test_two_committed_runs_of_the_same_binary():
-    a = os.path.join(FIXTURES, "timing", "copy_f16_run_a.json")
-    b = os.path.join(FIXTURES, "timing", "copy_f16_run_b.json")
+    a = os.path.join(DATA, "copy_f16_run_a.json")
+    b = os.path.join(DATA, "copy_f16_run_b.json")
     o = compare.compare(compare.records([a]), compare.records([b]))
     assert len(o.verdicts) == 160 and not o.only_a and not o.only_b and not o.unmeasured
     big = [v for v in o.verdicts if dict(v.key[2])["n"] >= 1 << 24]
@@ -109,8 +109,8 @@ def test_pairs_hold_one_variant_against_others(tmp_path, capsys):
 
 # ---- the committed launch-bound pair ------------------------------------------------------------------------
 
-RUN1 = os.path.join(FIXTURES, "copy_f16_run1.json")
-RUN0 = os.path.join(FIXTURES, "copy_f16.json")
+RUN1 = os.path.join(DATA, "copy_f16_earlier_run.json")
+RUN0 = os.path.join(FIXTURES, "copy", "copy_f16.json")
 
 
 def test_two_committed_runs_of_unchanged_kernels_are_the_same(capsys):
@@ -160,7 +160,7 @@ def test_a_zero_median_is_listed_not_compared(tmp_path, capsys):
 
 
 def test_files_of_different_labs_say_so_in_one_line(capsys):
-    assert compare.main([RUN0, os.path.join(FIXTURES, "stride_f32.json")]) == 2
+    assert compare.main([RUN0, os.path.join(FIXTURES, "stride", "stride_f32.json")]) == 2
     captured = capsys.readouterr()
     assert not captured.out and captured.err.count("\n") == 1
     assert "holds copy and" in captured.err and "holds stride: no lab in common" in captured.err

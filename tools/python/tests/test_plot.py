@@ -34,8 +34,8 @@ def _one(made, kind, lab):
 @pytest.fixture(scope="module")
 def copy_and_friends(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
-    files = fx("peers/copy_f16.json", "peers/peers_copy_f16.json", "stride_f32.json", "gather_f32.json",
-               "peers/peers_gather_f32.json", "tile_f32.json")
+    files = fx("copy/copy_f16_peers_session.json", "copy/peers_copy_f16.json", "stride/stride_f32.json",
+               "gather/gather_f32.json", "gather/peers_gather_f32.json", "tile/tile_f32.json")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return out, {m["file"]: m for m in plot.plot_files(files, str(out)).made}
@@ -93,8 +93,8 @@ def test_the_time_table_has_the_reference_studys_shape(copy_and_friends):
 
 def test_transpose_with_its_peers(tmp_path):
     # Peers have no band: they join every band of their shape (it was KeyError: 'band').
-    assert plot.main(fx("transpose_f32.json", "peers/peers_transpose_f32.json") + ["-o", str(tmp_path)]) == 0
-    p = _draw(tmp_path, fx("transpose_f32.json", "peers/peers_transpose_f32.json"))
+    assert plot.main(fx("transpose/transpose_f32.json", "transpose/peers_transpose_f32.json") + ["-o", str(tmp_path)]) == 0
+    p = _draw(tmp_path, fx("transpose/transpose_f32.json", "transpose/peers_transpose_f32.json"))
     ladder = _one(p.made, "ladder", "transpose")
     assert {"naive", "smem_vec_rows", "cublas [peer]", "copy [peer]", "torch_t_contiguous [torch]",
             "triton_transpose [triton]"} <= set(ladder["series"])
@@ -103,23 +103,23 @@ def test_transpose_with_its_peers(tmp_path):
 
 def test_a_peers_file_alone(tmp_path):
     # Only framework peers, one with a param of its own (a Triton block): it was KeyError: 'block'.
-    p = _draw(tmp_path, fx("peers/peers_copy_f16.json"))
+    p = _draw(tmp_path, fx("copy/peers_copy_f16.json"))
     assert {m["kind"] for m in p.made} >= {"ladder", "size"} and not p.notes
 
 
 def test_a_band_sweep_draws_peers_without_the_axis_as_level_lines(tmp_path):
-    p = _draw(tmp_path, fx("transpose_band.json", "peers/peers_transpose_f32.json"), kinds=("sweep",))
+    p = _draw(tmp_path, fx("transpose/transpose_band.json", "transpose/peers_transpose_f32.json"), kinds=("sweep",))
     (sweep,) = p.made
     assert sweep["series"] == ["smem_padded", "smem_vec", "smem_vec_rows"]
     assert "2 peer(s) as level lines" in sweep["sentence"] and "axes from zero" in sweep["sentence"]
 
 
 @pytest.mark.parametrize("main_file, sweep_file, axis", [
-    ("transpose_f32.json", "transpose_band.json", "band"),
-    ("async_f32.json", "async_stages.json", "stages"),
+    ("transpose/transpose_f32.json", "transpose/transpose_band.json", "band"),
+    ("async/async_f32.json", "async/async_stages.json", "stages"),
 ])
 def test_a_main_file_merged_with_its_sweep_keeps_the_ladder(tmp_path, main_file, sweep_file, axis):
-    lab = main_file.split("_")[0]
+    lab = os.path.basename(main_file).split("_")[0]
     p = _draw(tmp_path, fx(main_file, sweep_file))
     ladder = _one(p.made, "ladder", lab)
     (tmp_path / "alone").mkdir()
@@ -153,7 +153,7 @@ def test_every_committed_results_file_in_one_call(tmp_path, capsys, monkeypatch)
 
 @pytest.mark.parametrize("kind", sorted(BAD_FILES))
 def test_every_bad_file_is_one_line_and_exit_2(tmp_path, capsys, kind):
-    good = fx("gather_f32.json")[0]
+    good = fx("gather/gather_f32.json")[0]
     bad = bad_file(tmp_path, kind)
     assert plot.main([good, bad, "-o", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
@@ -164,13 +164,13 @@ def test_an_out_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys):
     a_file = tmp_path / "f"
     a_file.write_text("x")
     for out in (str(a_file), str(a_file / "sub"), "/proc/memlab-plot-test"):
-        assert plot.main(fx("gather_f32.json") + ["-o", out]) == 2
+        assert plot.main(fx("gather/gather_f32.json") + ["-o", out]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith(f"memlab-plot: -o {out}: cannot write there"), err
 
 
 def test_lab_draws_one_lab_of_a_file_of_all(tmp_path, capsys):
-    files = fx("verification/defaults_0aa6be0.json", "peers/peers_matmul_f32.json")
+    files = fx("all_labs/defaults.json", "matmul/peers_matmul_f32.json")
     assert plot.main(files + ["-o", str(tmp_path), "--lab", "matmul", "--only", "ladder"]) == 0
     assert sorted(os.listdir(tmp_path)) == ["index.md", "ladder_matmul_f32.png"]
     assert plot.main(files + ["-o", str(tmp_path), "--lab", "fft"]) == 2
@@ -178,17 +178,17 @@ def test_lab_draws_one_lab_of_a_file_of_all(tmp_path, capsys):
 
 
 def test_flags_and_a_missing_matplotlib(tmp_path, capsys, monkeypatch):
-    assert plot.main(fx("gather_f32.json") + ["-o", str(tmp_path), "--only", "pie"]) == 2
+    assert plot.main(fx("gather/gather_f32.json") + ["-o", str(tmp_path), "--only", "pie"]) == 2
     assert "--only: 'pie' is not one of" in capsys.readouterr().err
     assert exit_code(plot.main, ["-o", str(tmp_path)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     monkeypatch.setattr(plot, "MISSING", "matplotlib")
-    assert plot.main(fx("gather_f32.json") + ["-o", str(tmp_path)]) == 3
+    assert plot.main(fx("gather/gather_f32.json") + ["-o", str(tmp_path)]) == 3
     assert capsys.readouterr().err == "memlab-plot: matplotlib is not installed (pip install ./tools/python)\n"
 
 
 def test_matmul_bars_are_linear_with_values_and_tf32_has_its_own_roof(tmp_path):
-    p = _draw(tmp_path, fx("matmul_f32.json", "peers/peers_matmul_f32.json"))
+    p = _draw(tmp_path, fx("matmul/matmul_f32.json", "matmul/peers_matmul_f32.json"))
     ladder = _one(p.made, "ladder", "matmul")
     assert ladder["measure"] == "gflops" and len(ladder["points"]) == 3
     assert {"naive", "double_buffered", "cublas_sgemm [peer]", "cublas_tf32 [peer]", "torch_matmul [torch]"} <= \
@@ -202,8 +202,8 @@ def test_matmul_bars_are_linear_with_values_and_tf32_has_its_own_roof(tmp_path):
 
 
 def test_the_roofline_draws_no_tf32_roof_without_a_tf32_point(tmp_path):
-    p = _draw(tmp_path, fx("matmul_f32.json", "smem_f32.json"), kinds=("roofline",))
-    recs = [r for r in records(fx("matmul_f32.json")) if not plot.is_tf32(r)]
+    p = _draw(tmp_path, fx("matmul/matmul_f32.json", "smem/smem_f32.json"), kinds=("roofline",))
+    recs = [r for r in records(fx("matmul/matmul_f32.json")) if not plot.is_tf32(r)]
     assert plot.tf32_roof(recs) == (0.0, "")
     roofs = _one(p.made, "roofline", "*")["roofs"]
     assert "TF32" in roofs  # matmul_f32.json holds cublas_tf32
@@ -219,7 +219,7 @@ def test_the_stencil_splits_1d_from_3d(tmp_path):
 
 
 def test_the_smem_sweep_is_drawn_beside_its_wavefront_model(tmp_path):
-    p = _draw(tmp_path, fx("smem_f32.json"), kinds=("sweep", "ladder"))
+    p = _draw(tmp_path, fx("smem/smem_f32.json"), kinds=("sweep", "ladder"))
     sweep = _one(p.made, "sweep", "smem")
     assert sweep["modelled"] and "load_stride" in sweep["series"]
     assert plot.MODEL_AXIS["smem"].startswith("wavefronts per request")
@@ -227,7 +227,7 @@ def test_the_smem_sweep_is_drawn_beside_its_wavefront_model(tmp_path):
 
 
 def test_a_lab_under_another_roof_draws_that_roof_not_dram():
-    recs = records(fx("smem_f32.json"))
+    recs = records(fx("smem/smem_f32.json"))
     assert plot.lab_roof(recs) == "smem"
     (roof,) = plot.roof_lines(recs, "gbps")
     assert roof[1].startswith("shared-memory roof") and "GB/s" in roof[1]

@@ -1,7 +1,8 @@
-"""plot_hierarchy on the committed H100 hierarchy runs: every picture is drawn without a warning, the Little's-law
-line uses the DRAM latency of the data (not the L2's), the histograms hold every level, the roofline and the
-bandwidth picture have one point per rung and size, from the case's latest machine session only (the stream kernels
-changed between the two sessions of 2026-11-25), and a grid smaller than the GPU is marked as such."""
+"""plot_hierarchy on the committed H100 hierarchy runs: every picture is drawn without a warning and names the GPU,
+the Little's-law line uses the DRAM latency of the data (not the L2's), the histograms hold every level, the roofline
+and the bandwidth picture have one point per rung and size, from the case's latest machine session only (the stream
+kernels changed between the two sessions of 2026-11-25), a grid smaller than the GPU is marked as such, the per-SM
+map is each SM against the median, and the translation picture's series are the hops they say."""
 import glob
 import os
 import statistics
@@ -15,7 +16,7 @@ from conftest import FIXTURES
 
 RUNS = sorted(glob.glob(os.path.join(FIXTURES, "hierarchy", "hierarchy_*.json")))
 PICTURES = ["hierarchy_latency_ws.png", "hierarchy_latency_histograms.png", "hierarchy_per_sm_map.png",
-            "hierarchy_tlb_map.png", "hierarchy_bandwidth_ws.png", "hierarchy_loaded_latency.png",
+            "hierarchy_tlb.png", "hierarchy_bandwidth_ws.png", "hierarchy_loaded_latency.png",
             "hierarchy_littles_law.png", "hierarchy_roofline_add.png"]
 
 
@@ -34,6 +35,48 @@ def test_every_picture_from_every_committed_run(runs, tmp_path):
     assert [os.path.basename(p) for p in made] == PICTURES
     assert all(os.path.getsize(p) > 20000 for p in made)
     assert notes == []  # every histogram level is in the committed records
+
+
+def test_every_title_names_the_gpu(runs, tmp_path, monkeypatch):
+    records, device = runs
+    titles = {}
+    save = ph.save
+
+    def keep_titles(f, out, name, rect=(0, 0, 1, 1)):
+        texts = [f._suptitle.get_text() if f._suptitle else ""] + [ax.get_title() for ax in f.axes]
+        titles[name] = " ".join(texts)
+        return save(f, out, name, rect)
+
+    monkeypatch.setattr(ph, "save", keep_titles)
+    ph.plot_hierarchy(records, str(tmp_path), device, [])
+    assert sorted(titles) == sorted(PICTURES)
+    for name, text in titles.items():
+        assert device["name"] == "NVIDIA H100 80GB HBM3" and device["name"] in text, name
+
+
+def test_the_per_sm_map_sets_each_sm_against_the_median(runs):
+    records, _ = runs
+    rows = ph.per_sm_points(records)
+    # The defaults' 32 KiB, 16 MiB and 256 MiB, the per-SM run's 8 MiB and 2 GiB: 132 SMs each.
+    assert sorted(rows) == [32 << 10, 8 << 20, 16 << 20, 256 << 20, 2 << 30]
+    assert all(len(sms) == 132 for sms in rows.values())
+    eight = rows[8 << 20]
+    med = statistics.median(eight.values())
+    assert 270 < med < 290 and max(eight.values()) / med - 1 < 0.1  # a spread of a few percent, drawn as such
+
+
+def test_the_translation_series_are_the_hops_they_name(runs):
+    records, device = runs
+    s = ph.translation_points(records, device)
+    # DRAM hops: chase_l2 over chains whose lines are 8x the L2 or more (512 MiB-4 GiB: 256-2048 pages), at the
+    # DRAM plateau whatever the page count.
+    assert sorted(s["dram"]) == [256, 512, 1024, 2048]
+    assert all(660 < c < 720 for c, _, _ in s["dram"].values())
+    # The stride chase at one node per 2 MiB page (or per 4 MiB), past the L1: L2 hits on 2048 and 4096 pages.
+    assert sorted(s["l2_address_order"]) == [2048, 4096]
+    assert all(270 < c < 300 for c, _, _ in s["l2_address_order"].values())
+    # Fewer lines than the L1 keeps are L1 hits, not in any series; no random one-node-per-page chase committed yet.
+    assert s["l2"] == {}
 
 
 def test_the_littles_law_line_uses_the_dram_plateau_of_the_data(runs):

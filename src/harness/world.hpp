@@ -1,0 +1,89 @@
+// The ranks of a run. One process (no launcher) is a world of one, driving one GPU or, for a lab's
+// own multi-GPU rungs, several. A distributed run is one memlab process per GPU (harness/launcher.hpp
+// says who started it): the world then holds an NCCL communicator across the processes, formed
+// through NCCL's own bootstrap (NCCL_COMM_ID), and keeps the ranks in step while they measure:
+// every rank takes the same samples (rank 0 decides and tells the others), skips the same cases, and
+// waits with a deadline, so a rank that dies stops the others with an error naming it, not a hang.
+//
+// Every NCCL call of a distributed world is non-blocking (ncclConfig_t::blocking = 0): a call that
+// returns ncclInProgress is polled with ncclCommGetAsyncError, which keeps the deadline too.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/launcher.hpp"
+#include "harness/result.hpp"
+#include "harness/timing.hpp"
+
+namespace memlab {
+
+// The world could not form, or a rank stopped answering: the message names what is known (the
+// address the ranks meet at, the rank that exited).
+class world_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class world final : public rank_sync {
+ public:
+  // A world of one: every wait is cudaStreamSynchronize, every agreement is this process's own.
+  world();
+  // Forms the distributed world of `env` (env.distributed()) with this rank's GPU `device`, within
+  // `timeout_s` (also the deadline of every later wait). Throws world_error; in a build without
+  // NCCL, always (the message says how to build with it).
+  world(const launch_env& env, int device, double timeout_s);
+  ~world() override;
+  world(const world&) = delete;
+  world& operator=(const world&) = delete;
+
+  [[nodiscard]] int rank() const { return env_.rank; }
+  [[nodiscard]] int size() const { return env_.size; }
+  [[nodiscard]] bool distributed() const { return env_.distributed(); }
+  [[nodiscard]] const launch_env& env() const { return env_; }
+  [[nodiscard]] const std::vector<rank_info>& ranks() const { return ranks_; }
+  [[nodiscard]] double timeout_s() const { return timeout_s_; }
+  // NCCL's version (ncclGetVersion: 22809 = 2.28.9); 0 without NCCL.
+  [[nodiscard]] static int nccl_version();
+
+  // The communicator the labs' collectives run on, across every rank (an ncclComm_t); nullptr in a
+  // world of one.
+  [[nodiscard]] void* communicator() const;
+  // After an NCCL call on communicator() that returned `nccl_result` (an ncclResult_t): returns once
+  // the call is enqueued; throws world_error (naming `what`) when it failed or the deadline passed.
+  void settle(int nccl_result, const char* what) const;
+
+  // rank_sync: waits poll with the deadline in a distributed world.
+  void wait(cudaStream_t s) const override;
+  void barrier() const override;
+  [[nodiscard]] double broadcast(double v) const override;
+  [[nodiscard]] double average(double v) const override;
+  [[nodiscard]] bool all(bool v) const override;
+  [[nodiscard]] bool is_distributed() const override { return distributed(); }
+  // Every rank's v, by rank (a world of one: {v}).
+  [[nodiscard]] std::vector<std::uint64_t> gather(std::uint64_t v) const;
+
+  // Aborts the communicators and throws world_error with `what` and the ranks on this host that
+  // have exited (their processes are gone): what a rank says when the others stop answering.
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  struct impl;
+  // One double through the world's control communicator: 0 sum, 1 minimum, 2 rank 0's value.
+  [[nodiscard]] double control(double v, int op) const;
+  launch_env env_;
+  double timeout_s_ = 0;
+  std::vector<rank_info> ranks_;
+  std::unique_ptr<impl> p_;
+};
+
+// The process's world: a world of one until the CLI forms a distributed one.
+world& this_world();
+void set_world(std::unique_ptr<world> w);
+
+}  // namespace memlab
