@@ -42,8 +42,8 @@ void launch_cub_peer(const case_ctx& c, cudaStream_t s) {
   const copy_operands o = Operands(c);
   visit_dtype(Dtypes{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
-    MEMLAB_CUDA_CHECK(cub::DeviceTransform::Transform(static_cast<const T*>(o.src), static_cast<T*>(o.dst), c.p.n,
-                                                      Identity{}, s));
+    MEMLAB_CUDA_CHECK(
+        cub::DeviceTransform::Transform(static_cast<const T*>(o.src), static_cast<T*>(o.dst), c.p.n, Identity{}, s));
   });
   MEMLAB_CUDA_CHECK_LAUNCH();
 }

@@ -46,7 +46,8 @@ TEST(cli, help_explains_subcommands_exit_codes_and_lists) {
     EXPECT_NE(o.output.find(s), std::string::npos) << s;
   const auto r = memlab("run --help");
   EXPECT_EQ(r.code, 0);
-  for (const char* s : {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out"})
+  for (const char* s :
+       {"--variant", "--dtype", "--sizes", "--device", "--max-time", "--no-verify", "--format", "--out"})
     EXPECT_NE(r.output.find(s), std::string::npos) << s;
   // One flag per axis of every lab built; an axis several labs declare says whose it is.
   for (const memlab::lab* l : all_labs()) {

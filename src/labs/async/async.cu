@@ -389,9 +389,7 @@ void launch_path(const case_ctx& c, cudaStream_t s) {
 
 // The bytes the library peers copy (harness/library_peers.cuh): the source at its offset, the
 // destination aligned, as the rungs copy them.
-copy_operands operands(const case_ctx& c) {
-  return {c.ptr(dst_buffer), c.ptr(src_buffer, c.p[src_offset_axis])};
-}
+copy_operands operands(const case_ctx& c) { return {c.ptr(dst_buffer), c.ptr(src_buffer, c.p[src_offset_axis])}; }
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
   return device_rule(v, shape_of(p), dev.smem_per_block_optin);
