@@ -4,6 +4,7 @@
 # memlab_lab_registry() generates, for one executable, the definitions of memlab::all_labs() and
 # memlab::missing_labs() (harness/registry.hpp) from a list of lab names. Adding a lab is one line
 # in that list; nothing in src/harness or src/cli names it.
+include_guard(GLOBAL)
 
 # memlab_python_path(<var> <python expression>): what python3 prints for the expression (a folder a
 # PyPI wheel installed: CuTe's headers, NCCL), or "" when there is no python3 or it fails. For labs

@@ -206,7 +206,7 @@ for s in "${steps[@]}"; do
       # from one repetition to the next (-N 5), and with more iterations behind one clock reading (-n 100)?
       step small_nccl_tests -- bash -c "echo '#### all_reduce_perf -g 2'; '$NT/all_reduce_perf' -b 64 -e 4M -f 4 -g 2 -d uint8 -N 5; echo '#### rc'; echo '#### all_reduce_perf -g 2 -n 100'; '$NT/all_reduce_perf' -b 64 -e 4M -f 4 -g 2 -d uint8 -n 100; echo '#### rc'"
       step small_memlab -- "$M" run transfer --quiet --variant nccl_all_reduce --gpus 2 --placement out_of_place \
-        --sizes 64..4MiB:*4 --max-time 0.5 --out "$J/small_memlab.json"
+        --sizes 64B..4MiB:*4 --max-time 0.5 --out "$J/small_memlab.json"
       ;;
     sockets)
       step ranks_sockets -- bash -c "for r in \$(seq 0 $((NGPU - 1))); do NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo RANK=\$r WORLD_SIZE=$NGPU '$M' run transfer --variant nccl_all_reduce,nccl_sendrecv --placement out_of_place --sizes 1MiB,64MiB --max-time 0.5 --out '$J/ranks_sockets.json' & done; wait"

@@ -45,7 +45,8 @@ MEMLAB_C_API_EXPORT int memlab_transpose(void* dst, const void* src, size_t batc
                                          size_t elem_size, void* stream);
 
 /* The path memlab_transpose takes for these addresses and this shape ("aligned", "realign_in",
- * "realign_out", "realign_both", "elem8", "copy", "none", "unsupported"); host only, needs no GPU. */
+ * "realign_out", "realign_both", "elem8", "few_cols", "few_rows", "small_matrices", "copy", "none",
+ * "unsupported"); host only, needs no GPU. */
 MEMLAB_C_API_EXPORT const char* memlab_transpose_path(size_t dst, size_t src, size_t batch, size_t rows, size_t cols,
                                                       size_t elem_size);
 
@@ -67,6 +68,14 @@ MEMLAB_C_API_EXPORT int memlab_set_device(int device);
 MEMLAB_C_API_EXPORT int memlab_pointer_device(const void* p, int* device);
 /* Waits for the work on `stream` (cudaStreamSynchronize). */
 MEMLAB_C_API_EXPORT int memlab_stream_synchronize(void* stream);
+
+/* JAX (jax.ffi): an XLA FFI handler that transposes the last two dimensions of its operand (each leading one a
+ * batch dimension) into its result, on XLA's stream, through memlab_transpose. Present only in a libmemlab built
+ * with jaxlib's FFI headers (CMake found jax.ffi.include_dir()); Python registers it as the CUDA custom call
+ * target "memlab_transpose" (python/memlab/_jax.py). The types are XLA's (xla/ffi/api/c_api.h). */
+struct XLA_FFI_Error;
+struct XLA_FFI_CallFrame;
+MEMLAB_C_API_EXPORT struct XLA_FFI_Error* memlab_jax_transpose(struct XLA_FFI_CallFrame* call_frame);
 
 #ifdef __cplusplus
 }

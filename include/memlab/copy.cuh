@@ -80,12 +80,18 @@ struct copy_edge {
 // Body, src and dst equally aligned: CTA b stores vectors [b, b + 1) x threads x U. Thread t takes
 // vectors t, t + threads, ... so each load and store instruction stays coalesced across the warp,
 // and issues its U loads before its first store (U x 16 B in flight per thread).
-template <int U>
+// Edges: whether the plan has a head or a tail. A copy of whole aligned vectors (the usual case: an
+// aligned tensor of any dtype whose size is a multiple of 16 bytes) runs the body alone. Its code is
+// then ~15 instructions instead of ~70 with a branch over CTA 0's edge code: after an L2 flush a small
+// copy fetches its instructions from DRAM, and the edge code cost it extra instruction-cache lines
+// ahead of the first load (docs/notes/copy.md, "Small copies on the launch floor").
+template <int U, bool Edges = true>
 MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel(copy_args a) {
   copy_edge<16> edge;
-  edge.load(a);
-  const auto* s = reinterpret_cast<const uint4*>(a.src + a.head);
-  auto* d = reinterpret_cast<uint4*>(a.dst + a.head);
+  if constexpr (Edges) edge.load(a);
+  const std::size_t head = Edges ? a.head : 0;  // without edges the plan's head is 0: not read
+  const auto* s = reinterpret_cast<const uint4*>(a.src + head);
+  auto* d = reinterpret_cast<uint4*>(a.dst + head);
   const std::size_t base = std::size_t{blockIdx.x} * copy_tuning::threads * U + threadIdx.x;
   if (base + (U - 1) * copy_tuning::threads < a.vectors) {  // all U of this thread's vectors in range
     uint4 r[U];
@@ -100,7 +106,7 @@ MEMLAB_KERNEL void __launch_bounds__(copy_tuning::threads) copy_aligned16_kernel
       if (i < a.vectors) d[i] = s[i];
     }
   }
-  edge.store(a);
+  if constexpr (Edges) edge.store(a);
 }
 
 // Body, src and dst misaligned to each other by shift = 4 Words + shift % 4 bytes (the word offset a
@@ -234,7 +240,10 @@ inline cudaError_t launch_one(Kernel* kernel, const copy_plan& p, copy_args a, c
 template <int U>
 inline cudaError_t launch_copy_body(const copy_plan& p, const copy_args& a, cudaStream_t stream) {
   if (p.path == copy_path::aligned32) return launch_one(&copy_aligned32_kernel<U>, p, a, stream);
-  if (p.path == copy_path::aligned16) return launch_one(&copy_aligned16_kernel<U>, p, a, stream);
+  if (p.path == copy_path::aligned16) {
+    return p.head == 0 && p.tail == 0 ? launch_one(&copy_aligned16_kernel<U, false>, p, a, stream)
+                                      : launch_one(&copy_aligned16_kernel<U, true>, p, a, stream);
+  }
   switch (p.shift / 4) {
     case 0: return launch_one(&copy_realign16_kernel<0, U>, p, a, stream);
     case 1: return launch_one(&copy_realign16_kernel<1, U>, p, a, stream);

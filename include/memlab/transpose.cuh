@@ -26,11 +26,17 @@
 // written by two CTAs), each lane funnel-shifts the vectors of the next lanes (shuffles) into dst's
 // alignment and stores the aligned chunk (STG.E.128); only the first and last tile of a row of dst store
 // the sectors it shares with the row before or after with narrow stores of this tile's bytes.
+// Where a side has a few elements (at most 64, not a whole number of tiles: N x 3, 3 x N) or the matrices
+// are small (a batch of 3 x 3), a tile would be a sliver: transpose_few_kernel moves whole contiguous blocks
+// and runs instead (the aligned 16-byte chunks that cover them, loaded whole into shared memory unshifted),
+// gathers whole aligned 16-byte chunks of dst element by element, and stores each with one STG.E.128
+// (few_cols, few_rows, small_matrices in transpose_plan.hpp; docs/notes/transpose_skinny.md).
 // rows == 1 or cols == 1 is a copy of the same bytes (memlab::copy).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -343,10 +349,200 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, 8) transpose_ele
   }
 }
 
+// ---- few rows, few columns, small matrices (transpose_plan.hpp: few_cols, few_rows, small_matrices) -------
+
+struct few_args {
+  std::byte* dst;
+  const std::byte* src;
+  std::uint64_t batch, rows, cols;  // of the job
+  std::uint64_t tiles, tiles_per_matrix;
+  std::uint64_t bytes;  // of each buffer
+  transpose_few_map map;
+  std::uint32_t es, per_tile, halo;
+  std::uint32_t run_chunks, magic_run_chunks;  // few_rows: chunk slots per run of src, and its reciprocal
+  std::uint32_t magic_cols;                    // few_cols: transpose_magic(cols)
+};
+
+// U-byte units: the shared-memory load (LDS.U8 / U16 / 32 / 64), the global store of a partly owned chunk,
+// and their place in a 16-byte vector.
+template <int U>
+using unit_t = std::conditional_t<
+    U == 1, unsigned char,
+    std::conditional_t<U == 2, unsigned short, std::conditional_t<U == 4, unsigned, unsigned long long>>>;
+template <int U>
+__device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, unsigned swizzle) {
+  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, swizzle));
+}
+// Unit u of the vector w (4 words).
+template <int U>
+__device__ __forceinline__ void put_unit(unsigned (&w)[4], unsigned u, unit_t<U> v) {
+  if constexpr (U == 8) {
+    w[2 * u] = static_cast<unsigned>(v);
+    w[2 * u + 1] = static_cast<unsigned>(v >> 32);
+  } else if constexpr (U == 4) {
+    w[u] = v;
+  } else {
+    constexpr unsigned per_word = 4 / U;
+    w[u / per_word] |= static_cast<unsigned>(v) << (8 * U * (u % per_word));
+  }
+}
+
+// The tile's 16-byte output chunk whose first byte is `o` bytes after the tile's nominal output start (all
+// of it the tile's): units gathered from the image at P0 + transpose_few_source(...). Where units are whole
+// elements the address steps (few_cols: a row of the block; few_rows: the next run, wrapping to the next
+// column every `rows`; small_matrices: the next row, wrapping to the next column, then the next matrix);
+// else (U < elem_size: a pointer not aligned to the element) each unit's address is computed.
+template <int U, transpose_path Path>
+__device__ __forceinline__ uint4 gather_few(const unsigned char* image, const few_args& a, unsigned p0, unsigned o,
+                                            unsigned c) {
+  constexpr unsigned units = 16 / U;
+  const transpose_few_map& m = a.map;
+  unsigned w[4] = {0, 0, 0, 0};
+  if (a.es != U) {
+#pragma unroll
+    for (unsigned u = 0; u < units; ++u)
+      put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m.swizzle));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  unsigned at = p0 + transpose_few_source(Path, m, o, c);
+  if constexpr (Path == transpose_path::few_cols) {
+    const unsigned step = m.cols * U;
+#pragma unroll
+    for (unsigned u = 0; u < units; ++u, at += step) put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+  } else if constexpr (Path == transpose_path::few_rows) {
+    const unsigned j = o / U, col = transpose_div(j, m.magic_rows);
+    unsigned r = j - col * m.rows;
+    const unsigned wrap = U - m.rows * m.pitch;  // from (rows - 1, col) + pitch to (0, col + 1), modulo 2^32
+#pragma unroll
+    for (unsigned u = 0; u < units; ++u) {
+      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+      at += m.pitch;
+      if (++r == m.rows) {
+        r = 0;
+        at += wrap;
+      }
+    }
+  } else {
+    const unsigned rc = m.rows * m.cols, j = o / U, mm = transpose_div(j, m.magic_matrix), rem = j - mm * rc;
+    unsigned col = transpose_div(rem, m.magic_rows), r = rem - col * m.rows;
+    const unsigned step = m.cols * U, wrap_r = U - m.rows * step, wrap_c = rc * U - step;
+#pragma unroll
+    for (unsigned u = 0; u < units; ++u) {
+      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+      at += step;
+      if (++r == m.rows) {
+        r = 0;
+        at += wrap_r;
+        if (++col == m.cols) {
+          col = 0;
+          at += wrap_c;
+        }
+      }
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// One output chunk at dst offset g (16-byte aligned as an address; negative before a misaligned dst's first
+// boundary): whole (one STG.E.128) where the tile owns all of it, else unit by unit the units in [lo, hi).
+// `nominal`: dst offset of the tile's nominal output start (<= lo).
+template <int U, transpose_path Path>
+__device__ __forceinline__ void store_few_chunk(const unsigned char* image, const few_args& a, unsigned p0,
+                                                std::int64_t g, std::uint64_t lo, std::uint64_t hi,
+                                                std::uint64_t nominal, unsigned c) {
+  const auto lo_s = static_cast<std::int64_t>(lo), hi_s = static_cast<std::int64_t>(hi);
+  if (g >= lo_s && g + 16 <= hi_s) {
+    const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(g) - nominal);
+    arch::st_global_v4(a.dst + g, gather_few<U, Path>(image, a, p0, o, c));
+    return;
+  }
+#pragma unroll 1
+  for (unsigned u = 0; u < 16 / U; ++u) {
+    const std::int64_t x = g + U * u;
+    if (x < lo_s || x >= hi_s) continue;
+    const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(x) - nominal);
+    *reinterpret_cast<unit_t<U>*>(a.dst + x) =
+        ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map.swizzle);
+  }
+}
+
+// Few rows, few columns or small matrices (docs/notes/transpose_skinny.md): per tile, the aligned 16-byte
+// chunks that cover what it reads (one block, or `rows` runs for few_rows) go whole into shared memory
+// (LDG.E.128, STS.128 at their own offset modulo 16: nothing is shifted), then each thread gathers whole
+// aligned 16-byte chunks of the bytes of dst the tile owns and stores each with one STG.E.128. U: the unit,
+// the largest power of two dividing elem_size, src and dst.
+template <int U, transpose_path Path>
+MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning::few_min_ctas_per_sm)
+    transpose_few_kernel(few_args a) {
+  static_assert(U == 1 || U == 2 || U == 4 || U == 8, "units of 1, 2, 4 or 8 bytes");
+  static_assert(is_few(Path), "a few path");
+  constexpr int steps = transpose_tuning::few_load_steps;
+  constexpr unsigned threads = transpose_tuning::threads;
+  extern __shared__ __align__(128) unsigned char tile[];  // the image: plan.smem_bytes
+  const unsigned t = threadIdx.x;
+  const auto src_at = reinterpret_cast<std::uintptr_t>(a.src), dst_at = reinterpret_cast<std::uintptr_t>(a.dst);
+  const std::uint64_t es = a.es;
+  for (std::uint64_t k = blockIdx.x; k < a.tiles; k += gridDim.x) {
+    if (k != blockIdx.x) __syncthreads();  // the previous tile's gathers are done with shared memory
+    const transpose_few_tile tp =
+        transpose_few_tile_at(Path, k, a.batch, a.rows, a.cols, a.tiles_per_matrix, a.per_tile, a.halo);
+
+    // What the tile reads (one block, or `rows` runs), loaded whole into the image; p0: where its first byte is.
+    const transpose_few_input in = transpose_few_input_of(Path, tp, a.rows, a.cols, es);
+    const auto p0 = static_cast<unsigned>((src_at + in.in) % 16);
+    const auto slot = [&](int i) {
+      return transpose_few_slot_at(Path, t + threads * static_cast<unsigned>(i), src_at, in, a.rows, a.cols, es,
+                                   a.run_chunks, a.magic_run_chunks, a.map.pitch);
+    };
+    uint4 v[steps];
+#pragma unroll
+    for (int i = 0; i < steps; ++i) {
+      const transpose_few_slot sl = slot(i);
+      v[i] = sl.valid ? load_chunk(a.src, sl.at, a.bytes) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int i = 0; i < steps; ++i) {
+      const transpose_few_slot sl = slot(i);
+      if (sl.valid) *reinterpret_cast<uint4*>(tile + transpose_few_smem(sl.image, a.map.swizzle)) = v[i];
+    }
+    __syncthreads();
+
+    if constexpr (Path == transpose_path::few_cols) {
+      // `cols` runs of dst (output rows), transpose_few_run_slots chunk slots each; slot f: a chunk of a run
+      // (transpose_few_cols_slot: pairs of lanes store whole sectors, pairs take consecutive runs).
+      const unsigned per_run = transpose_few_run_slots(
+          transpose_few_run_of(Path, tp, 0, a.batch, a.rows, a.cols, es, a.per_tile), a.per_tile, es);
+      const unsigned slots = per_run * static_cast<unsigned>(a.cols);
+#pragma unroll 1
+      for (unsigned f = t; f < slots; f += threads) {
+        const auto [c, m] = transpose_few_cols_slot(f, static_cast<unsigned>(a.cols), a.magic_cols);
+        const transpose_few_run r = transpose_few_run_of(Path, tp, c, a.batch, a.rows, a.cols, es, a.per_tile);
+        const std::uint64_t lo = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at0);
+        const std::uint64_t hi = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at1);
+        const std::int64_t g = static_cast<std::int64_t>((dst_at + lo) / 16 * 16 - dst_at) + 16 * std::int64_t{m};
+        if (g < static_cast<std::int64_t>(hi)) store_few_chunk<U, Path>(tile, a, p0, g, lo, hi, r.run + r.at0, c);
+      }
+    } else {
+      // One block of dst (few_rows: the matrix's transpose from column `first`; small_matrices: the transposes
+      // of matrices `first`...); slot f: its chunk f.
+      const transpose_few_run r = transpose_few_run_of(Path, tp, 0, a.batch, a.rows, a.cols, es, a.per_tile);
+      const std::uint64_t lo = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at0);
+      const std::uint64_t hi = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at1);
+      const auto g0 = static_cast<std::int64_t>((dst_at + lo) / 16 * 16 - dst_at);  // < 0: before a misaligned dst
+      const auto chunks = static_cast<unsigned>((static_cast<std::int64_t>(hi) - g0 + 15) / 16);
+#pragma unroll 1
+      for (unsigned f = t; f < chunks; f += threads) {
+        store_few_chunk<U, Path>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, r.run + r.at0, 0);
+      }
+    }
+  }
+}
+
 // Launches `kernel` (transpose_tile_kernel or transpose_elem8_kernel) with the plan's grid, block and dynamic
 // shared memory; above 48 KiB a kernel must opt in, once per device (1-byte elements: 64 KiB tiles).
+template <class Args>
 inline cudaError_t launch_tile_kernel(const void* kernel, std::atomic<unsigned long long>& opted_in,
-                                      const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
+                                      const transpose_plan& p, const Args& a, cudaStream_t stream) {
   if (p.smem_bytes > 48 * 1024) {
     int device = 0;
     if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
@@ -360,7 +556,7 @@ inline cudaError_t launch_tile_kernel(const void* kernel, std::atomic<unsigned l
       opted_in.fetch_or(bit, std::memory_order_relaxed);
     }
   }
-  transpose_args args = a;
+  Args args = a;
   void* params[] = {&args};
   return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(p.grid)), dim3(static_cast<unsigned>(p.threads)), params,
                           p.smem_bytes, stream);
@@ -376,6 +572,82 @@ inline cudaError_t launch_tiles(const transpose_plan& p, const transpose_args& a
 inline cudaError_t launch_elem8(const transpose_plan& p, const transpose_args& a, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted_in{0};
   return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_elem8_kernel<8>), opted_in, p, a, stream);
+}
+
+// The few kernel's arguments for a few plan (few_plan_fits: these pointers).
+inline few_args few_args_of(const transpose_plan& p, void* dst, const void* src) {
+  const std::uint32_t per_tile = p.path == transpose_path::few_cols   ? static_cast<std::uint32_t>(p.tile_rows)
+                                 : p.path == transpose_path::few_rows ? static_cast<std::uint32_t>(p.tile_cols)
+                                                                      : p.tile_matrices;
+  return {static_cast<std::byte*>(dst),
+          static_cast<const std::byte*>(src),
+          p.batch,
+          p.rows,
+          p.cols,
+          p.tiles,
+          p.path == transpose_path::few_cols ? p.tiles_r : p.tiles_c,
+          p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size),
+          transpose_few_map_of(p),
+          static_cast<std::uint32_t>(p.elem_size),
+          per_tile,
+          static_cast<std::uint32_t>(p.halo_rows),
+          p.run_chunks,
+          transpose_magic(p.run_chunks),
+          transpose_magic(p.path == transpose_path::few_cols ? static_cast<std::uint32_t>(p.cols) : 0u)};
+}
+
+template <int U, transpose_path Path>
+inline cudaError_t launch_few(const transpose_plan& p, const few_args& a, cudaStream_t stream) {
+  static std::atomic<unsigned long long> opted_in{0};
+  return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_few_kernel<U, Path>), opted_in, p, a, stream);
+}
+
+template <int U>
+inline cudaError_t launch_few_of(const transpose_plan& p, const few_args& a, cudaStream_t stream) {
+  switch (p.path) {
+    case transpose_path::few_cols: return launch_few<U, transpose_path::few_cols>(p, a, stream);
+    case transpose_path::few_rows: return launch_few<U, transpose_path::few_rows>(p, a, stream);
+    case transpose_path::small_matrices: return launch_few<U, transpose_path::small_matrices>(p, a, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// Every few kernel (4 units x 3 paths), by symbol: for tools that list the kernels memlab::transpose may
+// launch (the transpose lab's `auto` rung, memlab inspect).
+inline std::array<const void*, 12> few_kernels() {
+  using P = transpose_path;
+  const auto of = [](auto k) { return reinterpret_cast<const void*>(k); };
+  return {of(&transpose_few_kernel<1, P::few_cols>),       of(&transpose_few_kernel<1, P::few_rows>),
+          of(&transpose_few_kernel<1, P::small_matrices>), of(&transpose_few_kernel<2, P::few_cols>),
+          of(&transpose_few_kernel<2, P::few_rows>),       of(&transpose_few_kernel<2, P::small_matrices>),
+          of(&transpose_few_kernel<4, P::few_cols>),       of(&transpose_few_kernel<4, P::few_rows>),
+          of(&transpose_few_kernel<4, P::small_matrices>), of(&transpose_few_kernel<8, P::few_cols>),
+          of(&transpose_few_kernel<8, P::few_rows>),       of(&transpose_few_kernel<8, P::small_matrices>)};
+}
+
+// Whether `p` is a few plan these very pointers can run: its unit divides both addresses and the element
+// size, and its tiles are the ones plan_transpose makes for them (the halo depends on dst's alignment).
+inline bool few_plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintptr_t s) {
+  const auto es = static_cast<std::uint64_t>(p.elem_size), u = static_cast<std::uint64_t>(p.unit_bytes);
+  if (es != 1 && es != 2 && es != 4 && es != 8) return false;
+  if (u != 1 && u != 2 && u != 4 && u != 8) return false;
+  if (u > es || d % u != 0 || s % u != 0) return false;
+  if (p.rows < 2 || p.cols < 2 || p.batch == 0) return false;
+  if (p.threads != transpose_tuning::threads || p.grid == 0 || p.grid > 0x7fffffffu || p.vec_bytes != 16) return false;
+  if (p.smem_swizzle != 0 && p.smem_swizzle != 0x70) return false;
+  const transpose_few_geometry g = transpose_few_geometry_of(p.path, p.batch, p.rows, p.cols, es, d);
+  const bool cols_tile = p.path == transpose_path::few_cols, rows_tile = p.path == transpose_path::few_rows;
+  const bool small = p.path == transpose_path::small_matrices;
+  if (small && p.rows * p.cols * es > transpose_tuning::small_matrix_max_bytes) return false;  // the magic numbers
+  if (!small && (cols_tile ? p.cols : p.rows) > static_cast<std::uint64_t>(transpose_tuning::few_max_side))
+    return false;
+  return static_cast<std::uint64_t>(p.tile_rows) == (cols_tile ? g.per_tile : p.rows) &&
+         static_cast<std::uint64_t>(p.tile_cols) == (rows_tile ? g.per_tile : p.cols) &&
+         p.tile_matrices == (small ? g.per_tile : 1u) && p.halo_rows == static_cast<int>(g.halo) &&
+         p.tiles == g.tiles && p.run_chunks == g.run_chunks && p.run_pitch == g.run_pitch &&
+         p.load_chunks == g.load_chunks &&
+         p.load_chunks <= static_cast<std::uint32_t>(transpose_tuning::threads * transpose_tuning::few_load_steps) &&
+         p.smem_bytes == g.smem_bytes;
 }
 
 template <int Es>
@@ -423,6 +695,17 @@ inline cudaError_t launch_transpose(const transpose_plan& p, void* dst, const vo
     default: break;
   }
   const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
+  if (is_few(p.path)) {
+    if (!detail::few_plan_fits(p, d, s)) return cudaErrorInvalidValue;
+    const detail::few_args a = detail::few_args_of(p, dst, src);
+    switch (p.unit_bytes) {
+      case 1: return detail::launch_few_of<1>(p, a, stream);
+      case 2: return detail::launch_few_of<2>(p, a, stream);
+      case 4: return detail::launch_few_of<4>(p, a, stream);
+      case 8: return detail::launch_few_of<8>(p, a, stream);
+      default: return cudaErrorInvalidValue;
+    }
+  }
   if (!is_tiled(p.path) || !detail::plan_fits(p, d, s)) return cudaErrorInvalidValue;
   const detail::transpose_args a{static_cast<std::byte*>(dst),
                                  static_cast<const std::byte*>(src),

@@ -47,6 +47,26 @@
 //                 sector boundary, so it also loads 3 halo rows below it, and no sector of dst is
 //                 stored in parts by two CTAs (as realign_out). Fewer instructions per byte than
 //                 realigning 16-byte vectors (H100: docs/notes/transpose_any_shape.md section 6).
+//   few_cols      at most 64 columns, not a whole number of the tiled path's tiles (N x 3): a tiled CTA would
+//                 move a sliver. A CTA reads K whole rows of src (one contiguous block of K x cols elements,
+//                 ~16 KiB) and writes `cols` runs of K elements of dst; K x elem_size is a multiple of 32.
+//   few_rows      at most 64 rows, likewise (3 x N): a CTA reads `rows` runs of K elements of src and writes
+//                 K whole rows of dst (one contiguous block of K x rows elements).
+//   small_matrices  a matrix of at most 8 KiB and smaller than one tile of the tiled path (a batch of 3 x 3,
+//                 16 x 16): a CTA reads M whole matrices (one contiguous block) and writes their M transposes
+//                 (one contiguous block).
+//                 The three are one kernel (transpose_few_kernel; docs/notes/transpose_skinny.md): the aligned
+//                 16-byte chunks that cover what a CTA reads are loaded whole (LDG.E.128) into shared memory
+//                 (STS.128, a 16-byte XOR swizzle), unshifted: a range that starts p bytes into a chunk starts
+//                 p bytes into its image, so any alignment is an offset of the gather's addresses. Each
+//                 thread gathers whole aligned 16-byte chunks of dst element by element and stores each with
+//                 one STG.E.128. A tile owns the bytes of each run (or block) of dst from the first 32-byte
+//                 sector boundary at or after its nominal start to the first at or after its nominal end (the
+//                 first tile from the run's start, the last to its end), so no sector inside a run is stored
+//                 by two CTAs; for that it loads a halo past its rows (32 / elem_size), columns or matrices,
+//                 none where every boundary is a sector boundary already. Partly owned chunks (the ends of a
+//                 run) are stored unit by unit. A unit is U = the largest power of two dividing elem_size,
+//                 src and dst (elem_size for element-aligned pointers); the kernel is compiled per U.
 //   copy          rows == 1 or cols == 1: the transpose is the same bytes in the same order:
 //                 memlab::copy (`copy` holds its plan).
 //   none          a zero extent: nothing to move.
@@ -63,7 +83,19 @@
 
 namespace memlab {
 
-enum class transpose_path : int { none, unsupported, copy, aligned, realign_in, realign_out, realign_both, elem8 };
+enum class transpose_path : int {
+  none,
+  unsupported,
+  copy,
+  aligned,
+  realign_in,
+  realign_out,
+  realign_both,
+  elem8,
+  few_cols,
+  few_rows,
+  small_matrices,
+};
 
 constexpr const char* to_string(transpose_path p) {
   switch (p) {
@@ -75,6 +107,9 @@ constexpr const char* to_string(transpose_path p) {
     case transpose_path::realign_out: return "realign_out";
     case transpose_path::realign_both: return "realign_both";
     case transpose_path::elem8: return "elem8";
+    case transpose_path::few_cols: return "few_cols";
+    case transpose_path::few_rows: return "few_rows";
+    case transpose_path::small_matrices: return "small_matrices";
   }
   return "?";
 }
@@ -87,6 +122,10 @@ constexpr bool realigns_out(transpose_path p) {
 }
 constexpr bool is_tiled(transpose_path p) {
   return p == transpose_path::aligned || realigns_in(p) || realigns_out(p) || p == transpose_path::elem8;
+}
+// The paths of transpose_few_kernel (few rows, few columns, small matrices): contiguous blocks and runs.
+MEMLAB_HOST_DEVICE constexpr bool is_few(transpose_path p) {
+  return p == transpose_path::few_cols || p == transpose_path::few_rows || p == transpose_path::small_matrices;
 }
 
 namespace transpose_tuning {
@@ -126,6 +165,15 @@ constexpr int min_ctas_per_sm(int elem_size, bool realign_in, bool realign_out) 
 inline constexpr int elem8_edge = 32;
 inline constexpr int elem8_halo = 3;
 inline constexpr int elem8_pitch = 33;
+// The few paths (predictions for the H100 in docs/notes/transpose_skinny.md, to be checked there):
+// a side of at most few_max_side elements; ~few_tile_bytes of dst per tile (4 stores per thread), at most
+// few_load_steps 16-byte loads per thread (24 KiB of src per tile, all in flight); 4 CTAs per SM at least
+// (~40 registers: 6 or more fit, with ~25 KiB of shared memory each).
+inline constexpr int few_max_side = 64;
+inline constexpr int few_tile_bytes = 16384;
+inline constexpr int few_load_steps = 6;
+inline constexpr int few_min_ctas_per_sm = 4;
+inline constexpr std::uint64_t small_matrix_max_bytes = 8192;
 }  // namespace transpose_tuning
 
 struct transpose_plan {
@@ -147,6 +195,14 @@ struct transpose_plan {
   int halo_rows = 0;             // rows of src below the tile that realigning stores read: 32 / elem_size
   std::uint64_t grid = 0;        // CTAs: one per tile, at most 2^31 - 1 (then each takes several)
   copy_plan copy{};              // path copy: how memlab::copy moves the bytes
+  // The few paths (transpose_few_geometry): tile_rows x tile_cols is a tile's extent in src (K x cols,
+  // rows x K, or rows x cols for small_matrices); halo_rows the rows, columns or matrices it loads past it.
+  int unit_bytes = 0;               // U: each access of an element's bytes is U-aligned
+  std::uint32_t tile_matrices = 0;  // small_matrices: matrices per tile (M)
+  std::uint32_t run_chunks = 0;     // few_rows: 16-byte chunk slots a run of src takes in shared memory
+  std::uint32_t run_pitch = 0;      // few_rows: bytes from one run's image to the next's (T)
+  std::uint32_t load_chunks = 0;    // 16-byte chunks a tile loads at most (<= threads x few_load_steps)
+  std::uint32_t smem_swizzle = 0;   // transpose_few_smem's mask: 0x70 or 0 (transpose_few_swizzle)
 };
 
 // A tiled path's tiles and launch shape, from the path and the element size alone (plan_transpose fills a
@@ -179,9 +235,327 @@ constexpr transpose_geometry transpose_geometry_of(transpose_path path, int es) 
   return g;
 }
 
-// What memlab::transpose will do. `dev` only tunes the copy path, never correctness.
-constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch, std::uint64_t rows,
-                                        std::uint64_t cols, std::size_t elem_size, const copy_device& dev) {
+// ---- the few paths' geometry (transpose_few_kernel in transpose.cuh), here so that host tests replay it ----
+
+// Exact n / d for n < 2^17 and 2 <= d < 2^15 (n x d < 2^32): a multiplication by magic = transpose_magic(d)
+// and the high word, instead of a division in the kernel's inner loops. (magic = floor(2^32 / d) + 1 exceeds
+// 2^32 / d by at most 1, so n x magic / 2^32 exceeds n / d by less than n / 2^32 < 1 / d.)
+constexpr std::uint32_t transpose_magic(std::uint32_t d) { return d < 2 ? 0u : 0xffffffffu / d + 1; }
+MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_div(std::uint32_t n, std::uint32_t magic) {
+  return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * magic) >> 32);
+}
+
+// The shared-memory image's 16-byte XOR swizzle: in each 128-byte row, slot (b / 16) % 8 XOR the row % 8
+// where `mask` is 0x70, nothing where it is 0 (transpose_few_swizzle). A 16-byte chunk stays whole (STS.128),
+// an element stays inside its chunk.
+MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_smem(unsigned b, unsigned mask) { return b ^ ((b >> 3) & mask); }
+// Which: the lanes of a gather request read addresses 16 x cols bytes apart (few_cols), T apart with runs
+// interleaved (few_rows), or around their own 16 bytes (small_matrices); where that stride has a factor of
+// 2, slots of one column of the image collide without the XOR. Chosen with the bank model
+// (tests/library/test_transpose_plan.cpp: at most 2 wavefronts per request for a side of 2..8 elements).
+constexpr unsigned transpose_few_swizzle(transpose_path path, std::uint64_t rows, std::uint64_t cols) {
+  const bool xor_slots = path == transpose_path::few_rows ? rows >= 24 : cols % 2 == 0;
+  return xor_slots ? 0x70u : 0u;
+}
+
+// A range of n bytes at any offset from a 16-byte boundary spans at most this many aligned 16-byte chunks.
+constexpr std::uint64_t transpose_chunks_spanned(std::uint64_t n) { return (n + 15 + 15) / 16; }
+
+// Tiles of a few path, from the shape, the element size and the address of dst (whether every boundary a
+// tile's ownership depends on is a 32-byte sector boundary already: then there is no halo).
+struct transpose_few_geometry {
+  std::uint32_t per_tile = 0;  // K rows (few_cols), K columns (few_rows), M matrices (small_matrices)
+  std::uint32_t halo = 0;      // rows, columns or matrices loaded past the tile (as far as there are any)
+  std::uint64_t tiles_per_matrix = 0, tiles = 0;
+  std::uint32_t run_chunks = 0, run_pitch = 0;  // few_rows: chunk slots of a run; bytes between runs' images
+  std::uint32_t load_chunks = 0;                // 16-byte chunks a tile loads at most
+  std::uint32_t smem_bytes = 0;
+};
+constexpr transpose_few_geometry transpose_few_geometry_of(transpose_path path, std::uint64_t batch, std::uint64_t rows,
+                                                           std::uint64_t cols, std::uint64_t es, std::uintptr_t dst) {
+  transpose_few_geometry g;
+  const std::uint64_t unit = 32 / es;  // K is a multiple: a tile's run of dst is a whole number of sectors
+  const auto round_down = [](std::uint64_t x, std::uint64_t m) { return x / m * m; };
+  const std::uint64_t tile = transpose_tuning::few_tile_bytes,
+                      most = transpose_tuning::threads * static_cast<std::uint64_t>(transpose_tuning::few_load_steps);
+  const std::uint64_t matrix = rows * cols * es;  // bytes of one matrix
+  if (path == transpose_path::few_cols) {
+    const std::uint64_t k = tile / (cols * es) >= unit ? round_down(tile / (cols * es), unit) : unit;
+    // Every run of dst starts on a sector boundary and a tile's rows are whole sectors: no halo.
+    const bool sectors = dst % 32 == 0 && rows * es % 32 == 0;
+    g.per_tile = static_cast<std::uint32_t>(k);
+    g.halo = sectors ? 0u : static_cast<std::uint32_t>(unit);
+    g.tiles_per_matrix = (rows + k - 1) / k;
+    g.tiles = batch * g.tiles_per_matrix;
+    const std::uint64_t loaded = k + g.halo < rows ? k + g.halo : rows;
+    g.load_chunks = static_cast<std::uint32_t>(transpose_chunks_spanned(loaded * cols * es));
+    g.smem_bytes = (g.load_chunks * 16 + 127) / 128 * 128;
+  } else if (path == transpose_path::few_rows) {
+    const std::uint64_t k = tile / (rows * es) >= unit ? round_down(tile / (rows * es), unit) : unit;
+    const bool sectors = dst % 32 == 0 && (batch == 1 || matrix % 32 == 0);
+    g.per_tile = static_cast<std::uint32_t>(k);
+    // The last byte a tile owns is < 31 bytes past its nominal end: floor(30 / es) elements, so many rows on.
+    g.halo = sectors ? 0u : static_cast<std::uint32_t>(30 / es / rows + 1);
+    g.tiles_per_matrix = (cols + k - 1) / k;
+    g.tiles = batch * g.tiles_per_matrix;
+    const std::uint64_t loaded = k + g.halo < cols ? k + g.halo : cols;
+    g.run_chunks = static_cast<std::uint32_t>(transpose_chunks_spanned(loaded * es));
+    // Run r's image starts at P0 + r x T, T = cols x es (mod 16): element k of run r is at P0 + r T + k es,
+    // whatever the alignment of the rows of src. An odd number of 16-byte slots spreads the runs over banks.
+    std::uint64_t t = 16 * g.run_chunks + 16 + cols * es % 16;
+    if (t / 16 % 2 == 0) t += 16;
+    g.run_pitch = static_cast<std::uint32_t>(t);
+    g.load_chunks = static_cast<std::uint32_t>(rows * g.run_chunks);
+    g.smem_bytes = static_cast<std::uint32_t>((rows * t + 16 + 127) / 128 * 128);
+  } else if (path == transpose_path::small_matrices) {
+    std::uint64_t m = tile / matrix >= 1 ? tile / matrix : 1;
+    std::uint64_t m_unit = 32;  // matrices whose bytes are a multiple of 32
+    while (m_unit > 1 && matrix * (m_unit / 2) % 32 == 0) m_unit /= 2;
+    if (m >= m_unit) m = round_down(m, m_unit);
+    const auto halo_of = [&](std::uint64_t mm) {
+      return dst % 32 == 0 && mm * matrix % 32 == 0 ? 0u : static_cast<std::uint32_t>(30 / es / (rows * cols) + 1);
+    };
+    const auto chunks_of = [&](std::uint64_t mm) {
+      const std::uint64_t h = halo_of(mm), loaded = mm + h < batch ? mm + h : batch;
+      return transpose_chunks_spanned(loaded * matrix);
+    };
+    while (m > 1 && chunks_of(m) > most) --m;
+    g.per_tile = static_cast<std::uint32_t>(m);
+    g.halo = halo_of(m);
+    g.tiles_per_matrix = 1;
+    g.tiles = (batch + m - 1) / m;
+    g.load_chunks = static_cast<std::uint32_t>(chunks_of(m));
+    g.smem_bytes = (g.load_chunks * 16 + 127) / 128 * 128;
+  }
+  return g;
+}
+
+// Which few path (transpose_path::none: none) a shape takes, given the tiles the tiled path would use: a
+// matrix smaller than one tile and at most 8 KiB (small_matrices); else a side of at most 64 elements that
+// is not a whole number of tiles (a tiled CTA would move a sliver), the shorter side if both.
+constexpr transpose_path transpose_few_path(std::uint64_t rows, std::uint64_t cols, std::uint64_t es,
+                                            const transpose_geometry& tiled) {
+  const auto tr = static_cast<std::uint64_t>(tiled.tile_rows), tc = static_cast<std::uint64_t>(tiled.tile_cols);
+  constexpr auto side = static_cast<std::uint64_t>(transpose_tuning::few_max_side);
+  if (rows * cols * es <= transpose_tuning::small_matrix_max_bytes && rows * cols < tr * tc) {
+    return transpose_path::small_matrices;
+  }
+  const bool few_c = cols <= side && cols % tc != 0, few_r = rows <= side && rows % tr != 0;
+  if (few_c && (!few_r || cols <= rows)) return transpose_path::few_cols;
+  if (few_r) return transpose_path::few_rows;
+  return transpose_path::none;
+}
+
+// The map from an output byte to the byte of the shared-memory image that holds it (before the swizzle,
+// after the image's first element at P0), shared by the kernel and the host replay.
+struct transpose_few_map {
+  std::uint32_t es_shift = 0;        // log2 elem_size
+  std::uint32_t rows = 0, cols = 0;  // few_rows: rows; small_matrices: both; few_cols: cols (others unused)
+  std::uint32_t pitch = 0;           // few_rows: the runs' pitch T
+  std::uint32_t magic_rows = 0;      // transpose_magic(rows)
+  std::uint32_t magic_matrix = 0;    // small_matrices: transpose_magic(rows x cols)
+  std::uint32_t swizzle = 0;         // the image's swizzle mask (transpose_few_smem)
+};
+// `o`: bytes from the tile's nominal output start (few_cols: in output row `c`, at input row `first`;
+// few_rows: at column `first` of its matrix; small_matrices: at matrix `first`).
+//   few_cols        output byte o of row c is element (o / es, c) of the tile's block: input row o / es.
+//   few_rows        output element j = o / es is (column j / rows, row j % rows) of the tile: run j % rows.
+//   small_matrices  output element j is matrix j / (rows x cols), its column (j % rc) / rows, row (j % rc) % rows.
+MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_few_source(transpose_path path, const transpose_few_map& m,
+                                                                std::uint32_t o, std::uint32_t c) {
+  const std::uint32_t j = o >> m.es_shift, part = o & ((1u << m.es_shift) - 1);
+  if (path == transpose_path::few_cols) return ((j * m.cols + c) << m.es_shift) + part;
+  if (path == transpose_path::few_rows) {
+    const std::uint32_t col = transpose_div(j, m.magic_rows), r = j - col * m.rows;
+    return r * m.pitch + (col << m.es_shift) + part;
+  }
+  const std::uint32_t rc = m.rows * m.cols, mm = transpose_div(j, m.magic_matrix), rem = j - mm * rc;
+  const std::uint32_t col = transpose_div(rem, m.magic_rows), r = rem - col * m.rows;
+  return ((mm * rc + r * m.cols + col) << m.es_shift) + part;
+}
+
+// Tile k of a few path: its matrix (few_cols, few_rows), its first row (few_cols), column (few_rows) or
+// matrix (small_matrices), how many it has and how many it loads (with the halo, as far as there are).
+struct transpose_few_tile {
+  std::uint64_t matrix = 0, first = 0;
+  std::uint32_t count = 0, loaded = 0;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_few_tile transpose_few_tile_at(transpose_path path, std::uint64_t k,
+                                                                      std::uint64_t batch, std::uint64_t rows,
+                                                                      std::uint64_t cols,
+                                                                      std::uint64_t tiles_per_matrix,
+                                                                      std::uint32_t per_tile, std::uint32_t halo) {
+  transpose_few_tile p;
+  std::uint64_t n = batch;
+  if (path == transpose_path::small_matrices) {
+    p.first = k * per_tile;
+  } else {
+    p.matrix = k / tiles_per_matrix;
+    p.first = k % tiles_per_matrix * per_tile;
+    n = path == transpose_path::few_cols ? rows : cols;
+  }
+  const std::uint64_t left = n - p.first;
+  p.count = static_cast<std::uint32_t>(left < per_tile ? left : per_tile);
+  p.loaded = static_cast<std::uint32_t>(left < std::uint64_t{per_tile} + halo ? left : std::uint64_t{per_tile} + halo);
+  return p;
+}
+
+// What a tile reads: one block of `len` bytes at src offset `in` (few_cols: its rows and halo; small_matrices:
+// its matrices and halo), or (few_rows) `rows` runs of `len` bytes, run r at in + r x cols x es.
+struct transpose_few_input {
+  std::uint64_t in = 0;
+  std::uint32_t len = 0;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_few_input transpose_few_input_of(transpose_path path,
+                                                                        const transpose_few_tile& tp,
+                                                                        std::uint64_t rows, std::uint64_t cols,
+                                                                        std::uint64_t es) {
+  const std::uint64_t rc = rows * cols;
+  if (path == transpose_path::few_cols) {
+    return {(tp.matrix * rc + tp.first * cols) * es, static_cast<std::uint32_t>(tp.loaded * cols * es)};
+  }
+  if (path == transpose_path::few_rows) {
+    return {(tp.matrix * rc + tp.first) * es, static_cast<std::uint32_t>(tp.loaded * es)};
+  }
+  return {tp.first * rc * es, static_cast<std::uint32_t>(tp.loaded * rc * es)};
+}
+
+// Load slot f of a tile (thread t, step i: f = t + threads x i): chunk f of the block, or (few_rows) chunk q
+// of run r, f = r x run_chunks + q. Whether the slot holds a chunk, the chunk's src offset `at` (16-byte
+// aligned as an address; outside [0, bytes) only for the buffer's own first and last chunk, which the kernel
+// narrows) and its place in the image (before the swizzle). p0 = (src + in) % 16: the image keeps every
+// byte's offset modulo 16, so the block's first byte is at p0, run r's at p0 + r x run_pitch.
+struct transpose_few_slot {
+  bool valid = false;
+  std::int64_t at = 0;
+  std::uint32_t image = 0;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_few_slot transpose_few_slot_at(transpose_path path, std::uint32_t f,
+                                                                      std::uintptr_t src, const transpose_few_input& in,
+                                                                      std::uint64_t rows, std::uint64_t cols,
+                                                                      std::uint64_t es, std::uint32_t run_chunks,
+                                                                      std::uint32_t magic_run_chunks,
+                                                                      std::uint32_t run_pitch) {
+  const auto p0 = static_cast<std::uint32_t>((src + in.in) % 16);
+  if (path == transpose_path::few_rows) {
+    const std::uint32_t r = transpose_div(f, magic_run_chunks), q = f - r * run_chunks;
+    const std::uint64_t run = in.in + r * cols * es;
+    const auto pr = static_cast<std::uint32_t>((src + run) % 16);
+    return {r < rows && 16 * q < pr + in.len, static_cast<std::int64_t>(run) - pr + 16 * std::int64_t{q},
+            (p0 + r * run_pitch) / 16 * 16 + 16 * q};
+  }
+  return {16 * f < p0 + in.len, static_cast<std::int64_t>(in.in) - p0 + 16 * std::int64_t{f}, 16 * f};
+}
+
+// A run of dst a tile writes: `run` (its offset from dst) and `run_bytes`, the tile's nominal start and end
+// in it (at0, at1: bytes from the run's start). few_cols: output row c of the tile's matrix (rows x es);
+// few_rows: the matrix's transpose, from column `first` (the c argument unused); small_matrices: all of dst.
+struct transpose_few_run {
+  std::uint64_t run = 0, run_bytes = 0, at0 = 0, at1 = 0;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_few_run transpose_few_run_of(transpose_path path, const transpose_few_tile& tp,
+                                                                    std::uint32_t c, std::uint64_t batch,
+                                                                    std::uint64_t rows, std::uint64_t cols,
+                                                                    std::uint64_t es, std::uint32_t per_tile) {
+  const std::uint64_t rc = rows * cols;
+  if (path == transpose_path::few_cols) {
+    return {(tp.matrix * rc + c * rows) * es, rows * es, tp.first * es, (tp.first + per_tile) * es};
+  }
+  if (path == transpose_path::few_rows) {
+    return {tp.matrix * rc * es, rc * es, tp.first * rows * es, (tp.first + per_tile) * rows * es};
+  }
+  return {0, batch * rc * es, tp.first * rc * es, (tp.first + per_tile) * rc * es};
+}
+
+// few_cols: the chunk slots a tile gives each output run. An inner tile owns exactly per_tile x es / 16
+// chunks (both its bounds are sector boundaries, per_tile x es apart; per_tile x es is a multiple of 32);
+// the first and the last of a run own at most 3 more (an unaligned end: at most per_tile x es + 31 bytes,
+// over chunks that start up to 15 bytes before them): 4, to keep the count even.
+MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_few_run_slots(const transpose_few_run& r, std::uint32_t per_tile,
+                                                                   std::uint64_t es) {
+  const bool inner = r.at0 != 0 && r.at1 + 32 <= r.run_bytes;
+  return static_cast<std::uint32_t>(per_tile * es / 16) + (inner ? 0u : 4u);  // even: sector pairs
+}
+
+// few_cols: store slot f of a tile -> output run c, chunk m of it. Pairs of lanes take the two 16-byte chunks
+// of one 32-byte sector (a warp stores whole sectors), pairs take consecutive runs (a warp's gathers read
+// neighbouring elements: at most 2 wavefronts, with transpose_few_swizzle). `slots_per_run` is even.
+struct transpose_few_store_slot {
+  std::uint32_t c = 0, m = 0;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_few_store_slot transpose_few_cols_slot(std::uint32_t f, std::uint32_t cols,
+                                                                              std::uint32_t magic_cols) {
+  const std::uint32_t pair = f / 2, q = transpose_div(pair, magic_cols);
+  return {pair - q * cols, 2 * q + f % 2};
+}
+
+// The first byte of a run of dst (`run`: its offset from dst, `run_bytes` long) that a tile whose nominal
+// start is `at` bytes into the run owns: the run's start for at == 0, its end for at >= run_bytes, else the
+// first 32-byte sector boundary at or after the nominal byte, at most the run's end. `dst` is dst's address:
+// sectors are absolute. A tile owns [bound(its start), bound(its end)): every byte of a run exactly once.
+MEMLAB_HOST_DEVICE constexpr std::uint64_t transpose_few_bound(std::uintptr_t dst, std::uint64_t run,
+                                                               std::uint64_t run_bytes, std::uint64_t at) {
+  if (at == 0) return run;
+  if (at >= run_bytes) return run + run_bytes;
+  const std::uint64_t up = (dst + run + at + 31) / 32 * 32 - dst;
+  return up < run + run_bytes ? up : run + run_bytes;
+}
+
+// The plan of a few path for this shape, whichever plan_transpose would pick: for tools that compare paths
+// (tools/experiments/transpose_shapes_bench.cu) and tests. transpose_path::unsupported where the shape does
+// not fit the path (few_cols: 2..64 columns and 2 or more rows; few_rows: likewise; small_matrices: rows and
+// cols 2 or more, at most 8 KiB a matrix), or the job is none, a copy or unsupported.
+constexpr transpose_plan plan_transpose_few(transpose_path few, std::uintptr_t dst, std::uintptr_t src,
+                                            std::uint64_t batch, std::uint64_t rows, std::uint64_t cols,
+                                            std::size_t elem_size) {
+  transpose_plan p;
+  p.batch = batch;
+  p.rows = rows;
+  p.cols = cols;
+  p.elem_size = static_cast<int>(elem_size <= 8 ? elem_size : 0);
+  constexpr auto side = static_cast<std::uint64_t>(transpose_tuning::few_max_side);
+  constexpr std::uint64_t limit = std::uint64_t{1} << 62;
+  const bool sized = (elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8) && batch != 0 &&
+                     rows >= 2 && cols >= 2 && batch <= limit / elem_size / rows / cols;
+  const bool fits = few == transpose_path::few_cols ? cols <= side
+                    : few == transpose_path::few_rows
+                        ? rows <= side
+                        : few == transpose_path::small_matrices &&
+                              rows * cols * elem_size <= transpose_tuning::small_matrix_max_bytes;
+  if (!sized || !fits) {
+    p.path = transpose_path::unsupported;
+    return p;
+  }
+  const transpose_few_geometry f = transpose_few_geometry_of(few, batch, rows, cols, elem_size, dst);
+  p.path = few;
+  const std::uintptr_t all = dst | src | elem_size;
+  p.unit_bytes = static_cast<int>(all & (~all + 1));  // the lowest set bit
+  p.tile_rows = static_cast<int>(few == transpose_path::few_cols ? f.per_tile : rows);
+  p.tile_cols = static_cast<int>(few == transpose_path::few_rows ? f.per_tile : cols);
+  p.tile_matrices = few == transpose_path::small_matrices ? f.per_tile : 1;
+  p.halo_rows = static_cast<int>(f.halo);
+  p.tiles_r = few == transpose_path::few_cols ? f.tiles_per_matrix : 1;
+  p.tiles_c = few == transpose_path::few_rows ? f.tiles_per_matrix : 1;
+  p.tiles = f.tiles;
+  p.threads = transpose_tuning::threads;
+  p.vectors_per_thread = transpose_tuning::few_tile_bytes / 16 / transpose_tuning::threads;
+  p.vec_bytes = 16;
+  p.min_ctas_per_sm = transpose_tuning::few_min_ctas_per_sm;
+  p.smem_bytes = f.smem_bytes;
+  p.run_chunks = f.run_chunks;
+  p.run_pitch = f.run_pitch;
+  p.load_chunks = f.load_chunks;
+  p.smem_swizzle = transpose_few_swizzle(few, rows, cols);
+  constexpr std::uint64_t max_grid = 0x7fffffff;
+  p.grid = p.tiles < max_grid ? p.tiles : max_grid;
+  return p;
+}
+
+// The plan of the tiled paths (or none, copy, unsupported) for this job, never a few path: what
+// plan_transpose picks where no side is few. `dev` only tunes the copy path, never correctness.
+constexpr transpose_plan plan_transpose_tiled(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch,
+                                              std::uint64_t rows, std::uint64_t cols, std::size_t elem_size,
+                                              const copy_device& dev) {
   transpose_plan p;
   p.batch = batch;
   p.rows = rows;
@@ -225,6 +599,32 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
   constexpr std::uint64_t max_grid = 0x7fffffff;
   p.grid = p.tiles < max_grid ? p.tiles : max_grid;
   return p;
+}
+
+// What memlab::transpose will do: a few path where transpose_few_path says so, else the tiled paths (or
+// none, copy, unsupported). `dev` only tunes the copy path, never correctness.
+constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch, std::uint64_t rows,
+                                        std::uint64_t cols, std::size_t elem_size, const copy_device& dev) {
+  const transpose_plan tiled = plan_transpose_tiled(dst, src, batch, rows, cols, elem_size, dev);
+  if (!is_tiled(tiled.path)) return tiled;
+  const transpose_geometry g = transpose_geometry_of(tiled.path, static_cast<int>(elem_size));
+  const transpose_path few = transpose_few_path(rows, cols, elem_size, g);
+  return few == transpose_path::none ? tiled : plan_transpose_few(few, dst, src, batch, rows, cols, elem_size);
+}
+
+// The few paths' output map of a plan (transpose_few_source).
+constexpr transpose_few_map transpose_few_map_of(const transpose_plan& p) {
+  transpose_few_map m;
+  m.es_shift = p.elem_size == 8 ? 3u : p.elem_size == 4 ? 2u : p.elem_size == 2 ? 1u : 0u;
+  const bool rows_used = p.path == transpose_path::few_rows || p.path == transpose_path::small_matrices;
+  const bool cols_used = p.path == transpose_path::few_cols || p.path == transpose_path::small_matrices;
+  m.rows = rows_used ? static_cast<std::uint32_t>(p.rows) : 0u;
+  m.cols = cols_used ? static_cast<std::uint32_t>(p.cols) : 0u;
+  m.pitch = p.run_pitch;
+  m.magic_rows = transpose_magic(m.rows);
+  m.magic_matrix = p.path == transpose_path::small_matrices ? transpose_magic(m.rows * m.cols) : 0u;
+  m.swizzle = p.smem_swizzle;
+  return m;
 }
 
 // ---- the geometry the kernels use (transpose.cuh), here so that host tests replay it -------------------

@@ -15,7 +15,7 @@ size, device and the stream its producer works on.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, field
+import sys
 from typing import Any
 
 from ._errors import InvalidArgumentError
@@ -27,30 +27,33 @@ _DEVICE_TYPES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 
                  13: "cuda_managed", 14: "oneapi"}
 
 
-@dataclass
 class View:
-    obj: Any
-    framework: str                  # "torch", "cupy", "numba", "cai", "dlpack"
-    ptr: int
-    shape: tuple
-    strides: tuple | None           # bytes; None: C-contiguous
-    itemsize: int
-    dtype: Any                      # the producer's dtype object or string, for allocating like it
-    device: int | None              # None: not known yet (ask the pointer)
-    stream: int                     # the stream to run on
-    keep: list = field(default_factory=list)  # what must outlive the call (a DLPack capsule)
+    """An array as memlab sees it. `nbytes` is computed once: the checks read it several times a call."""
 
-    @property
-    def nbytes(self) -> int:
-        n = self.itemsize
-        for s in self.shape:
+    __slots__ = ("obj", "framework", "ptr", "shape", "strides", "itemsize", "dtype", "device", "stream", "keep",
+                 "nbytes")
+
+    def __init__(self, obj: Any, framework: str, ptr: int, shape: tuple, strides: tuple | None, itemsize: int,
+                 dtype: Any, device: int | None, stream: int, keep: list | None = None):
+        self.obj = obj
+        self.framework = framework      # "torch", "cupy", "numba", "cai", "dlpack"
+        self.ptr = ptr
+        self.shape = shape
+        self.strides = strides          # bytes; None: C-contiguous
+        self.itemsize = itemsize
+        self.dtype = dtype              # the producer's dtype object or string, for allocating like it
+        self.device = device            # None: not known yet (ask the pointer)
+        self.stream = stream            # the stream to run on
+        self.keep = keep                # what must outlive the call (a DLPack capsule)
+        n = itemsize
+        for s in shape:
             n *= s
-        return n
+        self.nbytes = n
 
     def contiguous(self) -> bool:
         if self.strides is None:
             return True
-        if any(s == 0 for s in self.shape):
+        if 0 in self.shape:
             return True
         expected = self.itemsize
         for extent, stride in zip(reversed(self.shape), reversed(self.strides)):
@@ -60,19 +63,37 @@ class View:
         return True
 
 
-def _is_torch(x) -> bool:
-    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "data_ptr") and hasattr(x, "element_size")
+def torch_tensor_class():
+    """torch.Tensor where torch is imported, else None (no array can be a tensor then; memlab never imports
+    torch itself)."""
+    torch = sys.modules.get("torch")
+    return getattr(torch, "Tensor", None)
+
+
+def _raw_stream_reader():
+    """torch's current stream of a device as an int, read the way torch's own generated code reads it
+    (torch._C._cuda_getCurrentRawStream: no Stream object made); torch.cuda.current_stream where it is absent."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw if raw is not None else (lambda device: torch.cuda.current_stream(device).cuda_stream)
+
+
+_torch_raw_stream = None
 
 
 def _torch_view(x, what: str) -> View:
-    import torch
-
-    if x.device.type != "cuda":
+    global _torch_raw_stream
+    if not x.is_cuda:
         raise InvalidArgumentError(f"memlab moves GPU memory: {what} is a torch tensor on {x.device}")
-    return View(obj=x, framework="torch", ptr=x.data_ptr(), shape=tuple(x.shape),
-                strides=tuple(s * x.element_size() for s in x.stride()), itemsize=x.element_size(), dtype=x.dtype,
-                device=x.device.index if x.device.index is not None else torch.cuda.current_device(),
-                stream=torch.cuda.current_stream(x.device).cuda_stream)
+    device = x.get_device()
+    if _torch_raw_stream is None:
+        _torch_raw_stream = _raw_stream_reader()
+    es = x.element_size()
+    # torch's is_contiguous is memlab's rule (extent-1 and empty dimensions impose no stride): strides are only
+    # read for a tensor that is not, for the message.
+    strides = None if x.is_contiguous() else tuple(s * es for s in x.stride())
+    return View(x, "torch", x.data_ptr(), tuple(x.shape), strides, es, x.dtype, device, _torch_raw_stream(device))
 
 
 def _itemsize_of_typestr(typestr: str, what: str) -> int:
@@ -96,12 +117,12 @@ def _framework_of(x) -> str:
 
 
 def _cai_view(x, iface: dict, what: str) -> View:
-    shape = tuple(int(s) for s in iface["shape"])
+    shape = tuple(map(int, iface["shape"]))
     typestr = iface["typestr"]
     itemsize = _itemsize_of_typestr(typestr, what)
     ptr = int(iface["data"][0] or 0)
     strides = iface.get("strides")
-    strides = None if strides is None else tuple(int(s) for s in strides)
+    strides = None if strides is None else tuple(map(int, strides))
     stream = iface.get("stream")
     stream = LEGACY_DEFAULT_STREAM if stream is None or stream == 0 else int(stream)
     device = None
@@ -164,7 +185,8 @@ def _dlpack_view(x, what: str) -> View:
 
 def view(x, what: str) -> View:
     """The View of `x` (named `what` in messages); raises InvalidArgumentError for anything memlab cannot move."""
-    if _is_torch(x):
+    tensor = torch_tensor_class()
+    if tensor is not None and isinstance(x, tensor):
         return _torch_view(x, what)
     iface = getattr(x, "__cuda_array_interface__", None)
     if iface is not None:

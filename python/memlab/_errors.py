@@ -34,6 +34,11 @@ class LibraryNotFoundError(Error, RuntimeError):
     """libmemlab (the C ABI this package calls) was not found or could not be loaded."""
 
 
+class NotBuiltError(Error, RuntimeError):
+    """The libmemlab in use was built without a part the call needs (JAX's FFI handler: jaxlib's headers were
+    not found when it was built); the message says what to install."""
+
+
 # cudaError_t values that mean there is no GPU to run on.
 _NO_DEVICE = {
     3: "cudaErrorInitializationError",

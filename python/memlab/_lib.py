@@ -119,6 +119,18 @@ def device_count() -> int:
     return n.value
 
 
+_single_device = False
+
+
+def single_device() -> bool:
+    """Whether libmemlab sees exactly one CUDA device, so that it is always the current one (asked once, then
+    remembered: the devices a process sees do not change)."""
+    global _single_device
+    if not _single_device:
+        _single_device = device_count() == 1
+    return _single_device
+
+
 def get_device() -> int:
     lib = library()
     d = ctypes.c_int(0)
@@ -148,5 +160,5 @@ def version() -> str:
     return library().memlab_version().decode()
 
 
-__all__ = ["library", "library_path", "check", "device_count", "get_device", "set_device", "pointer_device",
-           "version", "Error"]
+__all__ = ["library", "library_path", "check", "device_count", "single_device", "get_device", "set_device",
+           "pointer_device", "version", "Error"]

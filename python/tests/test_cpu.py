@@ -145,6 +145,9 @@ def test_transpose_path_needs_no_gpu(lib_available):
     assert memlab.transpose_path(base, 2 * base, 1, 8193, 4099, 8) == "elem8"
     assert memlab.transpose_path(base, 2 * base, 1, 4096, 4095, 4) == "realign_in"
     assert memlab.transpose_path(base + 4, 2 * base, 1, 4096, 4096, 4) == "realign_out"
+    assert memlab.transpose_path(base, 2 * base, 1, 40000003, 3, 4) == "few_cols"
+    assert memlab.transpose_path(base, 2 * base, 1, 3, 40000003, 8) == "few_rows"
+    assert memlab.transpose_path(base, 2 * base, 1000000, 3, 3, 4) == "small_matrices"
     assert memlab.transpose_path(base, 2 * base, 7, 1, 33, 2) == "copy"
     assert memlab.transpose_path(base, 2 * base, 1, 0, 33, 2) == "none"
     assert memlab.transpose_path(base, 2 * base, 1, 4, 4, 3) == "unsupported"
@@ -207,6 +210,6 @@ def test_a_library_of_another_abi_is_not_used(monkeypatch, lib_available):
 def test_ctypes_signatures_pass_64_bit_sizes(lib_available):
     # A size above 2^32 must reach C intact: the path depends on it (rows x 4 bytes modulo 16).
     base = 1 << 40
-    assert memlab.transpose_path(base, 2 * base, 1, (1 << 33) + 1, 4, 4) == "realign_out"
-    assert memlab.transpose_path(base, 2 * base, 1, (1 << 33) + 4, 4, 4) == "aligned"
+    assert memlab.transpose_path(base, 2 * base, 1, (1 << 33) + 1, 100, 4) == "realign_out"
+    assert memlab.transpose_path(base, 2 * base, 1, (1 << 33) + 4, 100, 4) == "aligned"
     assert isinstance(_lib.library().memlab_transpose.argtypes[2], type(ctypes.c_size_t))

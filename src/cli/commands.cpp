@@ -211,19 +211,13 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   // The GPUs (a count only: no GPU work). A fake runner (tests) plans on the host alone.
   const int gpus = runner != nullptr ? 0 : visible_gpus();
   if (env.distributed()) {
-    if (gpus == 0) return too_few_gpus(fmt::format("{}: no CUDA device on this rank", env.describe()));
     // Each rank takes the GPU of its local rank; a launcher that gives each rank one GPU of its own
     // (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES) leaves each seeing its GPU as 0.
-    if (gpus < env.local_size && gpus != 1) {
-      return too_few_gpus(fmt::format("{}: {} ranks on this host, but it shows {} GPUs", env.describe(),
-                                      env.local_size, gpus));
-    }
     o.request.devices = {gpus >= env.local_size ? env.local_rank : 0};
     o.request.world_size = env.size;
     o.request.progress = o.request.progress && env.rank == 0;  // rank 0 speaks for the run
   }
   if (o.all_devices) {
-    if (gpus == 0 && runner == nullptr) return no_device(no_device_error("--device all: no CUDA device"));
     o.request.devices.clear();
     for (int d = 0; d < gpus; ++d) o.request.devices.push_back(d);
   }
@@ -235,6 +229,15 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
     return usage_error("run", e.what());
   }
   if (cases.empty()) return usage_error("run", "nothing to run: no chosen lab has the variants asked for");
+  // Then what the machine lacks (exit 3), still before any GPU work.
+  if (env.distributed() && gpus == 0) {
+    return too_few_gpus(fmt::format("{}: no CUDA device on this rank", env.describe()));
+  }
+  if (env.distributed() && gpus < env.local_size && gpus != 1) {
+    return too_few_gpus(
+        fmt::format("{}: {} ranks on this host, but it shows {} GPUs", env.describe(), env.local_size, gpus));
+  }
+  if (o.all_devices && gpus == 0 && runner == nullptr) return no_device(no_device_error("--device all: no CUDA device"));
   // A lab's rung over more GPUs than the machine shows, asked for by name: refused now, not per case.
   if (!env.distributed() && gpus > 0) {
     for (const auto& c : cases) {

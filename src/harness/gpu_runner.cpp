@@ -212,7 +212,7 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   r.throttled_samples = cold.throttled;
   r.batch = s.t->batch(launch, hot_opt, r.cold.median_ms);
   if (ctx.plan.host_waits) {
-    r.graph_note = "the launch waits on the host (host_waits): timed without the blocking kernel, not captured";
+    r.graph_note = "the launch may wait on the host (host_waits): timed without the blocking kernel, not captured";
   } else {
     r.graph = s.t->graph(launch, hot_opt, r.cold.median_ms, r.graph_note);
   }

@@ -165,6 +165,7 @@ double timer::held_sample(Enqueue&& enqueue, bool clocks) {
 
 template <class Enqueue>
 double timer::unheld_sample(Enqueue&& enqueue) {
+  if (sync_.is_distributed()) sync_.barrier();  // the ranks start together
   start_.record(stream_);
   enqueue();
   stop_.record(stream_);

@@ -148,7 +148,13 @@ world::world(const launch_env& env, int device, double timeout_s)
   for (const auto& a : all) {
     ranks_.push_back({a.rank, std::string(a.host, strnlen(a.host, sizeof a.host)), static_cast<long>(a.pid), a.device,
                       std::string(a.bus_id, strnlen(a.bus_id, sizeof a.bus_id))});
+    if (ranks_.back().host != ranks_.front().host) over_network_ = true;
   }
+  const auto on = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && std::string(v) == "1";
+  };
+  if (on("NCCL_P2P_DISABLE") && on("NCCL_SHM_DISABLE")) over_network_ = true;
 }
 
 world::~world() {

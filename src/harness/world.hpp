@@ -48,6 +48,11 @@ class world final : public rank_sync {
   [[nodiscard]] const launch_env& env() const { return env_; }
   [[nodiscard]] const std::vector<rank_info>& ranks() const { return ranks_; }
   [[nodiscard]] double timeout_s() const { return timeout_s_; }
+  // Some ranks reach others through NCCL's network transport: the ranks span hosts, or the user turned
+  // NVLink/PCIe peer access and shared memory off (NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1, the
+  // stand-in for a second host). NCCL's host side may then wait on the GPU while it enqueues, so no
+  // stream may be held behind a blocking kernel.
+  [[nodiscard]] bool over_network() const { return over_network_; }
   // NCCL's version (ncclGetVersion: 22809 = 2.28.9); 0 without NCCL.
   [[nodiscard]] static int nccl_version();
 
@@ -79,6 +84,7 @@ class world final : public rank_sync {
   launch_env env_;
   double timeout_s_ = 0;
   std::vector<rank_info> ranks_;
+  bool over_network_ = false;
   std::unique_ptr<impl> p_;
 };
 

@@ -88,7 +88,9 @@ TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
       {"run --sizes 2^x", "--sizes: invalid size \"2^x\""},
       {"run --sizes 10..1", "--sizes: invalid size \"10..1\""},
       {"run copy --sizes 6B --dtype f32", "--sizes", {"copy"}},
-      {"run --device -1", "--device: takes a device ordinal"},
+      {"run --device -1", "--device: invalid value \"-1\""},
+      {"run --device zero", "--device: invalid value \"zero\""},
+      {"run --rank-timeout 0", "--rank-timeout"},
       {"run --dtype f17", "--dtype: f17 not in"},
       {"run copy --dtype f16 --variant fastest", "--variant: unknown variant 'fastest'", {"copy"}},
       {"run gather --dtype f16", "--dtype: lab gather does not support f16", {"gather"}},
@@ -142,6 +144,32 @@ TEST(cli, no_gpu_exits_3_and_says_what_still_works) {
     EXPECT_EQ(o.code, 3) << args << "\n" << o.output;
     EXPECT_NE(o.output.find("no usable CUDA device"), std::string::npos) << o.output;
     EXPECT_NE(o.output.find("memlab inspect"), std::string::npos) << o.output;
+  }
+}
+
+// A launcher's environment that contradicts itself, or a flag a distributed run decides for itself:
+// one line naming the variable or the flag, exit 2, before any GPU work (no GPU needed to say so).
+// A rank on a machine without GPUs: exit 3, one line. Asked of the transfer lab, the one that runs across GPUs.
+TEST(cli, launcher_environments_are_checked_before_any_gpu_work) {
+  if (!built({"transfer"})) GTEST_SKIP() << "the transfer lab is not built (MEMLAB_ONLY_LABS)";
+  const struct {
+    const char* env;
+    const char* args;
+    int code;
+    const char* needle;
+  } cases[] = {
+      {"RANK=4 WORLD_SIZE=4", "run transfer", 2, "RANK=4 is not a rank of a world of WORLD_SIZE=4 ranks"},
+      {"RANK=0 WORLD_SIZE=two", "run transfer", 2, "WORLD_SIZE=two: not a rank or a count"},
+      {"RANK=0 WORLD_SIZE=8 LOCAL_RANK=0 LOCAL_WORLD_SIZE=4", "run transfer", 2, "set MASTER_ADDR"},
+      {"RANK=0 WORLD_SIZE=2", "run transfer --device 1", 2, "--device: a run of one process per GPU"},
+      {"RANK=0 WORLD_SIZE=2", "run transfer --gpus 4", 2, "--gpus: a distributed run has 2 ranks"},
+      {"RANK=0 WORLD_SIZE=2", "run transfer", 3, "no CUDA device on this rank"},
+  };
+  for (const auto& c : cases) {
+    const auto o = memlab(c.args, no_gpu + " " + c.env);
+    EXPECT_EQ(o.code, c.code) << c.env << " " << c.args << "\n" << o.output;
+    EXPECT_NE(o.output.find(c.needle), std::string::npos) << c.env << " " << c.args << "\n" << o.output;
+    EXPECT_EQ(lines_of(o.output), 1u) << o.output;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +30,20 @@ template <int Es, bool In, bool Out>
 void run_tiles(const transpose_plan& p, const detail::transpose_args& a) {
   emu::launch(static_cast<unsigned>(p.grid), static_cast<unsigned>(p.threads),
               [&] { detail::transpose_tile_kernel<Es, In, Out>(a); });
+}
+
+template <int U>
+void run_few(const transpose_plan& p, const detail::few_args& a) {
+  const auto grid = static_cast<unsigned>(p.grid), threads = static_cast<unsigned>(p.threads);
+  switch (p.path) {
+    case transpose_path::few_cols:
+      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, transpose_path::few_cols>(a); });
+    case transpose_path::few_rows:
+      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, transpose_path::few_rows>(a); });
+    case transpose_path::small_matrices:
+      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, transpose_path::small_matrices>(a); });
+    default: FAIL() << "not a few path";
+  }
 }
 
 template <int Es>
@@ -60,7 +75,7 @@ std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uin
   const auto s = reinterpret_cast<std::uintptr_t>(src), d = reinterpret_cast<std::uintptr_t>(dst);
   transpose_plan p = plan_transpose(d, s, batch, rows, cols, es, h100);
   if (path != nullptr) *path = p.path;
-  if (!is_tiled(p.path)) return "not a tiled path: " + std::string(to_string(p.path));
+  if (!is_tiled(p.path) && !is_few(p.path)) return "not a tiled or few path: " + std::string(to_string(p.path));
   if (max_grid != 0 && p.grid > max_grid) p.grid = max_grid;
   emu::error.clear();
   emu::load_lo = s;
@@ -68,19 +83,31 @@ std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uin
   emu::store_lo = d;
   emu::store_hi = d + bytes;
   std::memset(detail::tile, 0xab, sizeof detail::tile);  // stale data a gather must never store
-  const detail::transpose_args a{reinterpret_cast<std::byte*>(dst),
-                                 reinterpret_cast<const std::byte*>(src),
-                                 p.rows,
-                                 p.cols,
-                                 p.tiles_r,
-                                 p.tiles_c,
-                                 p.tiles,
-                                 bytes};
-  switch (es) {
-    case 1: run_path<1>(p, a); break;
-    case 2: run_path<2>(p, a); break;
-    case 4: run_path<4>(p, a); break;
-    default: run_path<8>(p, a); break;
+  if (is_few(p.path)) {
+    if (!detail::few_plan_fits(p, d, s)) return "the plan does not fit its own pointers";
+    if (p.smem_bytes > sizeof detail::tile) return "the image does not fit the emulated shared memory";
+    const detail::few_args a = detail::few_args_of(p, dst, src);
+    switch (p.unit_bytes) {
+      case 1: run_few<1>(p, a); break;
+      case 2: run_few<2>(p, a); break;
+      case 4: run_few<4>(p, a); break;
+      default: run_few<8>(p, a); break;
+    }
+  } else {
+    const detail::transpose_args a{reinterpret_cast<std::byte*>(dst),
+                                   reinterpret_cast<const std::byte*>(src),
+                                   p.rows,
+                                   p.cols,
+                                   p.tiles_r,
+                                   p.tiles_c,
+                                   p.tiles,
+                                   bytes};
+    switch (es) {
+      case 1: run_path<1>(p, a); break;
+      case 2: run_path<2>(p, a); break;
+      case 4: run_path<4>(p, a); break;
+      default: run_path<8>(p, a); break;
+    }
   }
   if (!emu::error.empty()) return emu::error;
   for (std::size_t j = 0; j < dst_buf.size(); ++j) {
@@ -107,7 +134,7 @@ std::string name(unsigned es, std::uint64_t b, std::uint64_t r, std::uint64_t c,
 // Every path of every element size, one and several tiles, rows cut, pointers off by less than an element,
 // by a whole one and by more.
 TEST(transpose_emulated, every_element_size_and_path) {
-  int paths[8] = {};
+  int paths[16] = {};
   for (const unsigned es : {1u, 2u, 4u, 8u}) {
     const std::uint64_t e = 256 / es;  // a tile's rows
     for (const auto& [rows, cols] :
@@ -151,6 +178,72 @@ TEST(transpose_emulated, batches_and_a_capped_grid) {
     }
   }
   ASSERT_EQ(check(2, 2, 130, 3, 1, 1, 1), "") << "grid 1";
+}
+
+// The few paths (few_cols, few_rows, small_matrices): one short side of 2, 3, 7 or 64 elements against the
+// edge sizes on the other, both ways round, every element size; src and dst 16-byte aligned, misaligned by
+// whole elements, and misaligned by bytes (units smaller than the element).
+TEST(transpose_emulated, few_paths_edge_sizes_every_element_size) {
+  std::map<transpose_path, int> paths;
+  std::map<unsigned, int> units;
+  for (const unsigned es : {1u, 2u, 4u, 8u}) {
+    for (const std::uint64_t shorter : {2u, 3u, 7u, 64u}) {
+      for (const std::uint64_t longer : {15u, 16u, 17u, 127u, 128u, 129u, 4095u, 4096u, 4097u, 40009u}) {
+        if (shorter * longer * es > 200000) continue;  // the emulation runs a block at a time
+        for (const bool tall : {true, false}) {
+          const std::uint64_t rows = tall ? longer : shorter, cols = tall ? shorter : longer;
+          for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {es % 16, 3 * es % 16}, {1, 7}}) {
+            transpose_path path{};
+            ASSERT_EQ(check(es, 1, rows, cols, so, doff, 0, &path), "")
+                << name(es, 1, rows, cols, so, doff) << " (" << to_string(path) << ")";
+            ++paths[path];
+            if (is_few(path)) {
+              ++units[static_cast<unsigned>(
+                  plan_transpose(std::uintptr_t{1} << 40 | doff, std::uintptr_t{1} << 41 | so, 1, rows, cols, es, h100)
+                      .unit_bytes)];
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(paths[transpose_path::few_cols], 20);
+  EXPECT_GT(paths[transpose_path::few_rows], 20);
+  EXPECT_GT(paths[transpose_path::small_matrices], 20);
+  for (const unsigned u : {1u, 2u, 4u, 8u}) EXPECT_GT(units[u], 0) << "no case ran with " << u << "-byte units";
+}
+
+// Batches: of small matrices (each CTA transposes many, whole), and of skinny ones (tiles inside each
+// matrix); the batch's edge sizes; a grid capped below the tiles (each CTA loops over several).
+TEST(transpose_emulated, few_paths_batches_and_a_capped_grid) {
+  std::map<transpose_path, int> paths;
+  for (const unsigned es : {1u, 2u, 4u, 8u}) {
+    for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{3, 3},
+                                     {4, 4},
+                                     {8, 8},
+                                     {16, 16},
+                                     {5, 7},
+                                     {2, 33},
+                                     {64, 100},
+                                     {1000, 3},
+                                     {3, 1000}}) {
+      for (const std::uint64_t batch : {1u, 15u, 16u, 17u, 129u, 1000u}) {
+        if (batch * rows * cols * es > 300000) continue;
+        for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {es % 16, 3 * es % 16}, {1, 7}}) {
+          transpose_path path{};
+          ASSERT_EQ(check(es, batch, rows, cols, so, doff, 0, &path), "")
+              << name(es, batch, rows, cols, so, doff) << " (" << to_string(path) << ")";
+          ++paths[path];
+          if (batch == 129) {
+            ASSERT_EQ(check(es, batch, rows, cols, so, doff, 2), "")
+                << name(es, batch, rows, cols, so, doff) << ", grid 2";
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(paths[transpose_path::small_matrices], 50);
+  EXPECT_GT(paths[transpose_path::few_cols] + paths[transpose_path::few_rows], 10);
 }
 
 // The checks catch what they are for: an access outside the buffers is reported.

@@ -4,7 +4,8 @@
 // pair 0..15 at two shapes), a grid smaller than the tiles (each CTA loops), and the caller's stream. The
 // output is poisoned (zero bytes; the input has none) with a guard before and after it, and compared on
 // the device: every byte of the output must be its source byte, every other byte of the allocation still
-// poison. Tests named small_* are the ones compute-sanitizer runs (tools/device_library.sh). Without a
+// poison. Tests named small_* are the ones compute-sanitizer runs (tools/device_library.sh; the few paths':
+// tools/measure_transpose_shapes.sh). Without a
 // GPU every test here reports SKIPPED; the error tests at the end need none.
 #include <gtest/gtest.h>
 #include <algorithm>
@@ -247,6 +248,97 @@ TEST_F(transpose_library, small_typed_entry_points) {
                                                          reinterpret_cast<const double*>(s), 5, 67, 45);
                       }),
             "");
+}
+
+// The few paths (few_cols, few_rows, small_matrices; docs/notes/transpose_skinny.md): a short side of 2..64
+// elements against the edge sizes and a large one, both ways round, every element size, src and dst
+// aligned, misaligned by whole elements and by bytes (units smaller than the element).
+TEST_F(transpose_library, small_few_paths_edge_sizes_every_element_size) {
+  const std::vector<std::uint64_t> shorter{2, 3, 5, 7, 8, 16, 33, 64};
+  const std::vector<std::uint64_t> longer{0, 1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100003};
+  constexpr std::size_t most = 8 * 100003 * 8;  // a few MiB: compute-sanitizer runs this test
+  transpose_bench bench(most);
+  std::map<std::string, int> paths;
+  for (const std::size_t es : elem_sizes) {
+    for (const std::uint64_t a : shorter) {
+      for (const std::uint64_t b : longer) {
+        if (a * b * es > most) continue;
+        for (const bool tall : {true, false}) {
+          const shape s = tall ? shape{1, b, a} : shape{1, a, b};
+          for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {es, 3 * es % 16}, {1, 7}}) {
+            ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so
+                                                      << " dst+" << doff << " (" << path_of(s, es, so, doff) << ")";
+            ++paths[path_of(s, es, so, doff)];
+          }
+        }
+      }
+    }
+  }
+  for (const char* p : {"few_cols", "few_rows", "small_matrices"}) {
+    EXPECT_GT(paths[p], 20) << "no case took the path " << p;
+  }
+}
+
+// Batches of small matrices (a CTA transposes many whole ones) and of skinny ones, the batch's edge sizes.
+TEST_F(transpose_library, small_few_paths_batches) {
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> matrices{{2, 2}, {3, 3},  {4, 4},    {8, 8},    {16, 16},
+                                                                      {5, 7}, {2, 33}, {64, 100}, {1000, 3}, {3, 1000}};
+  const std::vector<std::uint64_t> batches{1, 2, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097, 100003};
+  transpose_bench bench(8 << 20);  // compute-sanitizer runs this test
+  std::map<std::string, int> paths;
+  for (const std::size_t es : elem_sizes) {
+    for (const auto& [rows, cols] : matrices) {
+      for (const std::uint64_t batch : batches) {
+        const shape s{batch, rows, cols};
+        if (batch * rows * cols * es > (8u << 20)) continue;
+        for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {es, 3 * es % 16}, {1, 7}}) {
+          ASSERT_EQ(bench.run(s, es, so, doff), "") << str(s) << " of " << es << "-byte elements, src+" << so << " dst+"
+                                                    << doff << " (" << path_of(s, es, so, doff) << ")";
+          ++paths[path_of(s, es, so, doff)];
+        }
+      }
+    }
+  }
+  EXPECT_GT(paths["small_matrices"], 100);
+}
+
+// A few plan whose grid is smaller than its tiles: each CTA moves several tiles, one after the other.
+TEST_F(transpose_library, small_few_paths_ctas_loop_over_tiles_when_the_grid_is_capped) {
+  transpose_bench bench(3 * 20011 * 7 * 8);
+  for (const std::size_t es : elem_sizes) {
+    for (const shape& s : {shape{3, 20011, 7}, shape{3, 7, 20011}, shape{20011, 3, 7}}) {
+      for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 3}}) {
+        ASSERT_EQ(bench.run(s, es, so, doff,
+                            [&](std::byte* d, const std::byte* p) {
+                              transpose_plan plan = plan_transpose(reinterpret_cast<std::uintptr_t>(d),
+                                                                   reinterpret_cast<std::uintptr_t>(p), s.batch, s.rows,
+                                                                   s.cols, es, copy_device{132, 2048, 9});
+                              EXPECT_TRUE(is_few(plan.path)) << to_string(plan.path);
+                              EXPECT_GT(plan.tiles, 7u);
+                              plan.grid = 7;
+                              return launch_transpose(plan, d, p);
+                            }),
+                  "")
+            << str(s) << " of " << es << "-byte elements, src+" << so << " dst+" << doff;
+      }
+    }
+  }
+}
+
+// The acceptance shapes of the few paths: a side of 2, 3, 4, 5, 7 or 8 elements, the other long enough for
+// >= 256 MiB of traffic, every element size, both ways round, from cudaMalloc's alignment.
+TEST_F(transpose_library, few_paths_acceptance_shapes) {
+  constexpr std::uint64_t matrix_bytes = 128 << 20;
+  transpose_bench bench(matrix_bytes + 64);
+  for (const std::size_t es : elem_sizes) {
+    for (const std::uint64_t a : {2u, 3u, 4u, 5u, 7u, 8u}) {
+      const std::uint64_t b = (matrix_bytes / es + a - 1) / a;
+      for (const shape& s : {shape{1, b, a}, shape{1, a, b}}) {
+        ASSERT_EQ(bench.run(s, es, 0, 0), "")
+            << str(s) << " of " << es << "-byte elements (" << path_of(s, es, 0, 0) << ")";
+      }
+    }
+  }
 }
 
 // The checker itself: a transpose of the wrong shape, or one that writes too much, must be reported.

@@ -7,9 +7,11 @@
 // simulator: the fewest wavefronts each. Pure host code: no GPU, no CUDA runtime.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/bank_model.hpp"
@@ -43,7 +45,7 @@ TEST(transpose_plan, every_element_size_and_offset_pair) {
     for (std::uintptr_t so = 0; so < 16; ++so) {
       for (std::uintptr_t doff = 0; doff < 16; ++doff) {
         for (const auto& [rows, cols] :
-             {std::pair<std::uint64_t, std::uint64_t>{64, 64}, {64, 63}, {63, 64}, {33, 4097}}) {
+             {std::pair<std::uint64_t, std::uint64_t>{320, 320}, {320, 319}, {319, 320}, {129, 4097}}) {
           SCOPED_TRACE(std::to_string(es) + "-byte, src+" + std::to_string(so) + " dst+" + std::to_string(doff) + " " +
                        std::to_string(rows) + " x " + std::to_string(cols));
           const bool in = so == 0 && cols * es % 16 == 0, out = doff == 0 && rows * es % 16 == 0;
@@ -111,9 +113,13 @@ TEST(transpose_plan, tiles_cover_the_batch_and_rows_are_256_bytes) {
     }
   }
   // More tiles than a grid holds: the grid is capped and each CTA takes several (the kernel loops).
-  const transpose_plan big = plan_transpose(base, 2 * base, std::uint64_t{1} << 32, 2, 2, 1, h100);
-  EXPECT_EQ(big.tiles, std::uint64_t{1} << 32);
+  const transpose_plan big = plan_transpose(base, 2 * base, std::uint64_t{1} << 32, 300, 300, 1, h100);
+  EXPECT_EQ(big.tiles, (std::uint64_t{1} << 32) * big.tiles_r * big.tiles_c);
   EXPECT_EQ(big.grid, 0x7fffffffu);
+  const transpose_plan few = plan_transpose(base, 2 * base, std::uint64_t{1} << 44, 2, 2, 1, h100);
+  EXPECT_EQ(few.path, transpose_path::small_matrices);
+  EXPECT_GT(few.tiles, 0x7fffffffu);
+  EXPECT_EQ(few.grid, 0x7fffffffu);
 }
 
 // 8-byte elements take 32 x 32 tiles of single elements wherever src and dst are 8-byte aligned but
@@ -130,11 +136,13 @@ TEST(transpose_plan, elem8_for_8_byte_elements) {
   EXPECT_EQ(p.vec_bytes, 8);
   EXPECT_EQ(p.vectors_per_thread, 4);
   EXPECT_EQ(p.smem_bytes, 35u * 33 * 8);
-  EXPECT_EQ(plan_transpose(base + 8, 2 * base + 8, 1, 64, 64, 8, h100).path, transpose_path::elem8);
-  EXPECT_EQ(plan_transpose(base + 8, 2 * base, 1, 64, 64, 8, h100).path, transpose_path::realign_out);
-  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 64, 64, 8, h100).path, transpose_path::aligned);
-  EXPECT_EQ(plan_transpose(base + 4, 2 * base, 1, 64, 64, 8, h100).path, transpose_path::realign_out);
-  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 65, 63, 4, h100).path, transpose_path::realign_both);
+  EXPECT_EQ(plan_transpose(base + 8, 2 * base + 8, 1, 200, 200, 8, h100).path, transpose_path::elem8);
+  EXPECT_EQ(plan_transpose(base + 8, 2 * base, 1, 200, 200, 8, h100).path, transpose_path::realign_out);
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 200, 200, 8, h100).path, transpose_path::aligned);
+  EXPECT_EQ(plan_transpose(base + 4, 2 * base, 1, 200, 200, 8, h100).path, transpose_path::realign_out);
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 129, 127, 4, h100).path, transpose_path::realign_both);
+  EXPECT_EQ(plan_transpose(base + 8, 2 * base + 8, 1, 64, 64, 8, h100).path, transpose_path::elem8)
+      << "64 columns: two whole 32-element tiles";
   // The span: from the first sector boundary to 32 elements on, or the end of the row.
   EXPECT_EQ(transpose_elem8_span(8, false, 1000).lo, 3u);
   EXPECT_EQ(transpose_elem8_span(8, false, 1000).hi, 35u);
@@ -294,6 +302,300 @@ TEST(transpose_plan, replay_every_byte_stored_once_every_load_inside_src) {
   EXPECT_GT(narrow, 0);
   EXPECT_GT(clamped, 0);
   EXPECT_EQ(cases, 4 * 8 * 5 * 5);
+}
+
+// ---- the few paths: which shapes take them, and a replay of their loads and stores ---------------------
+
+TEST(transpose_plan, few_paths_take_the_skinny_shapes) {
+  // The issue's shapes: a tiled CTA would move a sliver.
+  EXPECT_EQ(path_at(0, 0, 40000003, 3, 4), transpose_path::few_cols);
+  EXPECT_EQ(path_at(0, 0, 3, 40000003, 8), transpose_path::few_rows);
+  EXPECT_EQ(path_at(0, 0, 3, 40000003, 2), transpose_path::few_rows);
+  for (const std::size_t es : {1u, 2u, 4u, 8u}) {
+    for (const std::uint64_t side : {2u, 3u, 4u, 5u, 7u, 8u, 17u, 63u}) {
+      SCOPED_TRACE(std::to_string(es) + "-byte, side " + std::to_string(side));
+      EXPECT_EQ(path_at(0, 0, 1 << 24, side, es), transpose_path::few_cols);
+      EXPECT_EQ(path_at(0, 0, side, 1 << 24, es), transpose_path::few_rows);
+      EXPECT_EQ(path_at(3, 1, 1 << 24, side, es), transpose_path::few_cols) << "any alignment";
+      if (side * side * es <= 8192) {
+        EXPECT_EQ(plan_transpose(base, 2 * base, 1000000, side, side, es, h100).path, transpose_path::small_matrices);
+      }
+    }
+  }
+  // Whole tiles of the tiled path stay tiled: 64 f32 and 32 f64 columns, aligned; more than 64 elements.
+  EXPECT_EQ(path_at(0, 0, 1 << 20, 64, 4), transpose_path::aligned);
+  EXPECT_EQ(path_at(0, 0, 1 << 20, 32, 8), transpose_path::aligned);
+  EXPECT_EQ(path_at(0, 0, 64, 1 << 20, 4), transpose_path::aligned);
+  EXPECT_EQ(path_at(0, 4, 1 << 20, 64, 4), transpose_path::few_cols) << "realigned loads: 60-column tiles, cut";
+  EXPECT_EQ(path_at(0, 0, 1 << 20, 65, 1), transpose_path::realign_in);
+  EXPECT_EQ(path_at(0, 0, 1 << 20, 96, 4), transpose_path::aligned);
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1000, 64, 64, 4, h100).path, transpose_path::aligned) << "16 KiB: a tile";
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1000, 80, 80, 1, h100).path, transpose_path::small_matrices);
+  // A path on request (tools that compare them): the tiled plan, or a few one where the shape fits it.
+  EXPECT_EQ(plan_transpose_tiled(base, 2 * base, 1, 40000003, 3, 4, h100).path, transpose_path::realign_both);
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 40, 1000, 4).path,
+            transpose_path::few_rows);
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_cols, base, 2 * base, 1, 1000, 65, 4).path,
+            transpose_path::unsupported);
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 1, 60, 4).path, transpose_path::unsupported)
+      << "one row: a copy";
+  EXPECT_EQ(plan_transpose_few(transpose_path::small_matrices, base, 2 * base, 9, 64, 64, 4).path,
+            transpose_path::unsupported)
+      << "16 KiB matrices";
+  EXPECT_EQ(plan_transpose_few(transpose_path::aligned, base, 2 * base, 1, 64, 64, 4).path,
+            transpose_path::unsupported);
+  // The shorter side wins where both are few.
+  EXPECT_EQ(path_at(0, 0, 60, 7, 8), transpose_path::small_matrices);
+  EXPECT_EQ(path_at(0, 0, 60, 40, 8), transpose_path::few_cols);
+  EXPECT_EQ(path_at(0, 0, 40, 60, 8), transpose_path::few_rows);
+}
+
+TEST(transpose_plan, few_tiles_geometry) {
+  // 40000003 x 3 f32: K rows of 12 bytes per ~16 KiB, a multiple of 8 (32 bytes of each output row).
+  const transpose_plan c = plan_transpose(base, 2 * base, 1, 40000003, 3, 4, h100);
+  ASSERT_EQ(c.path, transpose_path::few_cols);
+  EXPECT_EQ(c.tile_rows, 1360);
+  EXPECT_EQ(c.tile_cols, 3);
+  EXPECT_EQ(c.halo_rows, 8) << "rows of dst 4 bytes off a sector: the halo";
+  EXPECT_EQ(c.tiles, (40000003u + 1359) / 1360);
+  EXPECT_EQ(c.unit_bytes, 4);
+  EXPECT_EQ(c.vec_bytes, 16);
+  EXPECT_LE(c.load_chunks, 256u * 6);
+  EXPECT_LE(c.smem_bytes, 48u * 1024) << "no opt-in needed";
+  // The halo goes where every run of dst starts on a sector boundary.
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 40000000, 3, 4, h100).halo_rows, 0);
+  EXPECT_EQ(plan_transpose(base + 16, 2 * base, 1, 40000000, 3, 4, h100).halo_rows, 8);
+  // 3 x 40000003 f64: 3 runs of K elements, K x 3 x 8 ~ 16 KiB.
+  const transpose_plan r = plan_transpose(base, 2 * base, 1, 3, 40000003, 8, h100);
+  ASSERT_EQ(r.path, transpose_path::few_rows);
+  EXPECT_EQ(r.tile_rows, 3);
+  EXPECT_EQ(r.tile_cols, 680);
+  EXPECT_EQ(r.halo_rows, 0) << "one matrix, dst aligned: every tile's block starts on a sector";
+  EXPECT_EQ(r.run_pitch % 16, 40000003u * 8 % 16) << "element k of run r at P0 + r T + k es";
+  EXPECT_GE(r.run_pitch, 16 * r.run_chunks + 16);
+  EXPECT_EQ(r.load_chunks, 3 * r.run_chunks);
+  // A million 3 x 3 f32: 9 x 36 bytes... M a multiple of 8 (36 M % 32 == 0), no halo.
+  const transpose_plan m = plan_transpose(base, 2 * base, 1000000, 3, 3, 4, h100);
+  ASSERT_EQ(m.path, transpose_path::small_matrices);
+  EXPECT_EQ(m.tile_matrices % 8, 0u);
+  EXPECT_EQ(m.halo_rows, 0);
+  EXPECT_EQ(m.tiles, (1000000 + m.tile_matrices - 1) / m.tile_matrices);
+  for (const std::size_t es : {1u, 2u, 4u, 8u}) {
+    for (const std::uint64_t side : {2u, 3u, 7u, 16u, 64u}) {
+      for (const transpose_plan& p : {plan_transpose(base + 3, 2 * base + 1, 1, 100003, side, es, h100),
+                                      plan_transpose(base + 3, 2 * base + 1, 1, side, 100003, es, h100),
+                                      plan_transpose(base + 3, 2 * base + 1, 99991, side, side, es, h100)}) {
+        SCOPED_TRACE(std::to_string(es) + "-byte, side " + std::to_string(side) + " " + to_string(p.path));
+        ASSERT_TRUE(is_few(p.path));
+        EXPECT_EQ(p.unit_bytes, 1);
+        EXPECT_LE(p.load_chunks, 256u * 6) << "six 16-byte loads per thread at most";
+        EXPECT_LE(p.smem_bytes, 48u * 1024);
+        EXPECT_GE(p.load_chunks * 16, 16384u / 2) << "a tile of at least 8 KiB";
+      }
+    }
+  }
+}
+
+struct few_replay_result {
+  std::string error;
+  int clamped_loads = 0;   // chunks narrowed to the buffer's bytes
+  int partial_chunks = 0;  // output chunks stored unit by unit
+};
+
+// Every load and store transpose_few_kernel issues for this plan, from the functions it uses, checked: each
+// load an aligned 16-byte chunk inside src (the buffer's first and last narrowed), whole chunks into
+// distinct 16-byte slots of the image; each output byte stored exactly once, its source (the image byte
+// transpose_few_source names) the right byte of src; every full chunk a 16-byte aligned store; the chunks
+// of a run within its slots; no 32-byte sector inside a run of dst written by two tiles; the magic
+// divisions inside their exact range.
+few_replay_result replay_few(std::uintptr_t dst, std::uintptr_t src, std::uint64_t batch, std::uint64_t rows,
+                             std::uint64_t cols, unsigned es) {
+  const transpose_plan p = plan_transpose(dst, src, batch, rows, cols, es, h100);
+  few_replay_result res;
+  if (!is_few(p.path)) return {"not a few path: " + std::string(to_string(p.path))};
+  const transpose_few_map m = transpose_few_map_of(p);
+  const std::uint32_t per_tile = p.path == transpose_path::few_cols   ? static_cast<std::uint32_t>(p.tile_rows)
+                                 : p.path == transpose_path::few_rows ? static_cast<std::uint32_t>(p.tile_cols)
+                                                                      : p.tile_matrices;
+  const std::uint64_t tpm = p.path == transpose_path::few_cols ? p.tiles_r : p.tiles_c;
+  const std::uint64_t bytes = batch * rows * cols * es, rc = rows * cols;
+  if (m.rows >= (1u << 15) || m.cols >= (1u << 15) || p.run_chunks >= (1u << 15)) return {"a divisor past 2^15"};
+  std::vector<int> written(bytes, 0);
+  std::map<std::uint64_t, std::uint64_t> sector_owner;
+  for (std::uint64_t k = 0; k < p.tiles; ++k) {
+    const transpose_few_tile tp =
+        transpose_few_tile_at(p.path, k, batch, rows, cols, tpm, per_tile, static_cast<std::uint32_t>(p.halo_rows));
+    const transpose_few_input in = transpose_few_input_of(p.path, tp, rows, cols, es);
+    const auto p0 = static_cast<std::uint32_t>((src + in.in) % 16);
+    std::vector<std::int64_t> image(p.smem_bytes, -1);  // the src offset each image byte holds
+    for (std::uint32_t f = 0; f < 256 * 6; ++f) {
+      const transpose_few_slot sl = transpose_few_slot_at(p.path, f, src, in, rows, cols, es, p.run_chunks,
+                                                          transpose_magic(p.run_chunks), p.run_pitch);
+      if (!sl.valid) continue;
+      if ((src + static_cast<std::uint64_t>(sl.at)) % 16 != 0) return {"a load not 16-byte aligned"};
+      if (sl.at <= -16 || sl.at >= static_cast<std::int64_t>(bytes)) return {"a load wholly outside src"};
+      if (sl.at < 0 || static_cast<std::uint64_t>(sl.at) + 16 > bytes) ++res.clamped_loads;
+      if (sl.image % 16 != 0 || sl.image + 16 > p.smem_bytes) return {"an image slot outside shared memory"};
+      for (std::uint32_t b = 0; b < 16; ++b) {
+        if (image[sl.image + b] != -1) return {"two chunks in one image slot"};
+        image[sl.image + b] = sl.at + b;
+      }
+    }
+    const std::uint32_t runs = p.path == transpose_path::few_cols ? static_cast<std::uint32_t>(cols) : 1u;
+    if (p.path == transpose_path::few_cols) {  // the store slots: every (run, chunk) exactly once
+      const std::uint32_t per_run =
+          transpose_few_run_slots(transpose_few_run_of(p.path, tp, 0, batch, rows, cols, es, per_tile), per_tile, es);
+      if (per_run % 2 != 0) return {"an odd number of chunk slots per run"};
+      std::vector<int> seen(std::size_t{runs} * per_run, 0);
+      for (std::uint32_t f = 0; f < runs * per_run; ++f) {
+        const transpose_few_store_slot sl = transpose_few_cols_slot(f, runs, transpose_magic(runs));
+        if (sl.c >= runs || sl.m >= per_run || seen[sl.c * per_run + sl.m]++ != 0)
+          return {"a store slot twice or outside"};
+      }
+    }
+    for (std::uint32_t c = 0; c < runs; ++c) {
+      const transpose_few_run r = transpose_few_run_of(p.path, tp, c, batch, rows, cols, es, per_tile);
+      const std::uint64_t lo = transpose_few_bound(dst, r.run, r.run_bytes, r.at0);
+      const std::uint64_t hi = transpose_few_bound(dst, r.run, r.run_bytes, r.at1);
+      if (lo > hi) return {"a tile's bounds out of order"};
+      if (lo == hi) continue;
+      const auto g0 = static_cast<std::int64_t>((dst + lo) / 16 * 16 - dst);
+      const std::int64_t chunks = (static_cast<std::int64_t>(hi) - g0 + 15) / 16;
+      if (p.path == transpose_path::few_cols && chunks > transpose_few_run_slots(r, per_tile, es))
+        return {"a run needs more chunks than its slots"};
+      for (std::int64_t q = 0; q < chunks; ++q) {
+        const std::int64_t g = g0 + 16 * q;
+        const bool full = g >= static_cast<std::int64_t>(lo) && g + 16 <= static_cast<std::int64_t>(hi);
+        if (full && (dst + static_cast<std::uint64_t>(g)) % 16 != 0) return {"a 16-byte store not aligned"};
+        if (!full) ++res.partial_chunks;
+        for (std::int64_t x = std::max<std::int64_t>(g, static_cast<std::int64_t>(lo));
+             x < std::min<std::int64_t>(g + 16, static_cast<std::int64_t>(hi)); ++x) {
+          const auto at = static_cast<std::uint64_t>(x);
+          if (at >= bytes) return {"a store outside dst"};
+          ++written[at];
+          const std::uint64_t o = at - (r.run + r.at0);
+          if (o >> m.es_shift >= (1u << 17)) return {"an output element past the magic divisions' range"};
+          const std::uint32_t logical = p0 + transpose_few_source(p.path, m, static_cast<std::uint32_t>(o), c);
+          const std::uint64_t e = at / es, mm = e / rc, kk = e % rc;
+          const auto want = static_cast<std::int64_t>((mm * rc + kk % rows * cols + kk / rows) * es + at % es);
+          if (logical >= p.smem_bytes || image[logical] != want)
+            return {"dst+" + std::to_string(at) + " from image byte " + std::to_string(logical) + ", which holds src+" +
+                    std::to_string(logical < p.smem_bytes ? image[logical] : -1) + ", not src+" + std::to_string(want)};
+          const std::uint64_t sector = (dst + at) / 32;
+          const auto [it, fresh] = sector_owner.emplace(sector, k);
+          const bool inside_run = sector * 32 >= dst + r.run && sector * 32 + 32 <= dst + r.run + r.run_bytes;
+          if (!fresh && it->second != k && inside_run) return {"a sector inside a run of dst written by two tiles"};
+        }
+      }
+    }
+  }
+  for (std::uint64_t j = 0; j < bytes; ++j) {
+    if (written[j] != 1)
+      return {"byte " + std::to_string(j) + " of dst written " + std::to_string(written[j]) + " times"};
+  }
+  return res;
+}
+
+TEST(transpose_plan, few_replay_every_byte_once_from_the_right_source) {
+  int cases = 0, clamped = 0, partial = 0;
+  std::map<transpose_path, int> paths;
+  for (const unsigned es : {1u, 2u, 4u, 8u}) {
+    for (const auto& [batch, rows, cols] : {std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>{1, 4097, 3},
+                                            {1, 3, 4097},
+                                            {2, 2000, 7},
+                                            {2, 7, 2000},
+                                            {1, 1500, 48},
+                                            {1, 48, 1500},
+                                            {3, 129, 5},
+                                            {1000, 3, 3},
+                                            {333, 4, 4},
+                                            {40, 16, 16},
+                                            {17, 5, 7},
+                                            {3, 40, 100}}) {
+      for (std::uintptr_t so : {0u, 1u, 8u, 15u}) {
+        for (std::uintptr_t doff : {0u, 2u, 13u}) {
+          SCOPED_TRACE(std::to_string(es) + "-byte, " + std::to_string(batch) + " x " + std::to_string(rows) + " x " +
+                       std::to_string(cols) + " src+" + std::to_string(so) + " dst+" + std::to_string(doff));
+          const few_replay_result r = replay_few(base + doff, 2 * base + so, batch, rows, cols, es);
+          ASSERT_EQ(r.error, "");
+          clamped += r.clamped_loads;
+          partial += r.partial_chunks;
+          ++paths[plan_transpose(base + doff, 2 * base + so, batch, rows, cols, es, h100).path];
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(clamped, 0);
+  EXPECT_GT(partial, 0);
+  EXPECT_GT(paths[transpose_path::few_cols], 0);
+  EXPECT_GT(paths[transpose_path::few_rows], 0);
+  EXPECT_GT(paths[transpose_path::small_matrices], 0);
+  EXPECT_EQ(cases, 4 * 12 * 4 * 3);
+}
+
+// The gather's shared-memory requests: for the acceptance shapes (a side of 2..8, every element size) and
+// the batched 3x3..16x16, each warp's request of its first store step, unit by unit, through the bank model:
+// at most 2 wavefronts per request for a few side (the run-first lane order and transpose_few_swizzle). Small
+// matrices read around each lane's own 16 bytes in a pattern that repeats every matrix: up to 4 (4x4 u8:
+// every lane reads the same word of its slot at each step), which the u8 gather's ~0.2 requests per clock
+// per SM (H100, at 90% of a copy) keep below the shared-memory pipe's 1 wavefront per clock.
+TEST(transpose_plan, few_gather_requests_take_few_wavefronts) {
+  for (const unsigned es : {1u, 2u, 4u, 8u}) {
+    for (const auto& [batch, rows, cols] : {std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>{1, 1 << 20, 2},
+                                            {1, 1 << 20, 3},
+                                            {1, 1 << 20, 4},
+                                            {1, 1 << 20, 5},
+                                            {1, 1 << 20, 7},
+                                            {1, 1 << 20, 8},
+                                            {1, 2, 1 << 20},
+                                            {1, 3, 1 << 20},
+                                            {1, 4, 1 << 20},
+                                            {1, 5, 1 << 20},
+                                            {1, 7, 1 << 20},
+                                            {1, 8, 1 << 20},
+                                            {1 << 16, 3, 3},
+                                            {1 << 16, 4, 4},
+                                            {1 << 16, 8, 8},
+                                            {1 << 16, 16, 16}}) {
+      const transpose_plan p = plan_transpose(base, 2 * base, batch, rows, cols, es, h100);
+      SCOPED_TRACE(std::to_string(es) + "-byte " + std::to_string(batch) + " x " + std::to_string(rows) + " x " +
+                   std::to_string(cols) + " " + to_string(p.path));
+      ASSERT_TRUE(is_few(p.path));
+      const transpose_few_map m = transpose_few_map_of(p);
+      const std::uint32_t per_tile = p.path == transpose_path::few_cols   ? static_cast<std::uint32_t>(p.tile_rows)
+                                     : p.path == transpose_path::few_rows ? static_cast<std::uint32_t>(p.tile_cols)
+                                                                          : p.tile_matrices;
+      const std::uint64_t tpm = p.path == transpose_path::few_cols ? p.tiles_r : p.tiles_c;
+      const transpose_few_tile tp =
+          transpose_few_tile_at(p.path, 1, batch, rows, cols, tpm, per_tile, static_cast<std::uint32_t>(p.halo_rows));
+      const std::uint32_t p0 =
+          static_cast<std::uint32_t>((2 * base + transpose_few_input_of(p.path, tp, rows, cols, es).in) % 16);
+      int worst = 0;
+      for (unsigned w = 0; w < 8; ++w) {
+        for (unsigned u = 0; u < 16 / es; ++u) {
+          warp_addresses lds{};
+          for (unsigned l = 0; l < 32; ++l) {
+            const unsigned f = 32 * w + l;
+            std::uint32_t c = 0;
+            std::uint64_t g = 16 * std::uint64_t{f};  // from the tile's nominal start (sector-aligned here)
+            if (p.path == transpose_path::few_cols) {
+              const transpose_few_store_slot sl = transpose_few_cols_slot(
+                  f, static_cast<std::uint32_t>(cols), transpose_magic(static_cast<std::uint32_t>(cols)));
+              c = sl.c;
+              g = 16 * std::uint64_t{sl.m};
+            }
+            const std::uint32_t o = static_cast<std::uint32_t>(g) + es * u;
+            const std::uint32_t at = transpose_few_smem(p0 + transpose_few_source(p.path, m, o, c), m.swizzle);
+            lds[l] = es == 8 ? at : at / 4 * 4;  // sub-word units: the word they read
+          }
+          const bank_request b = shared_request(lds, es == 8 ? 8 : 4);
+          worst = std::max(worst, b.wavefronts / b.ideal);
+        }
+      }
+      EXPECT_LE(worst, p.path == transpose_path::small_matrices ? 4 : 2);
+    }
+  }
 }
 
 // ---- shared memory --------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 // narrower global accesses are the rolled loops of the two edges: byte loads of the buffer's first and
 // last chunk (realigning loads only) and the 8/4/2/1-byte stores of a tile row's two shared chunks
 // (realigning stores only). Sub-word elements are gathered as words. The elem8 kernel moves single 8-byte
-// elements, global and shared. No spills, no generic accesses.
+// elements, global and shared. The few kernels (few_cols, few_rows, small_matrices) likewise move 16-byte
+// vectors both ways. No spills, no generic accesses.
 // Needs cuobjdump, not a GPU; part of memlab_sass_tests (whose main() decides what a missing cuobjdump means).
 #include <gtest/gtest.h>
 
@@ -101,6 +102,45 @@ TEST_F(library_sass, transpose_elem8_kernel_moves_8_byte_elements) {
       EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
     }
     EXPECT_EQ(found, 1) << arch;
+  }
+}
+
+// The few kernel (few_cols, few_rows, small_matrices), per unit U: the image loaded with 16-byte loads
+// (LDG.E.128, all six steps) stored whole (STS.128), dst stored with 16-byte stores (STG.E.128); the gather
+// reads U-byte units from shared memory. The only narrower global accesses: the byte loads of the buffer's
+// first and last chunk, and the U-byte stores of partly owned chunks (the ends of a run).
+TEST_F(library_sass, transpose_few_kernels_move_16_byte_vectors) {
+  ASSERT_FALSE(reports.empty()) << MEMLAB_C_API_LIBRARY << " carries no SASS";
+  for (const auto& [arch, r] : reports) {
+    std::map<int, int> per_unit;
+    for (const auto& k : r.kernels) {
+      const auto at = k.code.name.find("transpose_few_kernel<");
+      if (at == std::string::npos) continue;
+      const int unit = std::stoi(k.code.name.substr(at + 21));
+      ++per_unit[unit];
+      SCOPED_TRACE(arch + " " + k.code.name);
+      const auto loads = global_widths(k, mem_dir::load), stores = global_widths(k, mem_dir::store);
+      ASSERT_TRUE(loads.contains(128));
+      ASSERT_TRUE(stores.contains(128));
+      EXPECT_GE(loads.at(128), 6) << "the six load steps: LDG.E.128, all in flight";
+      for (const auto& [bits, count] : loads) {
+        if (bits == 128) continue;
+        EXPECT_EQ(bits, 8) << "the buffer's first and last chunk, byte by byte";
+        EXPECT_LE(count, 6) << "one rolled byte loop per load step";
+      }
+      for (const auto& [bits, count] : stores) {
+        if (bits == 128) continue;
+        EXPECT_EQ(bits, 8 * unit) << "partly owned chunks: unit by unit";
+        EXPECT_LE(count, 2) << "one rolled unit loop (per store loop)";
+      }
+      EXPECT_EQ(shared_widths(k, mem_dir::store), (std::map<int, int>{{128, 6}})) << "whole 16-byte chunks";
+      const auto lds = shared_widths(k, mem_dir::load);
+      EXPECT_EQ(lds.size(), 1u);
+      EXPECT_TRUE(lds.contains(8 * unit)) << "the gather: U-byte units";
+      EXPECT_EQ(count_space(k, mem_space::local), 0) << "local memory: spills or dynamic indexing";
+      EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
+    }
+    EXPECT_EQ(per_unit, (std::map<int, int>{{1, 3}, {2, 3}, {4, 3}, {8, 3}})) << arch << ": 4 units x 3 paths";
   }
 }
 

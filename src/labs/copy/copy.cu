@@ -233,7 +233,8 @@ std::vector<kernel_ref> auto_kernels() {
   std::vector<kernel_ref> k{kernel_ref::of(&copy_bytes_kernel<copy_tuning::threads>)};
   const auto add = [&](auto u) {
     constexpr int U = decltype(u)::value;
-    k.push_back(kernel_ref::of(&copy_aligned16_kernel<U>));
+    k.push_back(kernel_ref::of(&copy_aligned16_kernel<U, true>));
+    k.push_back(kernel_ref::of(&copy_aligned16_kernel<U, false>));  // no head or tail: the body alone
     k.push_back(kernel_ref::of(&copy_aligned32_kernel<U>));
     k.push_back(kernel_ref::of(&copy_realign16_kernel<0, U>));
     k.push_back(kernel_ref::of(&copy_realign16_kernel<1, U>));

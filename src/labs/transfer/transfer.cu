@@ -826,6 +826,11 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
       const collective_buffers b = buffers_of(t.op, n, ranks);
       out.roof = between_gpus;
       out.bus_factor = bus_factor(t.op, ranks);
+      // Ranks that reach each other through NCCL's network transport: NCCL's host side may wait on the
+      // GPU while it enqueues (a run of sockets between processes hung there behind the blocking
+      // kernel), so these collectives are timed without holding the stream (events around the launch,
+      // the host's launch cost inside) and have no graph figure.
+      out.host_waits = this_world().distributed() && this_world().over_network();
       // In place: one buffer, input and output at once (filled with random input; the check reads
       // the reduced or gathered part and the untouched rest).
       // nccl-tests' rotation: its loop's own buffers, where more than one region fits (setup).

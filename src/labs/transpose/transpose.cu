@@ -484,6 +484,7 @@ std::vector<kernel_ref> auto_kernels() {
   add(std::integral_constant<int, 4>{});
   add(std::integral_constant<int, 8>{});
   k.push_back(kernel_ref::of(&memlab::detail::transpose_elem8_kernel<8>));
+  for (const auto& few : memlab::detail::few_kernels()) k.push_back(kernel_ref::of(few));  // few rows/columns
   return k;
 }
 

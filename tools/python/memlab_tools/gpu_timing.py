@@ -93,6 +93,16 @@ class Timer:
 
         return self.rule(0.5).run(sample)
 
+    def held_sample(self, fn: Callable[[], None], flush: bool = True, host_ms: float = 0.2) -> float | None:
+        """One sample of one launch of `fn`, as cold() takes them (flush=False: the same without the L2 flush,
+        "warm"); None when the host outlasted the hold (the hold is then doubled). For tools that interleave
+        several launches sample by sample instead of sampling one until the stopping rule ends."""
+        if flush:
+            self._flush_value = (getattr(self, "_flush_value", 0) + 1) % 255
+            self.flush_buf.fill_(self._flush_value)
+        self.torch.cuda.synchronize()
+        return self._held_sample(fn, 1, host_ms)
+
     def launches_for(self, estimate_ms: float, cap: int = 256, target_ms: float = 1.0) -> int:
         return 100 if estimate_ms <= 0 else int(min(max(round(target_ms / estimate_ms + 0.5), 1), cap))
 

@@ -1,0 +1,377 @@
+"""memlab-transpose-shapes: memlab::transpose at every shape (docs/labs/transpose.md, "Every shape").
+
+  heatmap SHAPES.csv -o DIR   the heat map of "fraction of a copy of the same bytes" from the sweep's CSV
+                              (tools/experiments/transpose_shapes_bench.cu): one panel per element size, rows
+                              down and cols across (every side of the sweep, in order), the GPU in the title,
+                              cells below 0.5 crossed, each panel's worst cell named -> transpose_shapes.png,
+                              and transpose_shapes.md: the worst cells, how many fall below 0.5 and 0.8, and
+                              (where the sweep ran with --crossover) the shapes where the path not taken was
+                              faster.
+  accept -o DIR               (a GPU, PyTorch, `import memlab`) the acceptance measurements in one process:
+                              every shape with a side of 1, 2, 3, 4, 5, 7 or 8 elements and the other side
+                              long enough for >= 256 MiB of traffic, both ways round, 1-, 2-, 4- and 8-byte
+                              elements, and 10^6 batched 3x3, 4x4, 8x8 and 16x16 matrices: memlab.transpose
+                              against a copy of the same bytes (memlab.copy_ and torch's copy_, the faster) and
+                              torch's .t().contiguous() (and out.copy_(x.t()), which is the same gather without
+                              the allocation), each verified first -> acceptance.json, acceptance.md.
+
+Timing (accept): cold, as memlab's harness times (tools/python/memlab_tools/gpu_timing.py): the L2 flushed,
+the stream held by torch.cuda._sleep while the host enqueues start event, launch and stop event, medians.
+GB/s count the bytes read plus written (2 x the matrix). Exit codes: 0 done (accept: every case verified);
+1 a case failed verification; 2 bad input; 3 matplotlib, numpy or torch missing.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+from . import cli
+
+ELEM_NAMES = {1: "1-byte (u8)", 2: "2-byte (f16)", 4: "4-byte (f32)", 8: "8-byte (f64)"}
+
+
+# ---- the sweep's CSV ------------------------------------------------------------------------------------
+
+
+def read_sweep(path: str) -> tuple[dict, list[dict]]:
+    """The header comments (device, ...) and the rows of a transpose_shapes_bench CSV, typed."""
+    header, rows = {}, []
+    try:
+        with open(path, newline="") as f:
+            lines = [line for line in f]
+    except OSError as e:
+        raise ValueError(f"{path}: {e.strerror}") from None
+    body = []
+    for line in lines:
+        if line.startswith("#"):
+            text = line[1:].strip()
+            if text.startswith("device:"):
+                header["device"] = text[len("device:"):].strip()
+            else:
+                header.setdefault("notes", []).append(text)
+        elif line.strip():
+            body.append(line)
+    if not body:
+        raise ValueError(f"{path}: no rows (not a transpose_shapes_bench CSV)")
+    reader = csv.DictReader(body)
+    need = {"elem_size", "rows", "cols", "batch", "path", "fraction", "verified"}
+    if not need <= set(reader.fieldnames or []):
+        raise ValueError(f"{path}: columns {sorted(need - set(reader.fieldnames or []))} missing")
+    for r in reader:
+        try:
+            row = {
+                "elem_size": int(r["elem_size"]),
+                "rows": int(r["rows"]),
+                "cols": int(r["cols"]),
+                "batch": int(r["batch"]),
+                "path": r["path"],
+                "fraction": float(r["fraction"]),
+                "verified": r["verified"],
+                "gbps": float(r.get("gbps") or "nan"),
+                "alt_path": r.get("alt_path") or "",
+                "alt_fraction": float(r["alt_fraction"]) if r.get("alt_fraction") else None,
+            }
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: a row that does not parse ({e}): {r}") from None
+        rows.append(row)
+    return header, rows
+
+
+def summarize(header: dict, rows: list[dict]) -> str:
+    """The Markdown summary: per element size the worst cell, the median, and cells below 0.5 and 0.8; the
+    unverified cells; where the crossover columns say the other path was faster."""
+    def shape(r):
+        return f"{r['batch']} x {r['rows']} x {r['cols']}"
+
+    out = ["# memlab::transpose at every shape: fraction of a copy of the same bytes", "",
+           f"Device: {header.get('device', 'unknown')}. Cases: {len(rows)}."]
+    out += [f"({n})" for n in header.get("notes", [])]
+    out += ["", "| elements | cases | median | worst cell | path | < 0.5 | < 0.8 |",
+            "| --- | ---: | ---: | --- | --- | ---: | ---: |"]
+    for es in sorted({r["elem_size"] for r in rows}):
+        mine = [r for r in rows if r["elem_size"] == es]
+        worst = min(mine, key=lambda r: r["fraction"])
+        median = statistics.median(r["fraction"] for r in mine)
+        out.append(f"| {ELEM_NAMES.get(es, es)} | {len(mine)} | {median:.3f} | {shape(worst)}: {worst['fraction']:.3f} | "
+                   f"{worst['path']} | {sum(r['fraction'] < 0.5 for r in mine)} | {sum(r['fraction'] < 0.8 for r in mine)} |")
+    bad = [r for r in rows if r["verified"] != "ok"]
+    out += ["", f"Unverified cells: {len(bad)}."]
+    out += [f"- {r['elem_size']}-byte {shape(r)} ({r['path']}): {r['verified']}" for r in bad]
+    lows = sorted((r for r in rows if r["fraction"] < 0.8), key=lambda r: r["fraction"])[:20]
+    if lows:
+        out += ["", "The 20 lowest cells:", "", "| elements | batch x rows x cols | path | fraction |",
+                "| --- | --- | --- | ---: |"]
+        out += [f"| {r['elem_size']} | {shape(r)} | {r['path']} | {r['fraction']:.3f} |" for r in lows]
+    crossed = [r for r in rows if r["alt_fraction"] is not None]
+    if crossed:
+        better = sorted((r for r in crossed if r["alt_fraction"] > r["fraction"] * 1.03),
+                        key=lambda r: r["fraction"] - r["alt_fraction"])
+        out += ["", f"Crossover: {len(crossed)} cells near the few paths' thresholds were also timed on the other "
+                f"path; in {len(better)} it was > 3% faster."]
+        if better:
+            out += ["", "| elements | batch x rows x cols | taken | fraction | other | fraction |",
+                    "| --- | --- | --- | ---: | --- | ---: |"]
+            out += [f"| {r['elem_size']} | {shape(r)} | {r['path']} | {r['fraction']:.3f} | {r['alt_path']} | "
+                    f"{r['alt_fraction']:.3f} |" for r in better[:40]]
+    return "\n".join(out) + "\n"
+
+
+def draw_heatmap(header: dict, rows: list[dict], png: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    sizes = sorted({r["elem_size"] for r in rows})
+    sides = sorted({r["rows"] for r in rows} | {r["cols"] for r in rows})
+    at = {s: i for i, s in enumerate(sides)}
+    ncol = 2 if len(sizes) > 1 else 1
+    nrow = math.ceil(len(sizes) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(7.2 * ncol, 6.6 * nrow), squeeze=False)
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#dddddd")
+    image = None
+    ticks = [i for i, s in enumerate(sides) if s in (1, 2, 4, 8, 16, 32, 64) or s >= 128 and (s & (s - 1)) == 0]
+    for k, es in enumerate(sizes):
+        ax = axes[k // ncol][k % ncol]
+        grid = np.full((len(sides), len(sides)), np.nan)
+        mine = [r for r in rows if r["elem_size"] == es]
+        for r in mine:
+            grid[at[r["rows"]], at[r["cols"]]] = r["fraction"]
+        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.3, vmax=1.05, origin="upper",
+                          interpolation="nearest", aspect="equal")
+        low = [(at[r["cols"]], at[r["rows"]]) for r in mine if r["fraction"] < 0.5]
+        if low:
+            ax.scatter([x for x, _ in low], [y for _, y in low], marker="x", s=9, c="black", linewidths=0.6)
+        worst = min(mine, key=lambda r: r["fraction"])
+        ax.add_patch(plt.Rectangle((at[worst["cols"]] - 0.5, at[worst["rows"]] - 0.5), 1, 1, fill=False,
+                                   edgecolor="black", linewidth=1.2))
+        ax.set_title(f"{ELEM_NAMES.get(es, es)}: worst {worst['fraction']:.2f} at "
+                     f"{worst['rows']} x {worst['cols']} ({worst['path']})", fontsize=9)
+        ax.set_xticks(ticks, [str(sides[i]) for i in ticks], fontsize=6, rotation=90)
+        ax.set_yticks(ticks, [str(sides[i]) for i in ticks], fontsize=6)
+        ax.set_xlabel("cols (elements)", fontsize=8)
+        ax.set_ylabel("rows (elements)", fontsize=8)
+        edge = at.get(64)
+        if edge is not None:  # the few paths' threshold: a side of at most 64 elements
+            ax.axhline(edge + 0.5, color="black", linewidth=0.4, linestyle=":")
+            ax.axvline(edge + 0.5, color="black", linewidth=0.4, linestyle=":")
+    for k in range(len(sizes), nrow * ncol):
+        axes[k // ncol][k % ncol].axis("off")
+    fig.suptitle("memlab::transpose: fraction of a copy of the same bytes (cold medians; x: below 0.5; dotted: 64)\n"
+                 f"{header.get('device', 'unknown GPU')}", fontsize=10)
+    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.6, label="copy time / transpose time")
+    fig.savefig(png, dpi=130)
+    plt.close(fig)
+
+
+def heatmap_main(args) -> int:
+    try:
+        header, rows = read_sweep(args.csv)
+    except ValueError as e:
+        return cli.fail(args.prog, str(e))
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        return cli.fail(args.prog, f"{args.out}: {e.strerror}")
+    cli.write_text(os.path.join(args.out, "transpose_shapes.md"), summarize(header, rows))
+    try:
+        import matplotlib  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError as e:
+        print(f"{args.prog}: {e.name} missing: wrote transpose_shapes.md, no picture", file=sys.stderr)
+        return cli.MISSING_DEPENDENCY
+    draw_heatmap(header, rows, os.path.join(args.out, "transpose_shapes.png"))
+    print(os.path.join(args.out, "transpose_shapes.png"))
+    return cli.OK
+
+
+# ---- the acceptance measurements (GPU) --------------------------------------------------------------------
+
+
+class _ColdTimer:
+    """Cold samples: L2 flushed, the stream held while the host enqueues events and launch; medians."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        props = torch.cuda.get_device_properties(0)
+        self.flush = torch.empty(2 * getattr(props, "L2_cache_size", 50 << 20), dtype=torch.uint8, device="cuda")
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.stop = torch.cuda.Event(enable_timing=True)
+        self.hold_ms = 1.0
+        torch.cuda._sleep(1_000_000)
+        torch.cuda.synchronize()
+        best = float("inf")
+        for _ in range(5):
+            self.start.record()
+            torch.cuda._sleep(2_000_000)
+            self.stop.record()
+            self.stop.synchronize()
+            best = min(best, self.start.elapsed_time(self.stop))
+        self.cycles_per_ms = 2_000_000 / best
+
+    def cold(self, fn, samples: int, budget_s: float) -> dict:
+        torch = self.torch
+        fn()
+        torch.cuda.synchronize()
+        kept, dropped, t_end = [], 0, time.perf_counter() + budget_s
+        while len(kept) < samples and time.perf_counter() < t_end:
+            self.flush.add_(1)
+            torch.cuda._sleep(int(self.cycles_per_ms * self.hold_ms))
+            t0 = time.perf_counter()
+            self.start.record()
+            fn()
+            self.stop.record()
+            host_ms = (time.perf_counter() - t0) * 1e3
+            self.stop.synchronize()
+            if host_ms > 0.8 * self.hold_ms:
+                self.hold_ms = min(2 * self.hold_ms, 100.0)
+                dropped += 1
+                continue
+            kept.append(self.start.elapsed_time(self.stop))
+        return {"median_ms": statistics.median(kept) if kept else float("nan"),
+                "min_ms": min(kept, default=float("nan")), "samples": len(kept), "dropped": dropped}
+
+
+def acceptance_cases(sides=(1, 2, 3, 4, 5, 7, 8), elem_sizes=(1, 2, 4, 8), matrix_bytes=128 << 20,
+                     matrices=((3, 3), (4, 4), (8, 8), (16, 16)), batch=10**6):
+    """(batch, rows, cols, elem_size) of the acceptance, element size by element size (a budget cut loses the
+    last sizes whole): a short side against one long enough for matrix_bytes (>= 2 x that moved), both ways
+    round, then the batches of small matrices."""
+    cases = []
+    for es in elem_sizes:
+        for a in sides:
+            b = -(-matrix_bytes // (es * a))
+            cases += [(1, b, a, es), (1, a, b, es)]
+        cases += [(batch, r, c, es) for r, c in matrices]
+    return cases
+
+
+def accept_main(args) -> int:
+    try:
+        import torch
+    except ImportError:
+        return cli.fail(args.prog, "torch missing: the acceptance measurements need PyTorch and a GPU",
+                        cli.MISSING_DEPENDENCY)
+    import memlab
+
+    if not torch.cuda.is_available():
+        return cli.fail(args.prog, "no GPU", cli.MISSING_DEPENDENCY)
+    os.makedirs(args.out, exist_ok=True)
+    dtypes = {1: torch.uint8, 2: torch.float16, 4: torch.float32, 8: torch.float64}
+    timer = _ColdTimer(torch)
+    records, failed = [], 0
+    t_start = time.perf_counter()
+    for batch, rows, cols, es in acceptance_cases(matrix_bytes=args.matrix_mib << 20, batch=args.batch):
+        if time.perf_counter() - t_start > args.budget:
+            records.append({"batch": batch, "rows": rows, "cols": cols, "elem_size": es, "skipped": "budget"})
+            continue
+        dt = dtypes[es]
+        n = batch * rows * cols
+        x = torch.randint(1, 255, (n * es,), dtype=torch.uint8, device="cuda").view(dt)
+        x = x.view(rows, cols) if batch == 1 else x.view(batch, rows, cols)
+        xt = x.t() if batch == 1 else x.transpose(1, 2)
+        ref = xt.contiguous()
+        out = torch.empty_like(ref)
+        flat_x, flat_out = x.view(-1), out.view(-1)
+        path = memlab.transpose_path(out.data_ptr(), x.data_ptr(), batch, rows, cols, es)
+        is_view = ref.data_ptr() == x.data_ptr()  # a side of 1: .t().contiguous() moves no bytes
+        cands = {
+            "memlab.transpose": lambda: memlab.transpose(x, out),
+            "memlab.copy_ (same bytes)": lambda: memlab.copy_(flat_out, flat_x),
+            "torch copy_ (same bytes)": lambda: flat_out.copy_(flat_x),
+            "torch .t().contiguous()": lambda: xt.contiguous(),
+            "torch out.copy_(x.t())": lambda: out.copy_(xt),
+        }
+        rec = {"batch": batch, "rows": rows, "cols": cols, "elem_size": es, "path": path,
+               "bytes": 2 * n * es, "torch_contiguous_is_view": is_view, "candidates": {}}
+        for name, fn in cands.items():
+            out.zero_()
+            try:
+                r = fn()
+                torch.cuda.synchronize()
+            except Exception as e:  # noqa: BLE001 - recorded, the others still run
+                rec["candidates"][name] = {"verified": f"error: {e}"}
+                continue
+            if "same bytes" in name:
+                ok = torch.equal(out.view(-1).view(torch.uint8), flat_x.view(torch.uint8))
+            elif name == "torch .t().contiguous()":
+                ok = torch.equal(r.reshape(-1).view(torch.uint8), ref.view(-1).view(torch.uint8))
+            else:
+                ok = torch.equal(out.view(-1).view(torch.uint8), ref.view(-1).view(torch.uint8))
+            t = timer.cold(fn, args.samples, 3.0)
+            rec["candidates"][name] = {"verified": "ok" if ok else "WRONG", **t,
+                                       "gbps": rec["bytes"] / (t["median_ms"] * 1e-3) / 1e9}
+            failed += not ok and name.startswith("memlab")
+        c = rec["candidates"]
+        copies = [c[k]["median_ms"] for k in ("memlab.copy_ (same bytes)", "torch copy_ (same bytes)") if "median_ms" in c.get(k, {})]
+        mine = c.get("memlab.transpose", {}).get("median_ms")
+        torch_key = "torch out.copy_(x.t())" if is_view else "torch .t().contiguous()"
+        torch_ms = c.get(torch_key, {}).get("median_ms")
+        if mine and copies:
+            rec["pct_of_copy"] = 100.0 * min(copies) / mine
+        if mine and torch_ms:
+            rec["torch"] = torch_key
+            rec["vs_torch"] = torch_ms / mine
+        records.append(rec)
+        print(f"{batch} x {rows} x {cols} {es}-byte {path:>14}: {rec.get('pct_of_copy', float('nan')):6.1f}% of a copy, "
+              f"{rec.get('vs_torch', float('nan')):5.2f}x torch", file=sys.stderr, flush=True)
+        del x, xt, ref, out, flat_x, flat_out
+        torch.cuda.empty_cache()
+    header = {"schema": "memlab.transpose_shapes.accept/1", "device": torch.cuda.get_device_name(0),
+              "torch": torch.__version__, "memlab_library": str(memlab.library_path()),
+              "method": "cold: L2 flushed, stream held while enqueuing, median of kept samples",
+              "bytes": "read + written (2 x the matrices)",
+              "pct_of_copy": "the faster copy of the same bytes (memlab.copy_, torch copy_) over memlab.transpose",
+              "vs_torch": "torch's time over memlab.transpose's: .t().contiguous(), or out.copy_(x.t()) where "
+                          ".t().contiguous() is a view (a side of 1)"}
+    with open(os.path.join(args.out, "acceptance.json"), "w") as f:
+        json.dump({"header": header, "records": records}, f, indent=1)
+    lines = [f"# memlab.transpose, every shape: acceptance ({header['device']})", "",
+             "A side of 1..8 elements against >= 256 MiB of traffic, and 10^6 small matrices; cold medians, one "
+             "process. Bar: >= 80% of a copy of the same bytes and >= torch.", "",
+             "| batch x rows x cols | elements | path | GB/s | % of copy | torch GB/s | vs torch | bar |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for r in records:
+        if "skipped" in r:
+            lines.append(f"| {r['batch']} x {r['rows']} x {r['cols']} | {r['elem_size']} B | skipped ({r['skipped']}) | | | | | |")
+            continue
+        c = r["candidates"]
+        mine = c.get("memlab.transpose", {})
+        tor = c.get(r.get("torch", ""), {})
+        bar_torch = r["batch"] != 1 or r.get("vs_torch", 0) >= 1.0
+        ok = mine.get("verified") == "ok" and r.get("pct_of_copy", 0) >= 80 and bar_torch
+        lines.append(f"| {r['batch']} x {r['rows']} x {r['cols']} | {r['elem_size']} B | {r['path']} | "
+                     f"{mine.get('gbps', float('nan')):.0f} | {r.get('pct_of_copy', float('nan')):.1f} | "
+                     f"{tor.get('gbps', float('nan')):.0f} | {r.get('vs_torch', float('nan')):.2f} | "
+                     f"{'met' if ok else 'MISSED'}{'' if mine.get('verified') == 'ok' else ' (' + str(mine.get('verified')) + ')'} |")
+    cli.write_text(os.path.join(args.out, "acceptance.md"), "\n".join(lines) + "\n")
+    print(os.path.join(args.out, "acceptance.md"))
+    return cli.VERDICT if failed else cli.OK
+
+
+def main(argv=None) -> int:
+    ap = cli.Parser(prog="memlab-transpose-shapes", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    h = sub.add_parser("heatmap", help="the heat map and summary from a transpose_shapes_bench CSV")
+    h.add_argument("csv")
+    h.add_argument("-o", "--out", default=".")
+    a = sub.add_parser("accept", help="the acceptance measurements (GPU, torch, import memlab)")
+    a.add_argument("-o", "--out", default=".")
+    a.add_argument("--samples", type=int, default=20)
+    a.add_argument("--budget", type=float, default=120.0, help="seconds; cases after it are recorded as skipped")
+    a.add_argument("--matrix-mib", type=int, default=128, help="MiB of each skinny matrix (>= 2 x that moved)")
+    a.add_argument("--batch", type=int, default=10**6, help="matrices in each batched case")
+    args = ap.parse_args(argv)
+    args.prog = ap.prog
+    return heatmap_main(args) if args.command == "heatmap" else accept_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(main))
