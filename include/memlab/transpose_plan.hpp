@@ -642,6 +642,19 @@ MEMLAB_HOST_DEVICE constexpr unsigned transpose_smem_slot(unsigned elem_size, un
 MEMLAB_HOST_DEVICE constexpr bool transpose_smem_swapped(unsigned elem_size, unsigned r) {
   return (r / (16 / elem_size)) % 2 == 1;
 }
+// Both at once for the vector that starts at byte `byte` of row r (q = byte / 16): the transpose lab's
+// smem_vec_rows asks this way. Its own body, not the two above: how nvcc simplifies the arithmetic
+// depends on how it is split into functions, and each caller's instructions stay as they were measured
+// (tests/library/test_transpose_plan.cpp holds the three equal).
+struct transpose_smem_vector {
+  unsigned slot = 0;  // byte offset of the vector's slot in the tile
+  bool swapped = false;
+};
+MEMLAB_HOST_DEVICE constexpr transpose_smem_vector transpose_smem_vector_at(unsigned elem_size, unsigned r,
+                                                                            unsigned byte) {
+  const unsigned g = r / (16 / elem_size), q = byte / 16;
+  return {r * 256 + ((q ^ (g / 2)) * 16), g % 2 == 1};
+}
 
 // Output rows one gather serves (sub-word elements are read as words of several columns): 4 for 1-byte
 // elements, 2 for 2-byte ones, else 1. Store step j of thread t serves output rows c .. c + group - 1 of

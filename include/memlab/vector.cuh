@@ -1,11 +1,8 @@
-// memlab/vector.cuh: the register type that one access of N bytes moves, and the integer that holds
-// one element's bits.
+// memlab/vector.cuh: the register type that one access of N bytes moves.
 //
 // A load or store through vector_t<N> compiles to one N-byte access (LDG.E.64 for 8, LDG.E.128
 // for 16) when the address is N-byte aligned; the caller guarantees that alignment. vector_t<32>
 // is only a register type: one 32-byte access needs arch/ld_st256.cuh (sm_100 and newer).
-// bits_t<N> is the unsigned integer of N bytes (1, 2, 4, 8): an element's bits, to shift and pack
-// elements into a vector in registers (vector_t<8> is a pair of words, not an integer).
 #pragma once
 
 #include <vector_types.h>
@@ -44,7 +41,12 @@ template <>
 struct vector_type<32> {
   using type = words8;
 };
+}  // namespace detail
 
+template <int Bytes>
+using vector_t = typename detail::vector_type<Bytes>::type;
+
+namespace detail {
 template <int Bytes>
 struct bits_type;
 template <>
@@ -65,9 +67,8 @@ struct bits_type<8> {
 };
 }  // namespace detail
 
-template <int Bytes>
-using vector_t = typename detail::vector_type<Bytes>::type;
-
+// The bits of one element of Bytes bytes (1, 2, 4 or 8) as one unsigned integer: what an element is
+// loaded as where only its bits matter, to be shifted and ORed into a vector with others.
 template <int Bytes>
 using bits_t = typename detail::bits_type<Bytes>::type;
 

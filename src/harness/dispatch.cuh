@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "harness/dtype.hpp"
@@ -60,10 +61,10 @@ std::vector<kernel_ref> kernels_per_dtype(dtype_list<Ts...>) {
 
 namespace detail {
 template <class List, class T, class... Rest, class F>
-decltype(auto) visit_dtype_in(dtype t, F& f) {
+decltype(auto) visit_listed(dtype t, F& f) {
   if (t == dtype_of<T>()) return f(T{});
   if constexpr (sizeof...(Rest) > 0) {
-    return visit_dtype_in<List, Rest...>(t, f);
+    return visit_listed<List, Rest...>(t, f);
   } else {
     std::string names;
     for (dtype d : dtypes_of(List{})) names += (names.empty() ? "" : ", ") + std::string(to_string(d));
@@ -76,7 +77,13 @@ decltype(auto) visit_dtype_in(dtype t, F& f) {
 // (the planner refuses those first: the table's `dtypes` is the same list).
 template <class... Ts, class F>
 decltype(auto) visit_dtype(dtype_list<Ts...>, dtype t, F&& f) {
-  return detail::visit_dtype_in<dtype_list<Ts...>, Ts...>(t, f);
+  return detail::visit_listed<dtype_list<Ts...>, Ts...>(t, f);
+}
+
+// The same, with the lab's types written in place: visit_dtype_in<__half, float, double>(t, f).
+template <class... Ts, class F>
+decltype(auto) visit_dtype_in(dtype t, F&& f) {
+  return visit_dtype(dtype_list<Ts...>{}, t, std::forward<F>(f));
 }
 
 }  // namespace memlab

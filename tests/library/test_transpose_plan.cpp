@@ -610,6 +610,9 @@ TEST(transpose_plan, slots_and_element_offsets_agree) {
           const unsigned in_slot = transpose_smem_swapped(es, r) ? (b + 8) % 16 : b;
           ASSERT_EQ(transpose_smem_slot(es, r, q) + in_slot, transpose_smem_offset(es, r, 16 * q + b))
               << es << "-byte, row " << r << " vector " << q << " byte " << b;
+          const transpose_smem_vector v = transpose_smem_vector_at(es, r, 16 * q);
+          ASSERT_EQ(v.slot, transpose_smem_slot(es, r, q));
+          ASSERT_EQ(v.swapped, transpose_smem_swapped(es, r));
         }
       }
     }

@@ -10,7 +10,7 @@
 //   ncu --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum \
 //       ./matmul_tile_sweep patterns
 // Build:
-//   nvcc -O3 -std=c++20 -arch=sm_90 -lineinfo -Xptxas=-warn-spills -Isrc -Iinclude \
+//   nvcc -O3 -std=c++20 -arch=sm_90 -lineinfo -Xptxas=-warn-spills -Isrc -Iinclude -x cu \
 //        tools/experiments/matmul_tile_sweep.cu src/labs/matmul/model.cpp -lcublas -o matmul_tile_sweep
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -115,14 +115,26 @@ __global__ void fragment_pattern_kernel(float* out, lane_words p, int reps) {
 int patterns() {
   float* out = nullptr;
   CHECK(cudaMalloc(&out, 4 * 32));
-  const std::pair<variant_id, const char*> rungs[] = {{variant_id::blocktiled_2d, "blocktiled_2d"},
-                                                      {variant_id::vectorized, "vectorized"},
-                                                      {variant_id::warptiled, "warptiled"}};
+  // The tilings of three of the lab's rungs, as their records in src/labs/matmul/matmul.cu give them (what
+  // fragment_lane_bytes reads: the register blocks, warp tiles and A's layout).
+  const std::pair<tiling, const char*> rungs[] = {
+      {tiling{.tile_m = 128, .tile_n = 128, .tile_k = 8, .threads = 256, .outputs = 64}, "blocktiled_2d"},
+      {tiling{.tile_m = 128, .tile_n = 128, .tile_k = 8, .threads = 256, .outputs = 64, .a_transposed = true},
+       "vectorized"},
+      {tiling{.tile_m = 128,
+              .tile_n = 128,
+              .tile_k = 8,
+              .warp_m = 32,
+              .warp_n = 64,
+              .threads = 256,
+              .outputs = 64,
+              .a_transposed = true},
+       "warptiled"}};
   int launch = 0;
-  for (const auto& [v, name] : rungs) {
+  for (const auto& [t, name] : rungs) {
     for (const char op : {'a', 'b'}) {
       lane_words p{};
-      const auto bytes = fragment_lane_bytes(v, op);
+      const auto bytes = fragment_lane_bytes(t, op);
       for (int l = 0; l < 32; ++l) p.w[l] = int(bytes[l] / 4);
       std::printf("launch %d: pattern %s %c\n", launch++, name, op);
       fragment_pattern_kernel<<<1, 32>>>(out, p, 1024);

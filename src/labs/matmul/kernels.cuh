@@ -3,7 +3,9 @@
 // Extents are ints: the lab refuses a matrix of 2^31 elements or more, so every index below fits.
 //
 // Shared by the lab (matmul.cu) and the tile sweep (tools/experiments/matmul_tile_sweep.cu); no
-// harness code here. The tiles come from tiling_of() in matmul.hpp.
+// harness code here. Every kernel but warptiled's is a template on its rung's tiling (tiling_t,
+// matmul.hpp), which the lab's table writes once, in the rung's record (matmul.cu); warptiled's takes
+// the numbers, so that the sweep can try others.
 //
 // Why tiling pays: computing one element of C takes k terms, each needing one element of A and one
 // of B. A kernel that fetches both operands from memory for every term (naive) moves 8 bytes per
@@ -49,9 +51,11 @@ __global__ void fill_inputs_kernel(float* __restrict__ out, std::uint64_t count,
 // One output per thread, every operand from global memory: 2 loads per FMA. threadIdx.x runs
 // along n, so a warp's loads of B are one coalesced 128-byte row segment and its loads of A one
 // broadcast address; both mostly hit L1/L2, and the kernel is bound by load instructions, not DRAM.
-__global__ void __launch_bounds__(256)
+template <class Tiling>
+__global__ void __launch_bounds__(Tiling::value.threads)
     naive_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n, int k) {
-  constexpr tiling t = tiling_of(variant_id::naive);  // (8, 32) outputs per CTA
+  constexpr tiling t = Tiling::value;  // (8, 32) outputs per CTA
+  static_assert(t.outputs == 1 && t.threads == t.tile_m * t.tile_n, "a thread per output: a 2D CTA");
   const int col = static_cast<int>(blockIdx.x) * t.tile_n + static_cast<int>(threadIdx.x);
   const int row = static_cast<int>(blockIdx.y) * t.tile_m + static_cast<int>(threadIdx.y);
   if (row >= m || col >= n) return;
@@ -66,11 +70,15 @@ __global__ void __launch_bounds__(256)
 // Shared-memory tiles: a 32 x 32 CTA stages 32 x 32 tiles of A and B, one element per thread, and
 // each element in shared memory serves 32 FMAs. Global loads drop 32-fold; each FMA still reads two
 // shared words (As[ty][kk] is a broadcast, Bs[kk][tx] 32 distinct banks).
-__global__ void __launch_bounds__(1024) smem_tiled_kernel(float* __restrict__ C, const float* __restrict__ A,
-                                                          const float* __restrict__ B, int m, int n, int k) {
-  constexpr int T = tiling_of(variant_id::smem_tiled).tile_k;  // 32
-  __shared__ float As[T][T];                                   // (m, k) tile
-  __shared__ float Bs[T][T];                                   // (k, n) tile
+template <class Tiling>
+__global__ void __launch_bounds__(Tiling::value.threads)
+    smem_tiled_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                      int k) {
+  constexpr int T = Tiling::value.tile_k;  // 32
+  static_assert(Tiling::value.outputs == 1 && Tiling::value.tile_m == T && Tiling::value.tile_n == T,
+                "a thread per output: a 2D CTA of T x T");
+  __shared__ float As[T][T];  // (m, k) tile
+  __shared__ float Bs[T][T];  // (k, n) tile
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const int row = static_cast<int>(blockIdx.y) * T + ty, col = static_cast<int>(blockIdx.x) * T + tx;
   float acc = 0.f;
@@ -89,9 +97,11 @@ __global__ void __launch_bounds__(1024) smem_tiled_kernel(float* __restrict__ C,
 
 // 1D register blocking: each thread computes TM = 8 outputs of one column, so the B value it reads
 // from shared memory serves 8 FMAs from a register. A (64, 64) tile, 8 deep, 512 threads.
-__global__ void __launch_bounds__(512) blocktiled_1d_kernel(float* __restrict__ C, const float* __restrict__ A,
-                                                            const float* __restrict__ B, int m, int n, int k) {
-  constexpr tiling t = tiling_of(variant_id::blocktiled_1d);
+template <class Tiling>
+__global__ void __launch_bounds__(Tiling::value.threads)
+    blocktiled_1d_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                         int k) {
+  constexpr tiling t = Tiling::value;
   constexpr int BM = t.tile_m, BN = t.tile_n, BK = t.tile_k, TM = t.outputs;
   static_assert(BM * BK == t.threads && BK * BN == t.threads && BM * BN == t.threads * TM);
   __shared__ float As[BM * BK];  // (BM, BK) row-major
@@ -127,11 +137,13 @@ __global__ void __launch_bounds__(512) blocktiled_1d_kernel(float* __restrict__ 
 // 2D register blocking: each thread computes an 8 x 8 block of outputs, an outer product of 8 A
 // values and 8 B values per step: 64 FMAs for 16 shared loads (1D: 8 FMAs for 9). A (128, 128) tile,
 // 8 deep, 256 threads; global and shared accesses stay one float wide in the source.
-__global__ void __launch_bounds__(256) blocktiled_2d_kernel(float* __restrict__ C, const float* __restrict__ A,
-                                                            const float* __restrict__ B, int m, int n, int k) {
-  constexpr tiling t = tiling_of(variant_id::blocktiled_2d);
+template <class Tiling>
+__global__ void __launch_bounds__(Tiling::value.threads)
+    blocktiled_2d_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                         int k) {
+  constexpr tiling t = Tiling::value;
   constexpr int BM = t.tile_m, BN = t.tile_n, BK = t.tile_k, TM = 8, TN = 8, NT = t.threads;
-  static_assert(TM * TN == t.outputs && (BM / TM) * (BN / TN) == NT);
+  static_assert(TM * TN == t.outputs && (BM / TM) * (BN / TN) == NT && !t.a_transposed);
   __shared__ float As[BM * BK];  // (BM, BK) row-major
   __shared__ float Bs[BK * BN];  // (BK, BN) row-major
   const int tid = static_cast<int>(threadIdx.x);
@@ -186,11 +198,13 @@ __device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<f
 // contiguous and arrive with two LDS.128 like its 8 B values. The transposed rows are padded by 4
 // floats: the two threads that stage one row of A then write 16 banks apart (unpadded, 2-way
 // conflicts), and each row stays 16-byte aligned. Same tiles and threads as blocktiled_2d.
-__global__ void __launch_bounds__(256) vectorized_kernel(float* __restrict__ C, const float* __restrict__ A,
-                                                         const float* __restrict__ B, int m, int n, int k) {
-  constexpr tiling t = tiling_of(variant_id::vectorized);
+template <class Tiling>
+__global__ void __launch_bounds__(Tiling::value.threads)
+    vectorized_kernel(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B, int m, int n,
+                      int k) {
+  constexpr tiling t = Tiling::value;
   constexpr int BM = t.tile_m, BN = t.tile_n, BK = t.tile_k, TM = 8, TN = 8, LDA = BM + 4;
-  static_assert(BM * BK / 4 == t.threads && BK * BN / 4 == t.threads && TM * TN == t.outputs);
+  static_assert(BM * BK / 4 == t.threads && BK * BN / 4 == t.threads && TM * TN == t.outputs && t.a_transposed);
   __shared__ __align__(16) float As[BK * LDA];  // (BK, BM + 4): A transposed
   __shared__ __align__(16) float Bs[BK * BN];   // (BK, BN)
   const int tid = static_cast<int>(threadIdx.x);
@@ -366,9 +380,39 @@ __global__ void __launch_bounds__(warptile<BM, BN, BK, WM, WN, Stages>::threads)
   }
 }
 
-// The lab's two warptiled rungs, from tiling_of().
-template <variant_id V>
-constexpr auto warptiled_of = &warptiled_kernel<tiling_of(V).tile_m, tiling_of(V).tile_n, tiling_of(V).tile_k,
-                                                tiling_of(V).warp_m, tiling_of(V).warp_n, tiling_of(V).stages>;
+// ---- the kernels as types, for the table's records -------------------------------------------------------
+// Each kernel's instantiation for a rung's tiling: the table (matmul.cu) names a rung's kernel as
+// lab_rung<naive, tiling{...}>.
+struct naive {
+  template <class Tiling>
+  static constexpr auto of = &naive_kernel<Tiling>;
+};
+struct smem_tiled {
+  template <class Tiling>
+  static constexpr auto of = &smem_tiled_kernel<Tiling>;
+};
+struct blocktiled_1d {
+  template <class Tiling>
+  static constexpr auto of = &blocktiled_1d_kernel<Tiling>;
+};
+struct blocktiled_2d {
+  template <class Tiling>
+  static constexpr auto of = &blocktiled_2d_kernel<Tiling>;
+};
+struct vectorized {
+  template <class Tiling>
+  static constexpr auto of = &vectorized_kernel<Tiling>;
+};
+struct warptiled {
+  template <class Tiling>
+  static constexpr auto kernel() {
+    constexpr tiling t = Tiling::value;
+    static_assert(t.a_transposed && t.outputs == 64 &&
+                  t.threads == warptile<t.tile_m, t.tile_n, t.tile_k, t.warp_m, t.warp_n, t.stages>::threads);
+    return &warptiled_kernel<t.tile_m, t.tile_n, t.tile_k, t.warp_m, t.warp_n, t.stages>;
+  }
+  template <class Tiling>
+  static constexpr auto of = kernel<Tiling>();
+};
 
 }  // namespace memlab::labs::matmul

@@ -25,6 +25,8 @@
 // plans, refusals, setup, the check and the lab's table.
 #include <cublas_v2.h>
 
+#include <cuda/cmath>
+
 #include <algorithm>
 #include <any>
 #include <cmath>
@@ -131,15 +133,17 @@ struct case_state {
 };
 const case_state& state_of(const case_ctx& c) { return std::any_cast<const case_state&>(c.state); }
 
+const rung_traits& traits_of(const variant& v) { return v.traits_as<rung_traits>(); }
+
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& /*dev*/) {
   if (p.type != dtype::f32) return "matmul is f32 only (" + std::string(to_string(p.type)) + " asked)";
-  return shape_rule(v.traits_as<variant_id>(), shape_of(p));
+  return shape_rule(traits_of(v).tile, shape_of(p));
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
   const gemm_shape s = shape_of(p);
   case_plan out;
-  out.policy = plan(v.traits_as<variant_id>(), s);
+  out.policy = plan(traits_of(v).tile, s);
   out.flops = flops_of(s);
   out.bytes = bytes_of(s);  // A and B read once, C written once: the roofline's DRAM bytes
   out.working_set = bytes_of(s);
@@ -152,7 +156,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& /
 
 void fill_inputs(float* dst, std::uint64_t count, std::uint64_t seed) {
   if (count == 0) return;
-  const std::uint64_t blocks = std::min<std::uint64_t>((count + 255) / 256, 4096);
+  const std::uint64_t blocks = std::min<std::uint64_t>(cuda::ceil_div(count, std::uint64_t{256}), 4096);
   fill_inputs_kernel<<<grid_of(blocks, "matmul"), 256>>>(dst, count, seed);
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
@@ -170,24 +174,21 @@ void setup(case_ctx& c) {
 }
 
 // The rung's kernel on the planned grid: kernel(C, A, B, m, n, k), x over column tiles, y over rows.
-template <auto Kernel>
+template <auto Kernel, tiling T>
 void launch_rung(const case_ctx& c, cudaStream_t st) {
   const gemm_shape s = shape_of(c.p);
   if (s.m == 0 || s.n == 0) return;
-  const auto id = c.v->traits_as<variant_id>();
-  const tiling t = tiling_of(id);
-  const dim3 grid(static_cast<unsigned>((s.n + t.tile_n - 1) / t.tile_n),
-                  static_cast<unsigned>((s.m + t.tile_m - 1) / t.tile_m));
-  // naive and smem_tiled are 2D CTAs, one thread per output: threadIdx.x along n, threadIdx.y along m.
-  const bool one_per_output = id == variant_id::naive || id == variant_id::smem_tiled;
-  const dim3 block = one_per_output ? dim3(static_cast<unsigned>(t.tile_n), static_cast<unsigned>(t.tile_m))
-                                    : dim3(static_cast<unsigned>(t.threads));
+  const dim3 grid(static_cast<unsigned>(cuda::ceil_div(s.n, static_cast<std::uint64_t>(T.tile_n))),
+                  static_cast<unsigned>(cuda::ceil_div(s.m, static_cast<std::uint64_t>(T.tile_m))));
+  // One output per thread: a 2D CTA, threadIdx.x along n, threadIdx.y along m.
+  const dim3 block = T.outputs == 1 ? dim3(static_cast<unsigned>(T.tile_n), static_cast<unsigned>(T.tile_m))
+                                    : dim3(static_cast<unsigned>(T.threads));
   Kernel<<<grid, block, 0, st>>>(c.ptr<float>(c_buffer), c.ptr<const float>(a_buffer), c.ptr<const float>(b_buffer),
                                  static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k));
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
-template <variant_id Peer>
+// cuBLAS: SGEMM, or GemmEx with TF32 tensor cores where the record says the inputs are rounded to TF32.
 void launch_cublas(const case_ctx& c, cudaStream_t st) {
   const gemm_shape s = shape_of(c.p);
   if (s.m == 0 || s.n == 0) return;
@@ -200,7 +201,7 @@ void launch_cublas(const case_ctx& c, cudaStream_t st) {
   const float* a = c.ptr<const float>(a_buffer);
   const float* b = c.ptr<const float>(b_buffer);
   float* out = c.ptr<float>(c_buffer);
-  if constexpr (Peer == variant_id::cublas_sgemm) {
+  if (!traits_of(*c.v).tf32) {
     check_cublas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, out, n), "cublasSgemm");
   } else {
     check_cublas(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, CUDA_R_32F, n, a, CUDA_R_32F, k, &beta,
@@ -252,7 +253,7 @@ std::string verify(const case_ctx& c) {
   std::memcpy(got.data(), c_bytes.data(), 4 * c_elems);
   const auto A = to_host<float>(c.buffers[a_buffer], s.m * s.k);  // exactly what the kernel read
   const auto B = to_host<float>(c.buffers[b_buffer], s.k * s.n);
-  const bool tf32 = c.v->traits_as<variant_id>() == variant_id::cublas_tf32;
+  const bool tf32 = traits_of(*c.v).tf32;
   const sample_set set = samples_of(s, state_of(c).seed_a ^ state_of(c).seed_b);
 
   std::vector<checked_element> checked;
@@ -261,7 +262,7 @@ std::string verify(const case_ctx& c) {
     const std::size_t first = checked.size();
     for (const auto i : rows)
       for (std::uint64_t j = 0; j < s.n; ++j) checked.push_back({i, j, {}});
-    const std::uint64_t per_row = (s.n + chunk - 1) / chunk;
+    const std::uint64_t per_row = cuda::ceil_div(s.n, chunk);
     parallel_for(rows.size() * per_row, [&](std::uint64_t task) {
       const std::uint64_t r = task / per_row, j0 = (task % per_row) * chunk, j1 = std::min(s.n, j0 + chunk);
       std::vector<reference_value> out(j1 - j0);
@@ -313,16 +314,23 @@ std::string verify(const case_ctx& c) {
   return {};
 }
 
-// The alignment a rung's 16-byte accesses need: what its tiling says (a test holds the table to it).
-constexpr rung_needs needs_of(variant_id id) { return {.alignment = tiling_of(id).vec_bytes == 16 ? 16 : 0}; }
+// A rung of the lab's own, from its record: its kernel instantiated for its tiling, and what it needs
+// (the 16-byte rungs: 16-byte aligned rows).
+template <class Kernel, tiling T>
+variant lab_rung(variant v) {
+  constexpr auto kernel = Kernel::template of<tiling_t<T>>;
+  v.launch = launch_rung<kernel, T>;
+  v.kernels = {kernel_ref::of(kernel)};
+  v.needs = {.alignment = T.vec_bytes == 16 ? 16 : 0};
+  v.traits = rung_traits{.tile = T};
+  return v;
+}
 
 }  // namespace
 
 // ---- the lab's table ------------------------------------------------------------------------------------
 
 const lab& table() {
-  constexpr auto warptiled = warptiled_of<variant_id::warptiled>;
-  constexpr auto double_buffered = warptiled_of<variant_id::double_buffered>;
   static const lab matmul_lab{
       .name = "matmul",
       .teaches =
@@ -336,85 +344,102 @@ const lab& table() {
       .size_meaning = "n: columns of B and C (m and k are axes; 0 = n)",
       .axes = {m_axis, k_axis},
       .roof = roof_kind::fp32,
+      // The tiles of the last three rungs were chosen on an H100 80GB HBM3 (docs/notes/matmul.md, the
+      // sweep of tools/experiments/matmul_tile_sweep.cu).
       .variants =
           {
-              {
+              lab_rung<naive, tiling{.tile_m = 8, .tile_n = 32, .threads = 256, .outputs = 1, .vec_bytes = 4}>({
                   .name = "naive",
                   .teaches = "one output per thread, both operands from global memory (threads along n: B coalesced, A "
                              "broadcast)",
-                  .launch = launch_rung<&naive_kernel>,
-                  .kernels = {kernel_ref::of(&naive_kernel)},
-                  .needs = needs_of(variant_id::naive),
-                  .traits = variant_id::naive,
-              },
-              {
+              }),
+              lab_rung<smem_tiled, tiling{.tile_m = 32,
+                                          .tile_n = 32,
+                                          .tile_k = 32,
+                                          .threads = 1024,
+                                          .outputs = 1,
+                                          .vec_bytes = 4,
+                                          .stages = 1}>({
                   .name = "smem_tiled",
                   .teaches = "32 x 32 tiles of A and B in shared memory, one output per thread: each loaded element "
                              "serves 32 FMAs",
-                  .launch = launch_rung<&smem_tiled_kernel>,
-                  .kernels = {kernel_ref::of(&smem_tiled_kernel)},
-                  .needs = needs_of(variant_id::smem_tiled),
-                  .traits = variant_id::smem_tiled,
-              },
-              {
+              }),
+              lab_rung<blocktiled_1d, tiling{.tile_m = 64,
+                                             .tile_n = 64,
+                                             .tile_k = 8,
+                                             .threads = 512,
+                                             .outputs = 8,
+                                             .vec_bytes = 4,
+                                             .stages = 1}>({
                   .name = "blocktiled_1d",
                   .teaches = "1D register blocking: 8 outputs of a column per thread, one shared B value serves 8 FMAs",
-                  .launch = launch_rung<&blocktiled_1d_kernel>,
-                  .kernels = {kernel_ref::of(&blocktiled_1d_kernel)},
-                  .needs = needs_of(variant_id::blocktiled_1d),
-                  .traits = variant_id::blocktiled_1d,
-              },
-              {
+              }),
+              lab_rung<blocktiled_2d, tiling{.tile_m = 128,
+                                             .tile_n = 128,
+                                             .tile_k = 8,
+                                             .threads = 256,
+                                             .outputs = 64,
+                                             .vec_bytes = 4,
+                                             .stages = 1}>({
                   .name = "blocktiled_2d",
                   .teaches = "2D register blocking: an 8 x 8 block per thread, 64 FMAs per 16 shared loads, 128 x 128 "
                              "CTA tiles",
-                  .launch = launch_rung<&blocktiled_2d_kernel>,
-                  .kernels = {kernel_ref::of(&blocktiled_2d_kernel)},
-                  .needs = needs_of(variant_id::blocktiled_2d),
-                  .traits = variant_id::blocktiled_2d,
-              },
-              {
+              }),
+              lab_rung<vectorized, tiling{.tile_m = 128,
+                                          .tile_n = 128,
+                                          .tile_k = 8,
+                                          .threads = 256,
+                                          .outputs = 64,
+                                          .vec_bytes = 16,
+                                          .stages = 1,
+                                          .a_transposed = true}>({
                   .name = "vectorized",
                   .teaches = "16-byte global loads and stores, the A tile transposed in shared memory: LDS.128 for "
                              "both operands",
-                  .launch = launch_rung<&vectorized_kernel>,
-                  .kernels = {kernel_ref::of(&vectorized_kernel)},
-                  .needs = needs_of(variant_id::vectorized),
-                  .traits = variant_id::vectorized,
-              },
-              {
+              }),
+              lab_rung<warptiled, tiling{.tile_m = 128,
+                                         .tile_n = 128,
+                                         .tile_k = 8,
+                                         .warp_m = 32,
+                                         .warp_n = 64,
+                                         .threads = 256,
+                                         .outputs = 64,
+                                         .vec_bytes = 16,
+                                         .stages = 1,
+                                         .a_transposed = true}>({
                   .name = "warptiled",
                   .teaches = "warp tiles: 4 x 8 lanes, each thread 2 x 2 blocks of 4 x 4: conflict-free B fragments (4 "
                              "wavefronts, "
                              "not 8)",
-                  .launch = launch_rung<warptiled>,
-                  .kernels = {kernel_ref::of(warptiled)},
-                  .needs = needs_of(variant_id::warptiled),
-                  .traits = variant_id::warptiled,
-              },
-              {
+              }),
+              lab_rung<warptiled, tiling{.tile_m = 128,
+                                         .tile_n = 128,
+                                         .tile_k = 8,
+                                         .warp_m = 32,
+                                         .warp_n = 64,
+                                         .threads = 256,
+                                         .outputs = 64,
+                                         .vec_bytes = 16,
+                                         .stages = 2,
+                                         .a_transposed = true}>({
                   .name = "double_buffered",
                   .teaches =
                       "two shared buffers and a register prefetch: the next step's loads hide behind this step's math",
-                  .launch = launch_rung<double_buffered>,
-                  .kernels = {kernel_ref::of(double_buffered)},
-                  .needs = needs_of(variant_id::double_buffered),
-                  .traits = variant_id::double_buffered,
-              },
+              }),
               {
                   .name = "cublas_sgemm",
                   .teaches = "cuBLAS SGEMM (f32 products, CUBLAS_DEFAULT_MATH)",
-                  .launch = launch_cublas<variant_id::cublas_sgemm>,
+                  .launch = launch_cublas,
                   .peer = true,
-                  .traits = variant_id::cublas_sgemm,
+                  .traits = rung_traits{},
               },
               {
                   .name = "cublas_tf32",
                   .teaches =
                       "cuBLAS GemmEx, CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor cores, NOT an f32 product (for scale)",
-                  .launch = launch_cublas<variant_id::cublas_tf32>,
+                  .launch = launch_cublas,
                   .peer = true,
-                  .traits = variant_id::cublas_tf32,
+                  .traits = rung_traits{.tf32 = true},
               },
           },
       .unsupported = refusal,

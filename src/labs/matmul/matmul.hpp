@@ -19,19 +19,6 @@
 
 namespace memlab::labs::matmul {
 
-// Ladder order: one technique added per rung, then the two cuBLAS peers.
-enum class variant_id {
-  naive,
-  smem_tiled,
-  blocktiled_1d,
-  blocktiled_2d,
-  vectorized,
-  warptiled,
-  double_buffered,
-  cublas_sgemm,
-  cublas_tf32,
-};
-
 struct gemm_shape {
   std::uint64_t m = 0, n = 0, k = 0;
   friend bool operator==(const gemm_shape&, const gemm_shape&) = default;
@@ -61,40 +48,40 @@ inline constexpr std::uint64_t max_matrix_elements = 0x7fffffffu;
 // The largest extent an axis (or --sizes) may ask for: keeps every grid dimension under 65536.
 inline constexpr std::uint64_t max_extent = std::uint64_t{1} << 17;
 
-// Why variant v cannot multiply shape s; nullopt when it can. No device: every kernel runs on
-// sm_80 and newer.
-std::optional<std::string> shape_rule(variant_id v, const gemm_shape& s);
-
-// How each rung cuts the product (kernels.cuh instantiates its kernels from these numbers): a CTA of
-// `threads` threads computes a (tile_m, tile_n) block of C, tile_k deep per step; the warptiled rungs
-// give each warp a (warp_m, warp_n) block of it. Each thread computes `outputs` elements of C.
+// How a rung of the lab's cuts the product: its record in the table (matmul.cu) says it, and its kernel
+// is instantiated from it (kernels.cuh). A CTA of `threads` threads computes a (tile_m, tile_n) block of
+// C, tile_k deep per step; the warptiled rungs give each warp a (warp_m, warp_n) block of it. Each thread
+// computes `outputs` elements of C: one (a 2D CTA, tile_n x tile_m threads, threadIdx.x along n) or a
+// register block.
 struct tiling {
-  int tile_m = 0, tile_n = 0, tile_k = 0;
-  int warp_m = 0, warp_n = 0;  // 0: the rung has no warp tile
+  int tile_m = 0, tile_n = 0, tile_k = 0;  // tile_k 0: no shared-memory tiles
+  int warp_m = 0, warp_n = 0;              // 0: the rung has no warp tile
   int threads = 0;
-  int outputs = 0;    // per thread
-  int vec_bytes = 0;  // width of the global loads and stores
-  int stages = 0;     // shared-memory buffers of A and B tiles (2: double buffering); 0: none
+  int outputs = 0;            // per thread
+  int vec_bytes = 0;          // width of the global loads and stores
+  int stages = 0;             // shared-memory buffers of A and B tiles (2: double buffering); 0: none
+  bool a_transposed = false;  // the A tile stored transposed in shared memory, (tile_k, tile_m + 4)
 };
-// The tiles of the last three rungs were chosen on an H100 80GB HBM3 (docs/notes/matmul.md, the
-// sweep of tools/experiments/matmul_tile_sweep.cu).
-MEMLAB_HOST_DEVICE constexpr tiling tiling_of(variant_id v) {
-  switch (v) {
-    case variant_id::naive: return {8, 32, 0, 0, 0, 256, 1, 4, 0};
-    case variant_id::smem_tiled: return {32, 32, 32, 0, 0, 1024, 1, 4, 1};
-    case variant_id::blocktiled_1d: return {64, 64, 8, 0, 0, 512, 8, 4, 1};
-    case variant_id::blocktiled_2d: return {128, 128, 8, 0, 0, 256, 64, 4, 1};
-    case variant_id::vectorized: return {128, 128, 8, 0, 0, 256, 64, 16, 1};
-    case variant_id::warptiled: return {128, 128, 8, 32, 64, 256, 64, 16, 1};
-    case variant_id::double_buffered: return {128, 128, 8, 32, 64, 256, 64, 16, 2};
-    case variant_id::cublas_sgemm:
-    case variant_id::cublas_tf32: return {};
-  }
-  return {};
-}
+// A tiling as a type, for a kernel's template argument (nvcc instantiates kernels of class-type
+// arguments through a type only).
+template <tiling T>
+struct tiling_t {
+  static constexpr tiling value = T;
+};
+
+// What the table's record says of a rung: its tiling (all zero for the peers, which launch cuBLAS), and
+// whether its inputs are rounded to TF32 (the cuBLAS TF32 peer: its own error bound in the check).
+struct rung_traits {
+  tiling tile{};
+  bool tf32 = false;
+};
+
+// Why a rung of tiling t cannot multiply shape s; nullopt when it can. No device: every kernel runs on
+// sm_80 and newer.
+std::optional<std::string> shape_rule(const tiling& t, const gemm_shape& s);
 
 // Threads per CTA, outputs per thread, global access width, stages and CTAs; all zero for the peers.
-launch_policy plan(variant_id v, const gemm_shape& s);
+launch_policy plan(const tiling& t, const gemm_shape& s);
 
 // ---- the check ----------------------------------------------------------------------------------------
 
@@ -140,10 +127,12 @@ std::uint64_t check_macs(const gemm_shape& s, const sample_set& set);
 // ---- shared-memory fragment loads, for the bank model ---------------------------------------------------
 
 // Byte offsets into its shared tile that each lane of warp 0 reads with the first LDS.128 of a step
-// (kk = 0), for the A ('a') or B ('b') fragment of blocktiled_2d (as ptxas vectorizes it: 4 steps of
-// one row of the (BM, BK) A tile), vectorized, warptiled and double_buffered. What
-// harness/bank_model.hpp turns into wavefronts (tests, docs/labs/matmul.md).
-std::array<std::uint32_t, 32> fragment_lane_bytes(variant_id v, char operand);
+// (kk = 0), for the A ('a') or B ('b') fragment of a rung whose threads compute 8 x 8 register blocks
+// (outputs 64): threads tile_n / 8 to a row of the CTA tile, each an 8 x 8 block (A row-major as
+// ptxas vectorizes it: 4 steps of one row of the (BM, BK) tile; or transposed), or warp tiles of 4 x 8
+// lanes, their first 4 x 4 block. What harness/bank_model.hpp turns into wavefronts (tests,
+// docs/labs/matmul.md). std::invalid_argument for a rung without such blocks.
+std::array<std::uint32_t, 32> fragment_lane_bytes(const tiling& t, char operand);
 
 const lab& table();
 

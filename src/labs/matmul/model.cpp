@@ -1,5 +1,7 @@
 // The matmul lab's host-side model: shapes, refusals, launch policies, the check's error bound and
 // sample. No CUDA runtime calls; host-tested in tests/labs/matmul/test_matmul_plan.cpp.
+#include <cuda/cmath>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,7 +23,7 @@ std::string shape_text(const gemm_shape& s) {
 std::uint64_t flops_of(const gemm_shape& s) { return 2 * s.m * s.n * s.k; }
 std::uint64_t bytes_of(const gemm_shape& s) { return 4 * (s.m * s.k + s.k * s.n + s.m * s.n); }
 
-std::optional<std::string> shape_rule(variant_id v, const gemm_shape& s) {
+std::optional<std::string> shape_rule(const tiling& t, const gemm_shape& s) {
   for (const auto& [name, e] : {std::pair{"m", s.m}, std::pair{"n", s.n}, std::pair{"k", s.k}}) {
     if (e > max_extent) {
       return std::string(name) + " = " + std::to_string(e) + " exceeds " + std::to_string(max_extent) +
@@ -35,8 +37,7 @@ std::optional<std::string> shape_rule(variant_id v, const gemm_shape& s) {
              " elements; the kernels index with 32-bit ints (at most 2^31 - 1)";
     }
   }
-  const int vec = tiling_of(v).vec_bytes;
-  if (vec == 16 && (s.n % 4 != 0 || s.k % 4 != 0)) {
+  if (t.vec_bytes == 16 && (s.n % 4 != 0 || s.k % 4 != 0)) {
     return std::string(
                "n and k must be multiples of 4 for 16-byte accesses (every row of A, B and C then starts "
                "16-byte aligned); ") +
@@ -46,12 +47,10 @@ std::optional<std::string> shape_rule(variant_id v, const gemm_shape& s) {
   return std::nullopt;
 }
 
-launch_policy plan(variant_id v, const gemm_shape& s) {
-  const tiling t = tiling_of(v);
+launch_policy plan(const tiling& t, const gemm_shape& s) {
   if (t.threads == 0) return {};  // the peers choose their own kernels
-  const auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
-  const std::uint64_t ctas =
-      ceil_div(s.m, static_cast<std::uint64_t>(t.tile_m)) * ceil_div(s.n, static_cast<std::uint64_t>(t.tile_n));
+  const std::uint64_t ctas = cuda::ceil_div(s.m, static_cast<std::uint64_t>(t.tile_m)) *
+                             cuda::ceil_div(s.n, static_cast<std::uint64_t>(t.tile_n));
   return {t.threads, t.outputs, t.vec_bytes, t.stages, ctas};
 }
 
@@ -115,31 +114,25 @@ std::uint64_t check_macs(const gemm_shape& s, const sample_set& set) {
   return (set.rows.size() * s.n + set.cols.size() * s.m + set.grid_rows.size() * set.grid_cols.size()) * s.k;
 }
 
-std::array<std::uint32_t, 32> fragment_lane_bytes(variant_id v, char operand) {
-  const auto bk = static_cast<std::uint32_t>(tiling_of(v).tile_k);
+std::array<std::uint32_t, 32> fragment_lane_bytes(const tiling& t, char operand) {
+  if (t.outputs != 64) throw std::invalid_argument("fragment_lane_bytes: this rung loads no LDS.128 fragments");
+  const auto bk = static_cast<std::uint32_t>(t.tile_k);
   std::array<std::uint32_t, 32> out{};
   for (std::uint32_t lane = 0; lane < 32; ++lane) {
     std::uint32_t word = 0;  // 4-byte words from the start of the tile, at step kk = 0
-    switch (v) {
-      case variant_id::blocktiled_2d:  // thread (tr, tc) of a 16 x 16 grid, 8 x 8 outputs each
-      case variant_id::vectorized: {
-        const std::uint32_t tr = lane / 16, tc = lane % 16;
-        if (operand == 'b') {
-          word = tc * 8;  // Bs[0][8 tc .. 8 tc + 3]
-        } else if (v == variant_id::blocktiled_2d) {
-          word = tr * 8 * bk;  // As[8 tr][0 .. 3]: the (BM, BK) tile, row 8 tr, steps 0..3
-        } else {
-          word = tr * 8;  // As[0][8 tr .. 8 tr + 3]: the transposed (BK, BM + 4) tile
-        }
-        break;
+    if (t.warp_m == 0) {     // thread (tr, tc), an 8 x 8 block each
+      const auto per_row = static_cast<std::uint32_t>(t.tile_n / 8);
+      const std::uint32_t tr = lane / per_row, tc = lane % per_row;
+      if (operand == 'b') {
+        word = tc * 8;  // Bs[0][8 tc .. 8 tc + 3]
+      } else if (t.a_transposed) {
+        word = tr * 8;  // As[0][8 tr .. 8 tr + 3]: the transposed (BK, BM + 4) tile
+      } else {
+        word = tr * 8 * bk;  // As[8 tr][0 .. 3]: the (BM, BK) tile, row 8 tr, steps 0..3
       }
-      case variant_id::warptiled:
-      case variant_id::double_buffered: {  // warp 0's lanes, 4 x 8, their first 4 x 4 block
-        const std::uint32_t lr = lane / 8, lc = lane % 8;
-        word = operand == 'b' ? lc * 4 : lr * 4;
-        break;
-      }
-      default: throw std::invalid_argument("fragment_lane_bytes: this rung loads no LDS.128 fragments");
+    } else {  // warp 0's lanes, 4 x 8, their first 4 x 4 block
+      const std::uint32_t lr = lane / 8, lc = lane % 8;
+      word = operand == 'b' ? lc * 4 : lr * 4;
     }
     out[lane] = 4 * word;
   }

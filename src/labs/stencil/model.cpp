@@ -2,6 +2,8 @@
 // exact count of 32-byte sectors each CTA reads and writes, and the verification tolerance.
 // Host-only; tested in tests/labs/stencil/test_stencil_plan.cpp (sectors against a brute-force
 // replay of every CTA's accesses).
+#include <cuda/cmath>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,32 +12,6 @@
 #include "labs/stencil/stencil.hpp"
 
 namespace memlab::labs::stencil {
-
-int dimensions(variant_id v) {
-  switch (v) {
-    case variant_id::d1_ldg:
-    case variant_id::d1_ldg_sts:
-    case variant_id::d1_ldg_no_branch:
-    case variant_id::d1_ldgsts:
-    case variant_id::d1_ldgsts_no_branch:
-    case variant_id::d1_ldgsts_vec16:
-    case variant_id::d1_copy: return 1;
-    default: return 3;
-  }
-}
-
-bool is_peer(variant_id v) { return v == variant_id::d1_copy || v == variant_id::d3_copy; }
-
-int access_bytes(variant_id v) {
-  switch (v) {
-    case variant_id::d1_ldgsts_vec16:
-    case variant_id::d3_ldgsts_vec16:
-    case variant_id::d3_ldgsts_overlap:
-    case variant_id::d1_copy:
-    case variant_id::d3_copy: return 16;
-    default: return 4;
-  }
-}
 
 double coefficient_abs_sum() {
   double s = 0;
@@ -50,12 +26,13 @@ tolerance check_tolerance() {
   return {(gamma8 * (1 + u) + u + 0x1p-50) * scale, u};
 }
 
-tile_shape tile_of(variant_id v) { return dimensions(v) == 1 ? tile_1d : tile_3d; }
+tile_shape tile_of(const rung_traits& r) { return r.dims == 1 ? tile_1d : tile_3d; }
 
-geometry geometry_of(variant_id v, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny, std::uint64_t side) {
+geometry geometry_of(const rung_traits& r, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny,
+                     std::uint64_t side) {
   geometry g;
   g.side = side;
-  if (dimensions(v) == 1) {
+  if (r.dims == 1) {
     g.dims = 1;
     g.ny = n;
     return g;
@@ -69,48 +46,46 @@ geometry geometry_of(variant_id v, std::uint64_t n, std::uint64_t xy_nx, std::ui
 
 namespace {
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-
 // Accesses each thread issues for one tile, halo included, rounded up (the policy's i): chunks of
-// the variant's width for the staged rungs; 1D ldg's neighbour loads (8 per point, 8 points).
-int accesses_per_thread(variant_id v) {
-  const tile_shape t = tile_of(v);
-  if (v == variant_id::d1_ldg) return static_cast<int>(t.y / threads_per_cta) * 2 * radius;
+// the rung's width for the staged rungs; without staging, each point's neighbour loads (8 per point).
+int accesses_per_thread(const rung_traits& r) {
+  const tile_shape t = tile_of(r);
+  if (r.path == load_path::none) return static_cast<int>(t.x * t.y / threads_per_cta) * 2 * radius;
   const std::uint64_t elements = t.x * (t.y + 2 * radius);
-  const auto per_access = static_cast<std::uint64_t>(access_bytes(v)) / sizeof(float);
-  return static_cast<int>(ceil_div(elements / per_access, threads_per_cta));
+  const auto per_access = static_cast<std::uint64_t>(r.access_bytes) / sizeof(float);
+  return static_cast<int>(cuda::ceil_div(elements / per_access, threads_per_cta));
 }
 
 }  // namespace
 
-std::uint64_t tile_count(variant_id v, const geometry& g) {
-  const tile_shape t = tile_of(v);
-  return ceil_div(g.nx, t.x) * ceil_div(g.ny, t.y) * g.nz;
+std::uint64_t tile_count(const rung_traits& r, const geometry& g) {
+  const tile_shape t = tile_of(r);
+  return cuda::ceil_div(g.nx, t.x) * cuda::ceil_div(g.ny, t.y) * g.nz;
 }
 
-std::optional<std::string> shape_rule(variant_id v, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny,
+std::optional<std::string> shape_rule(const rung_traits& r, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny,
                                       std::uint64_t side) {
   if (side < radius) {
     return "the side domains need at least " + std::to_string(radius) + " points (planes) along y: the stencil reads " +
            std::to_string(radius) + " of each (side = " + std::to_string(side) + ")";
   }
-  if (dimensions(v) == 3) {
+  if (r.dims == 3) {
     const std::string plane = std::to_string(xy_nx) + " x " + std::to_string(xy_ny);
     if (xy_nx == 0 || xy_ny == 0) return "an empty " + plane + " plane";
     if (n % (xy_nx * xy_ny) != 0) {
       return "n = " + std::to_string(n) + " points is not a whole number of " + plane +
              " planes (a 3D center is nx x ny x n / (nx ny))";
     }
-    if (access_bytes(v) == 16 && !is_peer(v) && xy_nx % 4 != 0) {
+    if (r.access_bytes == 16 && !r.copy && xy_nx % 4 != 0) {
       return "16-byte accesses need every row 16-byte aligned: nx = " + std::to_string(xy_nx) +
              " is not a multiple of 4 floats";
     }
   }
-  if (is_peer(v)) return std::nullopt;
-  const geometry g = geometry_of(v, n, xy_nx, xy_ny, side);
-  const tile_shape t = tile_of(v);
-  if (tile_count(v, g) > 0x7fffffffu) {
-    return "the center needs " + std::to_string(tile_count(v, g)) + " tiles of " + std::to_string(t.x) + " x " +
+  if (r.copy) return std::nullopt;
+  const geometry g = geometry_of(r, n, xy_nx, xy_ny, side);
+  const tile_shape t = tile_of(r);
+  if (tile_count(r, g) > 0x7fffffffu) {
+    return "the center needs " + std::to_string(tile_count(r, g)) + " tiles of " + std::to_string(t.x) + " x " +
            std::to_string(t.y) + " points: the kernels number tiles (and CTAs) below 2^31";
   }
   return std::nullopt;
@@ -122,13 +97,13 @@ std::uint64_t declared_bytes(const geometry& g) {
   return sizeof(float) * (read + g.points());
 }
 
-launch_policy plan(variant_id v, const geometry& g, int sm_count, std::uint64_t stages) {
+launch_policy plan(const rung_traits& r, const geometry& g, int sm_count, std::uint64_t stages) {
   launch_policy p;
   p.threads = threads_per_cta;
-  p.items_per_thread = accesses_per_thread(v);
-  p.vec_bytes = access_bytes(v);
-  p.grid = tile_count(v, g);
-  if (v == variant_id::d3_ldgsts_overlap) {
+  p.items_per_thread = accesses_per_thread(r);
+  p.vec_bytes = r.access_bytes;
+  p.grid = tile_count(r, g);
+  if (r.pipelined) {
     p.stages = static_cast<int>(stages);
     p.grid = std::min<std::uint64_t>(p.grid, static_cast<std::uint64_t>(std::max(sm_count, 1)) * overlap_ctas_per_sm);
   }
@@ -160,13 +135,13 @@ std::uint64_t distinct_sectors(const std::vector<byte_range>& rs) {
 }
 
 // One CTA: tile (xt, yt) of plane z. It reads rows y0 - 4 .. y1 + 3 of columns [x0, x1), each from
-// the domain it lies in (1D ldg, whose only loads are the neighbours of its points, skips its own
-// point when the tile holds one), and writes rows [y0, y1).
-sector_count tile_sectors(variant_id v, const geometry& g, tile_shape t, std::uint64_t xt, std::uint64_t yt,
+// the domain it lies in (a rung without staging, whose only loads are the neighbours of its points,
+// skips its own point when the tile holds one), and writes rows [y0, y1).
+sector_count tile_sectors(const rung_traits& rung, const geometry& g, tile_shape t, std::uint64_t xt, std::uint64_t yt,
                           std::uint64_t z) {
   const std::uint64_t x0 = xt * t.x, x1 = std::min(x0 + t.x, g.nx);
   const std::uint64_t y0 = yt * t.y, y1 = std::min(y0 + t.y, g.ny);
-  const bool skip_own = v == variant_id::d1_ldg && y1 - y0 == 1;
+  const bool skip_own = rung.path == load_path::none && y1 - y0 == 1;
   const auto row = [&](std::uint64_t r) { return byte_range{4 * (r * g.nx + x0), 4 * (r * g.nx + x1)}; };
   std::vector<byte_range> left, center, right, out;
   const auto r = static_cast<std::int64_t>(radius);
@@ -197,11 +172,11 @@ struct tile_class {
 // domain) one by one, and the interior tiles (rows 64 x nx or 2048 elements apart: the same
 // alignment modulo 32 bytes); along z, z mod 8 (a plane's rows start at z x rows x nx x 4 bytes,
 // periodic modulo 32 bytes with period 8).
-sector_count sectors(variant_id v, const geometry& g) {
+sector_count sectors(const rung_traits& r, const geometry& g) {
   sector_count total;
-  if (is_peer(v) || g.points() == 0) return total;
-  const tile_shape t = tile_of(v);
-  const std::uint64_t tiles_x = ceil_div(g.nx, t.x), tiles_y = ceil_div(g.ny, t.y);
+  if (r.copy || g.points() == 0) return total;
+  const tile_shape t = tile_of(r);
+  const std::uint64_t tiles_x = cuda::ceil_div(g.nx, t.x), tiles_y = cuda::ceil_div(g.ny, t.y);
   std::vector<tile_class> xs, ys, zs;
   if (g.nx % t.x == 0) {
     xs.push_back({0, tiles_x});
@@ -218,7 +193,7 @@ sector_count sectors(variant_id v, const geometry& g) {
   for (const auto& x : xs) {
     for (const auto& y : ys) {
       for (const auto& z : zs) {
-        const sector_count s = tile_sectors(v, g, t, x.index, y.index, z.index);
+        const sector_count s = tile_sectors(r, g, t, x.index, y.index, z.index);
         const std::uint64_t times = x.count * y.count * z.count;
         total.read += s.read * times;
         total.write += s.write * times;

@@ -19,12 +19,15 @@
 // branch-free loads use memlab::halo::load_rows, include/memlab/halo.cuh); the peer; plans,
 // refusals, setup, verification and launchers; the lab's table at the end. The host model
 // (geometry, policies, sectors, tolerance) is in model.cpp.
+#include <cuda/cmath>
+
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/check.hpp"
@@ -122,11 +125,18 @@ __device__ __forceinline__ void derivatives_1d(float* __restrict__ out, const fl
 
 }  // namespace
 
+// Each kernel is instantiated from its rung's traits (rung_t, stencil.hpp: a record of the table) and
+// asserts the ones it implements; where a traits value is a compile-time parameter (a width, a load
+// path), the kernel reads it from there.
+
 // ldg: no staging. Each point's 8 neighbours are loaded from global memory (L1 serves the re-reads
 // of the CTA's own lines), each through branches that pick its domain.
+template <class Rung>
 __global__ void __launch_bounds__(threads)
     d1_ldg_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
                   const float* __restrict__ right, std::int64_t n) {
+  static_assert(Rung::value.dims == 1 && Rung::value.path == load_path::none &&
+                Rung::value.pick == domain_pick::branches);
   const std::int64_t first = std::int64_t{blockIdx.x} * T1 + threadIdx.x;
 #pragma unroll
   for (int u = 0; u < P1; ++u) {
@@ -138,10 +148,24 @@ __global__ void __launch_bounds__(threads)
 // ldg_sts: the tile and its halo staged in shared memory through registers (LDG + STS). The tile's
 // points come from the center (or, past n, the right domain); the halo is loaded by the first and
 // last 4 threads, branches picking the domain: the textbook way.
+// ldgsts: the same through cp.async (LDGSTS, 4 bytes: .ca, the only 4-byte form): global -> shared
+// without a register round trip; the same branches.
+template <class Rung>
 __global__ void __launch_bounds__(threads)
-    d1_ldg_sts_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
-                      const float* __restrict__ right, std::int64_t n) {
+    d1_branching_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
+                        const float* __restrict__ right, std::int64_t n) {
+  constexpr rung_traits rung = Rung::value;
+  static_assert(rung.dims == 1 && rung.path != load_path::none && rung.pick == domain_pick::branches &&
+                rung.access_bytes == 4);
   __shared__ __align__(128) float s[S1];
+  // Moves one point into shared memory, as the rung's load path does.
+  const auto copy = [](float* d, const float* src) {
+    if constexpr (Rung::value.path == load_path::cp_async) {
+      arch::cp_async_ca<Rung::value.access_bytes>(d, src);
+    } else {
+      *d = *src;
+    }
+  };
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
 #pragma unroll
@@ -149,25 +173,29 @@ __global__ void __launch_bounds__(threads)
     const int l = t + u * threads;
     const std::int64_t g = base + l;
     if (g < n) {
-      s[H1 + l] = center[g];
+      copy(&s[H1 + l], center + g);
     } else if (g < n + R) {
-      s[H1 + l] = right[g - n];
+      copy(&s[H1 + l], right + (g - n));
     }
   }
   if (t < R) {
     if (base == 0) {
-      s[H1 - R + t] = left4[t];
+      copy(&s[H1 - R + t], left4 + t);
     } else {
-      s[H1 - R + t] = center[base - R + t];
+      copy(&s[H1 - R + t], center + (base - R + t));
     }
   } else if (t >= threads - R) {
     const int l = T1 + t - (threads - R);
     const std::int64_t g = base + l;
     if (g < n) {
-      s[H1 + l] = center[g];
+      copy(&s[H1 + l], center + g);
     } else if (g < n + R) {
-      s[H1 + l] = right[g - n];
+      copy(&s[H1 + l], right + (g - n));
     }
+  }
+  if constexpr (rung.path == load_path::cp_async) {
+    arch::cp_async_commit();
+    arch::cp_async_wait_all();
   }
   __syncthreads();
   derivatives_1d(out, s, base, n);
@@ -177,71 +205,40 @@ __global__ void __launch_bounds__(threads)
 // predicated instructions (memlab::arch::ld_global_nc_if, st_shared_if: @p LDG, @p STS, never a branch);
 // the 8 halo points by threads 0..7. The loads in one loop, the stores after them: ptxas issues
 // them in batches (sm_90: 4 loads, 2 stores, 5 loads, ...), where ldg_sts waits for each load.
+template <class Rung>
 __global__ void __launch_bounds__(threads)
     d1_ldg_no_branch_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
                             const float* __restrict__ right, std::int64_t n) {
+  constexpr rung_traits rung = Rung::value;
+  constexpr int bytes = rung.access_bytes;  // a point per access
+  static_assert(rung.dims == 1 && rung.path == load_path::registers && rung.pick == domain_pick::selects && bytes == 4);
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
   const line_1d src = line_of(left4, center, right, n, base, T1);
-  vector_t<4> v[P1 + 1];
+  vector_t<bytes> v[P1 + 1];
 #pragma unroll
-  for (int u = 0; u < P1; ++u) v[u] = arch::ld_global_nc_if<4>(t + u * threads < src.end, src(t + u * threads));
+  for (int u = 0; u < P1; ++u) v[u] = arch::ld_global_nc_if<bytes>(t + u * threads < src.end, src(t + u * threads));
   // Threads 0..3: the left halo, local points -4..-1; 4..7: the right halo, T1 .. T1 + 3.
   const int h = t < R ? t - R : T1 + t - R;
   const bool halo_ok = t < 2 * R && h < src.end;
-  v[P1] = arch::ld_global_nc_if<4>(halo_ok, src(h));
+  v[P1] = arch::ld_global_nc_if<bytes>(halo_ok, src(h));
 #pragma unroll
-  for (int u = 0; u < P1; ++u) arch::st_shared_if<4>(t + u * threads < src.end, &s[H1 + t + u * threads], v[u]);
-  arch::st_shared_if<4>(halo_ok, &s[H1 + h], v[P1]);
-  __syncthreads();
-  derivatives_1d(out, s, base, n);
-}
-
-// ldgsts: ldg_sts through cp.async (LDGSTS, 4 bytes: .ca, the only 4-byte form): global -> shared
-// without a register round trip; the same branches.
-__global__ void __launch_bounds__(threads)
-    d1_ldgsts_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
-                     const float* __restrict__ right, std::int64_t n) {
-  __shared__ __align__(128) float s[S1];
-  const int t = static_cast<int>(threadIdx.x);
-  const std::int64_t base = std::int64_t{blockIdx.x} * T1;
-#pragma unroll
-  for (int u = 0; u < P1; ++u) {
-    const int l = t + u * threads;
-    const std::int64_t g = base + l;
-    if (g < n) {
-      arch::cp_async_ca<4>(&s[H1 + l], center + g);
-    } else if (g < n + R) {
-      arch::cp_async_ca<4>(&s[H1 + l], right + (g - n));
-    }
-  }
-  if (t < R) {
-    if (base == 0) {
-      arch::cp_async_ca<4>(&s[H1 - R + t], left4 + t);
-    } else {
-      arch::cp_async_ca<4>(&s[H1 - R + t], center + (base - R + t));
-    }
-  } else if (t >= threads - R) {
-    const int l = T1 + t - (threads - R);
-    const std::int64_t g = base + l;
-    if (g < n) {
-      arch::cp_async_ca<4>(&s[H1 + l], center + g);
-    } else if (g < n + R) {
-      arch::cp_async_ca<4>(&s[H1 + l], right + (g - n));
-    }
-  }
-  arch::cp_async_commit();
-  arch::cp_async_wait_all();
+  for (int u = 0; u < P1; ++u) arch::st_shared_if<bytes>(t + u * threads < src.end, &s[H1 + t + u * threads], v[u]);
+  arch::st_shared_if<bytes>(halo_ok, &s[H1 + h], v[P1]);
   __syncthreads();
   derivatives_1d(out, s, base, n);
 }
 
 // ldgsts_no_branch: cp.async with every address selected, one predicated copy per point
 // (memlab::arch::cp_async_if: @p LDGSTS).
+template <class Rung>
 __global__ void __launch_bounds__(threads)
     d1_ldgsts_no_branch_kernel(float* __restrict__ out, const float* __restrict__ left4,
                                const float* __restrict__ center, const float* __restrict__ right, std::int64_t n) {
+  constexpr rung_traits rung = Rung::value;
+  constexpr int bytes = rung.access_bytes;  // a point per access
+  static_assert(rung.dims == 1 && rung.path == load_path::cp_async && rung.pick == domain_pick::selects && bytes == 4);
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t base = std::int64_t{blockIdx.x} * T1;
@@ -249,10 +246,10 @@ __global__ void __launch_bounds__(threads)
 #pragma unroll
   for (int u = 0; u < P1; ++u) {
     const int l = t + u * threads;
-    arch::cp_async_if<4>(l < src.end, &s[H1 + l], src(l));
+    arch::cp_async_if<bytes>(l < src.end, &s[H1 + l], src(l));
   }
   const int h = t < R ? t - R : T1 + t - R;
-  arch::cp_async_if<4>(t < 2 * R && h < src.end, &s[H1 + h], src(h));
+  arch::cp_async_if<bytes>(t < 2 * R && h < src.end, &s[H1 + h], src(h));
   arch::cp_async_commit();
   arch::cp_async_wait_all();
   __syncthreads();
@@ -267,9 +264,13 @@ __global__ void __launch_bounds__(threads)
 // chunks go two per thread, 128-byte aligned per warp in global and in shared memory; the two
 // halo chunks to threads 0 and 1. Then a thread computes 2 quads of consecutive points: 3 LDS.128
 // of the 12 points around a quad, one STG.128.
+template <class Rung>
 __global__ void __launch_bounds__(threads)
     d1_ldgsts_vec16_kernel(float* __restrict__ out, const float* __restrict__ left4, const float* __restrict__ center,
                            const float* __restrict__ right, std::int64_t n) {
+  constexpr rung_traits rung = Rung::value;
+  static_assert(rung.dims == 1 && rung.path == load_path::cp_async && rung.pick == domain_pick::selects &&
+                rung.access_bytes == 16);
   constexpr int quads = T1 / 4 / threads;  // tile chunks per thread
   __shared__ __align__(128) float s[S1];
   const int t = static_cast<int>(threadIdx.x);
@@ -282,7 +283,7 @@ __global__ void __launch_bounds__(threads)
     const bool one_array = (l >= src.left_end && l + 4 <= src.right_begin) || l == src.right_begin ||
                            (l == -R && src.left_end == 0 && left_aligned);
     const bool whole = needed && one_array;
-    arch::cp_async_if<16>(whole, &s[H1 + l], src(l));
+    arch::cp_async_if<rung.access_bytes>(whole, &s[H1 + l], src(l));
 #pragma unroll
     for (int e = 0; e < 4; ++e) arch::cp_async_if<4>(needed && !whole && l + e < src.end, &s[H1 + l + e], src(l + e));
   };
@@ -446,56 +447,46 @@ struct cp_async4_copy {
 
 }  // namespace
 
-// ldg: the tile staged through registers (LDG + STS), a branch per row picking its domain.
-__global__ void __launch_bounds__(threads) d3_ldg_kernel(volume v) {
-  __shared__ __align__(16) float s[rows3 * TX];
-  const tile_origin o = origin_of(v, blockIdx.x);
-  load_tile_3d_branching(s, v, o, ldg_copy{});
-  __syncthreads();
-  derivatives_3d(s, v, o);
+namespace {
+
+// The halo path of memlab::halo::load_rows for a rung's load path.
+constexpr halo::path halo_path(load_path p) {
+  return p == load_path::cp_async ? halo::path::cp_async : halo::path::registers;
 }
 
-// ldg_no_branch: memlab::halo::load_rows through registers: each row's address selected, one
-// predicated LDG and STS per element, every load issued before the first store.
-__global__ void __launch_bounds__(threads) d3_ldg_no_branch_kernel(volume v) {
-  __shared__ __align__(16) float s[rows3 * TX];
-  const tile_origin o = origin_of(v, blockIdx.x);
-  load_tile_3d<halo::path::registers, 4>(s, v, o);
-  __syncthreads();
-  derivatives_3d(s, v, o);
-}
+}  // namespace
 
-// ldgsts: ldg's branches, through cp.async (4 bytes).
-__global__ void __launch_bounds__(threads) d3_ldgsts_kernel(volume v) {
+// One 64 x 72 tile staged in shared memory, as the rung's traits say:
+//   ldg               through registers (LDG + STS), a branch per row picking its domain;
+//   ldg_no_branch     memlab::halo::load_rows through registers: each row's address selected, one
+//                     predicated LDG and STS per element, every load issued before the first store;
+//   ldgsts            ldg's branches, through cp.async (4 bytes);
+//   ldgsts_no_branch  halo::load_rows through cp.async (4 bytes);
+//   ldgsts_vec16      16-byte cp.async (LDGSTS.E.BYPASS.128), 16-byte shared loads and global stores.
+template <class Rung>
+__global__ void __launch_bounds__(threads) d3_tile_kernel(volume v) {
+  constexpr rung_traits rung = Rung::value;
+  static_assert(rung.dims == 3 && rung.path != load_path::none && !rung.pipelined);
+  static_assert(rung.pick == domain_pick::selects || rung.access_bytes == 4, "the branching loads move floats");
   __shared__ __align__(16) float s[rows3 * TX];
   const tile_origin o = origin_of(v, blockIdx.x);
-  load_tile_3d_branching(s, v, o, cp_async4_copy{});
-  arch::cp_async_commit();
-  arch::cp_async_wait_all();
+  if constexpr (rung.pick == domain_pick::selects) {
+    load_tile_3d<halo_path(rung.path), rung.access_bytes>(s, v, o);
+  } else if constexpr (rung.path == load_path::cp_async) {
+    load_tile_3d_branching(s, v, o, cp_async4_copy{});
+  } else {
+    load_tile_3d_branching(s, v, o, ldg_copy{});
+  }
+  if constexpr (rung.path == load_path::cp_async) {
+    arch::cp_async_commit();
+    arch::cp_async_wait_all();
+  }
   __syncthreads();
-  derivatives_3d(s, v, o);
-}
-
-// ldgsts_no_branch: halo::load_rows through cp.async (4 bytes).
-__global__ void __launch_bounds__(threads) d3_ldgsts_no_branch_kernel(volume v) {
-  __shared__ __align__(16) float s[rows3 * TX];
-  const tile_origin o = origin_of(v, blockIdx.x);
-  load_tile_3d<halo::path::cp_async, 4>(s, v, o);
-  arch::cp_async_commit();
-  arch::cp_async_wait_all();
-  __syncthreads();
-  derivatives_3d(s, v, o);
-}
-
-// ldgsts_vec16: 16-byte cp.async (LDGSTS.E.BYPASS.128), 16-byte shared loads and global stores.
-__global__ void __launch_bounds__(threads) d3_ldgsts_vec16_kernel(volume v) {
-  __shared__ __align__(16) float s[rows3 * TX];
-  const tile_origin o = origin_of(v, blockIdx.x);
-  load_tile_3d<halo::path::cp_async, 16>(s, v, o);
-  arch::cp_async_commit();
-  arch::cp_async_wait_all();
-  __syncthreads();
-  derivatives_3d_vec16(s, v, o);
+  if constexpr (rung.access_bytes == 16) {
+    derivatives_3d_vec16(s, v, o);
+  } else {
+    derivatives_3d(s, v, o);
+  }
 }
 
 // ldgsts_overlap: vec16 on a persistent grid (overlap_ctas_per_sm per SM) with Stages tile buffers in
@@ -503,8 +494,12 @@ __global__ void __launch_bounds__(threads) d3_ldgsts_vec16_kernel(volume v) {
 // its first Stages - 1 tiles, then for each tile starts the copy of the one Stages - 1 ahead into
 // the buffer freed last, waits for this one's (cp.async.wait_group Stages - 1) and computes it:
 // while it computes and stores, Stages - 1 tiles per CTA stay in flight.
-template <int Stages>
+template <class Rung, int Stages>
 __global__ void __launch_bounds__(threads, overlap_ctas_per_sm) d3_ldgsts_overlap_kernel(volume v) {
+  constexpr rung_traits rung = Rung::value;
+  static_assert(rung.dims == 3 && rung.pipelined && rung.path == load_path::cp_async &&
+                rung.pick == domain_pick::selects && rung.access_bytes == 16);
+  constexpr halo::path path = halo_path(rung.path);
   extern __shared__ __align__(128) float s_tiles[];  // Stages x rows3 x TX
   constexpr int tile_floats = rows3 * TX;
   const auto tiles = static_cast<std::uint32_t>(v.tiles_x * v.tiles_y * static_cast<std::uint32_t>(v.nz));
@@ -513,13 +508,13 @@ __global__ void __launch_bounds__(threads, overlap_ctas_per_sm) d3_ldgsts_overla
 #pragma unroll
   for (int p = 0; p < Stages - 1; ++p) {
     const std::uint32_t ahead = tile + p * step;
-    if (ahead < tiles) load_tile_3d<halo::path::cp_async, 16>(s_tiles + p * tile_floats, v, origin_of(v, ahead));
+    if (ahead < tiles) load_tile_3d<path, rung.access_bytes>(s_tiles + p * tile_floats, v, origin_of(v, ahead));
     arch::cp_async_commit();  // one group per tile, empty past the end: the wait below stays uniform
   }
   for (int i = 0; tile < tiles; tile += step, ++i) {
     const std::uint32_t ahead = tile + (Stages - 1) * step;
     if (ahead < tiles) {
-      load_tile_3d<halo::path::cp_async, 16>(s_tiles + (i + Stages - 1) % Stages * tile_floats, v, origin_of(v, ahead));
+      load_tile_3d<path, rung.access_bytes>(s_tiles + (i + Stages - 1) % Stages * tile_floats, v, origin_of(v, ahead));
     }
     arch::cp_async_commit();
     arch::cp_async_wait<Stages - 1>();  // this tile's group has landed; the Stages - 1 after it may not have
@@ -528,6 +523,38 @@ __global__ void __launch_bounds__(threads, overlap_ctas_per_sm) d3_ldgsts_overla
     __syncthreads();  // every thread is done with this buffer before the next iteration refills it
   }
 }
+
+// ---- the kernels as types, for the table's records ------------------------------------------------------
+// Each kernel's instantiation for a rung's traits: the table names a rung's kernel as
+// lab_rung<d1_branching, rung_traits{...}>. A pipelined kernel has one instantiation per stage count.
+struct d1_ldg {
+  template <class Rung>
+  static constexpr auto of = &d1_ldg_kernel<Rung>;
+};
+struct d1_branching {
+  template <class Rung>
+  static constexpr auto of = &d1_branching_kernel<Rung>;
+};
+struct d1_ldg_no_branch {
+  template <class Rung>
+  static constexpr auto of = &d1_ldg_no_branch_kernel<Rung>;
+};
+struct d1_ldgsts_no_branch {
+  template <class Rung>
+  static constexpr auto of = &d1_ldgsts_no_branch_kernel<Rung>;
+};
+struct d1_ldgsts_vec16 {
+  template <class Rung>
+  static constexpr auto of = &d1_ldgsts_vec16_kernel<Rung>;
+};
+struct d3_tile {
+  template <class Rung>
+  static constexpr auto of = &d3_tile_kernel<Rung>;
+};
+struct d3_ldgsts_overlap {
+  template <class Rung, int Stages>
+  static constexpr auto of = &d3_ldgsts_overlap_kernel<Rung, Stages>;
+};
 
 // ---- plans, refusals, setup, verification, launchers --------------------------------------------------
 
@@ -559,31 +586,38 @@ const axis side_axis{"side",
                      radius,
                      std::uint64_t{1} << 20};
 
+const rung_traits& traits_of(const variant& v) { return v.traits_as<rung_traits>(); }
+
 geometry geometry_of_case(const variant& v, const case_params& p) {
   const axis_value& xy = p.shape(xy_axis);
-  return geometry_of(v.traits_as<variant_id>(), p.n, xy[0], xy[1], p[side_axis]);
+  return geometry_of(traits_of(v), p.n, xy[0], xy[1], p[side_axis]);
 }
 
 std::uint64_t stages_of(const case_params& p) { return p[stages_axis]; }
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
   if (p.type != dtype::f32) return "stencil is built for f32 only";
-  const auto id = v.traits_as<variant_id>();
+  const rung_traits& r = traits_of(v);
   const std::uint64_t stages = p[stages_axis];
-  if (id != variant_id::d3_ldgsts_overlap && stages != parse_axis(stages_axis, stages_axis.defaults).front()[0]) {
-    return "--stages sets 3d_ldgsts_overlap's tile buffers; " + std::string(v.name) + " stages one tile";
+  if (!r.pipelined && stages != parse_axis(stages_axis, stages_axis.defaults).front()[0]) {
+    std::string pipelined;  // the rungs --stages is for, as the table names them
+    for (const auto& other : table().variants) {
+      if (!other.traits_as<rung_traits>().pipelined) continue;
+      pipelined += (pipelined.empty() ? "" : " and ") + std::string(other.name) + "'s";
+    }
+    return "--stages sets " + pipelined + " tile buffers; " + std::string(v.name) + " stages one tile";
   }
-  if (id == variant_id::d3_ldgsts_overlap && dev.smem_per_block_optin > 0 &&
+  if (r.pipelined && dev.smem_per_block_optin > 0 &&
       overlap_smem_bytes(stages) > static_cast<std::uint64_t>(dev.smem_per_block_optin)) {
     return std::to_string(stages) + " tile buffers need " + std::to_string(overlap_smem_bytes(stages)) +
            " B of shared memory; this device allows " + std::to_string(dev.smem_per_block_optin) + " B per CTA";
   }
   const axis_value& xy = p.shape(xy_axis);
-  return shape_rule(id, p.n, xy[0], xy[1], p[side_axis]);
+  return shape_rule(r, p.n, xy[0], xy[1], p[side_axis]);
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
-  const auto id = v.traits_as<variant_id>();
+  const rung_traits& r = traits_of(v);
   const geometry g = geometry_of_case(v, p);
   case_plan out;
   out.bytes = declared_bytes(g);
@@ -595,8 +629,8 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
     out.buffers = {{"src", half, buffer_role::input}, {"dst", half, buffer_role::output}};
     return out;
   }
-  out.policy = plan(id, g, dev.sm_count, stages_of(p));
-  const sector_count sc = sectors(id, g);
+  out.policy = plan(r, g, dev.sm_count, stages_of(p));
+  const sector_count sc = sectors(r, g);
   out.hardware_bytes = sector_bytes * (sc.read + sc.write);
   out.flops = flops_per_point * g.points();
   const std::uint64_t side_bytes = sizeof(float) * g.side_points(), center_bytes = sizeof(float) * g.points();
@@ -614,29 +648,29 @@ __global__ void fill_inputs_kernel(float* __restrict__ dst, std::uint64_t count,
     dst[k] = input_value(seed, k);
 }
 
-// The overlap kernel of each stage count (its dynamic shared memory: stages x 18 KiB).
-const void* overlap_kernel(std::uint64_t stages) {
-  switch (stages) {
-    case 2: return reinterpret_cast<const void*>(&d3_ldgsts_overlap_kernel<2>);
-    case 3: return reinterpret_cast<const void*>(&d3_ldgsts_overlap_kernel<3>);
-    case 4: return reinterpret_cast<const void*>(&d3_ldgsts_overlap_kernel<4>);
+// A pipelined rung's kernel for `stages` tile buffers (its dynamic shared memory: stages x 18 KiB): its
+// record lists one per stage count, in order from min_overlap_stages.
+const void* pipelined_kernel(const variant& v, std::uint64_t stages) {
+  if (stages < min_overlap_stages || stages - min_overlap_stages >= v.kernels.size()) {
+    throw std::invalid_argument("stencil: no " + std::string(v.name) + " kernel for " + std::to_string(stages) +
+                                " stages");
   }
-  throw std::invalid_argument("stencil: no overlap kernel for " + std::to_string(stages) + " stages");
+  return v.kernels[stages - min_overlap_stages].symbol;
 }
 
 // Fresh random floats in the three input domains, each from its own seed; the overlap kernel's
 // shared-memory limit raised to its buffers (above the 48 KiB default from 3 stages on).
 void setup(case_ctx& c) {
   if (c.v->peer) return;
-  if (c.v->traits_as<variant_id>() == variant_id::d3_ldgsts_overlap) {
+  if (traits_of(*c.v).pipelined) {
     const std::uint64_t stages = stages_of(c.p);
-    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(overlap_kernel(stages), cudaFuncAttributeMaxDynamicSharedMemorySize,
+    MEMLAB_CUDA_CHECK(cudaFuncSetAttribute(pipelined_kernel(*c.v, stages), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(overlap_smem_bytes(stages))));
   }
   for (const int b : {left_buffer, center_buffer, right_buffer}) {
     const std::uint64_t count = c.buffers[static_cast<std::size_t>(b)].size() / sizeof(float);
     if (count == 0) continue;
-    const std::uint64_t blocks = std::min<std::uint64_t>((count + threads - 1) / threads, 65536);
+    const std::uint64_t blocks = std::min<std::uint64_t>(cuda::ceil_div(count, std::uint64_t{threads}), 65536);
     fill_inputs_kernel<<<grid_of(blocks, "stencil"), threads>>>(c.ptr<float>(static_cast<std::size_t>(b)), count,
                                                                 next_seed());
     MEMLAB_CUDA_CHECK_LAUNCH();
@@ -734,8 +768,8 @@ volume volume_of(const case_ctx& c) {
           i64(g.ny),
           i64(g.nz),
           i64(g.side),
-          static_cast<std::uint32_t>((g.nx + tile_3d.x - 1) / tile_3d.x),
-          static_cast<std::uint32_t>((g.ny + tile_3d.y - 1) / tile_3d.y)};
+          static_cast<std::uint32_t>(cuda::ceil_div(g.nx, tile_3d.x)),
+          static_cast<std::uint32_t>(cuda::ceil_div(g.ny, tile_3d.y))};
 }
 
 template <void (*Kernel)(volume)>
@@ -746,13 +780,13 @@ void launch_3d(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
-void launch_overlap(const case_ctx& c, cudaStream_t s) {
+void launch_pipelined(const case_ctx& c, cudaStream_t s) {
   const std::uint64_t grid = c.plan.policy.grid;
   if (grid == 0) return;
   volume v = volume_of(c);
   void* args[] = {&v};
   const std::uint64_t stages = stages_of(c.p);
-  MEMLAB_CUDA_CHECK(cudaLaunchKernel(overlap_kernel(stages), grid_of(grid, "stencil"), dim3(threads), args,
+  MEMLAB_CUDA_CHECK(cudaLaunchKernel(pipelined_kernel(*c.v, stages), grid_of(grid, "stencil"), dim3(threads), args,
                                      overlap_smem_bytes(stages), s));
 }
 
@@ -760,20 +794,37 @@ void launch_copy(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK(memlab::copy_bytes(c.ptr(dst_buffer), c.ptr(src_buffer), c.plan.bytes / 2, s));
 }
 
-template <class Kernel>
-std::vector<kernel_ref> one_kernel(Kernel* k) {
-  return {kernel_ref::of(k)};
+// A rung of the lab's own, from its record: its kernel instantiated from its traits (one per stage count
+// for a pipelined one), launched for its dimensions, and what it needs of the device.
+template <class Kernel, rung_traits T, std::uint64_t... Stages>
+std::vector<kernel_ref> pipelined_kernels(std::integer_sequence<std::uint64_t, Stages...>) {
+  return {kernel_ref::of(Kernel::template of<rung_t<T>, static_cast<int>(min_overlap_stages + Stages)>)...};
+}
+template <class Kernel, rung_traits T>
+variant lab_rung(variant v) {
+  if constexpr (T.pipelined) {
+    v.launch = launch_pipelined;
+    v.kernels = pipelined_kernels<Kernel, T>(
+        std::make_integer_sequence<std::uint64_t, max_overlap_stages - min_overlap_stages + 1>{});
+  } else {
+    constexpr auto kernel = Kernel::template of<rung_t<T>>;
+    if constexpr (T.dims == 1) {
+      v.launch = launch_1d<kernel>;
+    } else {
+      v.launch = launch_3d<kernel>;
+    }
+    v.kernels = {kernel_ref::of(kernel)};
+  }
+  if (T.path == load_path::cp_async) v.needs = {.min_cc = 80, .feature = "cp.async (LDGSTS)"};
+  v.traits = T;
+  return v;
 }
 
 }  // namespace
 
 // ---- the lab's table ------------------------------------------------------------------------------------
 
-// What every cp.async rung needs of the device.
-constexpr rung_needs cp_async_needs{.min_cc = 80, .feature = "cp.async (LDGSTS)"};
-
 const lab& table() {
-  using id = variant_id;
   static const lab stencil_lab{
       .name = "stencil",
       .teaches =
@@ -787,118 +838,83 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {
+              lab_rung<d1_ldg, rung_traits{.dims = 1, .path = load_path::none}>({
                   .name = "1d_ldg",
                   .teaches = "no staging: each point's 8 neighbours loaded from global memory (L1 serves re-reads), "
                              "branches pick the domain of each",
-                  .launch = launch_1d<d1_ldg_kernel>,
-                  .kernels = one_kernel(&d1_ldg_kernel),
-                  .traits = id::d1_ldg,
-              },
-              {
+              }),
+              lab_rung<d1_branching, rung_traits{.dims = 1, .path = load_path::registers}>({
                   .name = "1d_ldg_sts",
                   .teaches = "the tile and its halo staged in shared memory (LDG + STS); the halo loaded by edge "
                              "threads under branches",
-                  .launch = launch_1d<d1_ldg_sts_kernel>,
-                  .kernels = one_kernel(&d1_ldg_sts_kernel),
-                  .traits = id::d1_ldg_sts,
-              },
-              {
+              }),
+              lab_rung<d1_ldg_no_branch,
+                       rung_traits{.dims = 1, .path = load_path::registers, .pick = domain_pick::selects}>({
                   .name = "1d_ldg_no_branch",
                   .teaches = "the same staging, each point's array selected (SEL): one predicated load per point",
-                  .launch = launch_1d<d1_ldg_no_branch_kernel>,
-                  .kernels = one_kernel(&d1_ldg_no_branch_kernel),
-                  .traits = id::d1_ldg_no_branch,
-              },
-              {
+              }),
+              lab_rung<d1_branching, rung_traits{.dims = 1, .path = load_path::cp_async}>({
                   .name = "1d_ldgsts",
                   .teaches = "ldg_sts through cp.async (LDGSTS, 4 B): no register round trip; the same branches",
-                  .launch = launch_1d<d1_ldgsts_kernel>,
-                  .kernels = one_kernel(&d1_ldgsts_kernel),
-                  .needs = cp_async_needs,
-                  .traits = id::d1_ldgsts,
-              },
-              {
+              }),
+              lab_rung<d1_ldgsts_no_branch,
+                       rung_traits{.dims = 1, .path = load_path::cp_async, .pick = domain_pick::selects}>({
                   .name = "1d_ldgsts_no_branch",
                   .teaches = "cp.async (4 B), each point's array selected: one predicated copy per point",
-                  .launch = launch_1d<d1_ldgsts_no_branch_kernel>,
-                  .kernels = one_kernel(&d1_ldgsts_no_branch_kernel),
-                  .needs = cp_async_needs,
-                  .traits = id::d1_ldgsts_no_branch,
-              },
-              {
+              }),
+              lab_rung<d1_ldgsts_vec16,
+                       rung_traits{
+                           .dims = 1, .path = load_path::cp_async, .pick = domain_pick::selects, .access_bytes = 16}>({
                   .name = "1d_ldgsts_vec16",
                   .teaches = "16-byte cp.async chunks (LDGSTS.128), LDS.128 and STG.128; 4-byte copies only "
                              "for a chunk that straddles two arrays or is misaligned",
-                  .launch = launch_1d<d1_ldgsts_vec16_kernel>,
-                  .kernels = one_kernel(&d1_ldgsts_vec16_kernel),
-                  .needs = cp_async_needs,
-                  .traits = id::d1_ldgsts_vec16,
-              },
+              }),
               {
                   .name = "1d_copy",
                   .teaches = "memlab::copy of the same declared bytes: the 1D stencil's ceiling",
                   .launch = launch_copy,
                   .peer = true,
-                  .traits = id::d1_copy,
+                  .traits = rung_traits{.dims = 1, .access_bytes = 16, .copy = true},
               },
-              {
+              lab_rung<d3_tile, rung_traits{.dims = 3, .path = load_path::registers}>({
                   .name = "3d_ldg",
                   .teaches =
                       "64 x 72 tile staged through registers (LDG + STS, 4 B), a branch per row picks its domain",
-                  .launch = launch_3d<d3_ldg_kernel>,
-                  .kernels = one_kernel(&d3_ldg_kernel),
-                  .traits = id::d3_ldg,
-              },
-              {
+              }),
+              lab_rung<d3_tile, rung_traits{.dims = 3, .path = load_path::registers, .pick = domain_pick::selects}>({
                   .name = "3d_ldg_no_branch",
                   .teaches = "memlab::halo::load_rows through registers: each row's array selected (SEL), one "
                              "predicated load per element, all loads before the stores",
-                  .launch = launch_3d<d3_ldg_no_branch_kernel>,
-                  .kernels = one_kernel(&d3_ldg_no_branch_kernel),
-                  .traits = id::d3_ldg_no_branch,
-              },
-              {
+              }),
+              lab_rung<d3_tile, rung_traits{.dims = 3, .path = load_path::cp_async}>({
                   .name = "3d_ldgsts",
                   .teaches = "3d_ldg's branches through cp.async (LDGSTS, 4 B)",
-                  .launch = launch_3d<d3_ldgsts_kernel>,
-                  .kernels = one_kernel(&d3_ldgsts_kernel),
-                  .needs = cp_async_needs,
-                  .traits = id::d3_ldgsts,
-              },
-              {
+              }),
+              lab_rung<d3_tile, rung_traits{.dims = 3, .path = load_path::cp_async, .pick = domain_pick::selects}>({
                   .name = "3d_ldgsts_no_branch",
                   .teaches = "memlab::halo::load_rows through cp.async (4 B)",
-                  .launch = launch_3d<d3_ldgsts_no_branch_kernel>,
-                  .kernels = one_kernel(&d3_ldgsts_no_branch_kernel),
-                  .needs = cp_async_needs,
-                  .traits = id::d3_ldgsts_no_branch,
-              },
-              {
+              }),
+              lab_rung<d3_tile,
+                       rung_traits{
+                           .dims = 3, .path = load_path::cp_async, .pick = domain_pick::selects, .access_bytes = 16}>({
                   .name = "3d_ldgsts_vec16",
                   .teaches = "16-byte accesses: cp.async.cg (LDGSTS.E.BYPASS.128), LDS.128, STG.128",
-                  .launch = launch_3d<d3_ldgsts_vec16_kernel>,
-                  .kernels = one_kernel(&d3_ldgsts_vec16_kernel),
-                  .needs = cp_async_needs,
-                  .traits = id::d3_ldgsts_vec16,
-              },
-              {
+              }),
+              lab_rung<d3_ldgsts_overlap, rung_traits{.dims = 3,
+                                                      .path = load_path::cp_async,
+                                                      .pick = domain_pick::selects,
+                                                      .access_bytes = 16,
+                                                      .pipelined = true}>({
                   .name = "3d_ldgsts_overlap",
                   .teaches = "vec16 on a persistent grid with --stages tile buffers: the next tiles' cp.async "
                              "in flight while this one is computed and stored",
-                  .launch = launch_overlap,
-                  .kernels = {kernel_ref::of(&d3_ldgsts_overlap_kernel<2>),
-                              kernel_ref::of(&d3_ldgsts_overlap_kernel<3>),
-                              kernel_ref::of(&d3_ldgsts_overlap_kernel<4>)},
-                  .needs = cp_async_needs,
-                  .traits = id::d3_ldgsts_overlap,
-              },
+              }),
               {
                   .name = "3d_copy",
                   .teaches = "memlab::copy of the same declared bytes: the 3D stencil's ceiling",
                   .launch = launch_copy,
                   .peer = true,
-                  .traits = id::d3_copy,
+                  .traits = rung_traits{.dims = 3, .access_bytes = 16, .copy = true},
               },
           },
       .unsupported = refusal,

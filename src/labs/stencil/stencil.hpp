@@ -23,30 +23,36 @@
 
 namespace memlab::labs::stencil {
 
-// The lab's kernel families, one per rung: each table record names its own as its traits (a test
-// checks the table and this enum agree, value for value). d1_/d3_: the 1D and 3D stencils (a C++
-// name cannot start with a digit; the rungs are 1d_.../3d_...).
-enum class variant_id {
-  d1_ldg,
-  d1_ldg_sts,
-  d1_ldg_no_branch,
-  d1_ldgsts,
-  d1_ldgsts_no_branch,
-  d1_ldgsts_vec16,
-  d1_copy,
-  d3_ldg,
-  d3_ldg_no_branch,
-  d3_ldgsts,
-  d3_ldgsts_no_branch,
-  d3_ldgsts_vec16,
-  d3_ldgsts_overlap,
-  d3_copy,
+// ---- a rung ----------------------------------------------------------------------------------------------
+
+// How a rung's CTA gets its tile of input points, halo included.
+enum class load_path {
+  none,       // no staging: each point's neighbours loaded from global memory (L1 serves the re-reads)
+  registers,  // staged in shared memory through registers: LDG + STS
+  cp_async,   // staged in shared memory by cp.async (LDGSTS): no register round trip
 };
-int dimensions(variant_id v);  // 1 or 3
-bool is_peer(variant_id v);    // the copy of the same declared bytes, memlab::copy
-// Width in bytes of the variant's global -> shared accesses (its policy's v): 4 or 16; for the
-// peers, 16 (memlab::copy's body).
-int access_bytes(variant_id v);
+// How a load picks the domain (left, center, right) its point lies in.
+enum class domain_pick {
+  branches,  // branches around each domain's load
+  selects,   // the point's address selected (SEL): one predicated load per point, no branch
+};
+
+// What the table's record says of a rung: the facts its kernel is instantiated from (rung_t) and the
+// model, plans and tests read.
+struct rung_traits {
+  int dims = 1;  // 1: three arrays; 3: volumes, the derivative along y
+  load_path path = load_path::registers;
+  domain_pick pick = domain_pick::branches;
+  int access_bytes = 4;    // width of its global -> shared accesses (the policy's v): 4 or 16
+  bool pipelined = false;  // a persistent grid, --stages tile buffers: the next tiles' loads in flight
+  bool copy = false;       // the peer: memlab::copy of the same declared bytes (its body 16 bytes wide)
+};
+// A rung's traits as a type, for a kernel's template argument (nvcc instantiates kernels of class-type
+// arguments through a type only).
+template <rung_traits R>
+struct rung_t {
+  static constexpr rung_traits value = R;
+};
 
 // ---- the operator ------------------------------------------------------------------------------------
 
@@ -92,23 +98,24 @@ struct tile_shape {
 };
 inline constexpr tile_shape tile_1d{1, 2048};
 inline constexpr tile_shape tile_3d{64, 64};
-tile_shape tile_of(variant_id v);
-// ldgsts_overlap: a persistent grid of this many CTAs per SM (at most 85 registers per thread), each
-// with --stages tile buffers of 72 x 64 floats in dynamic shared memory.
+tile_shape tile_of(const rung_traits& r);
+// A pipelined rung (3d_ldgsts_overlap): a persistent grid of this many CTAs per SM (at most 85 registers
+// per thread), each with --stages tile buffers of 72 x 64 floats in dynamic shared memory.
 inline constexpr int overlap_ctas_per_sm = 3;
 inline constexpr std::uint64_t min_overlap_stages = 2, max_overlap_stages = 4;
 inline constexpr std::uint64_t overlap_tile_bytes = sizeof(float) * 64 * (64 + 2 * radius);
 constexpr std::uint64_t overlap_smem_bytes(std::uint64_t stages) { return stages * overlap_tile_bytes; }
 
-// The geometry of case (n, nx x ny of the --xy axis, side) for variant v (dimensions decide which
-// of n and the axis it reads). Call after shape_rule found nothing.
-geometry geometry_of(variant_id v, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny, std::uint64_t side);
+// The geometry of case (n, nx x ny of the --xy axis, side) for a rung (its dims decide which of n
+// and the axis it reads). Call after shape_rule found nothing.
+geometry geometry_of(const rung_traits& r, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny,
+                     std::uint64_t side);
 // Why the case cannot run (shape, alignment); nullopt when it can. Device features are the lab's.
-std::optional<std::string> shape_rule(variant_id v, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny,
+std::optional<std::string> shape_rule(const rung_traits& r, std::uint64_t n, std::uint64_t xy_nx, std::uint64_t xy_ny,
                                       std::uint64_t side);
 
 // CTAs of one tile each: ceil(nx / tile.x) x ceil(ny / tile.y) x nz.
-std::uint64_t tile_count(variant_id v, const geometry& g);
+std::uint64_t tile_count(const rung_traits& r, const geometry& g);
 
 // The fewest bytes the job must move: every input point it needs read once (the center and the
 // radius planes of each side domain), every output written once; 0 for an empty center.
@@ -116,8 +123,8 @@ std::uint64_t declared_bytes(const geometry& g);
 // Arithmetic per output: 4 subtractions, 1 multiply, 3 FMAs = 11 flops.
 inline constexpr std::uint64_t flops_per_point = 11;
 
-// `stages`: ldgsts_overlap's tile buffers (--stages), printed in its policy; the other rungs ignore it.
-launch_policy plan(variant_id v, const geometry& g, int sm_count, std::uint64_t stages = min_overlap_stages);
+// `stages`: a pipelined rung's tile buffers (--stages), printed in its policy; the other rungs ignore it.
+launch_policy plan(const rung_traits& r, const geometry& g, int sm_count, std::uint64_t stages = min_overlap_stages);
 
 // 32-byte sectors each CTA reads and writes, summed over the CTAs: a CTA reads each sector of its
 // tile and halo once (shared memory, or L1 for ldg, serves its own re-reads), so the halo rows a
@@ -127,7 +134,7 @@ struct sector_count {
   std::uint64_t read = 0, write = 0;
 };
 inline constexpr std::uint64_t sector_bytes = 32;
-sector_count sectors(variant_id v, const geometry& g);
+sector_count sectors(const rung_traits& r, const geometry& g);
 
 // ---- branch-free addresses (device code; host-testable integer arithmetic) --------------------------
 

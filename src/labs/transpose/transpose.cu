@@ -8,21 +8,19 @@
 // moves in each step, where an element of a tile lives in shared memory) is in transpose.hpp; the
 // model itself (sectors per global request, wavefronts per shared request) in model.cpp.
 //
-// The ladder, in reading order; each rung adds one thing:
-//   naive          a thread per element of a 32 x 32 tile (4 per thread): reads along a row of `in`
-//                  (coalesced), writes down a column of `out`: a warp's 32 stores land in 32 rows, 32
-//                  sectors for 128 useful bytes (f32).
-//   smem           the tile goes through shared memory (32 x 32, row-major): reads and writes of
-//                  global memory are both row segments now, but the column reads of the tile hit one
-//                  bank 32 times (f32: 32 wavefronts per request).
-//   smem_padded    + one 4-byte word per tile row: a column walks across all 32 banks (1 wavefront).
-//   smem_swizzled  no padding: the word index XORed with the row, the same effect at no extra space.
-//   smem_vec       64 x 64 tiles, 16-byte global loads and stores (4 per thread for f32), whole 16-byte
-//                  vectors into shared memory, element reads out of it; a 16-byte-slot swizzle keeps
-//                  both at their fewest wavefronts. A warp's 16-byte stores cover 4 output rows x 128 B.
-//   smem_vec_rows  tiles of 256-byte rows (256 / sizeof(T) elements square) and every warp access two
-//                  whole rows, loads and stores: longer runs per warp request at the same bytes; the
-//                  swizzle moves to 8-byte units so that the element reads stay conflict-free.
+// The ladder is the table at the end (`memlab list transpose`), each rung one record: its tile (edge,
+// threads, access width, shared-memory layout; tile_traits, transpose.hpp), from which its kernel is
+// instantiated, its launch policy planned and its warp requests replayed by the host model. Two kernel
+// templates cover every rung of the lab's own:
+//   elements_kernel  a thread per element, E x E tiles: straight from registers (the naive rung: reads
+//                    along a row of `in`, coalesced, writes down a column of `out`: a warp's 32 stores
+//                    land in 32 rows, 32 sectors for 128 useful bytes of f32), or through shared memory,
+//                    row-major (a tile column in one bank: 32 wavefronts per request for f32), padded by
+//                    a word per row or XOR-swizzled (both: one);
+//   vectors_kernel   16-byte global loads and stores, whole 16-byte vectors into swizzled shared-memory
+//                    slots, element reads out of them; tiles of 64 elements or of 256-byte rows, a warp's
+//                    store V rows x 512 / V bytes or two whole 256-byte rows (longer runs per request at
+//                    the same bytes).
 // No TMA rung: a TMA tensor load would replace only the LDG + STS half of a tile, which is not what
 // limits a transpose that already reaches DRAM; it cannot transpose 4-byte elements on the way.
 // Peers in the same run:
@@ -38,6 +36,8 @@
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 
+#include <cuda/cmath>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -47,12 +47,14 @@
 #include "harness/check.hpp"
 #include "harness/copy_peer.hpp"
 #include "harness/cublas_check.hpp"
+#include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/transpose/transpose.hpp"
 #include "memlab/arch/st_global.cuh"
 #include "memlab/copy.cuh"
 #include "memlab/transpose.cuh"
+#include "memlab/vector.cuh"
 
 namespace memlab::labs::transpose {
 
@@ -121,104 +123,85 @@ __device__ __forceinline__ tile_origin tile_of(const matrices& m, std::uint64_t 
 
 }  // namespace
 
-// A thread per element, 4 per thread: loads along rows (lane = column: coalesced), stores down
-// columns of `out` (lane = output row: one sector per lane). All 4 loads are issued before a store.
-template <class T>
-__global__ void __launch_bounds__(threads32) naive_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
-  const tile_origin o = tile_of(m, tile32);
-  const std::uint64_t tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = o.c0 + tx;
-  T v[items32]{};
-#pragma unroll
-  for (int j = 0; j < items32; ++j) {
-    const std::uint64_t r = o.r0 + ty + block_rows * j;
-    if (r < m.rows && c < m.cols) v[j] = in[o.base + r * m.cols + c];
-  }
-#pragma unroll
-  for (int j = 0; j < items32; ++j) {
-    const std::uint64_t r = o.r0 + ty + block_rows * j;
-    if (r < m.rows && c < m.cols) out[o.base + c * m.rows + r] = v[j];  // (32) rows apart across the warp
-  }
-}
-
+// One element per access (tile_traits vec_bytes 0): thread (tx, ty) = (t % E, t / E) moves column tx of
+// tile rows ty + R j, R = threads / E (block_rows), all its loads issued before the first store.
+//   layout none (naive): a thread per element and no shared memory: reads along rows (lane = column:
+//     coalesced), stores down columns of `out` (lane = output row: one sector per lane).
+//   any other layout: the tile through shared memory (smem_offset, transpose.hpp). In: warp ty reads
+//     tile rows ty + R j, lane tx column tx (a row segment of `in`), and writes them to tile row ty + R j.
+//     Out: warp ty writes output rows ty + R j of the tile (= tile columns), lane tx output column tx (a
+//     row segment of `out`), reading tile element (tx, ty + R j): a column. Row-major, a column's 32
+//     words are 128 B apart (f32): one bank; padded, 33 words apart: 32 banks; swizzled, word index XOR
+//     row: 32 banks for a column and for a row.
 namespace {
 
-// The 32 x 32 tile through shared memory, laid out as Layout says (smem32_offset, transpose.hpp).
-// In: warp ty reads tile rows ty + 8 j, lane tx column tx (a row segment of `in`), and writes them to
-// tile row ty + 8 j. Out: warp ty writes output rows ty + 8 j of the tile (= tile columns), lane tx
-// output column tx (a row segment of `out`), reading tile element (tx, ty + 8 j): a column.
-template <variant_id Layout, class T>
-__device__ __forceinline__ void transpose_tile32(T* __restrict__ out, const T* __restrict__ in, const matrices& m) {
+// The tile through shared memory, laid out as the tile's layout says.
+template <class Tile, class T>
+__device__ __forceinline__ void tile_through_smem(T* __restrict__ out, const T* __restrict__ in, const matrices& m) {
+  constexpr tile_traits tile = Tile::value;
   constexpr std::size_t es = sizeof(T);
-  __shared__ __align__(16) unsigned char tile[smem32_bytes(Layout, es)];
+  constexpr int edge = static_cast<int>(tile_edge(tile, es)), rows = block_rows(tile, es), items = edge / rows;
+  __shared__ __align__(16) unsigned char smem[smem_bytes(tile, es)];
   const auto at = [&](std::uint32_t r, std::uint32_t c) -> T& {
-    return *reinterpret_cast<T*>(tile + smem32_offset(Layout, es, r, c));
+    return *reinterpret_cast<T*>(
+        smem + element_offset(Tile::value.layout, std::integral_constant<std::uint32_t, edge>{}, es, r, c));
   };
-  const tile_origin o = tile_of(m, tile32);
-  const std::uint32_t tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-  T v[items32]{};
+  const tile_origin o = tile_of(m, edge);
+  const std::uint32_t tx = threadIdx.x % edge, ty = threadIdx.x / edge;
+  T v[items]{};
 #pragma unroll
-  for (int j = 0; j < items32; ++j) {  // all 4 loads in flight before the first shared store
-    const std::uint64_t r = o.r0 + ty + block_rows * j;
+  for (int j = 0; j < items; ++j) {  // every load in flight before the first shared store
+    const std::uint64_t r = o.r0 + ty + rows * j;
     if (r < m.rows && o.c0 + tx < m.cols) v[j] = in[o.base + r * m.cols + o.c0 + tx];
   }
 #pragma unroll
-  for (int j = 0; j < items32; ++j) {
-    if (o.r0 + ty + block_rows * j < m.rows && o.c0 + tx < m.cols) at(ty + block_rows * j, tx) = v[j];
+  for (int j = 0; j < items; ++j) {
+    if (o.r0 + ty + rows * j < m.rows && o.c0 + tx < m.cols) at(ty + rows * j, tx) = v[j];
   }
   __syncthreads();
 #pragma unroll
-  for (int j = 0; j < items32; ++j) {
-    const std::uint32_t c = ty + block_rows * j;  // the output row in the tile = the input column
+  for (int j = 0; j < items; ++j) {
+    const std::uint32_t c = ty + rows * j;  // the output row in the tile = the input column
     if (o.c0 + c < m.cols && o.r0 + tx < m.rows) out[o.base + (o.c0 + c) * m.rows + o.r0 + tx] = at(tx, c);
   }
 }
 
 }  // namespace
 
-// 32 x 32 row-major tile: the column reads of `at(tx, c)` are 32 words 128 B apart (f32): one bank.
-template <class T>
-__global__ void __launch_bounds__(threads32) smem_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
-  transpose_tile32<variant_id::smem>(out, in, m);
-}
-
-// One word of padding per row: the column's words are 33 words apart, on 32 different banks.
-template <class T>
-__global__ void __launch_bounds__(threads32)
-    smem_padded_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
-  transpose_tile32<variant_id::smem_padded>(out, in, m);
-}
-
-// No padding; word index XOR row: a column's 32 words land on 32 different banks, and so do a row's.
-template <class T>
-__global__ void __launch_bounds__(threads32)
-    smem_swizzled_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
-  transpose_tile32<variant_id::smem_swizzled>(out, in, m);
+template <class Tile, class T>
+__global__ void __launch_bounds__(Tile::value.threads)
+    elements_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
+  if constexpr (Tile::value.layout == smem_layout::none) {
+    constexpr std::size_t es = sizeof(T);
+    constexpr int edge = static_cast<int>(tile_edge(Tile::value, es)), rows = block_rows(Tile::value, es);
+    constexpr int items = edge / rows;
+    const tile_origin o = tile_of(m, edge);
+    const std::uint64_t tx = threadIdx.x % edge, ty = threadIdx.x / edge, c = o.c0 + tx;
+    T v[items]{};
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const std::uint64_t r = o.r0 + ty + rows * j;
+      if (r < m.rows && c < m.cols) v[j] = in[o.base + r * m.cols + c];
+    }
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const std::uint64_t r = o.r0 + ty + rows * j;
+      if (r < m.rows && c < m.cols) out[o.base + c * m.rows + r] = v[j];  // (32) rows apart across the warp
+    }
+  } else {
+    tile_through_smem<Tile>(out, in, m);
+  }
 }
 
 namespace {
 
-// The bits of one element, for packing V of them into a 16-byte vector without local memory.
-template <std::size_t Bytes>
-struct bits_of;
-template <>
-struct bits_of<2> {
-  using type = std::uint16_t;
-};
-template <>
-struct bits_of<4> {
-  using type = std::uint32_t;
-};
-template <>
-struct bits_of<8> {
-  using type = std::uint64_t;
-};
-
-__device__ __forceinline__ uint4 pack16(const std::uint32_t (&x)[4]) { return {x[0], x[1], x[2], x[3]}; }
-__device__ __forceinline__ uint4 pack16(const std::uint16_t (&x)[8]) {
+// V elements' bits (bits_t<sizeof(T)>) packed into one 16-byte vector, without local memory.
+__device__ __forceinline__ uint4 pack16(const bits_t<4> (&x)[4]) { return {x[0], x[1], x[2], x[3]}; }
+__device__ __forceinline__ uint4 pack16(const bits_t<2> (&x)[8]) {
   const auto pair = [&](int i) { return static_cast<unsigned>(x[i]) | static_cast<unsigned>(x[i + 1]) << 16; };
   return {pair(0), pair(2), pair(4), pair(6)};
 }
-__device__ __forceinline__ uint4 pack16(const std::uint64_t (&x)[2]) {
+__device__ __forceinline__ uint4 pack16(const bits_t<8> (&x)[2]) {
   const auto lo = [](std::uint64_t w) { return static_cast<unsigned>(w); };
   const auto hi = [](std::uint64_t w) { return static_cast<unsigned>(w >> 32); };
   return {lo(x[0]), hi(x[0]), lo(x[1]), hi(x[1])};
@@ -226,90 +209,52 @@ __device__ __forceinline__ uint4 pack16(const std::uint64_t (&x)[2]) {
 
 }  // namespace
 
-// 64 x 64 tile, 16-byte global accesses both ways (vec_load_pos / vec_store_pos, transpose.hpp):
-// sizeof(T) 16-byte loads per thread, all in flight before the first shared store; each store step
-// reads V elements of one tile column (V consecutive input rows) from shared memory and writes them as
-// one 16-byte vector of an output row. Needs rows and cols multiples of V (the lab refuses others);
-// a cut tile at the matrix's edge is cut at whole vectors.
-template <class T>
-__global__ void __launch_bounds__(vec_threads)
-    smem_vec_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
+// 16-byte vectors (tile_traits vec_bytes 16; vector_load_pos / vector_store_pos, transpose.hpp):
+// tile_steps 16-byte loads per thread, all in flight before the first shared store, each stored whole
+// into its slot (vector_slot: for xor_halves its two 8-byte halves swapped in registers on odd row
+// groups); each store step reads V elements of one tile column (V consecutive input rows) from shared
+// memory and writes them as one 16-byte vector of an output row. Needs rows and cols multiples of V
+// (the lab refuses others); a cut tile at the matrix's edge is cut at whole vectors.
+// min_ctas_per_sm (smem_vec_rows): at least 8 CTAs (2048 threads) per SM for f32 and f64: ptxas gave the
+// f32 kernel 33 registers, which rounds to 40 and leaves room for 6; at 32 it keeps 8 without spilling.
+// f16's 32 KiB tiles allow at most 6 CTAs anyway (and 16 B x 8 loads per thread need the registers): 4.
+template <class Tile, class T>
+__global__ void __launch_bounds__(Tile::value.threads, Tile::value.min_ctas_per_sm(sizeof(T)))
+    vectors_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
+  constexpr tile_traits tile = Tile::value;
   constexpr std::size_t es = sizeof(T);
   constexpr std::uint32_t per = vec_elems(es);
-  constexpr int steps = vec_steps(es);
-  using bits = typename bits_of<es>::type;
-  __shared__ __align__(128) unsigned char tile[vec_smem_bytes(es)];
-  const tile_origin o = tile_of(m, vec_tile);
+  constexpr int steps = tile_steps(tile, es);
+  using bits = bits_t<static_cast<int>(es)>;
+  __shared__ __align__(128) unsigned char smem[smem_bytes(tile, es)];
+  const tile_origin o = tile_of(m, tile_edge(tile, es));
   const int t = static_cast<int>(threadIdx.x);
   uint4 v[steps];
 #pragma unroll
   for (int i = 0; i < steps; ++i) {
-    const tile_pos p = vec_load_pos(es, t, i);
+    const tile_pos p = vector_load_pos(Tile{}, es, t, i);
     if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols)
       v[i] = *reinterpret_cast<const uint4*>(in + o.base + (o.r0 + p.r) * m.cols + o.c0 + p.c);
   }
 #pragma unroll
   for (int i = 0; i < steps; ++i) {
-    const tile_pos p = vec_load_pos(es, t, i);
-    if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols) *reinterpret_cast<uint4*>(tile + vec_offset(es, p.r, p.c)) = v[i];
+    const tile_pos p = vector_load_pos(Tile{}, es, t, i);
+    if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols) {
+      const slot s = vector_slot(Tile{}, es, p.r, p.c);
+      *reinterpret_cast<uint4*>(smem + s.offset) = s.swap_halves ? uint4{v[i].z, v[i].w, v[i].x, v[i].y} : v[i];
+    }
   }
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < steps; ++j) {
-    const tile_pos p = vec_store_pos(es, t, j);  // p.r: the first of V input rows; p.c: the output row
+    const tile_pos p = vector_store_pos(Tile{}, es, t, j);  // p.r: the first of V input rows; p.c: the output row
     if (o.c0 + p.c < m.cols && o.r0 + p.r < m.rows) {
       bits x[per];
 #pragma unroll
       for (std::uint32_t k = 0; k < per; ++k)
-        x[k] = *reinterpret_cast<const bits*>(tile + vec_offset(es, p.r + k, p.c));
+        x[k] = *reinterpret_cast<const bits*>(smem + smem_offset(Tile{}, es, p.r + k, p.c));
       arch::st_global_v4(out + o.base + (o.c0 + p.c) * m.rows + o.r0 + p.r,
                          pack16(x));  // a plain uint4 store: 4x STG.E
-    }
-  }
-}
-
-// Tiles of 256-byte rows (E = 256 / sizeof(T) elements square), every warp access two whole rows of
-// one, both ways (rows_load_pos / rows_store_pos, transpose.hpp): smem_vec's store steps wrote 4 rows x
-// 128 B per warp (f32). The 8-byte-unit swizzle (rows_offset) moves a loaded vector into its slot whole,
-// its halves swapped in registers on odd row groups (rows_slot).
-// At least 8 CTAs (2048 threads) per SM for f32 and f64: ptxas gave the f32 kernel 33 registers, which
-// rounds to 40 and leaves room for 6; at 32 it keeps 8 without spilling. f16's 32 KiB tiles allow at
-// most 6 CTAs anyway (and 16 B x 8 loads per thread need the registers).
-template <class T>
-__global__ void __launch_bounds__(vec_threads, sizeof(T) == 2 ? 4 : 8)
-    smem_vec_rows_kernel(T* __restrict__ out, const T* __restrict__ in, matrices m) {
-  constexpr std::size_t es = sizeof(T);
-  constexpr std::uint32_t per = vec_elems(es);
-  constexpr int steps = rows_steps(es);
-  using bits = typename bits_of<es>::type;
-  __shared__ __align__(128) unsigned char tile[rows_smem_bytes(es)];
-  const tile_origin o = tile_of(m, rows_edge(es));
-  const int t = static_cast<int>(threadIdx.x);
-  uint4 v[steps];
-#pragma unroll
-  for (int i = 0; i < steps; ++i) {
-    const tile_pos p = rows_load_pos(es, t, i);
-    if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols)
-      v[i] = *reinterpret_cast<const uint4*>(in + o.base + (o.r0 + p.r) * m.cols + o.c0 + p.c);
-  }
-#pragma unroll
-  for (int i = 0; i < steps; ++i) {
-    const tile_pos p = rows_load_pos(es, t, i);
-    if (o.r0 + p.r < m.rows && o.c0 + p.c < m.cols) {
-      const slot s = rows_slot(es, p.r, p.c);
-      *reinterpret_cast<uint4*>(tile + s.offset) = s.swap_halves ? uint4{v[i].z, v[i].w, v[i].x, v[i].y} : v[i];
-    }
-  }
-  __syncthreads();
-#pragma unroll
-  for (int j = 0; j < steps; ++j) {
-    const tile_pos p = rows_store_pos(es, t, j);  // p.r: the first of V input rows; p.c: the output row
-    if (o.c0 + p.c < m.cols && o.r0 + p.r < m.rows) {
-      bits x[per];
-#pragma unroll
-      for (std::uint32_t k = 0; k < per; ++k)
-        x[k] = *reinterpret_cast<const bits*>(tile + rows_offset(es, p.r + k, p.c));
-      arch::st_global_v4(out + o.base + (o.c0 + p.c) * m.rows + o.r0 + p.r, pack16(x));
     }
   }
 }
@@ -389,73 +334,50 @@ std::uint64_t elements_of(const case_params& p) {
   return d.batch * d.rows * d.cols;
 }
 
-// A rung: its kernel for each element type, named once for launch and for `memlab inspect`.
-struct naive_rung {
-  template <class T>
-  static auto kernel() {
-    return &naive_kernel<T>;
-  }
-};
-struct smem_rung {
-  template <class T>
-  static auto kernel() {
-    return &smem_kernel<T>;
-  }
-};
-struct smem_padded_rung {
-  template <class T>
-  static auto kernel() {
-    return &smem_padded_kernel<T>;
-  }
-};
-struct smem_swizzled_rung {
-  template <class T>
-  static auto kernel() {
-    return &smem_swizzled_kernel<T>;
-  }
-};
-struct smem_vec_rung {
-  template <class T>
-  static auto kernel() {
-    return &smem_vec_kernel<T>;
-  }
-};
-struct smem_vec_rows_rung {
-  template <class T>
-  static auto kernel() {
-    return &smem_vec_rows_kernel<T>;
-  }
-};
-
-template <class Rung>
-std::vector<kernel_ref> kernels_of_lab_dtypes() {
-  return kernels_of<Rung, __half, float, double>();
-}
-
+// The lab's element types: the kernels are built for these (the table's dtypes).
 template <class F>
-decltype(auto) visit_lab_dtype(dtype t, F&& f) {
-  switch (t) {
-    case dtype::f16: return f(__half{});
-    case dtype::f32: return f(float{});
-    case dtype::f64: return f(double{});
-    default: break;
-  }
-  throw std::invalid_argument("transpose: dtype " + std::string(to_string(t)) + " is not built (f16, f32, f64)");
+void visit_lab_dtype(dtype t, F&& f) {
+  visit_dtype_in<__half, float, double>(t, std::forward<F>(f));
 }
 
-template <class Rung>
-void launch_rung(const case_ctx& c, cudaStream_t s) {
+// A rung of the lab's own: its kernel for each element type, instantiated from its tile.
+template <tile_traits Tile>
+struct tile_rung {
+  template <class T>
+  static auto kernel() {
+    if constexpr (Tile.vec_bytes == 0) {
+      return &elements_kernel<tile_t<Tile>, T>;
+    } else {
+      return &vectors_kernel<tile_t<Tile>, T>;
+    }
+  }
+};
+
+template <tile_traits Tile>
+void launch_tiles(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (p.grid == 0) return;
   const dims d = dims_of(c.p);
-  const auto edge = static_cast<std::uint64_t>(tile_edge(c.v->traits_as<variant_id>(), size_of(c.p.type)));
-  const matrices m{d.rows, d.cols, ceil_div(d.rows, edge), ceil_div(d.cols, edge), c.p[band_axis]};
+  const std::uint64_t edge = tile_edge(Tile, size_of(c.p.type));
+  const matrices m{d.rows, d.cols, cuda::ceil_div(d.rows, edge), cuda::ceil_div(d.cols, edge), c.p[band_axis]};
   visit_lab_dtype(c.p.type, [&](auto tag) {
     using T = decltype(tag);
-    Rung::template kernel<T>()<<<grid_of(p.grid, "transpose"), static_cast<unsigned>(p.threads), 0, s>>>(
+    tile_rung<Tile>::template kernel<T>()<<<grid_of(p.grid, "transpose"), static_cast<unsigned>(p.threads), 0, s>>>(
         c.ptr<T>(out_buffer), c.ptr<const T>(in_buffer), m);
   });
   MEMLAB_CUDA_CHECK_LAUNCH();
+}
+
+// A rung of the lab's own, from its record: what it launches and needs follows from its tile.
+template <tile_traits Tile>
+variant lab_rung(variant v) {
+  v.launch = launch_tiles<Tile>;
+  v.kernels = kernels_of<tile_rung<Tile>, __half, float, double>();
+  static_assert(Tile.vec_bytes == 0 || Tile.vec_bytes == 16, "one element or 16-byte vectors per access");
+  if (Tile.vec_bytes != 0)
+    v.needs = {.alignment = Tile.vec_bytes, .shape = "rows and columns of whole 16-byte vectors"};
+  v.traits = rung_traits{.tile = Tile};
+  return v;
 }
 
 // auto: memlab::transpose, the library, which picks its path from the pointers and the shape.
@@ -531,6 +453,8 @@ void launch_copy(const case_ctx& c, cudaStream_t s) {
                                        elements_of(c.p) * size_of(c.p.type), s));
 }
 
+const rung_traits& traits_of(const variant& v) { return v.traits_as<rung_traits>(); }
+
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& /*dev*/) {
   const dims d = dims_of(p);
   const std::size_t es = size_of(p.type);
@@ -540,46 +464,33 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
     return std::to_string(d.batch) + " matrices of " + std::to_string(d.rows) + " x " + std::to_string(d.cols) +
            " elements span more than 2^62 bytes";
   }
-  const auto id = v.traits_as<variant_id>();
-  if ((v.peer || id == variant_id::library) && p[band_axis] != default_band) {
+  const tile_traits& t = traits_of(v).tile;
+  if (!has_tiles(t) && p[band_axis] != default_band) {
     return "--band orders memlab's tiles; " + std::string(v.name) + " has none and runs at the default band (" +
            std::to_string(default_band) + ") only";
   }
-  if (auto why = shape_rule(id, es, d)) return why;
-  if (tiles_of(id, es, d) > 0x7fffffffu) {
-    return std::to_string(tiles_of(id, es, d)) + " tiles (one CTA each) exceed a grid of 2^31 - 1 CTAs";
+  if (auto why = shape_rule(v.name, t, es, d)) return why;
+  if (tiles_of(t, es, d) > 0x7fffffffu) {
+    return std::to_string(tiles_of(t, es, d)) + " tiles (one CTA each) exceed a grid of 2^31 - 1 CTAs";
   }
   return std::nullopt;
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& dev) {
-  const auto id = v.traits_as<variant_id>();
+  const rung_traits& r = traits_of(v);
   const std::size_t es = size_of(p.type);
   const dims d = dims_of(p);
   const std::uint64_t payload = elements_of(p) * es;
   case_plan out;
-  out.policy = plan(id, es, d);
+  out.policy = r.policy != nullptr ? r.policy(p, dev) : plan(r.tile, es, d);
   out.bytes = 2 * payload;  // every element read once and written once
   out.working_set = 2 * payload;
   out.buffers = {{"in", payload, buffer_role::input}, {"out", payload, buffer_role::output}};
-  if (id == variant_id::library) {
-    // memlab::transpose plans from the real addresses; cudaMalloc's are 256-byte aligned.
-    constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
-    const transpose_plan tp = plan_transpose(base, 2 * base, d.batch, d.rows, d.cols, es,
-                                             copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-    out.policy = tp.path == transpose_path::copy
-                     ? launch_policy{tp.copy.threads, tp.copy.vectors_per_thread, tp.copy.vec_bytes, 0, tp.copy.grid}
-                     : launch_policy{tp.threads, tp.vectors_per_thread, tp.vec_bytes, 0, tp.grid};
-    out.model = {};
-  }
-  if (id == variant_id::copy) {
-    out.policy = copy_policy(payload, dev);
-  }
-  if (tile_edge(id, es) > 0) {
-    const launch_cost cost = model(id, es, d);
+  if (has_tiles(r.tile)) {
+    const launch_cost cost = model(r.tile, es, d);
     out.hardware_bytes = (cost.gld.units + cost.gst.units) * sector_bytes;
     out.model = {{"ld_sectors", cost.gld.per_request()}, {"st_sectors", cost.gst.per_request()}};
-    if (id != variant_id::naive) {
+    if (r.tile.layout != smem_layout::none) {
       out.model.push_back({"smem_st_wavefronts", cost.sst.per_request()});
       out.model.push_back({"smem_ld_wavefronts", cost.sld.per_request()});
     }
@@ -587,8 +498,27 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
   return out;
 }
 
+// memlab::transpose plans from the real addresses; cudaMalloc's are 256-byte aligned.
+launch_policy library_policy(const case_params& p, const device_info& dev) {
+  const dims d = dims_of(p);
+  constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
+  const transpose_plan tp = plan_transpose(base, 2 * base, d.batch, d.rows, d.cols, size_of(p.type),
+                                           copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
+  return tp.path == transpose_path::copy
+             ? launch_policy{tp.copy.threads, tp.copy.vectors_per_thread, tp.copy.vec_bytes, 0, tp.copy.grid}
+             : launch_policy{tp.threads, tp.vectors_per_thread, tp.vec_bytes, 0, tp.grid};
+}
+
+launch_policy copy_peer_policy(const case_params& p, const device_info& dev) {
+  return copy_policy(elements_of(p) * size_of(p.type), dev);
+}
+
 void setup(case_ctx& c) {
-  if (c.v->traits_as<variant_id>() != variant_id::cublas) return;
+  if (const auto f = traits_of(*c.v).setup) f(c);
+}
+
+// cuBLAS's handles for the process, and for f16 cublasLtMatrixTransform's descriptors of the case.
+void setup_cublas(case_ctx& c) {
   (void)handles();  // created here, outside any timing
   if (c.p.type == dtype::f16) {
     const dims d = dims_of(c.p);
@@ -650,19 +580,21 @@ std::string verify_values(const case_ctx& c) {
   return {};
 }
 
+// The copy peer: its output is its input, byte for byte.
+std::string verify_copy(const case_ctx& c) {
+  const std::uint64_t seed = c.seeds[in_buffer], payload = elements_of(c.p) * size_of(c.p.type);
+  return check_bytes(c.buffers[out_buffer], 0, payload, size_of(c.p.type),
+                     [&](std::uint64_t j) { return random_byte(seed, j); });
+}
+
 std::string verify(const case_ctx& c) {
-  const auto id = c.v->traits_as<variant_id>();
-  if (id == variant_id::cublas) return verify_values(c);
-  const std::size_t es = size_of(c.p.type);
-  const std::uint64_t seed = c.seeds[in_buffer], payload = elements_of(c.p) * es;
-  if (id == variant_id::copy) {
-    return check_bytes(c.buffers[out_buffer], 0, payload, es, [&](std::uint64_t j) { return random_byte(seed, j); });
-  }
+  if (const auto f = traits_of(*c.v).verify) return f(c);
   const dims d = dims_of(c.p);
-  return check_elements_from(c.buffers[out_buffer], elements_of(c.p), es, seed, [&](std::uint64_t e) {
-    thread_local source_cursor source;  // one per checking thread: each walks its range in order
-    return source(d.rows, d.cols, e);
-  });
+  return check_elements_from(
+      c.buffers[out_buffer], elements_of(c.p), size_of(c.p.type), c.seeds[in_buffer], [&](std::uint64_t e) {
+        thread_local source_cursor source;  // one per checking thread: each walks its range in order
+        return source(d.rows, d.cols, e);
+      });
 }
 
 }  // namespace
@@ -683,72 +615,60 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {
+              lab_rung<tile_traits{.edge = 32}>({
                   .name = "naive",
                   .teaches =
                       "32x32 tiles, a thread per element: coalesced reads, stores down columns (a sector per lane)",
-                  .launch = launch_rung<naive_rung>,
-                  .kernels = kernels_of_lab_dtypes<naive_rung>(),
-                  .traits = variant_id::naive,
-              },
-              {
+              }),
+              lab_rung<tile_traits{.edge = 32, .layout = smem_layout::row_major}>({
                   .name = "smem",
                   .teaches =
                       "the tile through shared memory (32x32, row-major): coalesced both ways, column reads of the "
                       "tile in one bank",
-                  .launch = launch_rung<smem_rung>,
-                  .kernels = kernels_of_lab_dtypes<smem_rung>(),
-                  .traits = variant_id::smem,
-              },
-              {
+              }),
+              lab_rung<tile_traits{.edge = 32, .layout = smem_layout::padded}>({
                   .name = "smem_padded",
                   .teaches = "+1 word per tile row: the column reads spread over the 32 banks",
-                  .launch = launch_rung<smem_padded_rung>,
-                  .kernels = kernels_of_lab_dtypes<smem_padded_rung>(),
-                  .traits = variant_id::smem_padded,
-              },
-              {
+              }),
+              lab_rung<tile_traits{.edge = 32, .layout = smem_layout::xor_words}>({
                   .name = "smem_swizzled",
                   .teaches = "no padding: word index XOR row, conflict-free rows and columns",
-                  .launch = launch_rung<smem_swizzled_rung>,
-                  .kernels = kernels_of_lab_dtypes<smem_swizzled_rung>(),
-                  .traits = variant_id::smem_swizzled,
-              },
-              {
+              }),
+              lab_rung<tile_traits{.edge = 64, .layout = smem_layout::padded}>({
+                  .name = "smem_padded64",
+                  .teaches = "smem_padded on 64x64 tiles: 16 elements in flight per thread (64 B of f32, smem_vec's "
+                             "bytes) through one-element accesses, the tile size apart from the access width",
+              }),
+              lab_rung<tile_traits{.edge = 64, .vec_bytes = 16, .layout = smem_layout::xor_slots}>({
                   .name = "smem_vec",
                   .teaches = "64x64 tiles, 16-byte global loads and stores (16 B x sizeof(T) in flight per thread), "
                              "16-byte shared stores into swizzled slots",
-                  .launch = launch_rung<smem_vec_rung>,
-                  .kernels = kernels_of_lab_dtypes<smem_vec_rung>(),
-                  .needs = {.alignment = 16, .shape = "rows and columns of whole 16-byte vectors"},
-                  .traits = variant_id::smem_vec,
-              },
-              {
+              }),
+              lab_rung<tile_traits{.row_bytes = 256,
+                                   .vec_bytes = 16,
+                                   .layout = smem_layout::xor_halves,
+                                   .lanes = store_lanes::along_rows,
+                                   .min_ctas_per_sm = {.b2 = 4, .b4 = 8, .b8 = 8}}>({
                   .name = "smem_vec_rows",
                   .teaches =
                       "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x "
                       "128 B per warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
-                  .launch = launch_rung<smem_vec_rows_rung>,
-                  .kernels = kernels_of_lab_dtypes<smem_vec_rows_rung>(),
-                  .needs = {.alignment = 16, .shape = "rows and columns of whole 16-byte vectors"},
-                  .traits = variant_id::smem_vec_rows,
-              },
+              }),
               {
                   .name = "auto",
-                  .teaches =
-                      "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
-                      "aligned, else the same 16-byte accesses realigned in registers, each tile storing whole "
-                      "sectors of out; 8-byte elements one per lane (any shape, any alignment)",
+                  .teaches = "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
+                             "aligned, else the same 16-byte accesses realigned in registers, each tile storing whole "
+                             "sectors of out; 8-byte elements one per lane (any shape, any alignment)",
                   .launch = launch_auto,
                   .kernels = auto_kernels(),
-                  .traits = variant_id::library,
+                  .traits = rung_traits{.policy = library_policy},
               },
               {
                   .name = "cublas",
                   .teaches = "cuBLAS: cublasSgeam / cublasDgeam (1 x A^T + 0 x B); f16: cublasLtMatrixTransform",
                   .launch = launch_cublas,
                   .peer = true,
-                  .traits = variant_id::cublas,
+                  .traits = rung_traits{.setup = setup_cublas, .verify = verify_values},
               },
               // No kernels listed: memlab::copy's are the copy lab's `auto` rung's (`memlab inspect copy`),
               // and a kernel is labelled once.
@@ -757,7 +677,7 @@ const lab& table() {
                   .teaches = "memlab::copy of the same bytes, not transposed: the ceiling",
                   .launch = launch_copy,
                   .peer = true,
-                  .traits = variant_id::copy,
+                  .traits = rung_traits{.policy = copy_peer_policy, .verify = verify_copy},
               },
           },
       .unsupported = refusal,

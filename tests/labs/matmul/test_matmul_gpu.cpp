@@ -34,8 +34,9 @@ case_params mm_case(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
                                          {{"m", axis_value{{m, 0, 0}, 1}}, {"k", axis_value{{k, 0, 0}, 1}}});
 }
 
+// The rungs of 16-byte accesses, as their records say.
 bool vectorized_rung(const std::string& name) {
-  return name == "vectorized" || name == "warptiled" || name == "double_buffered";
+  return test::traits_of<labs::matmul::rung_traits>(labs::matmul::table(), name).tile.vec_bytes == 16;
 }
 
 // Runs and checks (m, n, k), or asserts the refusal the rung owes it. Returns whether it ran.
@@ -153,9 +154,7 @@ TEST_P(matmul_gpu, inputs_are_the_labs_own_well_conditioned_values) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(variants, matmul_gpu,
-                         ::testing::Values("naive", "smem_tiled", "blocktiled_1d", "blocktiled_2d", "vectorized",
-                                           "warptiled", "double_buffered", "cublas_sgemm", "cublas_tf32"),
+INSTANTIATE_TEST_SUITE_P(variants, matmul_gpu, ::testing::ValuesIn(test::variant_names(labs::matmul::table())),
                          [](const auto& p) { return p.param; });
 
 }  // namespace

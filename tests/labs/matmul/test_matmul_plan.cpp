@@ -30,42 +30,46 @@ bool mentions(const std::optional<std::string>& why, std::string_view needle) {
   return why && why->find(needle) != std::string::npos;
 }
 
-// memlab's rungs (not the peers), as the table lists them; those with 16-byte accesses.
-std::vector<std::string_view> rungs_where(bool (*keep)(const variant&)) {
-  std::vector<std::string_view> out;
+// memlab's rungs (not the peers), as the table lists them, with their tilings.
+struct lab_rung {
+  std::string_view name;
+  tiling tile;
+};
+std::vector<lab_rung> lab_rungs() {
+  std::vector<lab_rung> out;
   for (const auto& v : table().variants)
-    if (keep(v)) out.push_back(v.name);
+    if (!v.peer) out.push_back({v.name, v.traits_as<rung_traits>().tile});
   return out;
 }
-const std::vector<std::string_view> simt_rungs = rungs_where([](const variant& v) { return !v.peer; });
-const std::vector<std::string_view> vector_rungs =
-    rungs_where([](const variant& v) { return !v.peer && tiling_of(v.traits_as<variant_id>()).vec_bytes == 16; });
+const std::vector<lab_rung> rungs = lab_rungs();
 
-TEST(matmul_lab_registry, ladder_in_order_then_the_peers) {
+TEST(matmul_lab_registry, ladder_then_the_peers) {
   const lab& l = table();
   EXPECT_EQ(l.name, "matmul");
   EXPECT_EQ(l.roof, roof_kind::fp32);
   EXPECT_EQ(l.dtypes, std::vector<dtype>{dtype::f32});
-  EXPECT_EQ(vector_rungs, (std::vector<std::string_view>{"vectorized", "warptiled", "double_buffered"}));
   std::set<const void*> symbols;
-  for (std::size_t i = 0; i < l.variants.size(); ++i) {
-    const auto& v = l.variants[i];
-    // The kernels' enum and the table agree: each value is one record's traits, in the enum's order.
-    EXPECT_EQ(v.traits_as<variant_id>(), static_cast<variant_id>(i)) << v.name;
-    EXPECT_EQ(v.needs.alignment, tiling_of(v.traits_as<variant_id>()).vec_bytes == 16 ? 16 : 0) << v.name;
+  bool peers = false;
+  for (const auto& v : l.variants) {
+    const rung_traits& t = v.traits_as<rung_traits>();
+    EXPECT_EQ(v.needs.alignment, t.tile.vec_bytes == 16 ? 16 : 0) << v.name;
     EXPECT_FALSE(v.teaches.empty()) << v.name;
-    const bool peer = v.name.starts_with("cublas");
-    EXPECT_EQ(v.peer, peer) << v.name;
-    // One kernel per rung, by symbol, each its own; the peers launch cuBLAS's.
-    EXPECT_EQ(v.kernels.size(), peer ? 0u : 1u) << v.name;
+    EXPECT_TRUE(!peers || v.peer) << v.name << ": the peers come after the ladder";
+    peers = peers || v.peer;
+    // One kernel per rung, by symbol, each its own; the peers launch cuBLAS's and have no tiling.
+    EXPECT_EQ(v.kernels.size(), v.peer ? 0u : 1u) << v.name;
+    EXPECT_EQ(t.tile.threads == 0, v.peer) << v.name;
     for (const auto& k : v.kernels) {
       EXPECT_NE(k.symbol, nullptr) << v.name;
       EXPECT_TRUE(symbols.insert(k.symbol).second) << v.name << " shares a kernel";
     }
+    // A peer whose inputs are rounded to TF32 says so.
+    if (t.tf32) {
+      EXPECT_NE(v.teaches.find("TF32"), std::string_view::npos) << v.name;
+      EXPECT_NE(v.teaches.find("NOT an f32"), std::string_view::npos) << v.name;
+    }
   }
-  // The TF32 peer says what it is.
-  EXPECT_NE(l.find_variant("cublas_tf32")->teaches.find("TF32"), std::string_view::npos);
-  EXPECT_NE(l.find_variant("cublas_tf32")->teaches.find("NOT an f32"), std::string_view::npos);
+  EXPECT_TRUE(peers);
 }
 
 TEST(matmul_shapes, m_and_k_of_zero_mean_the_same_as_n) {
@@ -92,19 +96,20 @@ TEST(matmul_shapes, buffers_inputs_are_the_labs_own_and_the_peers_get_a_workspac
   EXPECT_EQ(p.buffers[0].role, buffer_role::scratch);
   EXPECT_EQ(p.buffers[1].role, buffer_role::scratch);
   EXPECT_EQ(p.buffers[2].role, buffer_role::output);
-  for (const char* peer : {"cublas_sgemm", "cublas_tf32"}) {
-    const case_plan q = test::plan_of(table(), peer, mm_case(3, 5, 7));
-    ASSERT_EQ(q.buffers.size(), 4u) << peer;
+  for (const auto& v : table().variants) {
+    if (!v.peer) continue;
+    const case_plan q = table().plan(v, mm_case(3, 5, 7), {});
+    ASSERT_EQ(q.buffers.size(), 4u) << v.name;
     EXPECT_EQ(q.buffers[3].role, buffer_role::scratch);
     EXPECT_EQ(q.buffers[3].bytes, 32u << 20);
-    EXPECT_EQ(to_string(q.policy), "-") << peer;
+    EXPECT_EQ(to_string(q.policy), "-") << v.name;
   }
 }
 
 TEST(matmul_refusals, vectorized_rungs_need_n_and_k_multiples_of_4) {
   const lab& l = table();
-  for (const auto name : simt_rungs) {
-    const bool vec = std::find(vector_rungs.begin(), vector_rungs.end(), name) != vector_rungs.end();
+  for (const auto& [name, t] : rungs) {
+    const bool vec = t.vec_bytes == 16;
     for (const auto& [m, n, k] :
          std::vector<std::array<std::uint64_t, 3>>{{5, 7, 9}, {4, 6, 8}, {8, 8, 6}, {3, 4, 8}}) {
       const auto why = test::refusal(l, name, mm_case(m, n, k));
@@ -117,7 +122,11 @@ TEST(matmul_refusals, vectorized_rungs_need_n_and_k_multiples_of_4) {
       }
     }
   }
-  for (const char* peer : {"cublas_sgemm", "cublas_tf32"}) EXPECT_FALSE(test::refusal(l, peer, mm_case(5, 7, 9)));
+  for (const auto& v : l.variants) {
+    if (v.peer) {
+      EXPECT_FALSE(l.why_not(v, mm_case(5, 7, 9), {})) << v.name;
+    }
+  }
 }
 
 TEST(matmul_refusals, matrices_past_32_bit_indices_and_other_dtypes) {
@@ -131,29 +140,30 @@ TEST(matmul_refusals, matrices_past_32_bit_indices_and_other_dtypes) {
 }
 
 TEST(matmul_plans, grids_cover_every_output_with_the_rungs_tiles) {
-  const gemm_shape sq{4096, 4096, 4096}, odd{4100, 4100, 4100};
-  EXPECT_EQ(plan(variant_id::naive, sq).grid, (4096u / 32) * (4096u / 8));
-  EXPECT_EQ(plan(variant_id::naive, sq).threads, 256);
-  EXPECT_EQ(plan(variant_id::smem_tiled, sq).threads, 1024);
-  EXPECT_EQ(plan(variant_id::smem_tiled, odd).grid, 129u * 129u);
-  EXPECT_EQ(plan(variant_id::blocktiled_1d, sq).items_per_thread, 8);
-  EXPECT_EQ(plan(variant_id::blocktiled_1d, sq).grid, 64u * 64u);
-  for (auto v :
-       {variant_id::blocktiled_2d, variant_id::vectorized, variant_id::warptiled, variant_id::double_buffered}) {
-    const launch_policy p = plan(v, odd);
-    const tiling t = tiling_of(v);
-    EXPECT_EQ(p.grid, ((4100u + t.tile_m - 1) / t.tile_m) * ((4100u + t.tile_n - 1) / t.tile_n));
-    EXPECT_EQ(p.items_per_thread * p.threads, t.tile_m * t.tile_n) << "every output of the tile, once";
+  for (const auto& [name, t] : rungs) {
+    SCOPED_TRACE(std::string(name));
+    for (const gemm_shape s : {gemm_shape{4096, 4096, 4096}, gemm_shape{4100, 4100, 4100}, gemm_shape{7, 300, 5}}) {
+      const launch_policy p = plan(t, s);
+      EXPECT_EQ(p.grid, ((s.m + t.tile_m - 1) / t.tile_m) * ((s.n + t.tile_n - 1) / t.tile_n));
+      EXPECT_EQ(p.items_per_thread * p.threads, t.tile_m * t.tile_n) << "every output of the tile, once";
+      EXPECT_EQ(p.threads, t.threads);
+      EXPECT_EQ(p.vec_bytes, t.vec_bytes);
+      EXPECT_EQ(p.stages, t.stages);
+    }
+    EXPECT_EQ(plan(t, {0, 0, 0}).grid, 0u);
+    // A double-buffered rung is the single-buffered one before it with a second stage: what the ladder
+    // compares.
+    if (t.stages == 2) {
+      const auto single = std::find_if(rungs.begin(), rungs.end(), [&](const lab_rung& r) {
+        tiling a = r.tile;
+        a.stages = 2;
+        return r.tile.stages == 1 && std::memcmp(&a, &t, sizeof a) == 0;
+      });
+      EXPECT_NE(single, rungs.end()) << "no single-buffered rung of the same tiling";
+    }
   }
-  EXPECT_EQ(plan(variant_id::blocktiled_2d, sq).vec_bytes, 4);
-  EXPECT_EQ(plan(variant_id::vectorized, sq).vec_bytes, 16);
-  EXPECT_EQ(plan(variant_id::warptiled, sq).stages, 1);
-  EXPECT_EQ(plan(variant_id::double_buffered, sq).stages, 2);
-  // The warptiled rungs differ only in their stages.
-  tiling a = tiling_of(variant_id::warptiled), b = tiling_of(variant_id::double_buffered);
-  a.stages = b.stages;
-  EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
-  EXPECT_EQ(plan(variant_id::naive, {0, 0, 0}).grid, 0u);
+  EXPECT_EQ(plan(tiling{}, {4096, 4096, 4096}).grid, 0u) << "the peers plan nothing";
+  EXPECT_EQ(test::plan_of(table(), "naive", mm_case(4096, 4096, 4096)).policy.grid, (4096u / 32) * (4096u / 8));
 }
 
 TEST(matmul_inputs, odd_multiples_of_2_to_the_minus_24_inside_minus_one_one) {
@@ -294,30 +304,34 @@ TEST(matmul_sample, every_64_by_64_block_edges_and_random_rows_and_columns) {
 
 // ---- bank model: the fragment loads of each rung --------------------------------------------------------
 
-int wavefronts(variant_id v, char operand) {
+int wavefronts(const tiling& t, char operand) {
   warp_addresses lanes;
-  const auto bytes = fragment_lane_bytes(v, operand);
+  const auto bytes = fragment_lane_bytes(t, operand);
   for (int l = 0; l < 32; ++l) lanes[static_cast<std::size_t>(l)] = bytes[static_cast<std::size_t>(l)];
   return shared_request(lanes, 16).wavefronts;
 }
 
 TEST(matmul_bank_model, warp_tiles_make_every_fragment_load_one_wavefront_per_quarter_warp) {
-  // A 16-byte request is served a quarter-warp at a time: 4 wavefronts at best.
-  // blocktiled_2d / vectorized: threads 16 x 16, each an 8 x 8 block: the B fragment's 8 distinct
-  // float4 per quarter-warp lie 32 bytes apart, two per bank group: 2-way conflicts.
-  EXPECT_EQ(wavefronts(variant_id::blocktiled_2d, 'b'), 8);
-  EXPECT_EQ(wavefronts(variant_id::vectorized, 'b'), 8);
-  // Their A fragments: one address per quarter-warp (a broadcast): 4 in the model. The H100 serves
-  // this pattern in 2 (ncu, docs/results/h100/matmul/ncu_fragment_patterns.csv); the B patterns as
-  // modelled (8 and 4).
-  EXPECT_EQ(wavefronts(variant_id::blocktiled_2d, 'a'), 4);
-  EXPECT_EQ(wavefronts(variant_id::vectorized, 'a'), 4);
-  // warptiled: 4 x 8 lanes; a quarter-warp is one lane row: 8 contiguous float4 of B, one of A.
-  for (auto v : {variant_id::warptiled, variant_id::double_buffered}) {
-    EXPECT_EQ(wavefronts(v, 'a'), 4);
-    EXPECT_EQ(wavefronts(v, 'b'), 4);
+  // A 16-byte request is served a quarter-warp at a time: 4 wavefronts at best. The rungs of 8 x 8
+  // register blocks without warp tiles (threads 16 x 16, each a block): the B fragment's 8 distinct
+  // float4 per quarter-warp lie 32 bytes apart, two per bank group: 2-way conflicts, 8. Their A
+  // fragments: one address per quarter-warp (a broadcast): 4 in the model. The H100 serves this
+  // pattern in 2 (ncu, docs/results/h100/matmul/ncu_fragment_patterns.csv); the B patterns as
+  // modelled (8 and 4). Warp tiles: 4 x 8 lanes; a quarter-warp is one lane row: 8 contiguous float4
+  // of B, one of A: 4 each.
+  int blocked = 0, warp_tiled = 0;
+  for (const auto& [name, t] : rungs) {
+    SCOPED_TRACE(std::string(name));
+    if (t.outputs != 64) {
+      EXPECT_THROW((void)fragment_lane_bytes(t, 'a'), std::invalid_argument);
+      continue;
+    }
+    EXPECT_EQ(wavefronts(t, 'a'), 4);
+    EXPECT_EQ(wavefronts(t, 'b'), t.warp_m == 0 ? 8 : 4);
+    ++(t.warp_m == 0 ? blocked : warp_tiled);
   }
-  EXPECT_THROW((void)fragment_lane_bytes(variant_id::naive, 'a'), std::invalid_argument);
+  EXPECT_GT(blocked, 0);
+  EXPECT_GT(warp_tiled, 0);
 }
 
 // ---- planning a run ---------------------------------------------------------------------------------------

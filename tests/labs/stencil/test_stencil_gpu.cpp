@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -22,7 +23,7 @@
 namespace memlab {
 namespace {
 
-using labs::stencil::variant_id;
+using labs::stencil::rung_traits;
 
 struct stencil_gpu : test::gpu_test<::testing::TestWithParam<std::string>> {};
 using stencil_check_gpu = test::gpu_test<>;
@@ -35,8 +36,23 @@ case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, st
                                            {"stages", axis_value{{stages, 0, 0}, 1}}});
 }
 
-variant_id id_of(const std::string& name) {
-  return test::variant_of(labs::stencil::table(), name).traits_as<variant_id>();
+const rung_traits& traits_of(const std::string& name) {
+  return test::traits_of<rung_traits>(labs::stencil::table(), name);
+}
+
+// The first stencil rung (not a copy) of the table with `dims` dimensions, and those that pipeline.
+std::string first_rung(int dims) {
+  for (const auto& v : labs::stencil::table().variants) {
+    const auto& r = v.traits_as<rung_traits>();
+    if (r.dims == dims && !r.copy) return std::string(v.name);
+  }
+  throw std::logic_error("no stencil rung of " + std::to_string(dims) + " dimensions");
+}
+std::vector<std::string> pipelined_rungs() {
+  std::vector<std::string> out;
+  for (const auto& v : labs::stencil::table().variants)
+    if (v.traits_as<rung_traits>().pipelined) out.emplace_back(v.name);
+  return out;
 }
 
 void run_and_verify(const std::string& name, const case_params& p, const device_info& dev) {
@@ -69,8 +85,7 @@ void one_d_edge_sizes(const std::string& name, const device_info& dev) {
 // second-to-last tile's halo already reaches the right domain (68 = 64 + 4), and side domains of 4
 // and 5 planes. The 16-byte rungs refuse nx that is not a multiple of 4, with the reason.
 void three_d_shapes(const std::string& name, const device_info& dev) {
-  const auto id = id_of(name);
-  const bool needs_rows16 = labs::stencil::access_bytes(id) == 16 && !labs::stencil::is_peer(id);
+  const bool needs_rows16 = traits_of(name).access_bytes == 16 && !traits_of(name).copy;
   const std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> shapes{
       {1, 1, 1},   {4, 1, 1},   {1, 9, 3},   {3, 5, 2},    {4, 4, 4},    {8, 3, 5},    {64, 64, 1},  {64, 68, 2},
       {65, 63, 2}, {68, 65, 3}, {128, 4, 3}, {17, 129, 2}, {132, 69, 2}, {36, 200, 3}, {256, 64, 17}};
@@ -98,7 +113,7 @@ void three_d_shapes(const std::string& name, const device_info& dev) {
 
 TEST_P(stencil_gpu, edge_shapes_and_side_domains) {
   const std::string& name = GetParam();
-  if (labs::stencil::dimensions(id_of(name)) == 1) {
+  if (traits_of(name).dims == 1) {
     one_d_edge_sizes(name, dev);
   } else {
     three_d_shapes(name, dev);
@@ -109,7 +124,7 @@ TEST_P(stencil_gpu, edge_shapes_and_side_domains) {
 // than the persistent grid of ldgsts_overlap has CTAs, so each CTA runs its pipeline over several).
 TEST_P(stencil_gpu, large_grids_with_ragged_ends) {
   const std::string& name = GetParam();
-  if (labs::stencil::dimensions(id_of(name)) == 1) {
+  if (traits_of(name).dims == 1) {
     run_and_verify(name, stencil_case((std::uint64_t{1} << 22) + 3, 512, 512, 6), dev);
   } else {
     run_and_verify(name, stencil_case(260 * 200 * 33, 260, 200, 4), dev);
@@ -118,16 +133,21 @@ TEST_P(stencil_gpu, large_grids_with_ragged_ends) {
   }
 }
 
-// ldgsts_overlap at every stage count, over shapes with fewer tiles than its persistent grid has CTAs,
-// about as many, and many more (each CTA's pipeline runs over several tiles, and past the end).
-TEST_F(stencil_check_gpu, overlap_at_every_stage_count) {
-  for (const std::uint64_t stages : {2u, 3u, 4u}) {
-    for (const auto& [nx, ny, nz] : std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>>{
-             {68, 65, 3}, {64, 64, 400}, {260, 200, 33}, {512, 512, 8}}) {
-      SCOPED_TRACE("stages " + std::to_string(stages) + ", " + std::to_string(nx) + "x" + std::to_string(ny) + "x" +
-                   std::to_string(nz));
-      run_and_verify("3d_ldgsts_overlap", stencil_case(nx * ny * nz, nx, ny, 4, stages), dev);
-      if (HasFatalFailure()) return;
+// The pipelined rungs (ldgsts_overlap) at every stage count, over shapes with fewer tiles than the
+// persistent grid has CTAs, about as many, and many more (each CTA's pipeline runs over several tiles,
+// and past the end).
+TEST_F(stencil_check_gpu, pipelined_rungs_at_every_stage_count) {
+  const auto rungs = pipelined_rungs();
+  ASSERT_FALSE(rungs.empty());
+  for (const auto& name : rungs) {
+    for (const std::uint64_t stages : {2u, 3u, 4u}) {
+      for (const auto& [nx, ny, nz] : std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>>{
+               {68, 65, 3}, {64, 64, 400}, {260, 200, 33}, {512, 512, 8}}) {
+        SCOPED_TRACE(name + " stages " + std::to_string(stages) + ", " + std::to_string(nx) + "x" + std::to_string(ny) +
+                     "x" + std::to_string(nz));
+        run_and_verify(name, stencil_case(nx * ny * nz, nx, ny, 4, stages), dev);
+        if (HasFatalFailure()) return;
+      }
     }
   }
 }
@@ -135,7 +155,7 @@ TEST_F(stencil_check_gpu, overlap_at_every_stage_count) {
 // One prepared case, reset and run twice.
 TEST_P(stencil_gpu, verifies_again_after_a_reset) {
   const std::string& name = GetParam();
-  const bool one_d = labs::stencil::dimensions(id_of(name)) == 1;
+  const bool one_d = traits_of(name).dims == 1;
   auto c = test::prepare(labs::stencil::table(), name,
                          one_d ? stencil_case(5000, 512, 512) : stencil_case(64 * 70 * 3, 64, 70), dev);
   for (int round = 0; round < 2; ++round) ASSERT_EQ(test::run_and_verify(c), "") << "round " << round;
@@ -158,7 +178,7 @@ INSTANTIATE_TEST_SUITE_P(all, stencil_gpu, ::testing::ValuesIn(test::variant_nam
 TEST_F(stencil_check_gpu, an_error_at_a_domain_edge_is_caught_and_located) {
   const double tol = labs::stencil::check_tolerance().tol;
   for (const std::uint64_t at : {std::uint64_t{1}, std::uint64_t{4998}}) {
-    auto c = test::prepare(labs::stencil::table(), "1d_ldgsts_no_branch", stencil_case(5000, 512, 512), dev);
+    auto c = test::prepare(labs::stencil::table(), first_rung(1), stencil_case(5000, 512, 512), dev);
     reset(c);
     c.v->launch(c, nullptr);
     MEMLAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -175,8 +195,8 @@ TEST_F(stencil_check_gpu, an_error_at_a_domain_edge_is_caught_and_located) {
 
 // The inputs the lab's setup writes: random floats in +-[1, 2), every domain, a fresh seed per case.
 TEST_F(stencil_check_gpu, inputs_are_random_floats_within_the_bound) {
-  auto a = test::prepare(labs::stencil::table(), "3d_ldg", stencil_case(64 * 64 * 4, 64, 64, 5), dev);
-  auto b = test::prepare(labs::stencil::table(), "3d_ldg", stencil_case(64 * 64 * 4, 64, 64, 5), dev);
+  auto a = test::prepare(labs::stencil::table(), first_rung(3), stencil_case(64 * 64 * 4, 64, 64, 5), dev);
+  auto b = test::prepare(labs::stencil::table(), first_rung(3), stencil_case(64 * 64 * 4, 64, 64, 5), dev);
   for (std::size_t buf = 0; buf < 3; ++buf) {
     std::vector<float> h(a.buffers[buf].size() / sizeof(float)), other(h.size());
     MEMLAB_CUDA_CHECK(cudaMemcpy(h.data(), a.buffers[buf].data(), h.size() * sizeof(float), cudaMemcpyDeviceToHost));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,20 +19,20 @@
 namespace memlab::labs::stencil {
 namespace {
 
-const std::vector<variant_id> stencil_rungs{
-    variant_id::d1_ldg,
-    variant_id::d1_ldg_sts,
-    variant_id::d1_ldg_no_branch,
-    variant_id::d1_ldgsts,
-    variant_id::d1_ldgsts_no_branch,
-    variant_id::d1_ldgsts_vec16,
-    variant_id::d3_ldg,
-    variant_id::d3_ldg_no_branch,
-    variant_id::d3_ldgsts,
-    variant_id::d3_ldgsts_no_branch,
-    variant_id::d3_ldgsts_vec16,
-    variant_id::d3_ldgsts_overlap,
+// The lab's stencil rungs (not the copies), as the table lists them, with their traits.
+struct stencil_rung {
+  std::string_view name;
+  rung_traits traits;
 };
+std::vector<stencil_rung> stencil_rungs() {
+  std::vector<stencil_rung> out;
+  for (const auto& v : table().variants) {
+    const auto& r = v.traits_as<rung_traits>();
+    if (!r.copy) out.push_back({v.name, r});
+  }
+  return out;
+}
+const std::vector<stencil_rung> rungs = stencil_rungs();
 
 case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, std::uint64_t side = 4,
                          dtype t = dtype::f32, std::uint64_t stages = 2) {
@@ -46,8 +47,8 @@ case_params stencil_case(std::uint64_t n, std::uint64_t nx, std::uint64_t ny, st
 // A sector of one of the four buffers: (buffer, byte / 32).
 using sector = std::pair<int, std::uint64_t>;
 
-sector_count brute_force_sectors(variant_id v, const geometry& g) {
-  const tile_shape t = tile_of(v);
+sector_count brute_force_sectors(const rung_traits& r, const geometry& g) {
+  const tile_shape t = tile_of(r);
   sector_count total;
   const auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   for (std::uint64_t z = 0; z < g.nz; ++z) {
@@ -66,7 +67,7 @@ sector_count brute_force_sectors(variant_id v, const geometry& g) {
         for (std::uint64_t y = y0; y < y1; ++y) {
           for (std::uint64_t x = x0; x < x1; ++x) {
             written.insert({3, 4 * ((z * g.ny + y) * g.nx + x) / 32});
-            if (v == variant_id::d1_ldg) {  // no staging: the 8 neighbours of each point
+            if (r.path == load_path::none) {  // no staging: the 8 neighbours of each point
               for (std::int64_t k = 1; k <= radius; ++k) {
                 read.insert(element(x, static_cast<std::int64_t>(y) + k));
                 read.insert(element(x, static_cast<std::int64_t>(y) - k));
@@ -74,7 +75,7 @@ sector_count brute_force_sectors(variant_id v, const geometry& g) {
             }
           }
         }
-        if (v != variant_id::d1_ldg) {  // the staged tile: rows y0 - 4 .. y1 + 3
+        if (r.path != load_path::none) {  // the staged tile: rows y0 - 4 .. y1 + 3
           for (auto y = static_cast<std::int64_t>(y0) - radius; y < static_cast<std::int64_t>(y1) + radius; ++y)
             for (std::uint64_t x = x0; x < x1; ++x) read.insert(element(x, y));
         }
@@ -97,13 +98,13 @@ geometry make_geometry(int dims, std::uint64_t nx, std::uint64_t ny, std::uint64
 }
 
 TEST(stencil_model, sectors_match_a_brute_force_replay_of_every_cta_1d) {
-  for (const auto v : stencil_rungs) {
-    if (dimensions(v) != 1) continue;
+  for (const auto& [name, v] : rungs) {
+    if (v.dims != 1) continue;
     for (const std::uint64_t n : {1u, 2u, 3u, 5u, 15u, 16u, 17u, 127u, 2047u, 2048u, 2049u, 2050u, 2051u, 2052u, 2053u,
                                   4096u, 4100u, 6144u + 1u, 10000u}) {
       for (const std::uint64_t side : {4u, 5u, 7u, 12u}) {
         const geometry g = make_geometry(1, 1, n, 1, side);
-        SCOPED_TRACE("variant " + std::to_string(int(v)) + " n=" + std::to_string(n) + " side=" + std::to_string(side));
+        SCOPED_TRACE(std::string(name) + " n=" + std::to_string(n) + " side=" + std::to_string(side));
         const sector_count model = sectors(v, g), brute = brute_force_sectors(v, g);
         EXPECT_EQ(model.read, brute.read);
         EXPECT_EQ(model.write, brute.write);
@@ -116,13 +117,13 @@ TEST(stencil_model, sectors_match_a_brute_force_replay_of_every_cta_3d) {
   const std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> shapes{
       {1, 1, 1},   {1, 9, 3},   {3, 5, 2},   {4, 4, 4},    {5, 64, 9},  {8, 65, 10},   {12, 67, 2},  {64, 64, 1},
       {64, 68, 2}, {65, 63, 3}, {70, 69, 2}, {72, 130, 3}, {128, 4, 9}, {130, 140, 2}, {20, 200, 17}};
-  for (const auto v : stencil_rungs) {
-    if (dimensions(v) != 3) continue;
+  for (const auto& [name, v] : rungs) {
+    if (v.dims != 3) continue;
     for (const auto& [nx, ny, nz] : shapes) {
       for (const std::uint64_t side : {4u, 5u}) {
         const geometry g = make_geometry(3, nx, ny, nz, side);
-        SCOPED_TRACE(std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) +
-                     " side=" + std::to_string(side));
+        SCOPED_TRACE(std::string(name) + " " + std::to_string(nx) + "x" + std::to_string(ny) + "x" +
+                     std::to_string(nz) + " side=" + std::to_string(side));
         const sector_count model = sectors(v, g), brute = brute_force_sectors(v, g);
         EXPECT_EQ(model.read, brute.read);
         EXPECT_EQ(model.write, brute.write);
@@ -132,98 +133,136 @@ TEST(stencil_model, sectors_match_a_brute_force_replay_of_every_cta_3d) {
 }
 
 // The default 3D case, by hand: 512 x 512 x 512, 64 x 64 tiles, every row 32-byte aligned. Each of
-// the 8 x 8 x 512 CTAs reads 72 rows of 256 bytes (8 sectors each) and writes 64; the halo rows are
-// read twice (12.5% more reads than the 64 rows a CTA owns).
+// the 8 x 8 x 512 CTAs of a staged 3D rung reads 72 rows of 256 bytes (8 sectors each) and writes 64;
+// the halo rows are read twice (12.5% more reads than the 64 rows a CTA owns).
 TEST(stencil_model, the_default_3d_case_reads_its_halo_rows_twice) {
   const geometry g = make_geometry(3, 512, 512, 512, 4);
-  const sector_count s = sectors(variant_id::d3_ldgsts_vec16, g);
-  const std::uint64_t ctas = 8 * 8 * 512;
-  EXPECT_EQ(s.read, ctas * 72 * 8);
-  EXPECT_EQ(s.write, ctas * 64 * 8);
+  int checked = 0;
+  for (const auto& [name, v] : rungs) {
+    if (v.dims != 3 || v.path == load_path::none) continue;
+    const sector_count s = sectors(v, g);
+    const std::uint64_t ctas = 8 * 8 * 512;
+    EXPECT_EQ(s.read, ctas * 72 * 8) << name;
+    EXPECT_EQ(s.write, ctas * 64 * 8) << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
   EXPECT_EQ(declared_bytes(g), 4 * (512ull * 512 * 520 + 512ull * 512 * 512));
 }
 
-// 1D, n a multiple of the tile: each CTA reads 2048 + 8 points, 258 sectors (each 4-point halo is
-// half of a sector of the neighbouring tile, or of the side domain), and writes 256.
+// 1D, n a multiple of the tile: each CTA of a staged 1D rung reads 2048 + 8 points, 258 sectors (each
+// 4-point halo is half of a sector of the neighbouring tile, or of the side domain), and writes 256.
 TEST(stencil_model, the_1d_tiles_read_one_extra_sector) {
   const std::uint64_t n = std::uint64_t{1} << 27;
   const geometry g = make_geometry(1, 1, n, 1, 4);
-  const sector_count s = sectors(variant_id::d1_ldgsts, g);
-  const std::uint64_t ctas = n / 2048;
-  EXPECT_EQ(s.read, ctas * 258);
-  EXPECT_EQ(s.write, n * 4 / 32);
+  int checked = 0;
+  for (const auto& [name, v] : rungs) {
+    if (v.dims != 1 || v.path == load_path::none) continue;
+    const sector_count s = sectors(v, g);
+    const std::uint64_t ctas = n / 2048;
+    EXPECT_EQ(s.read, ctas * 258) << name;
+    EXPECT_EQ(s.write, n * 4 / 32) << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
   EXPECT_EQ(declared_bytes(g), 4 * (n + 8 + n));
 }
 
 // ---- geometry, bytes, refusals -------------------------------------------------------------------
 
 TEST(stencil_plan, one_d_rungs_take_n_and_three_d_rungs_take_the_plane) {
-  const geometry g1 = geometry_of(variant_id::d1_ldg, 1000, 64, 32, 6);
+  const geometry g1 = geometry_of(rung_traits{.dims = 1}, 1000, 64, 32, 6);
   EXPECT_EQ(g1.dims, 1);
   EXPECT_EQ(g1.nx, 1u);
   EXPECT_EQ(g1.ny, 1000u);
   EXPECT_EQ(g1.nz, 1u);
   EXPECT_EQ(g1.side_points(), 6u);
-  const geometry g3 = geometry_of(variant_id::d3_ldg, 64 * 32 * 5, 64, 32, 6);
+  const geometry g3 = geometry_of(rung_traits{.dims = 3}, 64 * 32 * 5, 64, 32, 6);
   EXPECT_EQ(g3.dims, 3);
   EXPECT_EQ(g3.nz, 5u);
   EXPECT_EQ(g3.side_points(), 64u * 6 * 5);
   EXPECT_EQ(declared_bytes(g3), 4u * (64 * 5 * (32 + 8) + 64 * 32 * 5));
-  EXPECT_EQ(declared_bytes(geometry_of(variant_id::d1_ldg, 0, 1, 1, 4)), 0u);
+  EXPECT_EQ(declared_bytes(geometry_of(rung_traits{.dims = 1}, 0, 1, 1, 4)), 0u);
 }
 
+// Every refusal, for every rung its traits concern.
 TEST(stencil_plan, refusals_name_the_reason) {
   const lab& l = table();
-  // 3D: n must be whole planes; 1D rungs ignore the plane.
-  auto why = test::refusal(l, "3d_ldg", stencil_case(1000, 64, 64));
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("not a whole number of 64 x 64 planes"), std::string::npos) << *why;
-  EXPECT_FALSE(test::refusal(l, "1d_ldg", stencil_case(1000, 64, 64)));
-  // 16-byte 3D rungs: rows 16-byte aligned.
-  for (const char* v : {"3d_ldgsts_vec16", "3d_ldgsts_overlap"}) {
-    why = test::refusal(l, v, stencil_case(6 * 8 * 2, 6, 8));
-    ASSERT_TRUE(why) << v;
-    EXPECT_NE(why->find("nx = 6 is not a multiple of 4"), std::string::npos) << *why;
-  }
-  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_no_branch", stencil_case(6 * 8 * 2, 6, 8)));
-  EXPECT_FALSE(test::refusal(l, "3d_copy", stencil_case(6 * 8 * 2, 6, 8)));
-  // Side domains thinner than the radius (the axis refuses them too).
-  why = test::refusal(l, "1d_ldgsts", stencil_case(100, 512, 512, 3));
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("at least 4"), std::string::npos) << *why;
-  EXPECT_THROW((void)parse_axis(*l.find_axis("side"), "3"), std::invalid_argument);
-  // f32 only.
-  why = test::refusal(l, "1d_ldg", stencil_case(100, 512, 512, 4, dtype::f16));
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("f32"), std::string::npos) << *why;
-  // Tiles are numbered in 32 bits.
-  why = test::refusal(l, "3d_ldgsts", stencil_case(std::uint64_t{1} << 32, 1, 1));
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("below 2^31"), std::string::npos) << *why;
-  // cp.async needs sm_80; LDG rungs run anywhere.
   device_info old;
   old.cc_major = 7;
   old.cc_minor = 5;
-  why = test::refusal(l, "3d_ldgsts", stencil_case(64 * 64, 64, 64), old);
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("sm_80"), std::string::npos) << *why;
-  EXPECT_FALSE(test::refusal(l, "3d_ldg", stencil_case(64 * 64, 64, 64), old));
-  // --stages is the overlap rung's; the others stage one tile and refuse another value.
-  why = test::refusal(l, "3d_ldgsts_vec16", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3));
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("3d_ldgsts_overlap"), std::string::npos) << *why;
-  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4)));
-  EXPECT_THROW((void)parse_axis(*l.find_axis("stages"), "5"), std::invalid_argument);
-  // Four 72 x 64 float buffers (72 KiB) need more shared memory than a device with 64 KiB per CTA has.
-  device_info small;
+  device_info small;  // 64 KiB of shared memory per CTA
   small.cc_major = 8;
   small.smem_per_block_optin = 64 * 1024;
-  why = test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4), small);
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("73728 B of shared memory"), std::string::npos) << *why;
-  EXPECT_FALSE(test::refusal(l, "3d_ldgsts_overlap", stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3), small));
+  int pipelined = 0;
+  for (const auto& v : l.variants) {
+    const auto& r = v.traits_as<rung_traits>();
+    SCOPED_TRACE(std::string(v.name));
+    // 3D: n must be whole planes; 1D rungs ignore the plane.
+    auto why = l.why_not(v, stencil_case(1000, 64, 64), {});
+    if (r.dims == 3) {
+      ASSERT_TRUE(why);
+      EXPECT_NE(why->find("not a whole number of 64 x 64 planes"), std::string::npos) << *why;
+    } else {
+      EXPECT_FALSE(why) << *why;
+    }
+    // 16-byte 3D rungs: rows 16-byte aligned (not the copy: memlab::copy takes any alignment).
+    why = l.why_not(v, stencil_case(6 * 8 * 2, 6, 8), {});
+    if (r.dims == 3 && r.access_bytes == 16 && !r.copy) {
+      ASSERT_TRUE(why);
+      EXPECT_NE(why->find("nx = 6 is not a multiple of 4"), std::string::npos) << *why;
+    } else {
+      EXPECT_FALSE(why) << *why;
+    }
+    // Side domains thinner than the radius (the axis refuses them too); f32 only.
+    why = l.why_not(v, stencil_case(100, 512, 512, 3), {});
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("at least 4"), std::string::npos) << *why;
+    why = l.why_not(v, stencil_case(100, 512, 512, 4, dtype::f16), {});
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("f32"), std::string::npos) << *why;
+    // Tiles are numbered in 32 bits.
+    why = l.why_not(v, stencil_case(std::uint64_t{1} << 34, 4, 1), {});  // 2^32 planes of one tile
+    if (r.dims == 3 && !r.copy) {
+      ASSERT_TRUE(why);
+      EXPECT_NE(why->find("below 2^31"), std::string::npos) << *why;
+    }
+    // cp.async needs sm_80; LDG rungs run anywhere.
+    why = l.why_not(v, stencil_case(64 * 64, 64, 64), old);
+    if (r.path == load_path::cp_async) {
+      ASSERT_TRUE(why);
+      EXPECT_NE(why->find("sm_80"), std::string::npos) << *why;
+    } else if (!r.copy) {
+      EXPECT_FALSE(why) << *why;
+    }
+    // --stages is the pipelined rungs'; the others stage one tile and refuse another value, naming them.
+    why = l.why_not(v, stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3), {});
+    if (!r.pipelined) {
+      ASSERT_TRUE(why);
+      EXPECT_NE(why->find("--stages sets"), std::string::npos) << *why;
+      continue;
+    }
+    ++pipelined;
+    EXPECT_FALSE(why) << *why;
+    for (const auto& other : l.variants)
+      if (!other.traits_as<rung_traits>().pipelined) {
+        EXPECT_NE(l.why_not(other, stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3), {}).value_or("").find(v.name),
+                  std::string::npos);
+      }
+    EXPECT_FALSE(l.why_not(v, stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4), {}));
+    // Four 72 x 64 float buffers (72 KiB) need more shared memory than a device with 64 KiB per CTA has.
+    why = l.why_not(v, stencil_case(64 * 64, 64, 64, 4, dtype::f32, 4), small);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("73728 B of shared memory"), std::string::npos) << *why;
+    EXPECT_FALSE(l.why_not(v, stencil_case(64 * 64, 64, 64, 4, dtype::f32, 3), small));
+  }
+  EXPECT_GT(pipelined, 0);
+  EXPECT_THROW((void)parse_axis(*l.find_axis("side"), "3"), std::invalid_argument);
+  EXPECT_THROW((void)parse_axis(*l.find_axis("stages"), "5"), std::invalid_argument);
 }
 
+// Each rung's policy from its traits: a CTA per tile (a pipelined rung: a persistent grid of
+// overlap_ctas_per_sm per SM), its access width, and its accesses per thread, halo included.
 TEST(stencil_plan, policies_buffers_and_the_peer_moves_the_same_bytes) {
   const lab& l = table();
   device_info dev;
@@ -231,40 +270,59 @@ TEST(stencil_plan, policies_buffers_and_the_peer_moves_the_same_bytes) {
   dev.max_threads_per_sm = 2048;
   dev.cc_major = 9;
   const auto p = stencil_case(std::uint64_t{1} << 27, 512, 512);
-  const case_plan one = test::plan_of(l, "1d_ldgsts", p, dev);
-  EXPECT_EQ(one.policy.grid, (std::uint64_t{1} << 27) / 2048);
-  EXPECT_EQ(one.policy.vec_bytes, 4);
-  EXPECT_EQ(one.policy.items_per_thread, 9);  // 2056 points over 256 threads
-  EXPECT_EQ(test::plan_of(l, "1d_ldg", p, dev).policy.items_per_thread, 64);
-  EXPECT_EQ(test::plan_of(l, "1d_ldgsts_vec16", p, dev).policy.items_per_thread, 3);
-  const case_plan vec = test::plan_of(l, "3d_ldgsts_vec16", p, dev);
-  EXPECT_EQ(vec.policy.grid, 8u * 8 * 512);
-  EXPECT_EQ(vec.policy.vec_bytes, 16);
-  EXPECT_EQ(vec.policy.items_per_thread, 5);  // 72 x 16 chunks over 256 threads
-  EXPECT_EQ(test::plan_of(l, "3d_ldgsts", p, dev).policy.items_per_thread, 18);
-  const case_plan overlap = test::plan_of(l, "3d_ldgsts_overlap", p, dev);
-  EXPECT_EQ(overlap.policy.grid, 132u * overlap_ctas_per_sm);
-  EXPECT_EQ(overlap.policy.stages, 2);
   const auto p3 = stencil_case(std::uint64_t{1} << 27, 512, 512, 4, dtype::f32, 3);
-  EXPECT_EQ(test::plan_of(l, "3d_ldgsts_overlap", p3, dev).policy.stages, 3);
-  EXPECT_EQ(test::plan_of(l, "3d_ldgsts_vec16", p, dev).policy.stages, 0);
-  EXPECT_EQ(overlap.bytes, vec.bytes);
-  EXPECT_EQ(overlap.hardware_bytes, vec.hardware_bytes);
-  // Inputs the lab fills (scratch), the output the harness poisons; flops.
-  ASSERT_EQ(vec.buffers.size(), 4u);
-  EXPECT_EQ(vec.buffers[0].role, buffer_role::scratch);
-  EXPECT_EQ(vec.buffers[3].role, buffer_role::output);
-  EXPECT_EQ(vec.buffers[1].bytes, 4u << 27);
-  EXPECT_EQ(vec.buffers[0].bytes, 4u * 512 * 4 * 512);
-  EXPECT_EQ(vec.flops, 11u << 27);
-  // Grids at least 8 x the H100's 50 MB L2: the center alone is 512 MiB.
-  EXPECT_GE(vec.buffers[1].bytes, 8u * 50'000'000);
-  // The peers copy half the declared bytes of their dimension, and so move the same bytes.
-  for (const auto& [peer, rung] : {std::pair{"1d_copy", "1d_ldgsts"}, std::pair{"3d_copy", "3d_ldgsts_vec16"}}) {
-    const case_plan c = test::plan_of(l, peer, p, dev), s = test::plan_of(l, rung, p, dev);
-    EXPECT_EQ(c.bytes, s.bytes) << peer;
+  const auto accesses = [](const rung_traits& r) {
+    if (r.path == load_path::none) return 64;              // 8 points x 8 neighbours
+    if (r.dims == 1) return r.access_bytes == 16 ? 3 : 9;  // 2056 points: 514 chunks or 2056 floats, 256 threads
+    return r.access_bytes == 16 ? 5 : 18;                  // 72 x 64 floats: 72 x 16 chunks or 4608 floats
+  };
+  // The first staged rung of each dimension, as the table lists them.
+  const auto first_staged = [&](int dims) {
+    for (const auto& [name, r] : rungs)
+      if (r.dims == dims && r.path != load_path::none) return test::plan_of(l, name, p, dev);
+    throw std::logic_error("no staged rung");
+  };
+  const case_plan staged[2] = {first_staged(1), first_staged(3)};
+  for (const auto& [name, r] : rungs) {
+    SCOPED_TRACE(std::string(name));
+    const case_plan c = test::plan_of(l, name, p, dev);
+    EXPECT_EQ(c.policy.grid, r.pipelined ? 132u * overlap_ctas_per_sm
+                                         : (r.dims == 1 ? (std::uint64_t{1} << 27) / 2048 : 8u * 8 * 512));
+    EXPECT_EQ(c.policy.vec_bytes, r.access_bytes);
+    EXPECT_EQ(c.policy.items_per_thread, accesses(r));
+    EXPECT_EQ(c.policy.stages, r.pipelined ? 2 : 0);
+    if (r.pipelined) {
+      EXPECT_EQ(test::plan_of(l, name, p3, dev).policy.stages, 3);
+    }
+    EXPECT_EQ(c.flops, 11u << 27);
+    // Inputs the lab fills (scratch), the output the harness poisons.
+    ASSERT_EQ(c.buffers.size(), 4u);
+    EXPECT_EQ(c.buffers[0].role, buffer_role::scratch);
+    EXPECT_EQ(c.buffers[3].role, buffer_role::output);
+    EXPECT_EQ(c.buffers[1].bytes, 4u << 27);
+    // Grids at least 8 x the H100's 50 MB L2: the center alone is 512 MiB.
+    EXPECT_GE(c.buffers[1].bytes, 8u * 50'000'000);
+    if (r.dims == 3) {
+      EXPECT_EQ(c.buffers[0].bytes, 4u * 512 * 4 * 512);
+    }
+    // Every rung of a dimension moves the same declared bytes and the same sectors.
+    const case_plan& first = staged[r.dims == 1 ? 0 : 1];
+    EXPECT_EQ(c.bytes, first.bytes);
+    if (r.path != load_path::none) {
+      EXPECT_EQ(c.hardware_bytes, first.hardware_bytes);
+    }
+  }
+  // The peers copy half the declared bytes of their dimension, and so move the same bytes as its rungs.
+  for (const auto& v : l.variants) {
+    const auto& r = v.traits_as<rung_traits>();
+    if (!r.copy) continue;
+    const case_plan c = l.plan(v, p, dev);
+    for (const auto& [name, s] : rungs) {
+      if (s.dims != r.dims) continue;
+      EXPECT_EQ(c.bytes, test::plan_of(l, name, p, dev).bytes) << v.name << " " << name;
+    }
     ASSERT_EQ(c.buffers.size(), 2u);
-    EXPECT_EQ(c.buffers[0].bytes, s.bytes / 2);
+    EXPECT_EQ(c.buffers[0].bytes, c.bytes / 2);
     EXPECT_EQ(c.buffers[0].role, buffer_role::input);
     EXPECT_EQ(c.policy.vec_bytes, 16) << "memlab::copy's aligned 16-byte body";
   }
@@ -275,15 +333,13 @@ TEST(stencil_plan, the_default_run_is_one_case_per_variant) {
   EXPECT_EQ(parse_axis(*l.find_axis("xy"), l.find_axis("xy")->defaults).size(), 1u);
   EXPECT_EQ(parse_axis(*l.find_axis("side"), l.find_axis("side")->defaults).size(), 1u);
   EXPECT_EQ(parse_axis(*l.find_axis("stages"), l.find_axis("stages")->defaults).size(), 1u);
-  // The kernel families and the table agree: each record's traits, in the enum's order, every value once; the
-  // records the model calls peers are the table's peers, and its 1D rungs carry the 1d_ prefix.
-  for (std::size_t i = 0; i < l.variants.size(); ++i) {
-    const auto& v = l.variants[i];
-    EXPECT_EQ(v.traits_as<variant_id>(), static_cast<variant_id>(i)) << v.name;
-    EXPECT_EQ(v.peer, is_peer(v.traits_as<variant_id>())) << v.name;
-    EXPECT_EQ(v.name.substr(0, 3), dimensions(v.traits_as<variant_id>()) == 1 ? "1d_" : "3d_") << v.name;
+  // The records agree with themselves: the copies are the table's peers, a rung's name carries its
+  // dimensions (1d_, 3d_).
+  for (const auto& v : l.variants) {
+    const auto& r = v.traits_as<rung_traits>();
+    EXPECT_EQ(v.peer, r.copy) << v.name;
+    EXPECT_EQ(v.name.substr(0, 3), r.dims == 1 ? "1d_" : "3d_") << v.name;
   }
-  EXPECT_EQ(l.variants.size(), static_cast<std::size_t>(variant_id::d3_copy) + 1);
 }
 
 // ---- branch-free addresses ---------------------------------------------------------------------------
