@@ -1,5 +1,5 @@
 # memlab: thin wrapper over the CMake presets.
-#   make build   configure + build build/bin/memlab (preset $(PRESET))
+#   make build   configure + build build/$(PRESET)/bin/memlab (each preset has its own build folder)
 #   make test    build, then run every test (host, SASS; GPU tests SKIP without a GPU)
 #   make run     build, then `memlab run` with its defaults (ARGS=... to pass more)
 #   make setup   install what is missing (apt-get, pip), nothing else
@@ -22,7 +22,7 @@ test: build
 	ctest --preset $(PRESET) -j $(JOBS)
 
 run: build
-	./build/bin/memlab run $(ARGS)
+	./build/$(PRESET)/bin/memlab run $(ARGS)
 
 clean:
 	rm -rf build

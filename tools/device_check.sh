@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, with a carried build/bin (built here: `make build PRESET=dev` or the dev
+# On the GPU machine, with a carried build/dev/bin (built here: `make build PRESET=dev` or the dev
 # binaries): card info, GPU tests, compute-sanitizer, and the acceptance runs of the timing and
 # refactors. Each step logs into ./device-out (WORK overrides) and the script goes on after a
 # failed step; the summary at the end lists every step's exit status. With $OUT set (the device
@@ -11,7 +11,7 @@
 # nvidia-nccl-cu13 when the binary's own runpath (this machine's) does not hold it.
 set -uo pipefail
 out=${WORK:-device-out}; mkdir -p "$out"
-bin=${BIN:-build/bin}
+bin=${BIN:-build/dev/bin}
 steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests sanitizer spot timing interrupt ncu vec32 peers defaults)
 summary=()
 step() {  # step NAME COMMAND...: runs it, logs to $out/NAME.log, records the exit status

@@ -21,7 +21,7 @@
 # 420) is skipped and says so, and every step's timeout is cut to end by TOTAL (450 s), so that the whole
 # stays under 8 minutes. Steps can be named to run fewer:
 #   bash tools/device_library.sh [build] [tests] [sanitizer] [python] [bench] [lab] [pip] [summary] [peers1]
-# BIN and LIB point at binaries and a libmemlab built elsewhere (default build/bin, build/lib/libmemlab.so):
+# BIN and LIB point at binaries and a libmemlab built elsewhere (default build/dev/bin, build/dev/lib/libmemlab.so):
 # where the build cannot run (no GoogleTest, say), carried ones are used.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +29,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 work=${WORK:-/tmp/device-library}; mkdir -p "$work"
 steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(build tests sanitizer python bench lab pip summary)
 jobs=$(nproc)
-bin=${BIN:-build/bin}
-lib=${LIB:-$PWD/build/lib/libmemlab.so}
+bin=${BIN:-build/dev/bin}
+lib=${LIB:-$PWD/build/dev/lib/libmemlab.so}
 deadline=${DEADLINE:-420}  # no step starts after this many seconds
 total=${TOTAL:-450}        # and none runs past this many (the summary step needs a few more)
 summary=()

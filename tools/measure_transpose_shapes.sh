@@ -35,8 +35,8 @@ mkdir -p "$work"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(build tests sweep accept sanitizer plot)
 jobs=$(nproc)
-bin=${BIN:-build/bin}
-lib=${LIB:-$PWD/build/lib/libmemlab.so}
+bin=${BIN:-build/dev/bin}
+lib=${LIB:-$PWD/build/dev/lib/libmemlab.so}
 tsb=$work/transpose_shapes_bench
 : > "$out/summary.txt"
 : > "$out/logs.txt"
@@ -70,7 +70,7 @@ for s in "${steps[@]}"; do
       bench_pid=$!
       if [ -z "${BIN:-}" ]; then
         step configure 120 cmake --preset dev -DMEMLAB_ONLY_LABS=transpose
-        step build 420 cmake --build build -j "$jobs" --target memlab_c_api memlab_gpu_tests
+        step build 420 cmake --build build/dev -j "$jobs" --target memlab_c_api memlab_gpu_tests
       fi
       wait "$bench_pid"
       printf '%-16s rc=%-3s\n' build_bench "$?" | tee -a "$out/summary.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The smem lab's bank model against Nsight Compute's counters, case by case.
 
-    tools/smem_ncu.py [--memlab build/bin/memlab] [--ncu ncu] [--work DIR] [-- MEMLAB RUN ARGS...]
+    tools/smem_ncu.py [--memlab build/default/bin/memlab] [--ncu ncu] [--work DIR] [-- MEMLAB RUN ARGS...]
     tools/smem_ncu.py --compare DIR     (re-read DIR/ncu.csv and DIR/model.json, run nothing)
 
 Runs `memlab run smem --profile --out DIR/model.json ARGS` under ncu (one launch per case after its
@@ -156,7 +156,7 @@ def compare(work):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--memlab", default="build/bin/memlab")
+    ap.add_argument("--memlab", default="build/default/bin/memlab")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--work", default="smem-ncu")
     ap.add_argument("--compare", metavar="DIR", help="only compare DIR/ncu.csv with DIR/model.json")

@@ -14,7 +14,7 @@ Any other Markdown file of the tree (README.md, src/labs/<lab>/README.md) may ho
     tools/update_ladders.py                      check (the ctest docs_ladders): print what differs, exit 1
     tools/update_ladders.py --write              rewrite every block; add one to a lab page without it
                                                  (under its "## The ladder" heading, else as that section)
-    --memlab PATH                                the memlab to ask (default: build/bin/memlab)
+    --memlab PATH                                the memlab to ask (default: build/default/bin/memlab)
 
 Only the labs the binary was built with are checked (`memlab list --format json`).
 """
@@ -56,7 +56,7 @@ def with_block_added(text, lab, table):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--memlab", default="build/bin/memlab")
+    ap.add_argument("--memlab", default="build/default/bin/memlab")
     ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parent.parent))
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()

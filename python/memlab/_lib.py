@@ -3,7 +3,8 @@
 Where it looks, in order:
   1. $MEMLAB_LIBRARY: the path of a libmemlab.so;
   2. beside this package (what `pip install` puts there);
-  3. a build tree of the checkout this package sits in: build/lib/libmemlab.so.
+  3. a build tree of the checkout this package sits in: build/<preset>/lib/libmemlab.so (default, dev,
+     ci, then any other folder under build/), or build/lib/libmemlab.so (a `cmake -B build`).
 The library is loaded on first use, not on import: `import memlab` works on a machine without it.
 """
 
@@ -33,7 +34,11 @@ def _candidates() -> list[Path]:
     if env:
         found.append(Path(env))
     found.append(here / name)
-    found.append(here.parent.parent / "build" / "lib" / name)  # <checkout>/python/memlab -> <checkout>/build/lib
+    build = here.parent.parent / "build"  # <checkout>/python/memlab -> <checkout>/build
+    presets = ["default", "dev", "ci"]
+    others = sorted(p.name for p in build.iterdir() if p.is_dir() and p.name not in presets) if build.is_dir() else []
+    found += [build / folder / "lib" / name for folder in presets + others]
+    found.append(build / "lib" / name)
     return found
 
 
@@ -88,7 +93,7 @@ def library() -> ctypes.CDLL:
             return lib
         raise LibraryNotFoundError(
             "memlab: libmemlab was not found or could not be loaded. Install the package with pip (it builds the "
-            "library), build the target memlab_c_api (cmake --build build --target memlab_c_api), or set "
+            "library), build the target memlab_c_api (cmake --build --preset default --target memlab_c_api), or set "
             "MEMLAB_LIBRARY to its path. Tried: " + "; ".join(tried))
 
 

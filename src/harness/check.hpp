@@ -5,6 +5,8 @@
 // Both return "" when the output agrees, else one line on the first difference.
 #pragma once
 
+#include <cuda/cmath>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -28,7 +30,7 @@ std::uint64_t first_where(std::uint64_t n, Pred&& bad) {
   const unsigned workers = n < (1u << 20) ? 1u : std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
   std::vector<std::uint64_t> first(workers, n);
   auto scan = [&](unsigned w) {
-    const std::uint64_t per = (n + workers - 1) / workers;
+    const std::uint64_t per = cuda::ceil_div(n, workers);
     const std::uint64_t end = std::min(n, (w + 1) * per);
     for (std::uint64_t i = w * per; i < end; ++i) {
       if (bad(i)) {

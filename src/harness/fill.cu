@@ -1,5 +1,7 @@
 #include "harness/fill.hpp"
 
+#include <cuda/cmath>
+
 #include <atomic>
 #include <chrono>
 
@@ -30,7 +32,7 @@ __global__ void fill_random_kernel(std::uint8_t* dst, std::size_t bytes, std::ui
 void fill_random(std::byte* dst, std::size_t bytes, std::uint64_t seed, cudaStream_t stream) {
   if (bytes == 0) return;
   constexpr int threads = 256;
-  const std::size_t needed = (bytes + 4 * threads - 1) / (4 * threads);
+  const std::size_t needed = cuda::ceil_div(bytes, 4 * threads);
   const auto blocks = static_cast<unsigned>(needed < 65536 ? needed : 65536);
   fill_random_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<std::uint8_t*>(dst), bytes, seed);
   MEMLAB_CUDA_CHECK_LAUNCH();

@@ -41,13 +41,4 @@ std::uint64_t next_seed();
 // dst[j] = random_byte(seed, j) for j in [0, bytes). Asynchronous on `stream`.
 void fill_random(std::byte* dst, std::size_t bytes, std::uint64_t seed, cudaStream_t stream);
 
-// Compares device memory with the stream, byte for byte, on the host:
-// the allocation [0, alloc_bytes) must hold random_byte(seed, stream_offset + j - payload_offset) at
-// j in [payload_offset, payload_offset + payload_bytes), and poison everywhere else (a guard that
-// catches out-of-bounds stores). Returns "" when all match, else a description of the first
-// difference, counted in elements of `elem_size` bytes. Synchronous.
-std::string check_against_stream(const std::byte* alloc, std::size_t alloc_bytes, std::size_t payload_offset,
-                                 std::size_t payload_bytes, std::uint64_t seed, std::uint64_t stream_offset,
-                                 std::size_t elem_size);
-
 }  // namespace memlab

@@ -2,7 +2,6 @@
 
 #include <vector_types.h>
 
-#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -12,7 +11,6 @@ namespace {
 struct registry {
   std::mutex m;
   std::map<const void*, std::string> by_stub;
-  std::vector<std::string> order;
 };
 
 registry& the_registry() {
@@ -29,12 +27,6 @@ std::string kernel_symbol(const void* host_stub) {
   return it == r.by_stub.end() ? std::string() : it->second;
 }
 
-std::vector<std::string> registered_kernels() {
-  auto& r = the_registry();
-  std::lock_guard lock(r.m);
-  return r.order;
-}
-
 }  // namespace memlab
 
 // The CUDA runtime's registration entry (crt/host_runtime.h), wrapped by the linker.
@@ -48,9 +40,7 @@ extern "C" void __wrap___cudaRegisterFunction(void** handle, const char* host_fu
   if (host_fun != nullptr && device_fun != nullptr) {
     auto& r = memlab::the_registry();
     std::lock_guard lock(r.m);
-    const std::string name(device_fun);
-    r.by_stub[static_cast<const void*>(host_fun)] = name;
-    if (std::find(r.order.begin(), r.order.end(), name) == r.order.end()) r.order.push_back(name);
+    r.by_stub[static_cast<const void*>(host_fun)] = device_fun;
   }
   __real___cudaRegisterFunction(handle, host_fun, device_fun, device_name, thread_limit, tid, bid, block_dim, grid_dim,
                                 warp_size);

@@ -11,15 +11,11 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 namespace memlab {
 
 // The mangled device name registered for `host_stub` (`&kernel<T>` as a host pointer); "" when
 // none was registered under that address.
 std::string kernel_symbol(const void* host_stub);
-
-// Every registered mangled name, in registration order, each once.
-std::vector<std::string> registered_kernels();
 
 }  // namespace memlab

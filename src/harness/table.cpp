@@ -7,18 +7,6 @@
 
 namespace memlab {
 
-void text_table::drop_empty_columns() {
-  for (std::size_t c = headers.size(); c-- > 0;) {
-    const bool empty = std::all_of(rows.begin(), rows.end(),
-                                   [c](const auto& row) { return c >= row.size() || row[c].empty() || row[c] == "-"; });
-    if (!empty || rows.empty()) continue;
-    headers.erase(headers.begin() + static_cast<std::ptrdiff_t>(c));
-    if (c < right.size()) right.erase(right.begin() + static_cast<std::ptrdiff_t>(c));
-    for (auto& row : rows)
-      if (c < row.size()) row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
-  }
-}
-
 void write_aligned(std::ostream& os, const text_table& t) {
   const std::size_t n = t.headers.size();
   std::vector<std::size_t> width(n);

@@ -17,8 +17,6 @@ struct text_table {
     headers.push_back(std::move(header));
     right.push_back(right_aligned);
   }
-  // Drops the columns whose every row cell is empty or "-".
-  void drop_empty_columns();
 };
 
 // Columns padded to their widest cell (UTF-8 aware), two spaces apart, a rule under the header.

@@ -3,7 +3,7 @@
 # lookups into an 8 MiB table, under ncu: time, DRAM and L2 traffic, requests, instructions, occupancy.
 #   BIN=.carry/bin bash tools/experiments/gather_vs_index_select.sh   (on the GPU machine; $OUT: results)
 set -uo pipefail
-bin=${BIN:-build/bin}; out=${OUT:-gather-vs-index-select}; mkdir -p "$out"
+bin=${BIN:-build/default/bin}; out=${OUT:-gather-vs-index-select}; mkdir -p "$out"
 m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active

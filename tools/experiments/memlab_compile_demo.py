@@ -4,7 +4,7 @@ code), the compiled result against eager, a CUDA graph's replay against eager, a
 against x.T with the custom call in the lowered program. Each part runs where its framework and a GPU are, and
 says so where not.
 
-  PYTHONPATH=python MEMLAB_LIBRARY=build/lib/libmemlab.so python3 tools/experiments/memlab_compile_demo.py
+  PYTHONPATH=python MEMLAB_LIBRARY=build/default/lib/libmemlab.so python3 tools/experiments/memlab_compile_demo.py
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ event (a sample whose host enqueue outlasted the hold is dropped and the hold do
 kept samples. The same method as memlab's harness and tools/python's gpu_timing (not imported: that
 package is being rewritten). Prints a table and writes JSON.
 
-  PYTHONPATH=python MEMLAB_LIBRARY=build/lib/libmemlab.so python3 tools/experiments/transpose_any_shape_bench.py \
+  PYTHONPATH=python MEMLAB_LIBRARY=build/default/lib/libmemlab.so python3 tools/experiments/transpose_any_shape_bench.py \
       --out transpose_bench.json [--samples 40] [--shapes 12289x3001:f32,...]
 """
 

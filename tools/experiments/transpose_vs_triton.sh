@@ -3,7 +3,7 @@
 # traffic, occupancy, shared-memory conflicts, instructions; and Triton's cubin for its SASS.
 #   BIN=.carry/bin bash tools/experiments/transpose_vs_triton.sh   (on the GPU machine; $OUT: results)
 set -uo pipefail
-bin=${BIN:-build/bin}; out=${OUT:-transpose-vs-triton}; mkdir -p "$out"
+bin=${BIN:-build/default/bin}; out=${OUT:-transpose-vs-triton}; mkdir -p "$out"
 m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum
 m=$m,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size,launch__registers_per_thread
 m=$m,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic,launch__occupancy_limit_registers

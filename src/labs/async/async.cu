@@ -19,7 +19,6 @@
 // Reading order: the CPU reference, the kernels from the first rung to the last, the peers, then
 // plans, refusals, launchers and the lab's table at the end.
 #include <cuda.h>
-#include <cub/device/device_transform.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -30,6 +29,7 @@
 #include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
+#include "harness/library_peers.cuh"
 #include "labs/async/async.hpp"
 #include "memlab/arch/config.cuh"
 #include "memlab/arch/cp_async.cuh"
@@ -393,19 +393,9 @@ void launch_path(const case_ctx& c, cudaStream_t s) {
       cudaLaunchKernel(kernel, grid_of(p.grid, "async"), dim3(static_cast<unsigned>(p.threads)), args, smem, s));
 }
 
-void launch_memcpy(const case_ctx& c, cudaStream_t s) {
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(c.ptr(dst_buffer), c.ptr(src_buffer, c.p[src_offset_axis]),
-                                    c.p.n * size_of(c.p.type), cudaMemcpyDeviceToDevice, s));
-}
-
-void launch_cub(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
-    using T = decltype(tag);
-    MEMLAB_CUDA_CHECK(cub::DeviceTransform::Transform(c.ptr<const T>(src_buffer, c.p[src_offset_axis]),
-                                                      c.ptr<T>(dst_buffer), c.p.n, identity_op{}, s));
-  });
-  MEMLAB_CUDA_CHECK_LAUNCH();
-}
+// The bytes the library peers copy (harness/library_peers.cuh): the source at its offset, the
+// destination aligned, as the rungs copy them.
+copy_operands operands(const case_ctx& c) { return {c.ptr(dst_buffer), c.ptr(src_buffer, c.p[src_offset_axis])}; }
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& dev) {
   return device_rule(v, shape_of(p), dev.smem_per_block_optin);
@@ -475,7 +465,7 @@ const lab& table() {
       .teaches =
           "the paths from global to shared memory: LDG+STS vs cp.async (.ca/.cg), commit/wait stages, TMA bulk "
           "and tensor copies, and what alignment costs each",
-      .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(every_dtype{}),
       .default_dtype = dtype::f32,
       .default_sizes = "2^26",  // 256 MiB of f32: 5 x the H100's 50 MB L2
       .size_meaning = "elements copied global -> shared -> global",
@@ -579,7 +569,7 @@ const lab& table() {
                   .name = "cub",
                   .teaches = "cub::DeviceTransform::Transform with an identity functor (Hopper: bulk copies into "
                              "shared memory)",
-                  .launch = launch_cub,
+                  .launch = launch_cub_peer<identity_op, every_dtype, operands>,
                   .kernels = {kernel_ref::with_type<identity_op>()},
                   .peer = true,
                   .traits = rung_traits{},
@@ -587,7 +577,7 @@ const lab& table() {
               {
                   .name = "memcpy",
                   .teaches = "cudaMemcpyAsync device to device",
-                  .launch = launch_memcpy,
+                  .launch = launch_memcpy_peer<operands>,
                   .peer = true,
                   .traits = rung_traits{},
               },

@@ -1,6 +1,8 @@
 // The async lab's host-side model: the split of the payload, the alignment each path needs, the
 // rules a case must meet, and the launch policies. Host-only; tested in
 // tests/labs/async/test_async_plan.cpp.
+#include <cuda/cmath>
+
 #include <algorithm>
 #include <string>
 
@@ -26,8 +28,6 @@ std::string alignment_reason(const rung_traits& t) {
   return {};
 }
 
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
-
 }  // namespace
 
 bool is_tma(const rung_traits& t) { return t.path == tile_path::tma_bulk || t.path == tile_path::tma_tensor; }
@@ -52,7 +52,7 @@ copy_geometry geometry(const variant& v, std::uint64_t payload, std::uint64_t ti
   if (v.peer) return g;
   const std::uint64_t granule = traits(v).path == tile_path::tma_tensor ? tensor_row_bytes : 16;
   g.main = payload / granule * granule;
-  g.tiles = ceil_div(g.main, tile);
+  g.tiles = tile == 0 ? 0 : cuda::ceil_div(g.main, tile);  // a 0-byte tile (refused: case_rule) plans none
   return g;
 }
 
@@ -131,7 +131,7 @@ launch_policy plan(const variant& v, const case_shape& s, int sm_count) {
     return {tma_threads, 1, static_cast<int>(s.tile), 1, g.tiles + tail_cta};
   }
   const int width = t.access_bytes;
-  const auto chunks = static_cast<int>(ceil_div(s.tile / static_cast<std::uint64_t>(width), threads_per_cta));
+  const auto chunks = static_cast<int>(cuda::ceil_div(s.tile / static_cast<std::uint64_t>(width), threads_per_cta));
   if (t.pipelined) {
     const std::uint64_t grid = std::min<std::uint64_t>(g.tiles, static_cast<std::uint64_t>(std::max(sm_count, 1)));
     return {threads_per_cta, chunks, width, static_cast<int>(s.stages), grid + (grid == 0 ? tail_cta : 0)};

@@ -12,7 +12,7 @@
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
 #include <thrust/system/cuda/execution_policy.h>
-#include <cub/device/device_transform.cuh>
+#include <cuda/cmath>
 
 #include <cstdint>
 
@@ -21,6 +21,7 @@
 #include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
+#include "harness/library_peers.cuh"
 #include "labs/copy/copy.hpp"
 #include "memlab/arch/ld_st256.cuh"
 #include "memlab/copy.cuh"
@@ -215,7 +216,7 @@ template <class Rung>
 void launch_rung(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (c.p.n == 0 || p.grid == 0) return;
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     Rung::template kernel<T>()<<<grid_of(p.grid, "copy"), static_cast<unsigned>(p.threads), 0, s>>>(
         reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n);
@@ -224,7 +225,7 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
 }
 
 void launch_auto(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     MEMLAB_CUDA_CHECK(
         memlab::copy(reinterpret_cast<T*>(destination(c)), reinterpret_cast<const T*>(source(c)), c.p.n, s));
@@ -251,21 +252,11 @@ std::vector<kernel_ref> auto_kernels() {
   return k;
 }
 
-void launch_memcpy(const case_ctx& c, cudaStream_t s) {
-  MEMLAB_CUDA_CHECK(cudaMemcpyAsync(destination(c), source(c), c.p.n * size_of(c.p.type), cudaMemcpyDeviceToDevice, s));
-}
-
-void launch_cub(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
-    using T = decltype(tag);
-    MEMLAB_CUDA_CHECK(cub::DeviceTransform::Transform(reinterpret_cast<const T*>(source(c)),
-                                                      reinterpret_cast<T*>(destination(c)), c.p.n, identity_op{}, s));
-  });
-  MEMLAB_CUDA_CHECK_LAUNCH();
-}
+// The bytes the library peers copy (harness/library_peers.cuh): the rungs' own.
+copy_operands operands(const case_ctx& c) { return {destination(c), source(c)}; }
 
 void launch_thrust(const case_ctx& c, cudaStream_t s) {
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     const auto* sp = reinterpret_cast<const T*>(source(c));
     thrust::copy(thrust::cuda::par_nosync.on(s), sp, sp + c.p.n, reinterpret_cast<T*>(destination(c)));  // throws
@@ -313,23 +304,22 @@ std::string verify(const case_ctx& c) {
 }  // namespace
 
 launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n, int sm_count) {
-  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   const std::uint64_t bytes = n * elem_size;
   switch (r.method) {
     case copy_method::elements:
-      return {threads_per_cta, 1, static_cast<int>(elem_size), 0, ceil_div(n, threads_per_cta)};
+      return {threads_per_cta, 1, static_cast<int>(elem_size), 0, cuda::ceil_div(n, threads_per_cta)};
     case copy_method::vectors: {
       const auto vb = static_cast<std::uint64_t>(r.vec_bytes);
       const std::uint64_t vectors = bytes / vb;
       const std::uint64_t tail_thread = vectors * vb != bytes ? 1 : 0;  // the thread that copies the tail
-      return {threads_per_cta, 1, static_cast<int>(vb), 0, ceil_div(vectors + tail_thread, threads_per_cta)};
+      return {threads_per_cta, 1, static_cast<int>(vb), 0, cuda::ceil_div(vectors + tail_thread, threads_per_cta)};
     }
     case copy_method::unrolled: {
       const std::uint64_t vectors = bytes / 16;
       const std::uint64_t cta_bytes = std::uint64_t{threads_per_cta} * unroll_vectors * 16;  // in flight per CTA
       const std::uint64_t resident = std::max<std::uint64_t>(1, bytes_in_flight_per_sm / cta_bytes) *
                                      static_cast<std::uint64_t>(std::max(sm_count, 1));
-      std::uint64_t grid = std::min(ceil_div(vectors, std::uint64_t{threads_per_cta} * unroll_vectors), resident);
+      std::uint64_t grid = std::min(cuda::ceil_div(vectors, std::uint64_t{threads_per_cta} * unroll_vectors), resident);
       if (grid == 0 && n > 0) grid = 1;  // a tail and no whole vector
       return {threads_per_cta, unroll_vectors, 16, 0, grid};
     }
@@ -344,7 +334,7 @@ const lab& table() {
       .name = "copy",
       .teaches =
           "scalar vs vectorized global copies: access width, bytes in flight, any alignment, and the library peers",
-      .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(every_dtype{}),
       .default_dtype = dtype::f32,
       .default_sizes = "2^16..2^28:*4",
       .size_meaning = "elements copied",
@@ -356,14 +346,14 @@ const lab& table() {
                   .name = "scalar",
                   .teaches = "one element per thread: 1- and 2-byte types waste most of each memory instruction",
                   .launch = launch_rung<scalar_rung>,
-                  .kernels = kernels_of_every_dtype<scalar_rung>(),
+                  .kernels = kernels_per_dtype<scalar_rung>(every_dtype{}),
                   .traits = rung_traits{.method = copy_method::elements},
               },
               {
                   .name = "vec8",
                   .teaches = "one 8-byte vector per thread (64-bit loads and stores)",
                   .launch = launch_rung<vec8_rung>,
-                  .kernels = kernels_of_every_dtype<vec8_rung>(),
+                  .kernels = kernels_per_dtype<vec8_rung>(every_dtype{}),
                   .needs = {.alignment = 8},
                   .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 8},
               },
@@ -371,7 +361,7 @@ const lab& table() {
                   .name = "vec16",
                   .teaches = "one 16-byte vector per thread (128-bit loads and stores), tail element-wise",
                   .launch = launch_rung<vec16_rung>,
-                  .kernels = kernels_of_every_dtype<vec16_rung>(),
+                  .kernels = kernels_per_dtype<vec16_rung>(every_dtype{}),
                   .needs = {.alignment = 16},
                   .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 16},
               },
@@ -380,7 +370,7 @@ const lab& table() {
                   .teaches =
                       "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
                   .launch = launch_rung<vec16_unroll_rung>,
-                  .kernels = kernels_of_every_dtype<vec16_unroll_rung>(),
+                  .kernels = kernels_per_dtype<vec16_unroll_rung>(every_dtype{}),
                   .needs = {.alignment = 16},
                   .traits = rung_traits{.method = copy_method::unrolled, .vec_bytes = 16},
               },
@@ -389,7 +379,7 @@ const lab& table() {
                   .teaches =
                       "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
                   .launch = launch_rung<vec32_rung>,
-                  .kernels = kernels_of_every_dtype<vec32_rung>(),
+                  .kernels = kernels_per_dtype<vec32_rung>(every_dtype{}),
                   .needs = {.alignment = 32,
                             .min_cc = 100,
                             .feature = "32-byte global loads and stores (LDG.E.ENL2.256)"},
@@ -407,14 +397,14 @@ const lab& table() {
               {
                   .name = "memcpy",
                   .teaches = "cudaMemcpyAsync device to device",
-                  .launch = launch_memcpy,
+                  .launch = launch_memcpy_peer<operands>,
                   .peer = true,
                   .traits = rung_traits{},
               },
               {
                   .name = "cub",
                   .teaches = "cub::DeviceTransform::Transform with an identity functor",
-                  .launch = launch_cub,
+                  .launch = launch_cub_peer<identity_op, every_dtype, operands>,
                   .kernels = {kernel_ref::with_type<identity_op>()},
                   .peer = true,
                   .traits = rung_traits{},

@@ -16,6 +16,7 @@
 //           warp reads a few contiguous sectors and the table streams through L2 once.
 // The kernel is the same; the template tag only gives each variant its own symbol for `inspect`.
 #include <cub/device/device_merge_sort.cuh>
+#include <cuda/cmath>
 #include <cuda/std/functional>
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/check.hpp"
+#include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/gather/gather.hpp"
@@ -43,7 +45,7 @@ std::uint64_t index_seed(std::uint64_t n, std::uint64_t table_elements) {
 
 launch_policy plan(std::uint64_t n, std::size_t elem_size) {
   const std::uint64_t tile = std::uint64_t{threads_per_cta} * lookups_per_thread;
-  return {threads_per_cta, lookups_per_thread, static_cast<int>(elem_size), 0, (n + tile - 1) / tile};
+  return {threads_per_cta, lookups_per_thread, static_cast<int>(elem_size), 0, cuda::ceil_div(n, tile)};
 }
 
 // ---- the kernel -------------------------------------------------------------------------------------
@@ -86,7 +88,7 @@ namespace {
 constexpr int setup_threads = 256;
 
 unsigned setup_grid(std::uint64_t n) {
-  const std::uint64_t needed = (n + setup_threads - 1) / setup_threads;
+  const std::uint64_t needed = cuda::ceil_div(n, setup_threads);
   return static_cast<unsigned>(needed < 65536 ? needed : 65536);
 }
 
@@ -167,6 +169,9 @@ index_stats count_touched(const std::uint32_t* sorted, const std::uint32_t* orde
 
 enum buffer_index { table_buffer, out_buffer, idx_buffer };
 
+// The element types the lab is built for (f32, f64: a table of 4- or 8-byte elements).
+using lab_dtypes = dtype_list<float, double>;
+
 const axis table_bytes_axis{.name = "table_bytes",
                             .meaning = "bytes of the table gathered from",
                             .unit = "bytes",
@@ -193,16 +198,11 @@ void launch_order(const case_ctx& c, cudaStream_t s) {
   if (c.p.n == 0 || p.grid == 0) return;
   const dim3 grid = grid_of(p.grid, "gather"), block(static_cast<unsigned>(p.threads));
   const auto* idx = c.ptr<const std::uint32_t>(idx_buffer);
-  auto run = [&](auto tag) {
+  visit_dtype(lab_dtypes{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     order_rung<Order>::template kernel<T>()<<<grid, block, 0, s>>>(c.ptr<T>(out_buffer), c.ptr<const T>(table_buffer),
                                                                    idx, c.p.n);
-  };
-  switch (c.p.type) {
-    case dtype::f32: run(float{}); break;
-    case dtype::f64: run(double{}); break;
-    default: throw std::invalid_argument("gather: dtype " + std::string(to_string(c.p.type)) + " not built (f32, f64)");
-  }
+  });
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -299,7 +299,7 @@ const lab& table() {
   static const lab gather_lab{
       .name = "gather",
       .teaches = "access order: the same lookups in random or sorted order, tables from L2-resident to several x L2",
-      .dtypes = {dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(lab_dtypes{}),
       .default_dtype = dtype::f32,
       .default_sizes = "2^24",  // a tour; the pages' sweeps at 2^26 are documented commands
       .size_meaning = "lookups (elements gathered)",
@@ -311,14 +311,14 @@ const lab& table() {
                   .name = "random",
                   .teaches = "idx uniform over the table: each lane of a warp reads its own 32-byte sector",
                   .launch = launch_order<random_order>,
-                  .kernels = kernels_of<order_rung<random_order>, float, double>(),
+                  .kernels = kernels_per_dtype<order_rung<random_order>>(lab_dtypes{}),
                   .traits = gather_rung{.order = index_order::random},
               },
               {
                   .name = "sorted",
                   .teaches = "the same indices ascending: a warp's lookups share sectors and the table streams once",
                   .launch = launch_order<sorted_order>,
-                  .kernels = kernels_of<order_rung<sorted_order>, float, double>(),
+                  .kernels = kernels_per_dtype<order_rung<sorted_order>>(lab_dtypes{}),
                   .traits = gather_rung{.order = index_order::sorted},
               },
           },

@@ -13,14 +13,16 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "harness/check.hpp"
+#include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/layout/layout.hpp"
 #include "memlab/arch/ld_global.cuh"
+#include "memlab/vector.cuh"
 
 namespace memlab::labs::layout {
 
@@ -80,27 +82,16 @@ __global__ void __launch_bounds__(threads_per_cta)
 
 namespace {
 
-// The bits of one element.
-template <std::size_t Bytes>
-struct bits_of;
-template <>
-struct bits_of<2> {
-  using type = unsigned;  // the low 16 bits
-};
-template <>
-struct bits_of<4> {
-  using type = unsigned;
-};
-template <>
-struct bits_of<8> {
-  using type = unsigned long long;
-};
+// The bits of one element in registers: a 2-byte element in the low half of a 32-bit word (masked
+// there, then packed with shifts; picked as 16-bit values, the same fields compiled to other SASS).
+template <class T>
+using element_bits = std::common_type_t<bits_t<sizeof(T)>, std::uint32_t>;
 
 // Element K (0 .. 3 V - 1) of the 48 bytes w[0..11] (32-bit words, little-endian).
 template <class T, int K>
-__device__ __forceinline__ typename bits_of<sizeof(T)>::type element(const unsigned (&w)[12]) {
+__device__ __forceinline__ element_bits<T> element(const unsigned (&w)[12]) {
   if constexpr (sizeof(T) == 8)
-    return w[2 * K] | static_cast<unsigned long long>(w[2 * K + 1]) << 32;
+    return w[2 * K] | std::uint64_t{w[2 * K + 1]} << 32;
   else if constexpr (sizeof(T) == 4)
     return w[K];
   else
@@ -112,7 +103,7 @@ __device__ __forceinline__ typename bits_of<sizeof(T)>::type element(const unsig
 // the 16-byte loads stay whole (with the field known at compile time ptxas narrowed each LDG.E.128,
 // even written in PTX, to the words it needs: the aos rung's scalar loads again).
 template <class T, int K>
-__device__ __forceinline__ typename bits_of<sizeof(T)>::type field_of(const unsigned (&w)[12], std::uint64_t field) {
+__device__ __forceinline__ element_bits<T> field_of(const unsigned (&w)[12], std::uint64_t field) {
   const auto x = element<T, 3 * K>(w), y = element<T, 3 * K + 1>(w), z = element<T, 3 * K + 2>(w);
   return field == 0 ? x : field == 1 ? y : z;
 }
@@ -120,7 +111,7 @@ __device__ __forceinline__ typename bits_of<sizeof(T)>::type field_of(const unsi
 template <class T, int... K>
 __device__ __forceinline__ uint4 pick_fields(const unsigned (&w)[12], std::uint64_t field,
                                              std::integer_sequence<int, K...>) {
-  const typename bits_of<sizeof(T)>::type f[] = {field_of<T, K>(w, field)...};
+  const element_bits<T> f[] = {field_of<T, K>(w, field)...};
   if constexpr (sizeof(T) == 8) {
     return {static_cast<unsigned>(f[0]), static_cast<unsigned>(f[0] >> 32), static_cast<unsigned>(f[1]),
             static_cast<unsigned>(f[1] >> 32)};
@@ -160,6 +151,9 @@ namespace {
 
 enum buffer_index { in_buffer, out_buffer };
 
+// The element types the lab is built for (f16, f32, f64: a field of 2, 4 or 8 bytes).
+using lab_dtypes = dtype_list<__half, float, double>;
+
 const axis field_axis{.name = "field",
                       .meaning = "which field of each point is read: 0 (x), 1 (y) or 2 (z)",
                       .unit = "field index",
@@ -187,22 +181,6 @@ struct aos_vec_rung {
   }
 };
 
-template <class F>
-decltype(auto) visit_lab_dtype(dtype t, F&& f) {
-  switch (t) {
-    case dtype::f16: return f(__half{});
-    case dtype::f32: return f(float{});
-    case dtype::f64: return f(double{});
-    default: break;
-  }
-  throw std::invalid_argument("layout: dtype " + std::string(to_string(t)) + " is not built (f16, f32, f64)");
-}
-
-template <class Rung>
-std::vector<kernel_ref> kernels_of_lab_dtypes() {
-  return kernels_of<Rung, __half, float, double>();
-}
-
 // kernel(out, in, n, field), whatever the rung.
 template <class Rung>
 void launch_rung(const case_ctx& c, cudaStream_t s) {
@@ -210,7 +188,7 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
   if (c.p.n == 0 || p.grid == 0) return;
   const std::uint64_t field = c.p[field_axis];
   const dim3 grid = grid_of(p.grid, "layout"), block(static_cast<unsigned>(p.threads));
-  visit_lab_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(lab_dtypes{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     T* out = c.ptr<T>(out_buffer);
     const T* in = c.ptr<const T>(in_buffer);
@@ -261,7 +239,7 @@ const lab& table() {
       .teaches =
           "AoS vs SoA: one field of n three-field points, from a 3-element stride, from its own array, and "
           "from whole structures loaded 16 bytes at a time",
-      .dtypes = {dtype::f16, dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(lab_dtypes{}),
       .default_dtype = dtype::f32,
       // 2^26 f32 points: a 768 MiB array of structures (15x the H100's L2), 256 MiB of output.
       .default_sizes = "2^24,2^26",
@@ -275,14 +253,14 @@ const lab& table() {
                   .teaches =
                       "array of structures: field f of point i at element 3 i + f (a warp spans 3x the bytes it uses)",
                   .launch = launch_rung<aos_rung>,
-                  .kernels = kernels_of_lab_dtypes<aos_rung>(),
+                  .kernels = kernels_per_dtype<aos_rung>(lab_dtypes{}),
                   .traits = layout_rung{.layout = point_layout::aos},
               },
               {
                   .name = "soa",
                   .teaches = "structure of arrays: field f of point i at element f n + i (contiguous)",
                   .launch = launch_rung<soa_rung>,
-                  .kernels = kernels_of_lab_dtypes<soa_rung>(),
+                  .kernels = kernels_per_dtype<soa_rung>(lab_dtypes{}),
                   .traits = layout_rung{.layout = point_layout::soa},
               },
               {
@@ -290,7 +268,7 @@ const lab& table() {
                   .teaches = "array of structures loaded whole: V = 16 / sizeof(T) points per thread as three 16-byte "
                              "loads, the field picked in registers, one 16-byte store",
                   .launch = launch_rung<aos_vec_rung>,
-                  .kernels = kernels_of_lab_dtypes<aos_vec_rung>(),
+                  .kernels = kernels_per_dtype<aos_vec_rung>(lab_dtypes{}),
                   .traits = layout_rung{.layout = point_layout::aos, .whole_structures = true},
               },
           },

@@ -1,6 +1,8 @@
 // The layout lab's host-side model: launch policies and exact sector counts (per request and per warp),
 // warp by warp in O(1) each. Host-only; held to a brute-force replay of every thread's accesses in
 // tests/labs/layout/test_layout_plan.cpp.
+#include <cuda/cmath>
+
 #include <algorithm>
 
 #include "labs/layout/layout.hpp"
@@ -8,8 +10,6 @@
 namespace memlab::labs::layout {
 
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // Distinct sectors of the byte range [lo, hi) (0 when empty).
 std::uint64_t span_sectors(std::uint64_t lo, std::uint64_t hi) {
@@ -22,11 +22,11 @@ launch_policy plan(const layout_rung& r, std::size_t elem_size, std::uint64_t n)
   if (r.whole_structures) {
     const std::uint64_t main = n / vec_points(elem_size);
     const std::uint64_t threads = main + (main * vec_points(elem_size) < n ? 1 : 0);  // + the tail's thread
-    return {threads_per_cta, 1, 16, 0, ceil_div(threads, threads_per_cta)};
+    return {threads_per_cta, 1, 16, 0, cuda::ceil_div(threads, threads_per_cta)};
   }
   const auto items = static_cast<int>(bytes_per_thread / static_cast<int>(elem_size));
   return {threads_per_cta, items, static_cast<int>(elem_size), 0,
-          ceil_div(n, std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items))};
+          cuda::ceil_div(n, std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items))};
 }
 
 sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field) {

@@ -11,6 +11,8 @@
 // the element mod 16 (mod 8): B = 16 / gcd(s, 16) (8 / gcd(s, 8)) per half (quarter) warp. No two
 // lanes ever touch the same element, so no broadcast. The padded (33 words per row) and swizzled
 // (column xor row) patterns put the 32 lanes in 32 banks: one wavefront.
+#include <cuda/cmath>
+
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -20,9 +22,6 @@
 namespace memlab::labs::smem {
 
 namespace {
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint64_t round_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 
 // The load rungs' regions are whole 1 KiB blocks (a CTA's 256 threads x 4 bytes), so that every
 // thread of the fill loop runs the same number of iterations: each of its stores is then one full
@@ -39,7 +38,7 @@ int strided_wavefronts(std::uint64_t stride, int width, int active) {
   int total = 0;
   for (int g0 = 0; g0 < lanes; g0 += group) {
     const int m = std::clamp(active - g0, 0, group);
-    total += static_cast<int>(ceil_div(static_cast<std::uint64_t>(m), banks));
+    total += static_cast<int>(cuda::ceil_div(static_cast<std::uint64_t>(m), banks));
   }
   return total;
 }
@@ -63,10 +62,10 @@ std::uint32_t address_of(const smem_rung& r, std::uint64_t stride, int lane, int
 std::uint64_t region_bytes(const smem_rung& r, std::uint64_t stride) {
   const auto w = static_cast<std::uint64_t>(r.access_bytes);
   switch (r.pattern) {
-    case address_pattern::padded: return round_up(32 * 33 * 4, fill_round);
+    case address_pattern::padded: return cuda::round_up(32 * 33 * 4, fill_round);
     case address_pattern::swizzled: return 32 * 32 * 4;
     case address_pattern::strided:
-      if (r.load) return round_up((31 * stride + columns) * w, fill_round);
+      if (r.load) return cuda::round_up((31 * stride + columns) * w, fill_round);
       // store_stride: each warp its own 32 x stride words (8 warps: 256 x stride words); the copies:
       // 256 x stride words per shared array.
       static_assert(warps_per_cta * lanes == threads_per_cta);
@@ -83,7 +82,7 @@ int request_wavefronts(const smem_rung& r, std::uint64_t stride, int active) {
   return strided_wavefronts(stride, r.access_bytes, std::min(active, lanes));
 }
 
-std::uint64_t tasks_of(std::uint64_t n) { return ceil_div(n, lanes); }
+std::uint64_t tasks_of(std::uint64_t n) { return cuda::ceil_div(n, lanes); }
 
 launch_counts predict(const smem_rung& r, std::uint64_t s, std::uint64_t n, std::uint64_t grid) {
   launch_counts c;
@@ -97,7 +96,7 @@ launch_counts predict(const smem_rung& r, std::uint64_t s, std::uint64_t n, std:
   const auto p = static_cast<std::uint64_t>(accesses_per_thread);
   const auto w = static_cast<std::uint64_t>(r.access_bytes);
   if (r.load) {
-    const std::uint64_t f = fill_words(r, s), fill_requests = grid * ceil_div(f, lanes);
+    const std::uint64_t f = fill_words(r, s), fill_requests = grid * cuda::ceil_div(f, lanes);
     c.ld_requests = tasks * p;
     c.ld_wavefronts = p * per_warp();
     c.st_requests = fill_requests;  // 32 consecutive words each: one wavefront
@@ -132,8 +131,8 @@ std::optional<std::string> stride_rule(const variant& v, std::uint64_t stride) {
 }
 
 std::uint64_t grid_of_case(const smem_rung& r, std::uint64_t n, std::uint64_t resident) {
-  if (!is_bank_bound(r)) return ceil_div(n, threads_per_cta);
-  return std::min(std::max<std::uint64_t>(resident, 1), ceil_div(tasks_of(n), warps_per_cta));
+  if (!is_bank_bound(r)) return cuda::ceil_div(n, threads_per_cta);
+  return std::min(std::max<std::uint64_t>(resident, 1), cuda::ceil_div(tasks_of(n), warps_per_cta));
 }
 
 launch_policy plan(const smem_rung& r, std::uint64_t /*n*/, std::uint64_t grid) {

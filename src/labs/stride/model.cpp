@@ -1,6 +1,8 @@
 // The stride lab's host-side model: which elements each variant touches, its launch policy, and
 // the exact count of 32-byte sectors its warps touch (hardware bytes). Host-only; tested against
 // a brute-force replay in tests/labs/stride/test_stride_plan.cpp.
+#include <cuda/cmath>
+
 #include <algorithm>
 
 #include "labs/stride/stride.hpp"
@@ -12,15 +14,14 @@ access_strides strides_of(const stride_rung& r, std::uint64_t stride) {
 }
 
 launch_policy plan(const stride_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t src_offset) {
-  auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; };
   if (r.vector_bytes == 16) {
     const std::uint64_t main = vec16_main_vectors(n * elem_size, src_offset % 16);
     // Threads 0..main: one per vector, and thread `main` copies the element-wise rest.
-    return {threads_per_cta, 1, 16, 0, n == 0 ? 0 : ceil_div(main + 1, threads_per_cta)};
+    return {threads_per_cta, 1, 16, 0, n == 0 ? 0 : cuda::ceil_div(main + 1, threads_per_cta)};
   }
   const auto items = static_cast<int>(bytes_per_thread / static_cast<int>(elem_size));
   const std::uint64_t tile = std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items);
-  return {threads_per_cta, items, static_cast<int>(elem_size), 0, ceil_div(n, tile)};
+  return {threads_per_cta, items, static_cast<int>(elem_size), 0, cuda::ceil_div(n, tile)};
 }
 
 namespace {

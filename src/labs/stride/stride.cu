@@ -196,7 +196,7 @@ void launch_rung(const case_ctx& c, cudaStream_t s) {
   const launch_policy& p = c.plan.policy;
   if (c.p.n == 0 || p.grid == 0) return;
   const dim3 grid = grid_of(p.grid, "stride"), block(static_cast<unsigned>(p.threads));
-  visit_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(every_dtype{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     auto* d = c.ptr<T>(dst_buffer);
     const auto* src = c.ptr<const T>(src_buffer, c.p[src_offset_axis]);
@@ -269,7 +269,7 @@ const lab& table() {
       .teaches =
           "coalescing: useful vs sector bandwidth as neighbouring threads' addresses move apart, and the cost "
           "of a misaligned start",
-      .dtypes = {dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64},
+      .dtypes = dtypes_of(every_dtype{}),
       .default_dtype = dtype::f32,
       // 2^26 f32 is 256 MiB of useful reads (5x the H100's L2); at stride 32 the source spans 8 GiB.
       .default_sizes = "2^24",  // a tour; the pages' sweeps at 2^26 are documented commands
@@ -282,7 +282,7 @@ const lab& table() {
                   .name = "strided",
                   .teaches = "thread e reads src[e x stride], writes dst[e]: a warp's loads span 32 x stride elements",
                   .launch = launch_rung<strided_rung>,
-                  .kernels = kernels_of_every_dtype<strided_rung>(),
+                  .kernels = kernels_per_dtype<strided_rung>(every_dtype{}),
                   .traits = stride_rung{.strided_src = true},
               },
               {
@@ -290,14 +290,14 @@ const lab& table() {
                   .teaches =
                       "thread e reads src[e], writes dst[e x stride]: coalesced loads, scattered partial-sector stores",
                   .launch = launch_rung<strided_write_rung>,
-                  .kernels = kernels_of_every_dtype<strided_write_rung>(),
+                  .kernels = kernels_per_dtype<strided_write_rung>(every_dtype{}),
                   .traits = stride_rung{.strided_dst = true},
               },
               {
                   .name = "strided_rw",
                   .teaches = "thread e copies element e x stride: both sides scattered",
                   .launch = launch_rung<strided_rw_rung>,
-                  .kernels = kernels_of_every_dtype<strided_rw_rung>(),
+                  .kernels = kernels_per_dtype<strided_rw_rung>(every_dtype{}),
                   .traits = stride_rung{.strided_src = true, .strided_dst = true},
               },
               {
@@ -305,7 +305,7 @@ const lab& table() {
                   .teaches = "stride 1, 16-byte loads and stores from any element offset: a misaligned source is read "
                              "aligned and realigned through a warp shuffle (+1 vector per warp)",
                   .launch = launch_rung<vec16_rung>,
-                  .kernels = kernels_of_every_dtype<vec16_rung>(),
+                  .kernels = kernels_per_dtype<vec16_rung>(every_dtype{}),
                   .needs = {.shape = "--stride 1 (a dense source: one 16-byte vector holds neighbouring elements)"},
                   .traits = stride_rung{.vector_bytes = 16},
               },

@@ -45,6 +45,7 @@
 #include <cute/tensor.hpp>
 
 #include "harness/check.hpp"
+#include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "labs/tile/tile.hpp"
@@ -304,37 +305,32 @@ kernel_fn static_kernel_of(std::uint64_t rows, std::uint64_t cols) {
   throw std::invalid_argument("tile: no static instantiation for " + tile_text(rows, cols));
 }
 
-// The kernel of a dtype: f32 or f16.
-template <class Pick>
-kernel_fn by_dtype(dtype t, Pick&& pick) {
-  switch (t) {
-    case dtype::f32: return pick(float{});
-    case dtype::f16: return pick(__half{});
-    default: throw std::invalid_argument("tile: dtype " + std::string(to_string(t)) + " is not built (f32, f16)");
-  }
-}
+// The element types the lab is built for: f32 (the tutorial's) and f16.
+using lab_dtypes = dtype_list<float, __half>;
 
 // A rung's kernel_picker (its traits' `kernel`): one kernel per dtype for a dynamic layout, one per
 // dtype and compiled shape for a static one.
 template <class Variant>
 kernel_fn dynamic_kernel(dtype t, std::uint64_t /*rows*/, std::uint64_t /*cols*/) {
-  return by_dtype(t, [](auto tag) { return kernel_of<Variant, decltype(tag)>(); });
+  return visit_dtype(lab_dtypes{}, t, [](auto tag) { return kernel_of<Variant, decltype(tag)>(); });
 }
 template <template <int, int> class Static>
 kernel_fn static_kernel(dtype t, std::uint64_t rows, std::uint64_t cols) {
-  return by_dtype(t, [&](auto tag) { return static_kernel_of<Static, decltype(tag)>(rows, cols); });
+  return visit_dtype(lab_dtypes{}, t, [&](auto tag) { return static_kernel_of<Static, decltype(tag)>(rows, cols); });
 }
 
-// A rung's `kernels` in the table: every dtype (f32, f16), and every compiled shape of a static
-// layout, each by symbol; the same kernels its traits' picker gives (tests/labs/tile/test_tile_plan.cpp).
+// A rung's `kernels` in the table: every dtype, and every compiled shape of a static layout, each by
+// symbol; the same kernels its traits' picker gives (tests/labs/tile/test_tile_plan.cpp).
 template <class Variant>
 std::vector<kernel_ref> dynamic_kernels() {
-  return {{dynamic_kernel<Variant>(dtype::f32, 0, 0), nullptr}, {dynamic_kernel<Variant>(dtype::f16, 0, 0), nullptr}};
+  std::vector<kernel_ref> out;
+  for (dtype t : dtypes_of(lab_dtypes{})) out.push_back({dynamic_kernel<Variant>(t, 0, 0), nullptr});
+  return out;
 }
 template <template <int, int> class Static>
 std::vector<kernel_ref> static_kernels() {
   std::vector<kernel_ref> out;
-  for (dtype t : {dtype::f32, dtype::f16}) {
+  for (dtype t : dtypes_of(lab_dtypes{})) {
     for (const auto& [rows, cols] : static_tiles)
       out.push_back(
           {static_kernel<Static>(t, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols)), nullptr});
@@ -456,7 +452,7 @@ const lab& table() {
       .teaches =
           "CuTe copy atoms global -> shared: which partition, policy, layout and alignment give 128-bit "
           "accesses; next to memlab's LDG+STS and cp.async tile movers",
-      .dtypes = {dtype::f32, dtype::f16},
+      .dtypes = dtypes_of(lab_dtypes{}),
       .default_dtype = dtype::f32,
       .default_sizes = "2^28",  // 1 GiB of f32: ~20 x the H100's 50 MB L2
       .size_meaning = "elements of the matrix (a column-major stack of tiles: tile rows x tiles * tile cols)",

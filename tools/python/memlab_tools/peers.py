@@ -432,7 +432,7 @@ def probe_memlab() -> tuple[object, str, str]:
         import memlab
     except ImportError as e:
         return None, "", (f"import memlab failed ({e}): pip install ./python, or PYTHONPATH=python with libmemlab "
-                          "built (MEMLAB_LIBRARY=build/lib/libmemlab.so)")
+                          "built (MEMLAB_LIBRARY=build/default/lib/libmemlab.so)")
     try:
         version, path = memlab.library_version(), memlab.library_path()
         if memlab.device_count() == 0:
