@@ -8,12 +8,12 @@ and the vector add on this GPU's roofline, with the fraction of its own roof set
 
     python -m memlab_tools.plot_hierarchy FILES... -o DIR
 
-The rungs each picture draws are picked from memlab's table by what their records say they are (memlab_tools.table:
-a chase's load path and walk order, a stream's arrays and FLOPs), never by name, so a renamed or added rung is
-drawn where it belongs. Everything else is read from the records: params, gbps, gflops, sm_clock_mhz, model.sms_busy, model.nodes and
-model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load, hist_<lo>_<hi>,
-p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than once (in several files, or
-twice in one) is one point: the median of its records, as each legend says.
+The rungs each picture draws are picked by what memlab's table says their kernels are (the rungs' facts in
+memlab_tools.table: a chase's load path and walk order, a stream's arrays and FLOPs), never by name, so a renamed or
+added rung is drawn where it belongs. Everything else is read from the records: params, gbps, gflops, sm_clock_mhz, model.sms_busy,
+model.nodes and model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load,
+hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than once (in
+several files, or twice in one) is one point: the median of its records, as each legend says.
 The stream pictures (bandwidth, Little's law, roofline) take those records from the case's latest machine
 session only (files created within SESSION_S of its newest): the stream kernels changed between sessions,
 and a median over two kernels is neither's figure. A point whose latest session is older than the
@@ -513,8 +513,8 @@ def translation_points(records, device):
             (the L2 keeps at most an eighth of them); pages = the chain's bytes / 2 MiB.
       l2:   random .cg chases with one node per 2 MiB page or fewer (--node-stride >= 2 MiB) whose lines fit half the
             L2: after the first pass each hop an L2 hit; pages = nodes.
-      l2_address_order: the chase in address order (chase("l1", "sequential"), ld.global) at --node-stride >= 2 MiB with more lines than the L1
-            keeps (128 KiB): L2 hits, each on the next page; pages = nodes.
+      l2_address_order: the chase in address order (chase("l1", "sequential"), ld.global) at --node-stride >= 2 MiB
+            with more lines than the L1 keeps (128 KiB): L2 hits, each on the next page; pages = nodes.
     A TLB level that runs out of entries shows as a step in pages: the same hops, now each paying a page walk."""
     l2 = device.get("l2_bytes", 50 * MIB)
     keep = {"dram": [], "l2": [], "l2_address_order": []}
@@ -581,7 +581,8 @@ def translation(records, device, out):
     lat = dram_latency(records)
     if lat:
         ax.axhline(lat["cycles"], color="gray", ls=":", lw=0.8)
-        ax.text(1.1, lat["cycles"] + 8, f"DRAM plateau: {lat['cycles']:.0f} cycles ({chase('l2')} >= 1 GiB)", fontsize=7,
+        ax.text(1.1, lat["cycles"] + 8, f"DRAM plateau: {lat['cycles']:.0f} cycles ({chase('l2')} >= 1 GiB)",
+                fontsize=7,
                 color="dimgray")
     mem = device.get("global_mem_bytes")
     for a in (ax, dx):
@@ -701,7 +702,8 @@ def loaded_latency(records, device, out):
                 ax.annotate(str(c), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
     lat = dram_latency(records)
     if lat:
-        ax.axhline(lat["ns"], color="gray", ls=":", lw=1, label=f"unloaded DRAM latency {lat['ns']:.0f} ns ({chase('l2')})")
+        ax.axhline(lat["ns"], color="gray", ls=":", lw=1,
+                   label=f"unloaded DRAM latency {lat['ns']:.0f} ns ({chase('l2')})")
     ax.set_xlabel("bandwidth the other SMs draw from DRAM (TB/s)")
     ax.set_ylabel("probe's DRAM latency (ns per dependent .cg load)")
     ax.set_ylim(0, ax.get_ylim()[1])
@@ -773,9 +775,9 @@ def littles_law(records, device, out):
 
 
 def roofline_add(records, device, out):
-    """Left: the roofline's streams (roofline_streams()) on this GPU's roofline (its own roofs only). Right: the fraction of its own roof each
-    reaches, beside the reference's vector add on its GPU: the comparison the two GPUs allow (GFLOP/s of two GPUs
-    on one set of axes would set one GPU's points under the other's roof)."""
+    """Left: the roofline's streams (roofline_streams()) on this GPU's roofline (its own roofs only). Right: the
+    fraction of its own roof each reaches, beside the reference's vector add on its GPU: the comparison the two GPUs
+    allow (GFLOP/s of two GPUs on one set of axes would set one GPU's points under the other's roof)."""
     pts = roofline_points(records)
     if not pts:
         return None
