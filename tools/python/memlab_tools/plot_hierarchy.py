@@ -10,10 +10,10 @@ and the vector add on this GPU's roofline, with the fraction of its own roof set
 
 The rungs each picture draws are picked by what memlab's table says their kernels are (the rungs' facts in
 memlab_tools.table: a chase's load path and walk order, a stream's arrays and FLOPs), never by name, so a renamed or
-added rung is drawn where it belongs. Everything else is read from the records: params, gbps, gflops, sm_clock_mhz, model.sms_busy,
-model.nodes and model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load,
-hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than once (in
-several files, or twice in one) is one point: the median of its records, as each legend says.
+added rung is drawn where it belongs. Everything else is read from the records: params, gbps, gflops, sm_clock_mhz,
+model.sms_busy, model.nodes and model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load,
+ns_per_load, hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than
+once (in several files, or twice in one) is one point: the median of its records, as each legend says.
 The stream pictures (bandwidth, Little's law, roofline) take those records from the case's latest machine
 session only (files created within SESSION_S of its newest): the stream kernels changed between sessions,
 and a median over two kernels is neither's figure. A point whose latest session is older than the
