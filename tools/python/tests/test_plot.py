@@ -240,8 +240,11 @@ def test_a_lab_under_another_roof_draws_that_roof_not_dram():
 # ---- the style map ---------------------------------------------------------------------------------------------
 
 def test_every_copy_series_has_its_own_style_and_peers_are_dashed():
-    rungs = ["scalar", "vec8", "vec16", "vec16_unroll", "auto"]
-    peers = ["memcpy", "cub", "thrust", "torch_copy_", "torch_clone", "triton_copy"]
+    from memlab_tools import table
+    from memlab_tools.peers import PEERS
+    rungs = table.rungs("copy")  # the ladder and the peers as the table and memlab-peers name them
+    peers = table.peers("copy") + [p.variant for p in PEERS if p.lab == "copy"]
+    assert "auto" in rungs and {"memcpy", "torch_copy_", "triton_copy"} <= set(peers)
     styles = [plot.style("copy", v, False) for v in rungs] + [plot.style("copy", v, True) for v in peers]
     assert len({(s["color"], s["marker"]) for s in styles}) == len(styles)
     assert plot.style("copy", "auto", False)["color"] != plot.style("copy", "triton_copy", True)["color"]
