@@ -2,13 +2,16 @@
 """tools/sass_diff.py on two small listings made here (its .txt input: saved `cuobjdump -sass` output): kernels
 matched by name with nvcc's anonymous-namespace hash normalised away, a kernel whose name changed but whose SASS
 did not reported as a rename (not a difference), and a changed body, a kernel gone and a kernel added failing."""
+import contextlib
+import io
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
-TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "sass_diff.py")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import sass_diff  # noqa: E402
 
 
 def listing(kernels):
@@ -28,8 +31,10 @@ class SassDiff(unittest.TestCase):
                 paths.append(os.path.join(d, f"{side}.txt"))
                 with open(paths[-1], "w") as f:
                     f.write(listing(kernels))
-            p = subprocess.run([sys.executable, TOOL, *paths], capture_output=True, text=True)
-            return p.returncode, p.stdout
+            out = io.StringIO()
+            with mock.patch.object(sys, "argv", ["sass_diff.py", *paths]), contextlib.redirect_stdout(out):
+                rc = sass_diff.main()
+            return rc, out.getvalue()
 
     def test_the_same_code_under_another_anonymous_namespace_hash_is_the_same(self):
         body = ["LDG.E.128 R4, desc[UR4][R2.64]", "EXIT"]
