@@ -11,6 +11,9 @@ Checks, outside code fences and code spans:
     usually a stray |); a block of |-rows without a delimiter row is a table that does not render;
   - every relative link and image ([text](path), ![alt](path), [ref]: path) names a file or folder that
     exists (an anchor after # is not checked).
+And, code included: no page names a development issue by its number ("issue 20", "issue #20", "#20"): the pages
+are for users, and the tracker's history is git's (docs/notes/history.md, the one page that points at it, is
+exempt). With no FILE, no tracked file is named for an issue either (issue20_checks.py, device_issue21.sh).
 Exit 1 with one line per problem (file:line: what), 0 when there is none.
 """
 import argparse
@@ -24,6 +27,9 @@ CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 LINK = re.compile(r"!?\[((?:[^\[\]\\]|\\.|\[[^\]]*\])*)\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
 REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s+(<[^>]*>|\S+)")
 DELIMITER_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
+ISSUE = re.compile(r"\bissues? ?#?\d+\b|(?<![\w&#/])#\d+\b", re.I)  # "issue 20", "issues 20", "#20" (not &#20;)
+ISSUE_FILE = re.compile(r"issue[_-]?\d+", re.I)
+HISTORY = "docs/notes/history.md"  # the page that may point at the development history
 
 
 def cells(row):
@@ -89,6 +95,12 @@ def check_file(path, rel, root):
             if got != len(header):
                 problems.append(f"{rel}:{n2}: a table row with {got} cells under a header of {len(header)}")
 
+    if rel.replace(os.sep, "/") != HISTORY:
+        for n, line in enumerate(lines, 1):
+            for m in ISSUE.finditer(line):
+                problems.append(f"{rel}:{n}: names a development issue ({m.group(0)!r}): say what was done or "
+                                f"measured instead (history: {HISTORY})")
+
     # Links.
     base = os.path.dirname(path)
     for n, line in prose:
@@ -106,6 +118,15 @@ def check_file(path, rel, root):
             if not os.path.exists(full):
                 problems.append(f"{rel}:{n}: a link to {t}, which does not exist")
     return problems
+
+
+def tracked_files(root):
+    """Every path git tracks under root ([] outside a git checkout)."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True).stdout
+        return [p for p in out.decode().split("\0") if p]
+    except (OSError, subprocess.CalledProcessError):
+        return []
 
 
 def tracked_markdown(root):
@@ -127,7 +148,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     root = os.path.abspath(args.root)
     files = args.files or tracked_markdown(root)
-    problems = []
+    problems = [] if args.files else [f"{p}: a file named for an issue: name it for what it does"
+                                      for p in tracked_files(root) if ISSUE_FILE.search(p)]
     for f in files:
         full = f if os.path.isabs(f) else os.path.join(root, f)
         problems += check_file(full, os.path.relpath(full, root), root)
@@ -136,7 +158,8 @@ def main(argv=None):
     if problems:
         print(f"check_markdown: {len(problems)} problem(s) in {len(files)} file(s)", file=sys.stderr)
         return 1
-    print(f"check_markdown: {len(files)} Markdown file(s): fences closed, tables well formed, links resolve")
+    print(f"check_markdown: {len(files)} Markdown file(s): fences closed, tables well formed, links resolve, no issue "
+          "numbers")
     return 0
 
 

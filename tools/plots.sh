@@ -38,5 +38,9 @@ lab $h/transpose/plots_one_process $h/transpose/one_process_transpose.json
 # The hierarchy and transfer labs' own pictures, each from every committed run of its lab.
 rm -rf $h/hierarchy/plots
 PYTHONPATH=tools/python python3 -m memlab_tools.plot_hierarchy $h/hierarchy/hierarchy_*.json -o $h/hierarchy/plots
+# The transfer lab's 1 GiB bars from the 1 GiB runs the page's table cites, the sweep from the sweep (its 1 GiB point
+# is another run: drawn in one picture, the last file given would set the bars).
 rm -rf $h/transfer/plots
-PYTHONPATH=tools/python python3 -m memlab_tools.plot_transfer $h/transfer/gib_*.json $h/transfer/sweep_ce_pinned.json -o $h/transfer/plots
+PYTHONPATH=tools/python python3 -m memlab_tools.plot_transfer $h/transfer/gib_*.json -o $h/transfer/plots --only gib
+PYTHONPATH=tools/python python3 -m memlab_tools.plot_transfer $h/transfer/sweep_ce_pinned.json -o $h/transfer/plots \
+  --only sweep

@@ -4,8 +4,12 @@
   tools/sass_diff.py OLD NEW [--arch sm_90] [--rename OLD_NAME=NEW_NAME ...]
 
 Kernels are matched by mangled name, with the hash that nvcc puts in anonymous-namespace names
-(it changes when a file moves) normalised away. Prints the kernels only one side has, the kernels
-whose instructions differ, and the number of SASS lines compared; exits 1 on any difference.
+(it changes when a file moves) normalised away. A kernel only one side has by name is then matched by
+its instructions: one of the old side's and one of the new side's with identical SASS are a rename (a
+template argument or namespace that changed, not the code), reported as such and not a difference;
+--rename pairs two names outright. Prints the renames, the kernels only one side has, the kernels whose
+instructions differ (with how many lines), and the number of SASS lines compared; exits 1 on any
+difference other than a rename.
 """
 import argparse
 import re
@@ -53,6 +57,25 @@ def kernels(text):
     return out
 
 
+def match_renames(old, new):
+    """Pairs the kernels only `old` has by name with those only `new` has whose SASS is identical: [(old name, new
+    name)], each kernel in one pair at most (several of one body: paired in name order)."""
+    by_body = {}
+    for k in sorted(set(new) - set(old)):
+        by_body.setdefault(tuple(new[k]), []).append(k)
+    pairs = []
+    for k in sorted(set(old) - set(new)):
+        same = by_body.get(tuple(old[k]))
+        if same:
+            pairs.append((k, same.pop(0)))
+    return pairs
+
+
+def differing_lines(a, b):
+    """Lines of two bodies that differ, position by position (a length difference counts in full)."""
+    return sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
@@ -67,6 +90,10 @@ def main():
         o, n = normalise(o), normalise(n)
         if o in old:
             old[n] = old.pop(o)
+    renamed = match_renames(old, new)
+    for o, n in renamed:
+        print(f"renamed, SASS identical ({len(old[o])} lines): {o} -> {n}")
+        new[o] = new.pop(n)
     only_old, only_new = sorted(set(old) - set(new)), sorted(set(new) - set(old))
     changed = [k for k in sorted(set(old) & set(new)) if old[k] != new[k]]
     lines = sum(len(old[k]) for k in set(old) & set(new))
@@ -75,8 +102,8 @@ def main():
     for k in only_new:
         print("only in new:", k)
     for k in changed:
-        print("changed:", k)
-    print(f"{len(set(old) & set(new))} kernels in both, {lines} SASS lines compared; "
+        print(f"changed ({differing_lines(old[k], new[k])} of {len(old[k])} lines -> {len(new[k])}): {k}")
+    print(f"{len(set(old) & set(new))} kernels in both ({len(renamed)} of them renamed), {lines} SASS lines compared; "
           f"{len(changed)} changed, {len(only_old)} only in old, {len(only_new)} only in new")
     return 1 if (only_old or only_new or changed) else 0
 

@@ -7,7 +7,7 @@ of its own; it is committed so that they run without a memlab binary.
 
     tools/update_lab_table.py             check (the ctest lab_table_current): print what differs, exit 1
     tools/update_lab_table.py --write     rewrite labs.json from the binary
-    --memlab PATH                         the memlab to ask (default: build/bin/memlab)
+    --memlab PATH                         the memlab to ask (default: build/default/bin/memlab)
 
 A binary built with fewer labs (-DMEMLAB_ONLY_LABS) or without an optional dependency (a lab's
 `built_without`: its rungs that need it are missing) checks what it has: each of its labs against the
@@ -62,7 +62,7 @@ def differences(built: dict, committed: dict) -> list[str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--memlab", default=str(ROOT / "build" / "bin" / "memlab"))
+    ap.add_argument("--memlab", default=str(ROOT / "build" / "default" / "bin" / "memlab"))
     ap.add_argument("--table", default=str(TABLE), help=argparse.SUPPRESS)
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()

@@ -203,6 +203,12 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
                       {"shape", v.needs.shape}};
       if (v.roof) vj["roof"] = to_string(*v.roof);
       if (!v.ignores.empty()) vj["ignores"] = v.ignores;
+      if (l->facts != nullptr) {
+        ordered_json facts = ordered_json::object();
+        for (const rung_fact& f : l->facts(v))
+          std::visit([&](const auto& value) { facts[std::string(f.name)] = value; }, f.value);
+        vj["facts"] = std::move(facts);
+      }
       vj["kernels"] = kernel_names(v);
       lj["variants"].push_back(std::move(vj));
     }

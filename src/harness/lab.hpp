@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
+#include <variant>
 #include <vector>
 
 #include "harness/buffer.hpp"
@@ -249,6 +250,14 @@ struct variant {
   }
 };
 
+// One fact of a rung's traits, as `memlab list --format json` shows it (the rung's "facts"): what the
+// tools downstream pick rungs by (the hierarchy lab's chases by load path and walk, its streams by the
+// arrays they read and write), so that none of them names a rung.
+struct rung_fact {
+  std::string_view name;
+  std::variant<bool, std::int64_t, std::string_view> value;
+};
+
 // ---- the lab ---------------------------------------------------------------------------------------
 
 struct lab {
@@ -283,6 +292,8 @@ struct lab {
   // Optional: after timing, what the lab's kernels measured themselves during their last launch
   // (cycles and ns per dependent load, ...), reported with the result as read. Synchronous.
   std::vector<measured_figure> (*observe)(const case_ctx& c) = nullptr;
+  // Optional: the facts of `v`'s traits that tools downstream read (`memlab list --format json`). No GPU work.
+  std::vector<rung_fact> (*facts)(const variant& v) = nullptr;
 
   // Why `v` cannot run `p` on `dev`: first what the rung's needs say of the device (when one is
   // known: a default device_info plans on the host), then the lab's own refusal. nullopt when it can. No GPU work. What the runner, `memlab list` and tests ask.

@@ -55,6 +55,22 @@ class Markdown(unittest.TestCase):
                          ["a link to gone.md, which does not exist", "a link to ../up.png, which does not exist",
                           "a link to missing/file.txt, which does not exist"])
 
+    def test_issue_numbers_in_a_page(self):
+        p = self.problems("What was seen (issue 29, cold).\nSee #12 and issues #3.\n`--out issue20-work/x.json`\n"
+                          "Not these: &#20; a/#5 issue tracker v2\n")
+        self.assertEqual([x.split(": ", 1)[0] for x in p], ["page.md:1", "page.md:2", "page.md:2", "page.md:3"], p)
+        self.assertIn("names a development issue ('issue 29')", p[0])
+
+    def test_the_history_page_may_name_issues(self):
+        with tempfile.TemporaryDirectory() as root:
+            write(root, "docs/notes/history.md", "issue 28: the rung records\n")
+            self.assertEqual(check_markdown.check_file(os.path.join(root, "docs/notes/history.md"),
+                                                       "docs/notes/history.md", root), [])
+
+    def test_files_named_for_an_issue(self):
+        names = ["tools/device_issue20.sh", "tools/issue21_checks.py", "tools/sass_diff.py", "docs/tissue.md"]
+        self.assertEqual([n for n in names if check_markdown.ISSUE_FILE.search(n)], names[:2])
+
 
 class Catalogue(unittest.TestCase):
     def tree(self, rows, files, page="see [run.json](../results/gpu/lab/run.json)\n"):

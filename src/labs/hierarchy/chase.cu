@@ -394,7 +394,8 @@ void launch_register_chain(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
-const rung_kind register_chain_kind{.refusal = register_chain_refusal,
+const rung_kind register_chain_kind{.name = "ffma_chain",
+                                    .refusal = register_chain_refusal,
                                     .plan = register_chain_plan,
                                     .setup = register_chain_setup,
                                     .verify = register_chain_verify,
@@ -560,7 +561,9 @@ void launch_chase_shared(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
-const rung_kind chase_kind{.refusal = chase_refusal,
+const rung_kind chase_kind{.name = "chase",
+                           .walks = true,
+                           .refusal = chase_refusal,
                            .plan = chase_plan_case,
                            .setup = chase_setup,
                            .verify = chase_verify,
@@ -636,7 +639,9 @@ void launch_loaded(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
-const rung_kind loaded_chase_kind{.refusal = loaded_chase_refusal,
+const rung_kind loaded_chase_kind{.name = "chase_under_load",
+                                  .walks = true,
+                                  .refusal = loaded_chase_refusal,
                                   .plan = loaded_chase_plan,
                                   .setup = loaded_chase_setup,
                                   .verify = chase_verify,
@@ -727,6 +732,7 @@ const lab& table() {
       .setup = setup,
       .verify = verify,
       .observe = observe,
+      .facts = facts,
   };
   return hierarchy_lab;
 }

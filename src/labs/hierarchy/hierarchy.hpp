@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/lab.hpp"
@@ -21,6 +22,9 @@ namespace memlab::labs::hierarchy {
 // What the lab does with the cases of one kind of rung (a chase, the register chain, the loaded chase,
 // a stream): one record each, in the part that owns the kind; the lab's functions call the rung's.
 struct rung_kind {
+  std::string_view name{};  // "chase", "stream", ...: the rung's kind among its facts (memlab list --format json)
+  bool walks = false;       // its cases walk a chain: the traits' path, order and per_sm describe them
+  bool streams = false;     // its cases stream arrays: the traits' path, op and every_cta_reads_all describe them
   std::optional<std::string> (*refusal)(const variant& v, const case_params& p, const device_info& dev) = nullptr;
   case_plan (*plan)(const variant& v, const case_params& p, const device_info& dev) = nullptr;
   void (*setup)(case_ctx& c) = nullptr;
@@ -72,6 +76,11 @@ struct rung_traits {
   stream_element_fn element = nullptr;      // streams: the operation's element, the host's copy (verify)
   bool every_cta_reads_all = false;         // streams: every CTA reads the whole arrays (data many SMs request)
 };
+
+// What `memlab list --format json` shows of a rung's traits (the lab's `facts`): its kind's name, then what
+// applies to that kind: a walk's load path, order and per_sm; a stream's load path, arrays read and written,
+// FLOPs per element and every_cta_reads_all. The Python tools pick the rungs of each picture by these.
+std::vector<rung_fact> facts(const variant& v);
 
 // ---- the chain ----------------------------------------------------------------------------------------
 

@@ -12,6 +12,45 @@
 
 namespace memlab::labs::hierarchy {
 
+namespace {
+
+std::string_view name_of(load_path p) {
+  switch (p) {
+    case load_path::l1: return "l1";
+    case load_path::l2: return "l2";
+    case load_path::shared: return "shared";
+  }
+  return "";
+}
+
+std::string_view name_of(chase_order o) {
+  switch (o) {
+    case chase_order::random: return "random";
+    case chase_order::sequential: return "sequential";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<rung_fact> facts(const variant& v) {
+  const auto& t = v.traits_as<rung_traits>();
+  std::vector<rung_fact> out{{"kind", t.kind->name}};
+  if (t.kind->walks) {
+    out.push_back({"path", name_of(t.path)});
+    out.push_back({"order", name_of(t.order)});
+    out.push_back({"per_sm", t.per_sm});
+  }
+  if (t.kind->streams) {
+    out.push_back({"path", name_of(t.path)});
+    out.push_back({"arrays_read", std::int64_t{t.op.arrays_read()}});
+    out.push_back({"arrays_written", std::int64_t{t.op.arrays_written()}});
+    out.push_back({"flops_per_element", std::int64_t{t.op.flops}});
+    out.push_back({"every_cta_reads_all", t.every_cta_reads_all});
+  }
+  return out;
+}
+
 std::vector<std::uint64_t> make_chain(std::uint64_t nodes, chase_order order, std::uint64_t seed) {
   std::vector<std::uint64_t> next(nodes);
   std::iota(next.begin(), next.end(), std::uint64_t{1});

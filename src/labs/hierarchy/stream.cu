@@ -532,7 +532,8 @@ std::string verify(const case_ctx& c) {
   });
 }
 
-const rung_kind stream_kind{.refusal = refusal, .plan = plan, .setup = setup, .verify = verify};
+const rung_kind stream_kind{
+    .name = "stream", .streams = true, .refusal = refusal, .plan = plan, .setup = setup, .verify = verify};
 
 // The kernels of operation Op read as A says, one per --ilp (stream_ilps): through shared memory the
 // dot of a CTA's slice (smem_dot_kernel), else the stream kernel.

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <variant>
 
 #include "lab_helpers.hpp"
 #include "labs/hierarchy/hierarchy.hpp"
@@ -250,6 +252,42 @@ TEST(hierarchy_lab, every_rung_has_traits_and_plans_without_a_gpu) {
     const case_plan plan = l.plan(v, p, d);
     EXPECT_FALSE(plan.buffers.empty());
   }
+}
+
+// What `memlab list --format json` shows of each rung (the lab's facts) is its traits, read: the Python tools
+// pick the rungs of each picture by these facts, so they must say what the kernel is, kind by kind.
+TEST(hierarchy_lab, every_rungs_facts_are_its_traits) {
+  const lab& l = table();
+  ASSERT_EQ(l.facts, &facts);
+  std::set<std::string_view> kinds;
+  for (const auto& v : l.variants) {
+    SCOPED_TRACE(std::string(v.name));
+    const rung_traits& t = v.traits_as<rung_traits>();
+    std::map<std::string_view, std::variant<bool, std::int64_t, std::string_view>> f;
+    for (const rung_fact& x : l.facts(v)) EXPECT_TRUE(f.emplace(x.name, x.value).second) << x.name << " twice";
+    ASSERT_TRUE(f.contains("kind"));
+    EXPECT_EQ(std::get<std::string_view>(f["kind"]), t.kind->name);
+    kinds.insert(t.kind->name);
+    EXPECT_FALSE(t.kind->walks && t.kind->streams);
+    const std::size_t expected = 1 + (t.kind->walks ? 3 : 0) + (t.kind->streams ? 5 : 0);
+    EXPECT_EQ(f.size(), expected);
+    if (t.kind->walks || t.kind->streams) {
+      EXPECT_EQ(std::get<std::string_view>(f["path"]), t.path == load_path::l1   ? "l1"
+                                                       : t.path == load_path::l2 ? "l2"
+                                                                                 : "shared");
+    }
+    if (t.kind->walks) {
+      EXPECT_EQ(std::get<std::string_view>(f["order"]), t.order == chase_order::random ? "random" : "sequential");
+      EXPECT_EQ(std::get<bool>(f["per_sm"]), t.per_sm);
+    }
+    if (t.kind->streams) {
+      EXPECT_EQ(std::get<std::int64_t>(f["arrays_read"]), t.op.arrays_read());
+      EXPECT_EQ(std::get<std::int64_t>(f["arrays_written"]), t.op.arrays_written());
+      EXPECT_EQ(std::get<std::int64_t>(f["flops_per_element"]), t.op.flops);
+      EXPECT_EQ(std::get<bool>(f["every_cta_reads_all"]), t.every_cta_reads_all);
+    }
+  }
+  EXPECT_EQ(kinds.size(), 4u) << "the register chain, the chases, the loaded chase, the streams";
 }
 
 TEST(hierarchy_lab, refusals_say_why) {

@@ -89,7 +89,7 @@ def is_peer(rec: Record) -> bool:
 
 
 def _family(variant: str) -> tuple[str, str]:
-    """('1d', 'ldg') for a stencil's 1d_ldg; ('', name) for a variant without a dimension prefix."""
+    """('1d', 'ldg') for a stencil rung named 1d_<technique>; ('', name) for a variant without a dimension prefix."""
     m = re.match(r"^(\d+d)_(.+)$", variant)
     return (m.group(1), m.group(2)) if m else ("", variant)
 

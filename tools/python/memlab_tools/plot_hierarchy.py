@@ -8,10 +8,12 @@ and the vector add on this GPU's roofline, with the fraction of its own roof set
 
     python -m memlab_tools.plot_hierarchy FILES... -o DIR
 
-Everything is read from the records: params, gbps, gflops, sm_clock_mhz, model.sms_busy, model.nodes and
-model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load, ns_per_load, hist_<lo>_<hi>,
-p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than once (in several files, or
-twice in one) is one point: the median of its records, as each legend says.
+The rungs each picture draws are picked by what memlab's table says their kernels are (the rungs' facts in
+memlab_tools.table: a chase's load path and walk order, a stream's arrays and FLOPs), never by name, so a renamed or
+added rung is drawn where it belongs. Everything else is read from the records: params, gbps, gflops, sm_clock_mhz,
+model.sms_busy, model.nodes and model.bytes_in_flight_per_sm, the lab's `measured` figures (cycles_per_load,
+ns_per_load, hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's device. A case measured more than
+once (in several files, or twice in one) is one point: the median of its records, as each legend says.
 The stream pictures (bandwidth, Little's law, roofline) take those records from the case's latest machine
 session only (files created within SESSION_S of its newest): the stream kernels changed between sessions,
 and a median over two kernels is neither's figure. A point whose latest session is older than the
@@ -24,16 +26,20 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
 from datetime import datetime, timezone
+from functools import lru_cache
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+
+from memlab_tools import table  # noqa: E402
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 L1_BYTES = 256 * KIB  # H100: 256 KiB of L1 + shared memory per SM (the L1 part is what smem leaves)
@@ -52,19 +58,79 @@ SESSION_S = 30 * 60
 # GFLOPS maximum", "Actual: ~600 GFLOPS (near roofline!)". Its GPU is not an H100 (HBM3e, 8 TB/s).
 REFERENCE_ADD = {"peak_gbps": 8000.0, "roof_gflops": 667.0, "actual_gflops": 600.0, "ai": 1 / 12}
 
-# One colour per stream rung in the bandwidth picture (its hollow grey markers must not shift a cycle).
-STREAM_COLOURS = {"smem_dot": "tab:brown", "dot": "tab:green", "dot_l2": "tab:red", "dot_l2_all": "tab:purple",
-                  "write": "tab:gray", "copy": "tab:orange", "add": "tab:blue", "triad": "tab:pink"}
+LAB = "hierarchy"
+# One colour per stream rung, in the table's order (the bandwidth picture's hollow grey markers must not shift a
+# cycle); the roofline's markers, in the table's order of the rungs it draws.
+STREAM_PALETTE = ("tab:brown", "tab:green", "tab:red", "tab:purple", "tab:gray", "tab:orange", "tab:olive",
+                  "tab:blue", "tab:pink", "tab:cyan")
+ROOFLINE_MARKERS = ("o", "^", "s", "D", "v")
+SM_CYCLES = re.compile(r"sm(\d+)_cycles")  # the per-SM chase's measured figure of SM k: sm<k>_cycles
 
-# The per-load histograms, one panel per level: (panel title, rung, chain bytes). A level whose records
-# are missing is named with the command that measures it (--steps 4096: 512 loads timed one by one).
-HIST_LEVELS = (
-    ("shared memory", "chase_shared", 32 * KIB),
-    ("L1", "chase_l1", 32 * KIB),
-    ("L2 (chain < half the L2)", "chase_l2", 8 * MIB),
-    ("L2 past half its size", "chase_l2", 32 * MIB),
-    ("HBM", "chase_l2", GIB),
-)
+
+# ---- the rungs, picked from the table by their facts -----------------------------------------------------------
+
+def rung_with(**facts):
+    """The one rung of the lab whose facts hold all of `facts` (memlab_tools.table.rungs_with); a ValueError when the
+    table has none or several: a picture that cannot say which rung it draws must not guess."""
+    found = table.rungs_with(LAB, **facts)
+    if len(found) != 1:
+        raise ValueError(f"plot_hierarchy: {len(found)} rungs of the {LAB} table with {facts}: {found}")
+    return found[0]
+
+
+@lru_cache(maxsize=None)
+def chase(path, order="random"):
+    """The chase of one walker over the chain through `path` (l1: ld.global, l2: ld.global.cg, shared), in `order`."""
+    return rung_with(kind="chase", path=path, order=order, per_sm=False)
+
+
+@lru_cache(maxsize=None)
+def per_sm_chase():
+    """The chase with one walker on every SM at once (each SM's own latency)."""
+    return rung_with(kind="chase", per_sm=True)
+
+
+@lru_cache(maxsize=None)
+def chase_under_load():
+    """The chase of one SM while other SMs stream from DRAM (latency under load)."""
+    return rung_with(kind="chase_under_load")
+
+
+@lru_cache(maxsize=None)
+def dot():
+    """BabelStream's dot: two arrays read through the L1 path, none written, each CTA over its own slice."""
+    return rung_with(kind="stream", path="l1", arrays_read=2, arrays_written=0, every_cta_reads_all=False)
+
+
+def streams():
+    """Every stream rung, in the table's order."""
+    return table.rungs_with(LAB, kind="stream")
+
+
+def roofline_streams():
+    """The streams the roofline draws: through the L1 path, writing an array, with FLOPs (mul, add, triad: from
+    DRAM, their FLOPs per byte set them under the HBM roof)."""
+    return table.rungs_with(LAB, kind="stream", path="l1", arrays_written=1, flops_per_element=lambda f: f > 0)
+
+
+def stream_colour(v):
+    names = streams()
+    return STREAM_PALETTE[names.index(v) % len(STREAM_PALETTE)] if v in names else None
+
+
+def arrays_of(v):
+    f = table.facts(LAB, v)
+    return f.get("arrays_read", 0) + f.get("arrays_written", 0)
+
+
+def hist_levels():
+    """The per-load histograms, one panel per level: (panel title, rung, chain bytes). A level whose records are
+    missing is named with the command that measures it (--steps 4096: 512 loads timed one by one)."""
+    return (("shared memory", chase("shared"), 32 * KIB),
+            ("L1", chase("l1"), 32 * KIB),
+            ("L2 (chain < half the L2)", chase("l2"), 8 * MIB),
+            ("L2 past half its size", chase("l2"), 32 * MIB),
+            ("HBM", chase("l2"), GIB))
 
 
 def load(paths):
@@ -177,9 +243,9 @@ def group(records, key):
 # ---- the figures the pictures stand on (the tests check these) ------------------------------------------------
 
 def dram_latency(records):
-    """The DRAM plateau: the median `ns_per_load` and `cycles_per_load` over the chase_l2 records (random
-    chase, one node per line) whose chain is at least 1 GiB. None without such records."""
-    rs = [r for r in records if r["variant"] == "chase_l2" and stride_of(r) == LINE and bytes_of(r) >= DRAM_CHAIN
+    """The DRAM plateau: the median `ns_per_load` and `cycles_per_load` over the records of the random .cg chase
+    (chase("l2"), one node per line) whose chain is at least 1 GiB. None without such records."""
+    rs = [r for r in records if r["variant"] == chase("l2") and stride_of(r) == LINE and bytes_of(r) >= DRAM_CHAIN
           and measured(r, "ns_per_load")]
     if not rs:
         return None
@@ -192,8 +258,8 @@ def latency_series(records):
     """{(rung, node spacing): {chain bytes: (cycles, ns, records)}}: the chases of the latency picture,
     the median of each case's records."""
     keep = [r for r in records if measured(r, "cycles_per_load") is not None
-            and r["variant"] in ("chase_shared", "chase_l1", "chase_l2", "chase_stride")
-            and not (r["variant"] == "chase_stride" and stride_of(r) != LINE)]
+            and r["variant"] in (chase("shared"), chase("l1"), chase("l2"), chase("l1", "sequential"))
+            and not (r["variant"] == chase("l1", "sequential") and stride_of(r) != LINE)]
     series = defaultdict(dict)
     for (v, s, b), rs in group(keep, lambda r: (r["variant"], stride_of(r), bytes_of(r))).items():
         series[(v, s)][b] = (statistics.median(measured(r, "cycles_per_load") for r in rs),
@@ -202,10 +268,10 @@ def latency_series(records):
 
 
 def histogram_levels(records):
-    """One entry per HIST_LEVELS row: the summed per-load histogram of that rung's records at that size
+    """One entry per hist_levels() row: the summed per-load histogram of that rung's records at that size
     (node spacing one line), or, where no record has one, `missing`: the memlab command that measures it."""
     levels = []
-    for title, variant, size in HIST_LEVELS:
+    for title, variant, size in hist_levels():
         rs = [r for r in records if r["variant"] == variant and bytes_of(r) == size and stride_of(r) == LINE
               and any(k.startswith("hist_") for k in r.get("measured", {}))]
         entry = {"title": title, "variant": variant, "bytes": size}
@@ -266,12 +332,12 @@ def bandwidth_points(records, device):
 
 def littles_law_model(records, device):
     """The Little's-law picture's figures: points {(ilp, ctas_per_sm): (bytes in flight per SM, GB/s,
-    records)} of `dot` over >= 1 GiB arrays (the cold median, the median over the latest session's records),
+    records)} of the dot (dot()) over >= 1 GiB arrays (the cold median, the median over the latest session's records),
     `earlier` (the keys of points measured only in an older session than the newest point's) and its legend
     line `earlier_note`, the DRAM latency (dram_latency), the bandwidth 90% of the theoretical peak asks, the
     bytes in flight per SM Little's law asks for it at that latency, and the smallest measured bytes in
     flight per SM that reached it."""
-    rs = [r for r in records if r["variant"] == "dot" and bytes_of(r) >= GIB and r["gbps"] > 0
+    rs = [r for r in records if r["variant"] == dot() and bytes_of(r) >= GIB and r["gbps"] > 0
           and r.get("model", {}).get("bytes_in_flight_per_sm")]
     points, sessions = {}, {}
     for (ilp, ctas), g in group(rs, lambda r: (r["params"]["ilp"], r["params"]["ctas_per_sm"])).items():
@@ -291,10 +357,11 @@ def littles_law_model(records, device):
 
 
 def roofline_points(records, min_bytes=256 * MIB):
-    """[point] of `add` and `triad` over DRAM-sized arrays (>= 256 MiB each), one per rung and size:
+    """[point] of the roofline's streams (roofline_streams()) over DRAM-sized arrays (>= 256 MiB each), one per rung
+    and size:
     the median of its latest session's records' GFLOP/s (each record's from its cold median), flop per byte,
     records, files, earlier (measured only in a session older than the newest point's)."""
-    rs = [r for r in records if r["variant"] in ("add", "triad") and r["gbps"] > 0 and r.get("flops")
+    rs = [r for r in records if r["variant"] in roofline_streams() and r["gbps"] > 0 and r.get("flops")
           and bytes_of(r) >= min_bytes]
     pts = []
     for (v, b), g in sorted(group(rs, lambda r: (r["variant"], bytes_of(r))).items()):
@@ -387,14 +454,15 @@ def histograms(records, out, notes=None, device=None):
 
 
 def per_sm_points(records):
-    """{chain bytes: {sm id: cycles}} of chase_l2_per_sm (several records of a size: each SM's median)."""
+    """{chain bytes: {sm id: cycles}} of the per-SM chase (several records of a size: each SM's median)."""
     out = {}
-    for b, rs in sorted(group([r for r in records if r["variant"] == "chase_l2_per_sm"], bytes_of).items()):
+    for b, rs in sorted(group([r for r in records if r["variant"] == per_sm_chase()], bytes_of).items()):
         per_sm = defaultdict(list)
         for r in rs:
             for k, v in r["measured"].items():
-                if k.startswith("sm") and k.endswith("_cycles") and k[2:-7].isdigit():
-                    per_sm[int(k[2:-7])].append(v["value"])
+                m = SM_CYCLES.fullmatch(k)
+                if m:
+                    per_sm[int(m.group(1))].append(v["value"])
         out[b] = {sm: statistics.median(c) for sm, c in sorted(per_sm.items())}
     return out
 
@@ -425,7 +493,7 @@ def per_sm_map(records, device, out):
         ax.set_title(f"{label_bytes(b)} chain ({level}): median {med:.0f} cycles per load; SMs from {lo:.0f} to "
                      f"{hi:.0f} ({100 * (lo / med - 1):+.1f}% to {100 * (hi / med - 1):+.1f}%)", fontsize=8.5)
     axes[-1, 0].set_xlabel("SM id (%smid)")
-    f.suptitle(f"Each SM's own latency on {gpu_of(device)}: chase_l2_per_sm, every SM walking its own .cg chain at "
+    f.suptitle(f"Each SM's own latency on {gpu_of(device)}: {per_sm_chase()}, every SM walking its own .cg chain at "
                f"once\n(each bar: that SM's cycles per load against the median over its "
                f"{max(len(sms) for sms in rows.values())} SMs, in percent; one scale, +-{lim}%, for every row)",
                fontsize=10)
@@ -441,12 +509,12 @@ def nodes_of(r):
 def translation_points(records, device):
     """The address-translation picture's series, each {2 MiB pages: (cycles per load, records, files)}, a case in
     several records: their median.
-      dram: random .cg chases (chase_l2) over more distinct lines than 8x the L2 holds: each hop a DRAM access
+      dram: random .cg chases (chase("l2")) over more distinct lines than 8x the L2 holds: each hop a DRAM access
             (the L2 keeps at most an eighth of them); pages = the chain's bytes / 2 MiB.
       l2:   random .cg chases with one node per 2 MiB page or fewer (--node-stride >= 2 MiB) whose lines fit half the
             L2: after the first pass each hop an L2 hit; pages = nodes.
-      l2_address_order: chase_stride (ld.global, address order) at --node-stride >= 2 MiB with more lines than the L1
-            keeps (128 KiB): L2 hits, each on the next page; pages = nodes.
+      l2_address_order: the chase in address order (chase("l1", "sequential"), ld.global) at --node-stride >= 2 MiB
+            with more lines than the L1 keeps (128 KiB): L2 hits, each on the next page; pages = nodes.
     A TLB level that runs out of entries shows as a step in pages: the same hops, now each paying a page walk."""
     l2 = device.get("l2_bytes", 50 * MIB)
     keep = {"dram": [], "l2": [], "l2_address_order": []}
@@ -455,11 +523,11 @@ def translation_points(records, device):
             continue
         nodes, stride = nodes_of(r), stride_of(r)
         lines = nodes if stride >= LINE else bytes_of(r) // LINE
-        if r["variant"] == "chase_l2" and lines * LINE >= 8 * l2:
+        if r["variant"] == chase("l2") and lines * LINE >= 8 * l2:
             keep["dram"].append((max(1, bytes_of(r) // PAGE), r))
-        elif r["variant"] == "chase_l2" and stride >= PAGE and nodes * LINE <= l2 / 2:
+        elif r["variant"] == chase("l2") and stride >= PAGE and nodes * LINE <= l2 / 2:
             keep["l2"].append((nodes, r))
-        elif r["variant"] == "chase_stride" and stride >= PAGE and L1_LINES_BYTES < nodes * LINE <= l2 / 2:
+        elif r["variant"] == chase("l1", "sequential") and stride >= PAGE and L1_LINES_BYTES < nodes * LINE <= l2 / 2:
             keep["l2_address_order"].append((nodes, r))
     out = {}
     for name, pts in keep.items():
@@ -470,10 +538,10 @@ def translation_points(records, device):
 
 
 def l2_hit_latency(records, device):
-    """The L2 hit in few pages: the median cycles per load of chase_l2 records (one node per line) whose chain fits
+    """The L2 hit in few pages: the median cycles per load of the random .cg chase (one node per line) whose chain fits
     half the L2 and at most 8 pages of 2 MiB; None without such records."""
     l2 = device.get("l2_bytes", 50 * MIB)
-    rs = [r for r in records if r["variant"] == "chase_l2" and stride_of(r) == LINE
+    rs = [r for r in records if r["variant"] == chase("l2") and stride_of(r) == LINE
           and bytes_of(r) <= min(l2 / 2, 8 * PAGE) and measured(r, "cycles_per_load") is not None]
     return statistics.median(measured(r, "cycles_per_load") for r in rs) if rs else None
 
@@ -508,12 +576,13 @@ def translation(records, device, out):
     l2_hit = l2_hit_latency(records, device)
     if l2_hit:
         ax.axhline(l2_hit, color="gray", ls="--", lw=0.8)
-        ax.text(1.1, l2_hit + 8, f"L2 hit within <= 8 pages: {l2_hit:.1f} cycles (chase_l2 <= 16 MiB)", fontsize=7,
+        ax.text(1.1, l2_hit + 8, f"L2 hit within <= 8 pages: {l2_hit:.1f} cycles ({chase('l2')} <= 16 MiB)", fontsize=7,
                 color="dimgray")
     lat = dram_latency(records)
     if lat:
         ax.axhline(lat["cycles"], color="gray", ls=":", lw=0.8)
-        ax.text(1.1, lat["cycles"] + 8, f"DRAM plateau: {lat['cycles']:.0f} cycles (chase_l2 >= 1 GiB)", fontsize=7,
+        ax.text(1.1, lat["cycles"] + 8, f"DRAM plateau: {lat['cycles']:.0f} cycles ({chase('l2')} >= 1 GiB)",
+                fontsize=7,
                 color="dimgray")
     mem = device.get("global_mem_bytes")
     for a in (ax, dx):
@@ -559,7 +628,7 @@ def bandwidth_vs_working_set(records, device, out):
         xs = sorted(pts)
         part = [x for x in xs if not pts[x]["full"]]
         old = [x for x in xs if pts[x]["earlier"]]
-        colour = STREAM_COLOURS.get(v, None)
+        colour = stream_colour(v)
         for a, key in ((a1, "tbps"), (a2, "b_per_clk_sm")):
             line, = a.plot(xs, [pts[x][key] for x in xs], marker="o", ms=3, label=v, color=colour)
             if part:
@@ -575,7 +644,7 @@ def bandwidth_vs_working_set(records, device, out):
     for a, yl in ((a1, "TB/s (reads + writes)"), (a2, "bytes per clock per busy SM")):
         a.set_xscale("log", base=2)
         a.set_yscale("log")
-        a.set_xlabel("bytes per array (write: 1 array, dot and copy: 2, add and triad: 3)")
+        a.set_xlabel(f"bytes per array ({arrays_label(points)})", fontsize=8)
         a.set_ylabel(yl)
         a.grid(True, which="both", alpha=0.3)
         if partial_edge:
@@ -598,13 +667,22 @@ def bandwidth_vs_working_set(records, device, out):
     return save(f, out, "hierarchy_bandwidth_ws.png", rect=(0, 0.04 if earlier_note else 0, 1, 1))
 
 
+def arrays_label(points):
+    """How many arrays each drawn stream moves, from its facts, fewest first: "<rung>: 1 array; <rung>, <rung>: 2"."""
+    by = defaultdict(list)
+    for v in streams():
+        if v in points:
+            by[arrays_of(v)].append(v)
+    return "; ".join(f"{', '.join(vs)}: {n}{' array' if n == 1 else ''}" for n, vs in sorted(by.items()))
+
+
 def loaded_points(records, device):
-    """{chain bytes: [(TB/s the other SMs draw, probe ns per load, SMs streaming)]} of loaded_chase over
+    """{chain bytes: [(TB/s the other SMs draw, probe ns per load, SMs streaming)]} of the loaded chase over
     chains larger than the L2 (a smaller chain's probe measures the L2, not DRAM under load), in the order of
     the SMs streaming (what the run sets; past saturation the bandwidth drawn falls back while the latency still
     climbs); a case in several records: their median."""
     l2 = device.get("l2_bytes", 50 * MIB)
-    rs = [r for r in records if r["variant"] == "loaded_chase" and measured(r, "ns_per_load") and bytes_of(r) > l2]
+    rs = [r for r in records if r["variant"] == chase_under_load() and measured(r, "ns_per_load") and bytes_of(r) > l2]
     return {b: sorted(((statistics.median((measured(r, "load_gbps") or 0.0) / 1e3 for r in gg),
                         statistics.median(measured(r, "ns_per_load") for r in gg), c)
                        for c, gg in group(g, lambda r: r["params"].get("load_ctas", 0)).items()), key=lambda p: p[2])
@@ -624,7 +702,8 @@ def loaded_latency(records, device, out):
                 ax.annotate(str(c), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
     lat = dram_latency(records)
     if lat:
-        ax.axhline(lat["ns"], color="gray", ls=":", lw=1, label=f"unloaded DRAM latency {lat['ns']:.0f} ns (chase_l2)")
+        ax.axhline(lat["ns"], color="gray", ls=":", lw=1,
+                   label=f"unloaded DRAM latency {lat['ns']:.0f} ns ({chase('l2')})")
     ax.set_xlabel("bandwidth the other SMs draw from DRAM (TB/s)")
     ax.set_ylabel("probe's DRAM latency (ns per dependent .cg load)")
     ax.set_ylim(0, ax.get_ylim()[1])
@@ -689,20 +768,20 @@ def littles_law(records, device, out):
     ax.set_ylabel("achieved TB/s (cold median; several runs: median)")
     ax.legend(handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(True, alpha=0.3)
-    ax.set_title(f"Little's law on {gpu_of(device)} DRAM: bandwidth = bytes in flight / latency; dot over 1 GiB "
+    ax.set_title(f"Little's law on {gpu_of(device)} DRAM: bandwidth = bytes in flight / latency; {dot()} over 1 GiB "
                  f"arrays\nlatency: {lat['ns']:.1f} ns ({lat['cycles']:.0f} cycles), the median of {lat['records']} "
-                 f"chase_l2 records >= 1 GiB", fontsize=9)
+                 f"{chase('l2')} records >= 1 GiB", fontsize=9)
     return save(f, out, "hierarchy_littles_law.png")
 
 
 def roofline_add(records, device, out):
-    """Left: `add` and `triad` on this GPU's roofline (its own roofs only). Right: the fraction of its own roof each
-    reaches, beside the reference's vector add on its GPU: the comparison the two GPUs allow (GFLOP/s of two GPUs
-    on one set of axes would set one GPU's points under the other's roof)."""
+    """Left: the roofline's streams (roofline_streams()) on this GPU's roofline (its own roofs only). Right: the
+    fraction of its own roof each reaches, beside the reference's vector add on its GPU: the comparison the two GPUs
+    allow (GFLOP/s of two GPUs on one set of axes would set one GPU's points under the other's roof)."""
     pts = roofline_points(records)
     if not pts:
         return None
-    rs = [r for r in records if r["variant"] in ("add", "triad") and r.get("sm_clock_mhz")]
+    rs = [r for r in records if r["variant"] in roofline_streams() and r.get("sm_clock_mhz")]
     sms = device.get("sm_count", 132)
     clock = max((r["sm_clock_mhz"] for r in rs), default=1980)
     fp32 = sms * 128 * 2 * clock * 1e6 / 1e9  # GFLOP/s
@@ -718,13 +797,15 @@ def roofline_add(records, device, out):
         ax.plot(xs, [min(fp32, x * measured_peak) for x in xs], "k:", lw=1,
                 label=f"measured ceiling: cudaMemcpy {measured_peak / 1e3:.2f} TB/s")
     largest = {v: max(p["bytes"] for p in pts if p["variant"] == v) for v in {p["variant"] for p in pts}}
+    drawn = [v for v in roofline_streams() if v in largest]  # in the table's order
     bars = [(f"the reference's vector add\n(its GPU: {ref['peak_gbps'] / 1e3:.0f} TB/s HBM3e)",
              ref["actual_gflops"] / ref["roof_gflops"], "tab:purple")]
     for p in pts:
         roof = p["ai"] * peak
         big = p["bytes"] == largest[p["variant"]]  # smaller arrays: a larger hollow marker around the same spot
-        colour = "tab:blue" if p["variant"] == "add" else "tab:orange"
-        ax.scatter([p["ai"]], [p["gflops"]], zorder=3 if big else 2, marker="o" if p["variant"] == "add" else "^",
+        colour = stream_colour(p["variant"])
+        marker = ROOFLINE_MARKERS[drawn.index(p["variant"]) % len(ROOFLINE_MARKERS)]
+        ax.scatter([p["ai"]], [p["gflops"]], zorder=3 if big else 2, marker=marker,
                    s=30 if big else 110, color=colour if big else "none", edgecolors=colour,
                    label=f"{p['variant']}, {label_bytes(p['bytes'])} arrays: {p['gflops']:.0f} of {roof:.0f} GFLOP/s "
                          f"({p['gflops'] / roof:.0%}; median of {p['records']} "
@@ -745,7 +826,7 @@ def roofline_add(records, device, out):
     ax.set_ylabel("GFLOP/s")
     ax.legend(fontsize=6.5, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title(f"add and triad on the roofline of {gpu}", fontsize=10)
+    ax.set_title(f"{' and '.join(drawn)} on the roofline of {gpu}", fontsize=10)
     ys = list(range(len(bars)))
     bx.barh(ys, [100 * v for _, v, _ in bars], color=[c for _, _, c in bars], height=0.6)
     for y, (_, v, _) in zip(ys, bars):

@@ -1,6 +1,6 @@
 """The transfer lab's pictures: what host <-> device transfers deliver against the PCIe roof.
 
-  python -m memlab_tools.plot_transfer FILES... -o DIR
+  python -m memlab_tools.plot_transfer FILES... -o DIR [--only gib|sweep]
 
   transfer_gib.png    GB/s per rung at the largest size, one panel per host memory kind holding only the rungs
                       measured with it (bidirectional: both directions summed), each bar under the PCIe roof of
@@ -8,7 +8,8 @@
   transfer_sweep.png  GB/s against the transfer size, per direction, one panel per rung and host memory kind
                       measured over three sizes or more, each direction under its own roof.
 
-A case several files hold is drawn from the last file given that holds it.
+A case several files hold is drawn from the last file given that holds it. --only draws one of the two pictures,
+so that each can come from the files its page cites (a sweep's 1 GiB point is another run than the 1 GiB runs).
 
 The rungs, the directions and the host memory kinds come from the transfer lab's table (memlab_tools/table.py):
 the rungs that read the host_memory axis, in ladder order. Reads memlab.results/1 files of the transfer lab
@@ -21,6 +22,7 @@ from . import cli, results, table
 
 LAB = "transfer"
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]
+PICTURES = ("gib", "sweep")  # transfer_gib.png, transfer_sweep.png
 
 
 def directions() -> list[str]:
@@ -161,6 +163,7 @@ def main(argv=None):
     p = cli.Parser(prog=prog, description=__doc__.split("\n")[0])
     p.add_argument("files", nargs="+")
     p.add_argument("-o", "--out", required=True)
+    p.add_argument("--only", choices=PICTURES, help="draw this picture only")
     a = p.parse_args(argv)
     try:
         import matplotlib
@@ -181,7 +184,8 @@ def main(argv=None):
     latest = {(r["variant"], tuple(sorted(r["params"].items()))): r for r in records}
     records = list(latest.values())
     os.makedirs(a.out, exist_ok=True)
-    for path in (gib_picture(records, a.out, device, skipped), sweep_picture(records, a.out, device)):
+    for name in [a.only] if a.only else PICTURES:
+        path = gib_picture(records, a.out, device, skipped) if name == "gib" else sweep_picture(records, a.out, device)
         if path:
             print(path)
     return 0

@@ -170,9 +170,10 @@ class Record:
 
     def key(self) -> tuple:
         """(lab, variant, params in a canonical order): what identifies a case across runs. A param that does not
-        apply to the rung is None, whether the file says null or (before null) the text "-"."""
+        apply to the rung is left out, whether the file says null, the text "-" (before null) or nothing at all
+        (a file from before the lab had the axis: a host copy has no NCCL placement either way)."""
         return (self.lab, self.variant,
-                tuple(sorted((k, None if v == "-" else v) for k, v in self.params.items())))
+                tuple(sorted((k, v) for k, v in self.params.items() if v is not None and v != "-")))
 
 
 def records(paths: Iterable[str]) -> list[Record]:

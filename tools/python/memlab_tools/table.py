@@ -2,11 +2,12 @@
 units, grammar, defaults and choices), dtypes, default sizes and what a size counts; the roofs (name, unit,
 the rate each judges, how it is found); the dtypes' sizes; the constants of the sizes grammar; the timing
 defaults and the unit of every result field. All of it as `memlab list --format json` prints it from the
-labs' own tables (src/labs/<lab>/<lab>.cu), so that no tool keeps a list of its own.
+labs' own tables (src/labs/<lab>/<lab>.cu), so that no tool keeps a list of its own, and, where a lab states
+them, each rung's facts (what its traits say the kernel is), by which a tool picks rungs without naming them.
 
 labs.json beside this file is that output, committed, so the tools run without a memlab binary (the GPU
 machine's Python, a laptop with results files). `python3 tools/update_lab_table.py --write` rewrites it from
-build/bin/memlab; the ctest lab_table_current fails when it is not what the built memlab prints.
+build/default/bin/memlab; the ctest lab_table_current fails when it is not what the built memlab prints.
 """
 
 from __future__ import annotations
@@ -52,6 +53,21 @@ def peers(lab_name: str) -> list[str]:
 
 def variant(lab_name: str, name: str) -> dict | None:
     return next((v for v in variants(lab_name) if v["name"] == name), None)
+
+
+def facts(lab_name: str, name: str) -> dict:
+    """What the rung's traits say its kernel is (the hierarchy lab's kind, load path, walk order, the arrays a
+    stream reads and writes, ...): {} where the lab states no facts or does not know the rung."""
+    v = variant(lab_name, name)
+    return dict(v.get("facts", {})) if v else {}
+
+
+def rungs_with(lab_name: str, **want) -> list[str]:
+    """The lab's variants, in table order, whose facts hold every `want`: a value to equal, or a test of the fact
+    (`flops_per_element=lambda f: f > 0`). How a tool picks the rungs a picture draws without naming them."""
+    def holds(f: dict) -> bool:
+        return all(k in f and (w(f[k]) if callable(w) else f[k] == w) for k, w in want.items())
+    return [v["name"] for v in variants(lab_name) if holds(v.get("facts", {}))]
 
 
 def is_lab_peer(lab_name: str, name: str) -> bool:

@@ -240,8 +240,11 @@ def test_a_lab_under_another_roof_draws_that_roof_not_dram():
 # ---- the style map ---------------------------------------------------------------------------------------------
 
 def test_every_copy_series_has_its_own_style_and_peers_are_dashed():
-    rungs = ["scalar", "vec8", "vec16", "vec16_unroll", "auto"]
-    peers = ["memcpy", "cub", "thrust", "torch_copy_", "torch_clone", "triton_copy"]
+    from memlab_tools import table
+    from memlab_tools.peers import PEERS
+    rungs = table.rungs("copy")  # the ladder and the peers as the table and memlab-peers name them
+    peers = table.peers("copy") + [p.variant for p in PEERS if p.lab == "copy"]
+    assert "auto" in rungs and {"memcpy", "torch_copy_", "triton_copy"} <= set(peers)
     styles = [plot.style("copy", v, False) for v in rungs] + [plot.style("copy", v, True) for v in peers]
     assert len({(s["color"], s["marker"]) for s in styles}) == len(styles)
     assert plot.style("copy", "auto", False)["color"] != plot.style("copy", "triton_copy", True)["color"]
@@ -325,3 +328,20 @@ def test_transfer_pictures_hold_no_blank_slot_and_bidir_has_two_directions_roof(
     assert min(r["roof"]["value"] for r in bidir) == pytest.approx(2 * max(r["roof"]["value"] for r in one_way))
     assert plot_transfer.main(files + ["-o", str(tmp_path)]) == 0
     assert sorted(os.listdir(tmp_path)) == ["transfer_gib.png", "transfer_sweep.png"]
+
+
+def test_the_transfer_bars_are_the_1_gib_runs_the_page_cites(monkeypatch, tmp_path):
+    """The 1 GiB bars come from the 1 GiB runs alone (plots.sh: --only gib): pinned ce at 55.0 and 55.1 GB/s, as the
+    page says, not the sweep's 1 GiB point of another run; --only gib draws no sweep."""
+    from memlab_tools import plot_transfer
+    drawn, sweeps = {}, []
+
+    def gib(records, out, device, skipped=()):
+        drawn.update({(r["variant"], r["params"]["host_memory"], r["params"]["direction"]): r["gbps"] for r in records})
+
+    monkeypatch.setattr(plot_transfer, "gib_picture", gib)
+    monkeypatch.setattr(plot_transfer, "sweep_picture", lambda *a: sweeps.append(a))
+    files = glob.glob(os.path.join(FIXTURES, "transfer", "gib_*.json"))
+    assert plot_transfer.main(files + ["-o", str(tmp_path), "--only", "gib"]) == 0
+    assert round(drawn[("ce", "pinned", "h2d")], 1) == 55.0 and round(drawn[("ce", "pinned", "d2h")], 1) == 55.1
+    assert sweeps == []

@@ -4,24 +4,31 @@ a list of their own."""
 
 import ast
 import os
+import re
 
 import pytest
 
 from memlab_tools import peers, plot, results, sizes, stats, table
 
 TOOLS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "memlab_tools")
-# Not yet: plot_hierarchy.py picks its chases and streams by rung name until the hierarchy lab's records carry their
-# kind in the table (the hierarchy lab is being split into chase and stream tables); plot_gpus.py names the transfer
-# lab's collectives (with nccl-tests' binary for each) and its peer copies (the latency rungs apart) until the
-# transfer lab's records say which is which. Every other file reads the table.
-NOT_YET = {"plot_hierarchy.py"}
+WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 def rung_names() -> set[str]:
     """Every variant name of every lab (memlab's rungs and the lab's own peers), except the words that also name a
-    lab or a roof (copy, smem), which the tools may write as such."""
+    lab or a roof (copy, smem) or a rung's fact (random: the hierarchy lab's walk order, a gather rung too), which
+    the tools may write as such."""
     names = {v["name"] for entry in table.labs() for v in entry["variants"]}
-    return names - {entry["name"] for entry in table.labs()} - {r["name"] for r in table.table()["roofs"]}
+    fact_values = {x for entry in table.labs() for v in entry["variants"] for x in v.get("facts", {}).values()
+                   if isinstance(x, str)}
+    return (names - {entry["name"] for entry in table.labs()} - {r["name"] for r in table.table()["roofs"]}
+            - fact_values)
+
+
+def distinctive(names: set[str]) -> set[str]:
+    """The names no English word or Python name of the tools is: those with a digit or an underscore (vec16,
+    chase_l2, smem_dot), which may appear nowhere in a tool's text, comments and docstrings included."""
+    return {n for n in names if "_" in n or any(c.isdigit() for c in n)}
 
 
 def string_constants(path: str):
@@ -30,6 +37,10 @@ def string_constants(path: str):
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             yield node.lineno, node.value
+
+
+def tool_files():
+    return [os.path.join(TOOLS, name) for name in sorted(os.listdir(TOOLS)) if name.endswith(".py")]
 
 
 def test_the_table_is_memlabs():
@@ -44,15 +55,38 @@ def test_the_table_is_memlabs():
 
 
 def test_no_tool_writes_a_rung_name():
+    """Every rung name of the table, as a string of its own in any tool (`r["variant"] == "dot"`), and the
+    distinctive ones anywhere in a tool's text: a tool picks rungs by the table's order, peers and facts."""
     forbidden = rung_names()
-    assert {"vec16", "ldgsts_cg16", "smem_swizzled", "cublas_tf32"} <= forbidden
+    assert {"vec16", "ldgsts_cg16", "smem_swizzled", "cublas_tf32", "chase_l2", "triad"} <= forbidden
+    words = distinctive(forbidden)
+    assert {"vec16", "chase_l2", "smem_dot"} <= words and not {"triad", "random", "write"} & words
     found = []
-    for name in sorted(os.listdir(TOOLS)):
-        if not name.endswith(".py") or name in NOT_YET:
-            continue
-        found += [f"{name}:{line}: {text!r}" for line, text in string_constants(os.path.join(TOOLS, name))
-                  if text in forbidden]
+    for path in tool_files():
+        name = os.path.basename(path)
+        found += [f"{name}:{line}: {text!r}" for line, text in string_constants(path) if text in forbidden]
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                found += [f"{name}:{n}: {w}" for w in WORD.findall(line) if w in words]
     assert not found, "rung names written in tools/python (take them from memlab_tools.table):\n" + "\n".join(found)
+
+
+def test_the_hierarchy_pictures_pick_their_rungs_by_facts():
+    from memlab_tools import plot_hierarchy as ph
+    # One rung for each role, and each the kernel the role says (a renamed rung keeps its place).
+    for path in ("shared", "l1", "l2"):
+        assert table.facts("hierarchy", ph.chase(path))["path"] == path
+    assert table.facts("hierarchy", ph.chase("l1", "sequential"))["order"] == "sequential"
+    assert table.facts("hierarchy", ph.per_sm_chase())["per_sm"] is True
+    assert table.facts("hierarchy", ph.chase_under_load())["kind"] == "chase_under_load"
+    dot = table.facts("hierarchy", ph.dot())
+    assert (dot["arrays_read"], dot["arrays_written"], dot["path"]) == (2, 0, "l1")
+    streams = ph.streams()
+    assert len(streams) >= 8 and len({ph.stream_colour(v) for v in streams}) == len(streams)
+    roofline = ph.roofline_streams()
+    assert roofline and all(table.facts("hierarchy", v)["flops_per_element"] > 0 for v in roofline)
+    with pytest.raises(ValueError, match="rungs of the hierarchy table"):
+        ph.rung_with(kind="stream")  # several: the picture would have to guess
 
 
 def test_plot_order_and_style_follow_the_table():
