@@ -6,7 +6,7 @@
 #
 # Expected time on one H100: about 2.5 minutes with a built binary (BIN); building first adds a few.
 #
-#   BIN=build/ci/bin OUT=/tmp/out GPU=0 bash tools/verify_lab_rungs_gpu.sh
+#   BIN=build/ci/bin OUT=/tmp/out GPU=0 bash tools/verify_transpose_stencil_matmul_gpu.sh
 #
 # Writes $OUT/lab_rungs/: steps.log (each step, its command and exit status), gpu_tests.log,
 # transpose.json (memlab's results), transpose.log. A failing step is logged and the next one runs.

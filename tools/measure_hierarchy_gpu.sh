@@ -13,7 +13,7 @@
 # littles ~30 s); without BIN it first builds the hierarchy lab alone (dev preset, sm_90: ~1-2 min on 16 cores;
 # fmt's headers must have been carried in .carry/fmt).
 #
-#   OUT=/dir [GPU=0] [BIN=build/dev/bin/memlab] [BASE_BIN=/old/build/dev/bin/memlab] bash tools/measure_hierarchy_refactor.sh [STEP...]
+#   OUT=/dir [GPU=0] [BIN=build/dev/bin/memlab] [BASE_BIN=/old/build/dev/bin/memlab] bash tools/measure_hierarchy_gpu.sh [STEP...]
 #
 # Writes $OUT/hier/: summary.txt (each step: exit status, seconds), nvidia-smi.txt, gpu_tests.log,
 # hierarchy_defaults.json (+ .log; hierarchy_defaults_base.json with BASE_BIN), compare.log,
