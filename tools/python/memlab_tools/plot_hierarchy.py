@@ -16,8 +16,8 @@ ns_per_load, hist_<lo>_<hi>, p50_cycles, sm<k>_cycles, load_gbps) and the run's 
 once (in several files, or twice in one) is one point: the median of its records, as each legend says.
 The stream pictures (bandwidth, Little's law, roofline) take those records from the case's latest machine
 session only (files created within SESSION_S of its newest): the stream kernels changed between sessions,
-and a median over two kernels is neither's figure. A point whose latest session is older than the
-picture's latest is drawn as such, with its files named.
+and a median over two kernels is neither's figure. A point measured only before the stream kernels of today
+(STREAM_KERNELS_SINCE) is drawn as such, with its files named.
 What cannot be drawn for want of records is printed with the memlab command that would measure it.
 """
 from __future__ import annotations
@@ -37,6 +37,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from memlab_tools import table  # noqa: E402
@@ -52,6 +53,11 @@ DRAM_CHAIN = GIB  # a chase over at least this much (20x the H100's L2) is the D
 # apart come from different sessions (and, for the streams, maybe different kernels: the first H100 session of
 # 2026-11-25 ran the stream kernels before the whole-tile change, the second after it).
 SESSION_S = 30 * 60
+# When the stream kernels of today were first measured: the whole-tile kernels (docs/notes/hierarchy_l1_bandwidth.md),
+# in the H100 session from 16:03 UTC on 2026-11-25. A stream point whose records all predate it ran the kernels they
+# replaced and is drawn as such; a later session of the same kernels (the Little's-law sweep of 2026-11-27) is not
+# "earlier" than another. A change of the stream kernels moves this time.
+STREAM_KERNELS_SINCE = datetime(2026, 11, 25, 15, 30, tzinfo=timezone.utc).timestamp()
 
 # The reference's roofline example (../shared/references/004_72feab931a699fac.txt, "Roofline Model"):
 # vector addition, 1 FLOP per 12 bytes, "Peak bandwidth: 8 TB/s", "Roofline: 8000 GB/s x (1/12) = 667
@@ -218,18 +224,18 @@ def stamp(t):
 
 def mark_earlier(points):
     """Sets `earlier` on each point (a dict with `newest`, the newest `created` of its records): True where that
-    is more than SESSION_S older than the newest point's, so the point was measured only in an earlier session.
+    is before STREAM_KERNELS_SINCE, so the point was measured only with the stream kernels those replaced.
     Returns a legend line naming those points' files and sessions, or None when there are none."""
-    ts = [p["newest"] for p in points if p.get("newest") is not None]
     for p in points:
-        p["earlier"] = bool(ts) and p.get("newest") is not None and max(ts) - p["newest"] > SESSION_S
+        p["earlier"] = p.get("newest") is not None and p["newest"] < STREAM_KERNELS_SINCE
     old = [p for p in points if p["earlier"]]
     if not old:
         return None
     files = sorted({f for p in old for f in p["files"].split(", ")})
     span = sorted({stamp(p["newest"]) for p in old})
     when = span[0] if len(span) == 1 else f"{span[0]} to {span[-1][11:]}"
-    return f"earlier session only ({when}, before {stamp(max(ts))}): {', '.join(files)}"
+    return f"earlier kernels only ({when}, before the kernels measured since {stamp(STREAM_KERNELS_SINCE)}): " \
+           f"{', '.join(files)}"
 
 
 def group(records, key):
@@ -256,8 +262,9 @@ def dram_latency(records):
 
 def latency_series(records):
     """{(rung, node spacing): {chain bytes: (cycles, ns, records)}}: the chases of the latency picture,
-    the median of each case's records."""
-    keep = [r for r in records if measured(r, "cycles_per_load") is not None
+    the median of each case's records. Only chains of a node per line or closer: a chain spread out over more
+    bytes than its lines (the translation sweeps' --node-stride) has no working set of its bytes."""
+    keep = [r for r in records if measured(r, "cycles_per_load") is not None and stride_of(r) <= LINE
             and r["variant"] in (chase("shared"), chase("l1"), chase("l2"), chase("l1", "sequential"))
             and not (r["variant"] == chase("l1", "sequential") and stride_of(r) != LINE)]
     series = defaultdict(dict)
@@ -312,7 +319,7 @@ def bandwidth_points(records, device):
     """{rung: {bytes per array: point}} of the bandwidth sweep (--ilp 4 --ctas-per-sm 4, automatic
     passes), each point the median of its latest session's records: tbps, b_per_clk_sm, sms_busy, full (the
     grid covers every SM: a level's figure; else a part of the GPU, not a plateau), records, files, newest,
-    earlier (measured only in a session older than the newest point's: mark_earlier)."""
+    earlier (measured only with the stream kernels before STREAM_KERNELS_SINCE: mark_earlier)."""
     sms = device.get("sm_count", 132)
     keep = [r for r in records if not r.get("measured") and r["gbps"] > 0 and "ilp" in r["params"]
             and r["params"].get("ilp") == 4 and r["params"].get("ctas_per_sm") == 4
@@ -333,7 +340,7 @@ def bandwidth_points(records, device):
 def littles_law_model(records, device):
     """The Little's-law picture's figures: points {(ilp, ctas_per_sm): (bytes in flight per SM, GB/s,
     records)} of the dot (dot()) over >= 1 GiB arrays (the cold median, the median over the latest session's records),
-    `earlier` (the keys of points measured only in an older session than the newest point's) and its legend
+    `earlier` (the keys of points measured only with the stream kernels before STREAM_KERNELS_SINCE) and its legend
     line `earlier_note`, the DRAM latency (dram_latency), the bandwidth 90% of the theoretical peak asks, the
     bytes in flight per SM Little's law asks for it at that latency, and the smallest measured bytes in
     flight per SM that reached it."""
@@ -360,7 +367,7 @@ def roofline_points(records, min_bytes=256 * MIB):
     """[point] of the roofline's streams (roofline_streams()) over DRAM-sized arrays (>= 256 MiB each), one per rung
     and size:
     the median of its latest session's records' GFLOP/s (each record's from its cold median), flop per byte,
-    records, files, earlier (measured only in a session older than the newest point's)."""
+    records, files, earlier (measured only with the stream kernels before STREAM_KERNELS_SINCE)."""
     rs = [r for r in records if r["variant"] in roofline_streams() and r["gbps"] > 0 and r.get("flops")
           and bytes_of(r) >= min_bytes]
     pts = []
@@ -510,31 +517,51 @@ def translation_points(records, device):
     """The address-translation picture's series, each {2 MiB pages: (cycles per load, records, files)}, a case in
     several records: their median.
       dram: random .cg chases (chase("l2")) over more distinct lines than 8x the L2 holds: each hop a DRAM access
-            (the L2 keeps at most an eighth of them); pages = the chain's bytes / 2 MiB.
+            (the L2 keeps at most an eighth of them); pages = the chain's bytes / 2 MiB. Only the chains of one node
+            count, the one measured at the most page counts (--node-stride = span / nodes): along this line nothing
+            changes but the pages.
+      dram_other: the other DRAM-hop chains (another node count at each span: one node per line, say).
       l2:   random .cg chases with one node per 2 MiB page or fewer (--node-stride >= 2 MiB) whose lines fit half the
             L2: after the first pass each hop an L2 hit; pages = nodes.
       l2_address_order: the chase in address order (chase("l1", "sequential"), ld.global) at --node-stride >= 2 MiB
             with more lines than the L1 keeps (128 KiB): L2 hits, each on the next page; pages = nodes.
     A TLB level that runs out of entries shows as a step in pages: the same hops, now each paying a page walk."""
     l2 = device.get("l2_bytes", 50 * MIB)
-    keep = {"dram": [], "l2": [], "l2_address_order": []}
+    keep = {"dram": [], "dram_other": [], "l2": [], "l2_address_order": []}
+    dram = []
     for r in records:
         if measured(r, "cycles_per_load") is None:
             continue
         nodes, stride = nodes_of(r), stride_of(r)
-        lines = nodes if stride >= LINE else bytes_of(r) // LINE
-        if r["variant"] == chase("l2") and lines * LINE >= 8 * l2:
-            keep["dram"].append((max(1, bytes_of(r) // PAGE), r))
+        if dram_hops(r, device):
+            dram.append((max(1, bytes_of(r) // PAGE), r))
         elif r["variant"] == chase("l2") and stride >= PAGE and nodes * LINE <= l2 / 2:
             keep["l2"].append((nodes, r))
         elif r["variant"] == chase("l1", "sequential") and stride >= PAGE and L1_LINES_BYTES < nodes * LINE <= l2 / 2:
             keep["l2_address_order"].append((nodes, r))
+    line = dram_line_nodes(dram)
+    for pages, r in dram:
+        keep["dram" if nodes_of(r) == line else "dram_other"].append((pages, r))
     out = {}
     for name, pts in keep.items():
         out[name] = {pages: (statistics.median(measured(r, "cycles_per_load") for _, r in g), len(g),
                              files_of([r for _, r in g]))
                      for pages, g in sorted(group(pts, lambda pr: pr[0]).items())}
     return out
+
+
+def dram_hops(r, device):
+    """Whether the record is a random .cg chase over more distinct lines than 8x the L2 holds: each hop a DRAM
+    access."""
+    lines = nodes_of(r) if stride_of(r) >= LINE else bytes_of(r) // LINE
+    return r["variant"] == chase("l2") and lines * LINE >= 8 * device.get("l2_bytes", 50 * MIB)
+
+
+def dram_line_nodes(dram):
+    """The node count of the DRAM-hop line: of the (pages, record) pairs, the count measured at the most page counts
+    (the larger on a tie); None without any."""
+    by_nodes = group(dram, lambda pr: nodes_of(pr[1]))
+    return max(by_nodes, key=lambda n: (len({p for p, _ in by_nodes[n]}), n)) if by_nodes else None
 
 
 def l2_hit_latency(records, device):
@@ -546,73 +573,97 @@ def l2_hit_latency(records, device):
     return statistics.median(measured(r, "cycles_per_load") for r in rs) if rs else None
 
 
+def largest_rise(pts):
+    """(cycles, from pages, to pages): the largest rise between neighbouring page counts of a series, or None."""
+    xs = sorted(pts)
+    rises = [(pts[b][0] - pts[a][0], a, b) for a, b in zip(xs, xs[1:])]
+    return max(rises) if rises else None
+
+
 def translation(records, device, out):
     """Latency per dependent load against the 2 MiB pages a random walk spreads over, for hops that miss the L2
-    (DRAM + translation) and hops that hit it (L2 + translation): a TLB that runs out of entries would show as a
-    step. Left the cycles per load from zero; right each line's cycles over its own fewest-page point, on a scale
-    that shows a few cycles (and says so). A box says by how much each line moved."""
+    (DRAM + translation) and hops that hit it (L2 + translation), the L2 hit and the DRAM plateau as reference lines:
+    a TLB that runs out of entries would show as a step. Left the cycles per load from zero; right each kind of hop
+    zoomed to a window of ZOOM cycles (the same height for both), where a step of a few cycles shows. A box says how
+    far each line moved and its largest rise."""
     s = translation_points(records, device)
     if not any(s.values()):
         return None
-    f, (ax, dx) = plt.subplots(1, 2, figsize=(14, 5.6), gridspec_kw={"width_ratios": [1.25, 1]})
-    styles = {"dram": ("tab:red", "o", "random .cg chase, each hop a DRAM access (lines >= 8x the L2)"),
-              "l2": ("tab:blue", "s", "random .cg chase, one node per 2 MiB page: each hop an L2 hit"),
-              "l2_address_order": ("tab:cyan", "^", "stride chase in address order, one node per page or fewer: "
-                                                    "L2 hits")}
-    short = {"dram": "DRAM hops, random", "l2": "L2 hops, random", "l2_address_order": "L2 hops, address order"}
+    zoom = 60
+    f = plt.figure(figsize=(14.5, 6.2))
+    grid = f.add_gridspec(2, 2, width_ratios=[1.25, 1])
+    ax = f.add_subplot(grid[:, 0])
+    zl2, zdram = f.add_subplot(grid[0, 1]), f.add_subplot(grid[1, 1])
+    styles = {"dram": ("tab:red", "o", "-", "random .cg chase, each hop a DRAM access: 2^{k} nodes, one per line at "
+                                           "2 GiB, spaced out to span more pages"),
+              "dram_other": ("lightcoral", "o", "none", "random .cg chase, DRAM hops: chains of other lengths, one "
+                                                        "node per line"),
+              "l2": ("tab:blue", "s", "-", "random .cg chase, one node per 2 MiB page: each hop an L2 hit"),
+              "l2_address_order": ("tab:cyan", "^", "none", "stride chase in address order, one node per 2 MiB "
+                                                           "page or fewer: L2 hits")}
+    short = {"dram": "DRAM hops", "dram_other": "DRAM hops, other chains", "l2": "L2 hops, random",
+             "l2_address_order": "L2 hops, address order"}
     notes = []
     for name, pts in s.items():
         if not pts:
             continue
-        colour, marker, label = styles[name]
+        colour, marker, ls, label = styles[name]
+        if name == "dram":
+            nodes = dram_line_nodes([(max(1, bytes_of(r) // PAGE), r) for r in records
+                                     if measured(r, "cycles_per_load") is not None and dram_hops(r, device)])
+            label = label.replace("{k}", str((nodes or 1).bit_length() - 1))
         xs = list(pts)
         ys = [pts[x][0] for x in xs]
-        ax.plot(xs, ys, marker=marker, color=colour, ms=5,
-                label=f"{label} ({sum(p[1] for p in pts.values())} records)")
-        dx.plot(xs, [y - ys[0] for y in ys], marker=marker, color=colour, ms=5, label=short[name])
+        records_n = sum(p[1] for p in pts.values())
+        ax.plot(xs, ys, marker=marker, color=colour, ms=5, ls=ls, label=f"{label} ({records_n} records)")
+        z = zl2 if name.startswith("l2") else zdram
+        z.plot(xs, ys, marker=marker, color=colour, ms=5, ls=ls, label=short[name])
         lo, hi = min(ys), max(ys)
-        notes.append(f"{short[name]}: {lo:.0f}-{hi:.0f} cycles over {min(xs)}-{max(xs)} pages "
-                     f"({100 * (hi / lo - 1):.1f}% apart)")
+        rise = largest_rise(pts)
+        step = f"; largest rise +{rise[0]:.1f} ({rise[1]}->{rise[2]} pages)" if rise and rise[0] > 0 else ""
+        notes.append(f"{short[name]}: {lo:.1f}-{hi:.1f} cycles over {min(xs)}-{max(xs)} pages{step}")
     l2_hit = l2_hit_latency(records, device)
-    if l2_hit:
-        ax.axhline(l2_hit, color="gray", ls="--", lw=0.8)
-        ax.text(1.1, l2_hit + 8, f"L2 hit within <= 8 pages: {l2_hit:.1f} cycles ({chase('l2')} <= 16 MiB)", fontsize=7,
-                color="dimgray")
     lat = dram_latency(records)
-    if lat:
-        ax.axhline(lat["cycles"], color="gray", ls=":", lw=0.8)
-        ax.text(1.1, lat["cycles"] + 8, f"DRAM plateau: {lat['cycles']:.0f} cycles ({chase('l2')} >= 1 GiB)",
-                fontsize=7,
-                color="dimgray")
+    for a, y, text, style in ((ax, l2_hit, "L2 hit, one node per line in <= 8 pages", "--"),
+                              (zl2, l2_hit, "L2 hit, one node per line in <= 8 pages", "--"),
+                              (ax, lat and lat["cycles"], "DRAM plateau (chains >= 1 GiB, one node per line)", ":"),
+                              (zdram, lat and lat["cycles"], "DRAM plateau (chains >= 1 GiB, one node per line)", ":")):
+        if y:
+            a.axhline(y, color="gray", ls=style, lw=0.9)
+            a.text(1.1, y, f" {text}: {y:.1f} cycles", fontsize=7, color="dimgray", va="bottom")
     mem = device.get("global_mem_bytes")
-    for a in (ax, dx):
+    for a in (ax, zl2, zdram):
         a.set_xscale("log", base=2)
         a.set_xlim(1, 2 ** 16)
         a.grid(True, which="both", alpha=0.3)
-        a.set_xlabel("2 MiB pages the walk spreads over", fontsize=9)
         if mem:
             a.axvline(mem / PAGE, color="gray", ls=":", lw=1)
+    ax.set_xlabel("2 MiB pages the walk spreads over", fontsize=9)
+    zdram.set_xlabel("2 MiB pages the walk spreads over", fontsize=9)
     if mem:
         ax.text(mem / PAGE, 830, f"all {mem / GIB:.0f} GiB of the GPU = {mem // PAGE} pages ", ha="right", va="top",
                 fontsize=7, color="dimgray")
     ax.set_ylim(0, 850)
     ax.set_ylabel("cycles per dependent load (clock64)")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(0, 0.62))
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(0, 0.64))
     ax.text(0.01, 0.03, "How far each line moved:\n" + "\n".join(notes), transform=ax.transAxes, fontsize=7,
             va="bottom", bbox={"facecolor": "white", "edgecolor": "lightgray"})
     ax.set_title("cycles per load, from zero (pages: chain bytes / 2 MiB for DRAM hops, nodes for L2 hits)",
                  fontsize=8.5)
-    lo, hi = dx.get_ylim()
-    dx.set_ylim(min(lo, -10), max(hi, 30))
-    dx.axhline(0, color="k", lw=0.8)
-    dx.set_ylabel("cycles per load over the line's fewest-page point")
-    dx.legend(fontsize=7, loc="upper left")
-    dx.set_title("the same lines as differences: each against its own first point (a few cycles show here)",
-                 fontsize=8.5)
+    for z, names, title in ((zl2, ("l2", "l2_address_order"), "L2 hops"), (zdram, ("dram", "dram_other"), "DRAM hops")):
+        ys = [c for n in names for c, _, _ in s[n].values()]
+        if ys:
+            lo = 5 * math.floor((min(ys) - 10) / 5)
+            z.set_ylim(lo, lo + zoom)
+        z.yaxis.set_major_locator(matplotlib.ticker.MultipleLocator(10))
+        z.set_ylabel("cycles per load", fontsize=8)
+        z.tick_params(labelsize=7)
+        z.legend(fontsize=7, loc="lower right")
+        z.set_title(f"{title}, zoomed: {zoom} cycles tall (a step of a few cycles shows)", fontsize=8.5)
     most = max(max(pts) for pts in s.values() if pts)
     f.suptitle(f"Address translation on {gpu_of(device)}: latency per dependent load against the 2 MiB pages a "
                f"random walk spreads over, up to {most} pages ({label_bytes(most * PAGE)});\na TLB level that runs "
-               "out of entries would show as a step in a line", fontsize=10)
+               "out of entries would add a page walk to every hop past its reach: a step in a line", fontsize=10)
     return save(f, out, "hierarchy_tlb.png")
 
 

@@ -68,15 +68,24 @@ def test_the_per_sm_map_sets_each_sm_against_the_median(runs):
 def test_the_translation_series_are_the_hops_they_name(runs):
     records, device = runs
     s = ph.translation_points(records, device)
-    # DRAM hops: chase_l2 over chains whose lines are 8x the L2 or more (512 MiB-4 GiB: 256-2048 pages), at the
-    # DRAM plateau whatever the page count.
-    assert sorted(s["dram"]) == [256, 512, 1024, 2048]
+    # DRAM hops: chase_l2 over chains whose lines are 8x the L2 or more. The line: 2^24 nodes (one per line at 2 GiB),
+    # spaced out over 2-64 GiB (1024-32768 pages): only the pages change along it, at the DRAM plateau.
+    assert sorted(s["dram"]) == [1 << k for k in range(10, 16)]
     assert all(660 < c < 720 for c, _, _ in s["dram"].values())
-    # The stride chase at one node per 2 MiB page (or per 4 MiB), past the L1: L2 hits on 2048 and 4096 pages.
+    assert s["dram"][1024][1] == 2  # the 2 GiB chain of the latency sweep is the same case: the median of both
+    assert s["dram"][32768][2] == "hierarchy_tlb_dram_64GiB.json"
+    # The other DRAM chains (one node per line, 512 MiB, 1 GiB, 4 GiB): points beside the line, not on it.
+    assert sorted(s["dram_other"]) == [256, 512, 2048]
+    assert all(660 < c < 720 for c, _, _ in s["dram_other"].values())
+    # L2 hits: one node per 2 MiB page, 4-32768 pages (at most 4 MiB of lines), each hop an L2 hit.
+    assert sorted(s["l2"]) == [1 << k for k in range(2, 16)]
+    assert all(260 < c < 300 for c, _, _ in s["l2"].values())
+    # The stride chase at one node per 2 MiB page (or per 4 MiB), past the L1: L2 hits on 2048 and 4096 pages;
+    # fewer lines than the L1 keeps are L1 hits, not in any series.
     assert sorted(s["l2_address_order"]) == [2048, 4096]
     assert all(270 < c < 300 for c, _, _ in s["l2_address_order"].values())
-    # Fewer lines than the L1 keeps are L1 hits, not in any series; no random one-node-per-page chase committed yet.
-    assert s["l2"] == {}
+    rise, a, b = ph.largest_rise(s["l2"])
+    assert b == 2 * a and 0 < rise < 20
 
 
 def test_the_littles_law_line_uses_the_dram_plateau_of_the_data(runs):
@@ -101,6 +110,7 @@ def test_the_bytes_in_flight_for_90_percent_of_dram(runs):
     records, device = runs
     m = ph.littles_law_model(records, device)
     assert len(m["points"]) == 16  # ILP 1, 2, 4, 8 x CTAs per SM 1, 2, 4, 8: one point each
+    assert m["earlier"] == set() and m["earlier_note"] is None  # every point of today's stream kernels
     b, gbps, (ilp, ctas) = m["first_reached"]
     assert b == 32 * 1024 and gbps >= m["target_gbps"] and (ilp, ctas) == (1, 4)
     assert all(g < m["target_gbps"] for bb, g, _ in m["points"].values() if bb < b)
@@ -158,6 +168,10 @@ def test_the_bandwidth_picture_greys_a_grid_smaller_than_the_gpu(runs):
         assert 120 < pts[v][8448 << 10]["b_per_clk_sm"] < 128
     # 64 MiB was measured in the first session only: drawn, and marked as such.
     assert pts["dot"][64 << 20]["earlier"] and pts["dot"][64 << 20]["files"] == "hierarchy_bandwidth_ws.json"
+    # A later session of the same kernels (the Little's-law sweep of 2026-11-27 has dot over 1 GiB at these
+    # settings) takes its case, and leaves the second session's points as they were: not "earlier".
+    assert pts["dot"][ph.GIB]["files"] == "hierarchy_littles_law.json" and not pts["dot"][ph.GIB]["earlier"]
+    assert not any(pts[v][ph.GIB]["earlier"] for v in ("write", "copy", "add", "triad"))
 
 
 def test_a_case_takes_its_latest_session_only():
