@@ -215,12 +215,14 @@ std::string reference_json(const reference& r) {
 
 reference read_reference(const std::string& path) {
   const reader rd(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw reference_error(fmt::format("{}: a folder, not a file", path));
   std::ifstream in(path);
   if (!in) throw reference_error(fmt::format("{}: cannot be read (no such file, or not readable)", path));
   json j;
   try {
     j = json::parse(in);
-  } catch (const json::exception& e) {
+  } catch (const std::exception& e) {
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
     throw reference_error(fmt::format("{}: not JSON ({})", path, what));

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -98,6 +99,17 @@ const CLI::Validator json_file(
       return results_file(path);
     },
     "FILE.json");
+
+// A folder of memlab check's references: one that holds a .json file at least.
+const CLI::Validator reference_folder(
+    [](std::string& dir) -> std::string {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec)) return fmt::format("{}: no such folder", dir);
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.path().extension() == ".json") return "";
+      return fmt::format("{}: no reference (.json) in it", dir);
+    },
+    "DIR");
 
 std::vector<std::string> dtype_names() {
   std::vector<std::string> out;
@@ -336,7 +348,7 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
                     "The folder of references (default: $MEMLAB_REFERENCES, else the source tree's references/)")
       ->type_name("DIR")
       ->check(non_empty)
-      ->check(CLI::ExistingDirectory);
+      ->check(reference_folder);
   check->add_option("--write-reference", co.write_reference,
                     "Run the suite --runs times and write a reference for this GPU model to FILE (a file there of\n"
                     "the same model keeps its node sections for other GPU counts)")
