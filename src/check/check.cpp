@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <chrono>
 #include <map>
 #include <ostream>
@@ -253,6 +254,15 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   measurement out;
   for (int d : o.devices) out.gpus.push_back(backend.facts(d));
   out.link = link_of(out.gpus);
+  // The labs' environment (the transfer lab's NCCL_NVLS_ENABLE=0: NVLink multicast stays off), set as
+  // memlab run sets it, before the GPUs or NCCL read it; a value the user set stays.
+  for (const metric& m : suite()) {
+    for (const lab* l : built) {
+      if (l->name != m.measured.lab) continue;
+      for (const auto& [name, value] : l->environment)
+        setenv(std::string(name).c_str(), std::string(value).c_str(), 0);
+    }
+  }
   run_request open_req;
   open_req.devices = o.devices;
   open_req.progress = false;

@@ -49,7 +49,7 @@ class nvml_gpu {
 
   [[nodiscard]] nvml_readings read() const;
   // Samples every `period_ms` on a thread from start() until stop().
-  void start(int period_ms = 5);
+  void start(int period_ms = 10);
   nvml_samples stop();
 
  private:
