@@ -13,8 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 
+#include "check/reference.hpp"
 #include "cli/commands.hpp"
 #include "harness/text.hpp"
 #include "harness/writers.hpp"
@@ -100,14 +103,19 @@ const CLI::Validator json_file(
     },
     "FILE.json");
 
-// A folder of memlab check's references: one that holds a .json file at least.
+// A folder of memlab check's references: one that holds a reference at least (a .json file that names
+// its schema; reading it as a reference is the check's, which names a malformed one).
 const CLI::Validator reference_folder(
     [](std::string& dir) -> std::string {
       std::error_code ec;
       if (!std::filesystem::is_directory(dir, ec)) return fmt::format("{}: no such folder", dir);
-      for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.path().extension() == ".json") return "";
-      return fmt::format("{}: no reference (.json) in it", dir);
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        if (e.path().extension() != ".json" || !e.is_regular_file(ec)) continue;
+        std::ifstream in(e.path());
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (text.find(check::reference_schema) != std::string::npos) return "";
+      }
+      return fmt::format("{}: no reference in it (a .json file of schema {})", dir, check::reference_schema);
     },
     "DIR");
 

@@ -4,6 +4,7 @@
 // before any GPU work.
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -80,7 +81,9 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
     std::cerr << fmt::format("memlab: no usable CUDA device: memlab check measures the GPUs\n{}\n", no_gpu_hint);
     return exit_no_device;
   }
-  std::vector<int> devices = o.devices;
+  std::vector<int> devices;
+  for (int d : o.devices)  // each GPU once, in the order given
+    if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
   for (int d : devices) {
     if (d >= count) {
       return usage(fmt::format("--devices: GPU {} is not visible (this machine shows {} GPU{}: 0..{})", d, count,
