@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "harness/dtype.hpp"
+#include "harness/error.hpp"
 #include "harness/plan.hpp"
 #include "harness/table.hpp"
 #include "harness/text.hpp"
@@ -96,9 +97,15 @@ class suite_runner {
     result r;
     try {
       r = b_.runner().run(cases.front(), req);
-    } catch (...) {
+    } catch (const cuda_error&) {
       (void)b_.nvml_stop(gpu);
-      throw;
+      throw;  // the GPU's context may be lost: the check stops
+    } catch (const std::exception& e) {
+      // Another error (NCCL's, a host allocation): this metric fails with it, the check goes on.
+      (void)b_.nvml_stop(gpu);
+      r.status = result_status::failed;
+      r.note = fmt::format("an error stopped the case: {}", e.what());
+      return r;
     }
     merge(b_.nvml_stop(gpu));
     if (r.status == result_status::skipped) return r.note;

@@ -42,6 +42,7 @@ struct fake_node final : check_backend, case_runner {
   int gpus = 4;
   std::map<int, double> slow;  // GPU -> factor (0.5: half the bandwidth, twice the latency)
   int opened = 0, ran = 0, facts_read = 0;
+  std::string throw_at;  // a rung whose case throws (as NCCL's errors do)
 
   int device_count() override { return gpus; }
   gpu_facts facts(int ordinal) override {
@@ -64,6 +65,7 @@ struct fake_node final : check_backend, case_runner {
   }
   result run(const planned_case& c, const run_request&) override {
     ++ran;
+    if (c.v->name == throw_at) throw std::runtime_error("NCCL failure: unhandled system error");
     result r;
     r.lab = std::string(c.l->name);
     r.variant = std::string(c.v->name);
@@ -264,6 +266,20 @@ TEST_F(check_cli_test, no_reference_for_the_model_measures_and_says_how_to_write
   EXPECT_NE(o.err.find("--write-reference"), std::string::npos) << o.err;
   EXPECT_NE(o.out.find("no_reference"), std::string::npos) << o.out;
   std::filesystem::remove_all(empty);
+}
+
+TEST_F(check_cli_test, an_error_in_one_case_fails_that_metric_and_the_check_goes_on) {
+  fake_node node;
+  node.throw_at = "nccl_all_reduce";
+  const auto o = check_cli({"--references", dir, "--format", "json", "--quiet"}, node);
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  const json j = json::parse(o.out);
+  EXPECT_EQ(flagged(j), std::vector<std::string>{"all_reduce@node:fail"});
+  for (const auto& r : j["rows"]) {
+    if (r["metric"] == "all_reduce") {
+      EXPECT_NE(r["note"].get<std::string>().find("NCCL failure"), std::string::npos) << r.dump();
+    }
+  }
 }
 
 TEST_F(check_cli_test, one_gpu_checked_skips_the_node_with_the_reason) {
