@@ -16,8 +16,9 @@
 #
 #   OUT=/some/dir [BIN=prebuilt/memlab] tools/measure_check.sh
 # Without BIN it builds the dev preset (copy, hierarchy and transfer labs) in build/check-gpu; fmt's
-# headers as the other scripts carry them (.carry/fmt). Every step is timed, logged under
-# $OUT/check/ and may fail without stopping the next; $OUT/check/summary.txt has one line per step.
+# headers as the other scripts carry them (.carry/fmt). Every step is timed (at most STEP_LIMIT
+# seconds, default 300), logged under $OUT/check/ and may fail without stopping the next;
+# $OUT/check/summary.txt has one line per step.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/out-check}
@@ -38,7 +39,7 @@ step() {
   shift 3
   local t0
   t0=$(date +%s.%N)
-  "$@" > "$D/$name.txt" 2>&1
+  timeout "${STEP_LIMIT:-300}" "$@" > "$D/$name.txt" 2>&1
   local rc=$?
   local secs
   secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
