@@ -5,6 +5,7 @@
 #
 #   write     memlab check --write-reference $OUT/check/ref_<gpus>.json --runs 3 (every GPU)
 #   run1 run2 two plain checks against that file (table + JSON each), their wall time
+#   committed a check against the references committed in this tree, where there are any
 #   load      a competing load on the last GPU (another process copying on it the whole check): that GPU
 #             and only it (its rows, and the pairs and node figures it takes part in) flagged
 #   edited    a copy of the reference with hbm_read twice out of reach, on GPU 0: fail naming hbm_read
@@ -85,6 +86,11 @@ diff = [k for k in va if va[k] != vb.get(k)]
 print(f"run1 vs run2: {a['seconds']:.1f} s and {b['seconds']:.1f} s in memlab; {len(diff)} verdict(s) differ"
       + (": " + ", ".join(f"{k[0]}@{k[1]}->{k[2]} {va[k]}/{vb[k]}" for k in diff) if diff else " (same verdicts)"))
 PY
+
+# 2b. Against the references committed in this tree (once there are any): the default lookup.
+if ls "$ROOT"/references/*.json > /dev/null 2>&1; then
+  step committed "0 5 6" -- env MEMLAB_REFERENCES="$ROOT/references" "$M" check --out "$D/committed.json"
+fi
 
 # 3a. A competing load on the last GPU: another process copying on it for the whole check.
 READY=$D/.load_ready
