@@ -366,6 +366,11 @@ void judge(measurement& m, const reference* ref) {
     r.at = f->at;
     r.ratio = r.value / f->median;
     r.v = judge(r.value, f->at, f->higher_is_better);
+    if (r.v == verdict::fail || r.v == verdict::warn) {
+      const bool failed = r.v == verdict::fail;
+      r.note = fmt::format("{} the {} line, {}", f->higher_is_better ? "below" : "above", failed ? "failure" : "warning",
+                           format_value(row{.m = r.m, .value = failed ? f->at.fail_at : f->at.warn_at}));
+    }
   }
   // Siblings: per metric, over the GPUs (or the pairs) of this node.
   for (const metric& x : suite()) {
