@@ -11,19 +11,29 @@
 #   host      tools/experiments/memlab_py_host_overhead.py: the Python wrapper's own host cost (stub library)
 #   claim     memlab-peers layout-claim: torch.matmul(A.t(), B) against A.t().contiguous() and memlab.transpose,
 #             f32, TF32, bf16 at 1024..8192
-# Everything lands in $OUT/py/ (default OUT=/tmp/measure-python-edges): one log per step, the results files
-# (copy_floor.json/.md, layout_claim.json/.md, copy_small_floor.txt, ...) and summary.txt with each step's exit
-# status and seconds. A failed step is logged and the next one runs. GPU ${GPU:-0} only.
+# Everything lands in $OUT/py/ (default OUT=/tmp/measure-python-edges), seven files at most (the device machine
+# sends back eight): the results (copy_floor.json/.md, copy_floor_race.md, layout_claim.json/.md,
+# copy_small_floor.txt) and logs.txt: each step's exit status and seconds, the machine, then every step's whole
+# log (rewritten after each step). A failed step is logged and the next one runs. GPU ${GPU:-0} only.
 #   OUT=/somewhere bash tools/measure_python_edges.sh [step ...]      (default: every step, in the order above)
-# Needs python3 with torch (+ triton for torch.compile) and, for the JAX parts, jax with its CUDA plugin; pytest
-# for the tests. BUILD (default build-pyedges) is the build folder; LIB a libmemlab built elsewhere (skips build).
+# Needs python3 with torch (+ triton for torch.compile; where python3 lacks torch, /opt/torch/.venv/bin/python3
+# is used if it is there) and, for the JAX parts, jax with its CUDA plugin (without jax the JAX parts say "jax
+# absent" and skip; where jaxlib's headers do not compile, libmemlab is built again without the JAX handler);
+# pytest for the tests. BUILD (default build-pyedges) is the build folder; LIB a libmemlab built elsewhere (skips
+# build); WORK (default /tmp/measure-python-edges-work) holds the step logs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
 export CUDA_VISIBLE_DEVICES=${GPU:-0}
 export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX beside torch in one process: no 75% grab of the GPU
+# The GPU machine's python3 with torch is /opt/torch/.venv's; put it first where a bare python3 lacks torch.
+if ! python3 -c 'import torch' 2>/dev/null && [ -x /opt/torch/.venv/bin/python3 ]; then
+  export PATH=/opt/torch/.venv/bin:$PATH
+fi
 out=${OUT:-/tmp/measure-python-edges}/py
 mkdir -p "$out"
+work=${WORK:-/tmp/measure-python-edges-work}
+mkdir -p "$work/logs"
 build=${BUILD:-build-pyedges}
 lib=${LIB:-$PWD/$build/lib/libmemlab.so}
 export MEMLAB_LIBRARY=$lib
@@ -32,23 +42,39 @@ steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(build pytest demo floor floor_cpp
 summary=()
 t_start=$SECONDS
 
-step() {  # step NAME TIMEOUT_S COMMAND...: runs it under a timeout into $out/NAME.log, records its exit status
+logs=()  # the step logs, in order
+write_logs() {  # $out/logs.txt: the summary, the machine, every step's log
+  { echo "== summary (total $((SECONDS - t_start)) s)"; printf '%s\n' "${summary[@]}"; echo
+    cat "$work/environment.txt"
+    for f in "${logs[@]}"; do echo; echo "===== $(basename "$f" .log)"; cat "$f"; done; } > "$out/logs.txt"
+}
+
+step() {  # step NAME TIMEOUT_S COMMAND...: runs it under a timeout into $work/logs/NAME.log, records its exit status
   local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
+  local t0=$SECONDS log=$work/logs/$name.log
   echo "== $name ($(date +%T), at $((SECONDS - t_start)) s, limit $limit s)"
-  timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" "$@" > "$log" 2>&1
   local rc=$?
   summary+=("$(printf '%-10s rc=%-3s %4ss' "$name" "$rc" "$((SECONDS - t0))")")
-  echo "   rc=$rc ($((SECONDS - t0)) s)"; tail -3 "$out/$name.log" | sed 's/^/   /'
-  printf '%s\n' "${summary[@]}" > "$out/summary.txt"
+  logs+=("$log")
+  echo "   rc=$rc ($((SECONDS - t0)) s)"; tail -3 "$log" | sed 's/^/   /'
+  write_logs
 }
 
 do_build() {
-  cmake -S . -B "$build" -DCMAKE_CUDA_ARCHITECTURES=90 -DMEMLAB_BUILD_CLI=OFF -DMEMLAB_BUILD_TESTS=OFF \
-        -DMEMLAB_INSTALL=OFF -DPython3_EXECUTABLE="$(command -v python3)" &&
-  cmake --build "$build" -j "$(nproc)" --target memlab_c_api &&
+  local jax=()
+  for attempt in with_jax without_jax; do
+    cmake -S . -B "$build" -DCMAKE_CUDA_ARCHITECTURES=90 -DMEMLAB_BUILD_CLI=OFF -DMEMLAB_BUILD_TESTS=OFF \
+          -DMEMLAB_INSTALL=OFF -DPython3_EXECUTABLE="$(command -v python3)" "${jax[@]}" &&
+      cmake --build "$build" -j "$(nproc)" --target memlab_c_api && break
+    [ "$attempt" = without_jax ] && return 1
+    # The JAX handler is the one part that compiles against headers from outside (jaxlib's): where they do not
+    # compile, libmemlab without it still serves every other step (the JAX parts then say the handler is missing).
+    echo "libmemlab failed to build: again WITHOUT the JAX handler (MEMLAB_JAX_FFI_INCLUDE_DIR=/nonexistent)"
+    jax=(-DMEMLAB_JAX_FFI_INCLUDE_DIR=/nonexistent)
+  done
   { nm -D "$lib" | grep -q memlab_jax_transpose && echo "libmemlab: with the JAX handler" ||
-      echo "libmemlab: WITHOUT the JAX handler (python3's jax has no FFI headers?)"; } &&
+      echo "libmemlab: WITHOUT the JAX handler (jax absent, its FFI headers missing, or they did not compile)"; }
   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Iinclude -o "$build/copy_small_floor" \
        tools/experiments/copy_small_floor.cu
 }
@@ -60,9 +86,11 @@ export build lib
   nvcc --version | tail -2
   python3 -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
   python3 -c "import triton; print('triton', triton.__version__)" 2>&1 | tail -1
-  python3 -c "import jax, jaxlib; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, jax.devices())" 2>&1 | tail -1
+  python3 -c "import jax, jaxlib; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, jax.devices())" \
+    2>/dev/null || echo "jax absent (or it fails to start): the JAX parts skip"
+  command -v python3
   git log -1 --format='commit %h %s' 2>/dev/null
-} > "$out/environment.txt" 2>&1
+} > "$work/environment.txt" 2>&1
 
 for s in "${steps[@]}"; do
   case $s in
@@ -73,7 +101,9 @@ for s in "${steps[@]}"; do
       step floor 180 python3 -m memlab_tools.peers copy-floor --dtype f16 --sizes 2^12..2^24 --samples 60 --warm \
         --out "$out/copy_floor.json" --md "$out/copy_floor.md"
       step floor_race 60 python3 -m memlab_tools.compare "$out/copy_floor.json" --race --out "$out/copy_floor_race.md" ;;
-    floor_cpp) step floor_cpp 120 "$build/copy_small_floor" 100 ;;
+    floor_cpp)
+      step floor_cpp 120 "$build/copy_small_floor" 100
+      cp "$work/logs/floor_cpp.log" "$out/copy_small_floor.txt" ;;
     host) step host 60 python3 tools/experiments/memlab_py_host_overhead.py --calls 200000 ;;
     claim)
       step claim 240 python3 -m memlab_tools.peers layout-claim --math f32,tf32,bf16 --sizes 1024,2048,4096,8192 \
@@ -81,5 +111,5 @@ for s in "${steps[@]}"; do
     *) echo "unknown step $s (build pytest demo floor floor_cpp host claim)"; exit 2 ;;
   esac
 done
-[ -f "$out/floor_cpp.log" ] && cp "$out/floor_cpp.log" "$out/copy_small_floor.txt"
-echo "== done in $((SECONDS - t_start)) s; $out:"; printf '%s\n' "${summary[@]}"
+write_logs
+echo "== done in $((SECONDS - t_start)) s; $out: $(ls "$out" | tr '\n' ' ')"; printf '%s\n' "${summary[@]}"

@@ -14,6 +14,9 @@
 #              loopback: the stand-in for a second host)
 #   faults     a rank killed mid-run; bad launches (more ranks than GPUs, an inconsistent WORLD_SIZE,
 #              a rank with no GPU)
+#   small      every collective at 64 B .. 16 MiB on 2 and all GPUs: memlab and nccl-tests (100 iterations a
+#              figure) in the same call (docs/notes/nccl_timing.md, section 4)
+#   sockets    4 ranks over NCCL's socket transport on loopback (the stand-in for a second host), verified
 #   pairs      the peer matrix: every ordered pair, copy engine, SM read/write, memlab::copy, one way
 #              and both, 4 KiB .. 4 GiB; the latency probes; nvbandwidth's device-to-device tests
 #
@@ -119,8 +122,17 @@ nccl_tests_all() {  # N: every collective, as nccl-tests prints it (uint8, sum; 
   done
 }
 
+nccl_tests_small() {  # N: every collective at 64 B .. 16 MiB, 100 iterations behind each figure
+  for t in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
+    echo "#### ${t}_perf -g $1"
+    "$NT/${t}_perf" -b 64 -e 16M -f 4 -g "$1" -d uint8 -o sum -w 20 -n 100 -c 1
+    echo "#### rc=$?"
+  done
+}
+SIZES_SMALL=64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB
+
 # `timeout` runs programs, not shell functions: the functions above run through bash -c.
-export -f memlab_collectives nccl_tests_all
+export -f memlab_collectives nccl_tests_all nccl_tests_small
 export M J NT SIZES_COLL COLLECTIVES
 
 for s in "${steps[@]}"; do
@@ -202,11 +214,13 @@ for s in "${steps[@]}"; do
       fi
       ;;
     small)
-      # Below a few MiB both figures are the host's launch path: how much does nccl-tests' own figure move
-      # from one repetition to the next (-N 5), and with more iterations behind one clock reading (-n 100)?
-      step small_nccl_tests -- bash -c "echo '#### all_reduce_perf -g 2'; '$NT/all_reduce_perf' -b 64 -e 4M -f 4 -g 2 -d uint8 -N 5; echo '#### rc'; echo '#### all_reduce_perf -g 2 -n 100'; '$NT/all_reduce_perf' -b 64 -e 4M -f 4 -g 2 -d uint8 -n 100; echo '#### rc'"
-      step small_memlab -- "$M" run transfer --quiet --variant nccl_all_reduce --gpus 2 --placement out_of_place \
-        --sizes 64B..4MiB:*4 --max-time 0.5 --out "$J/small_memlab.json"
+      # Below 16 MiB both figures are the host's launch path. memlab and nccl-tests in the same call, on the
+      # same GPUs, every collective and placement, 64 B .. 16 MiB; nccl-tests with 20 warm-up iterations and
+      # 100 behind each figure (its default 20 is one draw of a wide distribution at these sizes) and its
+      # buffers no larger than 16 MiB.
+      STEP_LIMIT=400 step small_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus 2,"$NGPU" \
+        --placement all --sizes "$SIZES_SMALL" --max-time 0.2 --out "$J/small_memlab.json"
+      step small_nccl_tests -- bash -c "nccl_tests_small 2; [ $NGPU -gt 2 ] && nccl_tests_small $NGPU"
       ;;
     sockets)
       step ranks_sockets -- bash -c "for r in \$(seq 0 $((NGPU - 1))); do NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo RANK=\$r WORLD_SIZE=$NGPU '$M' run transfer --variant nccl_all_reduce,nccl_sendrecv --placement out_of_place --sizes 1MiB,64MiB --max-time 0.5 --out '$J/ranks_sockets.json' & done; wait"

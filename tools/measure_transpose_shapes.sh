@@ -1,29 +1,24 @@
 #!/usr/bin/env bash
 # memlab::transpose at every shape, on one GPU (docs/notes/transpose_skinny.md, docs/labs/transpose.md):
-# expected ~5 minutes on one H100 (build ~1.5 min with 16 cores, tests ~0.3, sweep <= 1.7, acceptance
-# <= 1, sanitizers <= 1.5). From a bare checkout on the GPU machine (nvcc, cmake, GoogleTest, python3 with
-# torch; no network):
+# expected ~4 minutes on one H100 (build ~1.5 min with 16 cores, tests ~0.3, acceptance <= 1, sanitizers
+# <= 1.5). The heat map over every shape has its own script: tools/measure_transpose_heatmap.sh. From a bare
+# checkout on the GPU machine (nvcc, cmake, GoogleTest, python3 with torch; no network):
 #
-#   OUT=/some/dir [GPU=0] bash tools/measure_transpose_shapes.sh [build] [tests] [sweep] [accept] [sanitizer] [plot]
+#   OUT=/some/dir [GPU=0] bash tools/measure_transpose_shapes.sh [build] [tests] [accept] [sanitizer]
 #
 # (no step named: all, in that order). Steps:
 #   build      cmake --preset dev (sm_90) -DMEMLAB_ONLY_LABS=transpose: libmemlab (memlab_c_api) and
-#              memlab_gpu_tests; nvcc builds tools/experiments/transpose_shapes_bench.cu beside it.
+#              memlab_gpu_tests
 #   tests      the library's transpose GPU tests (the few paths' among them) and the transpose lab's `auto`
-#   sweep      the heat map's data: every pair of 94 sides (1..64, powers of two and primes up to 2^16),
-#              every element size, >= 64 MiB moved each, against cudaMemcpyAsync of the same bytes, cold
-#              medians of 3, verified; --crossover times the path not taken near the thresholds -> shapes.csv
 #   accept     (python3, torch, `import memlab`) a side of 1..8 elements against >= 256 MiB of traffic, both
 #              ways round, 1/2/4/8-byte elements, and 10^6 batched 3x3..16x16: memlab.transpose against a copy
 #              of the same bytes and torch's .t().contiguous(), one process -> acceptance.json, acceptance.md
 #   sanitizer  compute-sanitizer memcheck and racecheck on the few paths' GPU tests (small_few_paths_*)
-#   plot       the heat map (memlab_tools.transpose_shapes heatmap; needs matplotlib, else only the summary)
-#              -> transpose_shapes.png, transpose_shapes.md
 # Everything lands in $OUT/skinny/ (default OUT: /tmp/out): the files above, summary.txt (each step's exit
 # status and time), machine.txt, logs.txt (the tail of each step's log). A failed step is logged and the
 # next one runs. BIN= (a folder with memlab_gpu_tests) and LIB= (libmemlab.so) use binaries built elsewhere
-# and skip the CMake build; SWEEP_BUDGET (s, default 100) and ACCEPT_BUDGET (s, default 60) bound the two
-# measurements. Uses GPU ${GPU:-0} only (CUDA_VISIBLE_DEVICES).
+# and skip the CMake build; ACCEPT_BUDGET (s, default 60) bounds the acceptance measurements. Uses GPU ${GPU:-0}
+# only (CUDA_VISIBLE_DEVICES).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
@@ -33,11 +28,10 @@ mkdir -p "$out"
 work=${WORK:-/tmp/measure-transpose-shapes}
 mkdir -p "$work"
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build tests sweep accept sanitizer plot)
+[ ${#steps[@]} -eq 0 ] && steps=(build tests accept sanitizer)
 jobs=$(nproc)
 bin=${BIN:-build/dev/bin}
 lib=${LIB:-$PWD/build/dev/lib/libmemlab.so}
-tsb=$work/transpose_shapes_bench
 : > "$out/summary.txt"
 : > "$out/logs.txt"
 
@@ -64,23 +58,13 @@ step() {  # step NAME TIMEOUT_S COMMAND...: runs it under a timeout, logs, recor
 for s in "${steps[@]}"; do
   case $s in
     build)
-      # The bench compiles on its own (all the library's kernels, ~30 s) while CMake builds.
-      nvcc -O3 -std=c++20 -arch=sm_90 --expt-relaxed-constexpr -Iinclude \
-        tools/experiments/transpose_shapes_bench.cu -o "$tsb" > "$work/build_bench.log" 2>&1 &
-      bench_pid=$!
       if [ -z "${BIN:-}" ]; then
         step configure 120 cmake --preset dev -DMEMLAB_ONLY_LABS=transpose
         step build 420 cmake --build build/dev -j "$jobs" --target memlab_c_api memlab_gpu_tests
-      fi
-      wait "$bench_pid"
-      printf '%-16s rc=%-3s\n' build_bench "$?" | tee -a "$out/summary.txt"
-      { echo "===== build_bench"; tail -20 "$work/build_bench.log"; } >> "$out/logs.txt" ;;
+      fi ;;
     tests)
       step gpu_tests 180 "$bin/memlab_gpu_tests" --gtest_brief=1 \
         --gtest_filter='transpose_library*:transpose_library_errors*:*transpose_gpu*auto*' ;;
-    sweep)
-      step sweep $(( ${SWEEP_BUDGET:-100} + 60 )) "$tsb" --out "$out/shapes.csv" --budget "${SWEEP_BUDGET:-100}" \
-        --samples 3 --crossover ;;
     accept)
       step accept $(( ${ACCEPT_BUDGET:-60} + 60 )) env MEMLAB_LIBRARY="$lib" PYTHONPATH=python:tools/python \
         python3 -m memlab_tools.transpose_shapes accept -o "$out" --samples 15 --budget "${ACCEPT_BUDGET:-60}" ;;
@@ -90,10 +74,7 @@ for s in "${steps[@]}"; do
         --gtest_filter="$few"
       step racecheck 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/memlab_gpu_tests" \
         --gtest_brief=1 --gtest_filter='transpose_library.small_few_paths_batches:transpose_library.small_few_paths_ctas*' ;;
-    plot)
-      step plot 120 env PYTHONPATH=tools/python python3 -m memlab_tools.transpose_shapes heatmap "$out/shapes.csv" \
-        -o "$out" ;;
-    *) echo "unknown step: $s (build tests sweep accept sanitizer plot)" >&2 ;;
+    *) echo "unknown step: $s (build tests accept sanitizer; the heat map: tools/measure_transpose_heatmap.sh)" >&2 ;;
   esac
 done
 echo "== done: $out"

@@ -155,6 +155,14 @@ world::world(const launch_env& env, int device, double timeout_s)
     return v != nullptr && std::string(v) == "1";
   };
   if (on("NCCL_P2P_DISABLE") && on("NCCL_SHM_DISABLE")) over_network_ = true;
+  // Each control collective once, now: NCCL connects a communicator's channels when a collective first
+  // needs them (runtime connect), and over its network transport the connection's setup waits on the
+  // device. The timer's barrier runs while the timed stream is held by the blocking kernel, so a first
+  // barrier there would wait for a kernel that waits for it (seen: four ranks over sockets, the
+  // blocking kernel's 10 s timeout on every rank in the first held sample).
+  barrier();
+  (void)world::all(true);
+  (void)broadcast(0);
 }
 
 world::~world() {

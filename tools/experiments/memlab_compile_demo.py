@@ -99,7 +99,7 @@ def jax_parts() -> list[bool]:
         import jax
         import jax.numpy as jnp
     except ImportError:
-        print("\n== jax: not installed, skipped")
+        print("\n== jax absent (not installed): the JAX parts skipped")
         return []
     import memlab
 

@@ -1,12 +1,15 @@
 """memlab-transpose-shapes: memlab::transpose at every shape (docs/labs/transpose.md, "Every shape").
 
-  heatmap SHAPES.csv -o DIR   the heat map of "fraction of a copy of the same bytes" from the sweep's CSV
-                              (tools/experiments/transpose_shapes_bench.cu): one panel per element size, rows
-                              down and cols across (every side of the sweep, in order), the GPU in the title,
-                              cells below 0.5 crossed, each panel's worst cell named -> transpose_shapes.png,
-                              and transpose_shapes.md: the worst cells, how many fall below 0.5 and 0.8, and
-                              (where the sweep ran with --crossover) the shapes where the path not taken was
-                              faster.
+  summary SHAPES.csv -o FILE  the Markdown summary of the sweep's CSV (tools/experiments/transpose_shapes_bench.cu,
+                              run by tools/measure_transpose_heatmap.sh); standard library only: per element size
+                              the worst cell, the median, how many cells fall below 0.5 and 0.8; per path the same;
+                              the lowest cells; cells that failed verification or crashed; (where the sweep ran with
+                              --crossover) the shapes where the path not taken was faster.
+  heatmap SHAPES.csv -o DIR   the heat maps of "fraction of a copy of the same bytes" (copy time / transpose time),
+                              one picture per element size (transpose_heatmap_u8.png, _f16, _f32, _f64: rows down,
+                              cols across, every side of the sweep labelled, in ascending order; colours in bands
+                              split at 0.5 and 0.8; the GPU of the CSV in the title; the worst cell boxed and named),
+                              and the summary beside them (transpose_shapes.md) unless --no-summary.
   accept -o DIR               (a GPU, PyTorch, `import memlab`) the acceptance measurements in one process:
                               every shape with a side of 1, 2, 3, 4, 5, 7 or 8 elements and the other side
                               long enough for >= 256 MiB of traffic, both ways round, 1-, 2-, 4- and 8-byte
@@ -34,13 +37,24 @@ import time
 from . import cli
 
 ELEM_NAMES = {1: "1-byte (u8)", 2: "2-byte (f16)", 4: "4-byte (f32)", 8: "8-byte (f64)"}
+ELEM_FILES = {1: "u8", 2: "f16", 4: "f32", 8: "f64"}
+
+# The colour bands of the heat maps (fraction of a copy): below 0.5 the issue's floor, below 0.8 its bar for the
+# skinny shapes; reds under the bar, greens over it, one colour past 1.0 (faster than the copy: noise, or the copy's
+# own weak spot).
+BANDS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)
+BAND_COLOURS = ("#40004b", "#b2182b", "#e0603a", "#fdae61", "#d9f0a3", "#addd8e", "#78c679", "#31a354")
+AT_LEAST_ONE_COLOUR = "#005a32"
+UNVERIFIED_COLOUR = "#000000"  # failed verification or crashed: not a measurement
+MISSING_COLOUR = "#e6e6e6"  # not measured (over the size cap, or cut by the budget)
 
 
 # ---- the sweep's CSV ------------------------------------------------------------------------------------
 
 
 def read_sweep(path: str) -> tuple[dict, list[dict]]:
-    """The header comments (device, ...) and the rows of a transpose_shapes_bench CSV, typed."""
+    """The header comments (device, ...) and the rows of a transpose_shapes_bench CSV, typed. A cell measured
+    twice (a resumed sweep) keeps its last row."""
     header, rows = {}, []
     try:
         with open(path, newline="") as f:
@@ -63,6 +77,7 @@ def read_sweep(path: str) -> tuple[dict, list[dict]]:
     need = {"elem_size", "rows", "cols", "batch", "path", "fraction", "verified"}
     if not need <= set(reader.fieldnames or []):
         raise ValueError(f"{path}: columns {sorted(need - set(reader.fieldnames or []))} missing")
+    by_cell = {}
     for r in reader:
         try:
             row = {
@@ -70,8 +85,8 @@ def read_sweep(path: str) -> tuple[dict, list[dict]]:
                 "rows": int(r["rows"]),
                 "cols": int(r["cols"]),
                 "batch": int(r["batch"]),
-                "path": r["path"],
-                "fraction": float(r["fraction"]),
+                "path": r["path"] or "-",
+                "fraction": float(r["fraction"] or "nan"),
                 "verified": r["verified"],
                 "gbps": float(r.get("gbps") or "nan"),
                 "alt_path": r.get("alt_path") or "",
@@ -79,36 +94,57 @@ def read_sweep(path: str) -> tuple[dict, list[dict]]:
             }
         except (TypeError, ValueError) as e:
             raise ValueError(f"{path}: a row that does not parse ({e}): {r}") from None
-        rows.append(row)
+        by_cell[(row["elem_size"], row["rows"], row["cols"])] = row
+    rows = list(by_cell.values())
     return header, rows
 
 
+def measured(rows: list[dict]) -> list[dict]:
+    """The cells that are measurements: verified, with a fraction."""
+    return [r for r in rows if r["verified"] == "ok" and not math.isnan(r["fraction"])]
+
+
 def summarize(header: dict, rows: list[dict]) -> str:
-    """The Markdown summary: per element size the worst cell, the median, and cells below 0.5 and 0.8; the
-    unverified cells; where the crossover columns say the other path was faster."""
+    """The Markdown summary: per element size the worst cell, the median, and cells below 0.5 and 0.8; per
+    element size and path the same; the lowest cells; the unverified and crashed cells; where the crossover
+    columns say the other path was faster."""
     def shape(r):
         return f"{r['batch']} x {r['rows']} x {r['cols']}"
 
+    good = measured(rows)
+    sides = sorted({r["rows"] for r in rows} | {r["cols"] for r in rows})
     out = ["# memlab::transpose at every shape: fraction of a copy of the same bytes", "",
-           f"Device: {header.get('device', 'unknown')}. Cases: {len(rows)}."]
+           f"Device: {header.get('device', 'unknown')}. Cells: {len(rows)} ({len(good)} verified and measured), "
+           f"{len(sides)} sides: {', '.join(str(s) for s in sides)}."]
     out += [f"({n})" for n in header.get("notes", [])]
-    out += ["", "| elements | cases | median | worst cell | path | < 0.5 | < 0.8 |",
+    out += ["", "fraction = copy time / transpose time (cold medians, the same bytes, the same process).", "",
+            "| elements | cells | median | worst cell (batch x rows x cols) | path | < 0.5 | < 0.8 |",
             "| --- | ---: | ---: | --- | --- | ---: | ---: |"]
-    for es in sorted({r["elem_size"] for r in rows}):
-        mine = [r for r in rows if r["elem_size"] == es]
+    for es in sorted({r["elem_size"] for r in good}):
+        mine = [r for r in good if r["elem_size"] == es]
         worst = min(mine, key=lambda r: r["fraction"])
         median = statistics.median(r["fraction"] for r in mine)
         out.append(f"| {ELEM_NAMES.get(es, es)} | {len(mine)} | {median:.3f} | {shape(worst)}: {worst['fraction']:.3f} | "
                    f"{worst['path']} | {sum(r['fraction'] < 0.5 for r in mine)} | {sum(r['fraction'] < 0.8 for r in mine)} |")
+    out += ["", "By path (which memlab::plan_transpose chose):", "",
+            "| elements | path | cells | median | worst cell | < 0.5 | < 0.8 |",
+            "| --- | --- | ---: | ---: | --- | ---: | ---: |"]
+    for es in sorted({r["elem_size"] for r in good}):
+        for path in sorted({r["path"] for r in good if r["elem_size"] == es}):
+            mine = [r for r in good if r["elem_size"] == es and r["path"] == path]
+            worst = min(mine, key=lambda r: r["fraction"])
+            out.append(f"| {es} B | {path} | {len(mine)} | {statistics.median(r['fraction'] for r in mine):.3f} | "
+                       f"{shape(worst)}: {worst['fraction']:.3f} | {sum(r['fraction'] < 0.5 for r in mine)} | "
+                       f"{sum(r['fraction'] < 0.8 for r in mine)} |")
     bad = [r for r in rows if r["verified"] != "ok"]
-    out += ["", f"Unverified cells: {len(bad)}."]
+    out += ["", f"Unverified cells (failed verification, or a CUDA error stopped the bench there): {len(bad)}."]
     out += [f"- {r['elem_size']}-byte {shape(r)} ({r['path']}): {r['verified']}" for r in bad]
-    lows = sorted((r for r in rows if r["fraction"] < 0.8), key=lambda r: r["fraction"])[:20]
+    lows = sorted((r for r in good if r["fraction"] < 0.8), key=lambda r: r["fraction"])[:20]
     if lows:
-        out += ["", "The 20 lowest cells:", "", "| elements | batch x rows x cols | path | fraction |",
-                "| --- | --- | --- | ---: |"]
-        out += [f"| {r['elem_size']} | {shape(r)} | {r['path']} | {r['fraction']:.3f} |" for r in lows]
-    crossed = [r for r in rows if r["alt_fraction"] is not None]
+        out += ["", "The 20 lowest cells:", "", "| elements | batch x rows x cols | path | fraction | GB/s |",
+                "| --- | --- | --- | ---: | ---: |"]
+        out += [f"| {r['elem_size']} | {shape(r)} | {r['path']} | {r['fraction']:.3f} | {r['gbps']:.0f} |" for r in lows]
+    crossed = [r for r in good if r["alt_fraction"] is not None]
     if crossed:
         better = sorted((r for r in crossed if r["alt_fraction"] > r["fraction"] * 1.03),
                         key=lambda r: r["fraction"] - r["alt_fraction"])
@@ -122,53 +158,107 @@ def summarize(header: dict, rows: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def draw_heatmap(header: dict, rows: list[dict], png: str) -> None:
+def draw_heatmap(header: dict, rows: list[dict], es: int, png: str) -> None:
+    """One element size's heat map: rows down, cols across, every side of the sweep labelled."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.patches import Patch
 
-    sizes = sorted({r["elem_size"] for r in rows})
+    mine = [r for r in rows if r["elem_size"] == es]
     sides = sorted({r["rows"] for r in rows} | {r["cols"] for r in rows})
     at = {s: i for i, s in enumerate(sides)}
-    ncol = 2 if len(sizes) > 1 else 1
-    nrow = math.ceil(len(sizes) / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(7.2 * ncol, 6.6 * nrow), squeeze=False)
-    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#dddddd")
-    image = None
-    ticks = [i for i, s in enumerate(sides) if s in (1, 2, 4, 8, 16, 32, 64) or s >= 128 and (s & (s - 1)) == 0]
-    for k, es in enumerate(sizes):
-        ax = axes[k // ncol][k % ncol]
-        grid = np.full((len(sides), len(sides)), np.nan)
-        mine = [r for r in rows if r["elem_size"] == es]
-        for r in mine:
-            grid[at[r["rows"]], at[r["cols"]]] = r["fraction"]
-        image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.3, vmax=1.05, origin="upper",
-                          interpolation="nearest", aspect="equal")
-        low = [(at[r["cols"]], at[r["rows"]]) for r in mine if r["fraction"] < 0.5]
-        if low:
-            ax.scatter([x for x, _ in low], [y for _, y in low], marker="x", s=9, c="black", linewidths=0.6)
-        worst = min(mine, key=lambda r: r["fraction"])
-        ax.add_patch(plt.Rectangle((at[worst["cols"]] - 0.5, at[worst["rows"]] - 0.5), 1, 1, fill=False,
-                                   edgecolor="black", linewidth=1.2))
-        ax.set_title(f"{ELEM_NAMES.get(es, es)}: worst {worst['fraction']:.2f} at "
-                     f"{worst['rows']} x {worst['cols']} ({worst['path']})", fontsize=9)
-        ax.set_xticks(ticks, [str(sides[i]) for i in ticks], fontsize=6, rotation=90)
-        ax.set_yticks(ticks, [str(sides[i]) for i in ticks], fontsize=6)
-        ax.set_xlabel("cols (elements)", fontsize=8)
-        ax.set_ylabel("rows (elements)", fontsize=8)
-        edge = at.get(64)
-        if edge is not None:  # the few paths' threshold: a side of at most 64 elements
-            ax.axhline(edge + 0.5, color="black", linewidth=0.4, linestyle=":")
-            ax.axvline(edge + 0.5, color="black", linewidth=0.4, linestyle=":")
-    for k in range(len(sizes), nrow * ncol):
-        axes[k // ncol][k % ncol].axis("off")
-    fig.suptitle("memlab::transpose: fraction of a copy of the same bytes (cold medians; x: below 0.5; dotted: 64)\n"
-                 f"{header.get('device', 'unknown GPU')}", fontsize=10)
-    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.6, label="copy time / transpose time")
-    fig.savefig(png, dpi=130)
+    n = len(sides)
+    grid = np.full((n, n), np.nan)
+    unverified = np.zeros((n, n), dtype=bool)
+    for r in mine:
+        i, j = at[r["rows"]], at[r["cols"]]
+        if r["verified"] == "ok" and not math.isnan(r["fraction"]):
+            grid[i, j] = r["fraction"]
+        else:
+            unverified[i, j] = True
+    good = measured(mine)
+
+    size = max(6.0, min(13.0, 0.11 * n + 3.0))
+    fig, ax = plt.subplots(figsize=(size + 1.8, size + 0.9))
+    cmap = ListedColormap(BAND_COLOURS).with_extremes(bad=MISSING_COLOUR, under=BAND_COLOURS[0],
+                                                      over=AT_LEAST_ONE_COLOUR)
+    norm = BoundaryNorm(BANDS, cmap.N)
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, origin="upper", interpolation="nearest",
+                      aspect="equal")
+    if unverified.any():
+        ax.imshow(np.ma.masked_where(~unverified, unverified.astype(float)), cmap=ListedColormap([UNVERIFIED_COLOUR]),
+                  origin="upper", interpolation="nearest", aspect="equal")
+    # Cells below 0.5 crossed as well as coloured: unmissable in print and for colour-blind readers.
+    low = np.argwhere(grid < 0.5)
+    if len(low):
+        ax.scatter(low[:, 1], low[:, 0], marker="x", s=max(6, 900 / n), c="white", linewidths=0.8)
+    if n <= 32:  # few enough cells to print each value
+        for i in range(n):
+            for j in range(n):
+                if not math.isnan(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=5.5,
+                            color="white" if grid[i, j] < 0.6 or grid[i, j] >= 0.95 else "black")
+    fs = max(4.0, min(8.0, 440 / n))
+    ax.set_xticks(range(n), [str(s) for s in sides], fontsize=fs, rotation=90)
+    ax.set_yticks(range(n), [str(s) for s in sides], fontsize=fs)
+    ax.tick_params(length=1.5, pad=1)
+    ax.set_xlabel("cols (elements of a source row)", fontsize=9)
+    ax.set_ylabel("rows (of each source matrix)", fontsize=9)
+    edge = at.get(64)
+    if edge is not None and edge < n - 1:  # the few paths' threshold: a side of at most 64 elements
+        ax.axhline(edge + 0.5, color="black", linewidth=0.6, linestyle="--")
+        ax.axvline(edge + 0.5, color="black", linewidth=0.6, linestyle="--")
+    title = f"memlab::transpose, {ELEM_NAMES.get(es, es)} elements: copy time / transpose time"
+    if good:
+        worst = min(good, key=lambda r: r["fraction"])
+        i, j = at[worst["rows"]], at[worst["cols"]]
+        ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#00bfff", linewidth=1.2))
+        ax.add_patch(plt.Circle((j, i), max(1.3, n / 30), fill=False, edgecolor="#00bfff", linewidth=1.6))
+        below5 = sum(r["fraction"] < 0.5 for r in good)
+        below8 = sum(r["fraction"] < 0.8 for r in good)
+        title += (f"\nworst {worst['fraction']:.2f} at {worst['batch']} x {worst['rows']} x {worst['cols']} "
+                  f"({worst['path']}, circled); median {statistics.median(r['fraction'] for r in good):.2f}"
+                  f"\n{below5} cells < 0.5, {below8} < 0.8 of {len(good)} verified")
+    title += f"\n{header.get('device', 'unknown GPU')}\ncold medians, >= 64 MiB moved a cell (batches of matrices)"
+    ax.set_title(title, fontsize=9)
+    bar = fig.colorbar(image, ax=ax, shrink=0.7, extend="max", ticks=BANDS, pad=0.02)
+    bar.ax.set_yticklabels([f"{b:.2f}" for b in BANDS], fontsize=7)
+    bar.set_label("fraction of a copy of the same bytes (top: >= 1)", fontsize=8)
+    for b in (0.5, 0.8):
+        bar.ax.axhline(b, color="black", linewidth=1.4)
+    legend = [Patch(facecolor=MISSING_COLOUR, edgecolor="#999999", label="not measured"),
+              Patch(facecolor=UNVERIFIED_COLOUR, label="failed verification / crashed"),
+              Patch(facecolor="none", edgecolor="#00bfff", linewidth=1.6, label="the worst cell"),
+              plt.Line2D([], [], color="white", marker="x", linestyle="none", markeredgecolor="black",
+                         label="below 0.5 (also crossed)")]
+    if edge is not None and edge < n - 1:
+        legend.append(plt.Line2D([], [], color="black", linestyle="--", linewidth=0.6,
+                                 label="64: the few paths' limit"))
+    ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.0, -0.02), fontsize=7, frameon=False)
+    fig.tight_layout()
+    fig.savefig(png, dpi=150)
     plt.close(fig)
+
+
+def heatmap_png(out_dir: str, es: int) -> str:
+    return os.path.join(out_dir, f"transpose_heatmap_{ELEM_FILES.get(es, f'{es}byte')}.png")
+
+
+def summary_main(args) -> int:
+    try:
+        header, rows = read_sweep(args.csv)
+    except ValueError as e:
+        return cli.fail(args.prog, str(e))
+    try:
+        cli.write_text(args.out, summarize(header, rows))
+    except OSError as e:
+        return cli.fail(args.prog, f"{args.out}: {e.strerror}")
+    print(args.out)
+    return cli.OK
 
 
 def heatmap_main(args) -> int:
@@ -180,15 +270,18 @@ def heatmap_main(args) -> int:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
         return cli.fail(args.prog, f"{args.out}: {e.strerror}")
-    cli.write_text(os.path.join(args.out, "transpose_shapes.md"), summarize(header, rows))
+    if not args.no_summary:
+        cli.write_text(os.path.join(args.out, "transpose_shapes.md"), summarize(header, rows))
     try:
         import matplotlib  # noqa: F401
         import numpy  # noqa: F401
     except ImportError as e:
-        print(f"{args.prog}: {e.name} missing: wrote transpose_shapes.md, no picture", file=sys.stderr)
+        print(f"{args.prog}: {e.name} missing: no picture", file=sys.stderr)
         return cli.MISSING_DEPENDENCY
-    draw_heatmap(header, rows, os.path.join(args.out, "transpose_shapes.png"))
-    print(os.path.join(args.out, "transpose_shapes.png"))
+    for es in sorted({r["elem_size"] for r in rows}):
+        png = heatmap_png(args.out, es)
+        draw_heatmap(header, rows, es, png)
+        print(png)
     return cli.OK
 
 
@@ -359,9 +452,13 @@ def accept_main(args) -> int:
 def main(argv=None) -> int:
     ap = cli.Parser(prog="memlab-transpose-shapes", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    h = sub.add_parser("heatmap", help="the heat map and summary from a transpose_shapes_bench CSV")
+    m = sub.add_parser("summary", help="the Markdown summary of a transpose_shapes_bench CSV (no matplotlib)")
+    m.add_argument("csv")
+    m.add_argument("-o", "--out", default="transpose_shapes.md", help="the Markdown file to write")
+    h = sub.add_parser("heatmap", help="the heat maps (one per element size) and summary from a transpose_shapes_bench CSV")
     h.add_argument("csv")
     h.add_argument("-o", "--out", default=".")
+    h.add_argument("--no-summary", action="store_true", help="the pictures only")
     a = sub.add_parser("accept", help="the acceptance measurements (GPU, torch, import memlab)")
     a.add_argument("-o", "--out", default=".")
     a.add_argument("--samples", type=int, default=20)
@@ -370,7 +467,7 @@ def main(argv=None) -> int:
     a.add_argument("--batch", type=int, default=10**6, help="matrices in each batched case")
     args = ap.parse_args(argv)
     args.prog = ap.prog
-    return heatmap_main(args) if args.command == "heatmap" else accept_main(args)
+    return {"summary": summary_main, "heatmap": heatmap_main, "accept": accept_main}[args.command](args)
 
 
 if __name__ == "__main__":
