@@ -210,7 +210,25 @@ std::string reference_json(const reference& r) {
   for (const auto& s : r.node) {
     j["node"].push_back({{"gpus", s.gpus}, {"link", s.link}, {"metrics", figures_json(s.metrics)}});
   }
-  return j.dump(2) + "\n";
+  // Each figure's values on one line: a file a reader scrolls through by metric, not by number.
+  std::string text = j.dump(2);
+  const std::string key = "\"values\": [";
+  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + key.size())) {
+    const std::size_t open = at + key.size(), close = text.find(']', open);
+    std::string inner = text.substr(open, close - open), flat;
+    bool space = false;
+    for (char c : inner) {
+      if (c == '\n' || c == ' ') {
+        space = !flat.empty();
+        continue;
+      }
+      if (space && c != ',') flat += ' ';
+      space = false;
+      flat += c;
+    }
+    text.replace(open, close - open, flat);
+  }
+  return text + "\n";
 }
 
 reference read_reference(const std::string& path) {
