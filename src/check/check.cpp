@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <ostream>
 #include <stdexcept>
@@ -266,8 +266,7 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   for (const metric& m : suite()) {
     for (const lab* l : built) {
       if (l->name != m.measured.lab) continue;
-      for (const auto& [name, value] : l->environment)
-        setenv(std::string(name).c_str(), std::string(value).c_str(), 0);
+      for (const auto& [name, value] : l->environment) setenv(std::string(name).c_str(), std::string(value).c_str(), 0);
     }
   }
   run_request open_req;
@@ -302,7 +301,8 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   // consecutive ordinals (the transfer lab's one-process collective takes the GPUs from the first on).
   const int n = static_cast<int>(o.devices.size());
   bool consecutive = true;
-  for (int i = 1; i < n; ++i) consecutive = consecutive && o.devices[static_cast<std::size_t>(i)] == o.devices.front() + i;
+  for (int i = 1; i < n; ++i)
+    consecutive = consecutive && o.devices[static_cast<std::size_t>(i)] == o.devices.front() + i;
   for (const metric& m : suite()) {
     if (m.where == scope::gpu) continue;
     if (n < 2) {
@@ -368,8 +368,9 @@ void judge(measurement& m, const reference* ref) {
     r.v = judge(r.value, f->at, f->higher_is_better);
     if (r.v == verdict::fail || r.v == verdict::warn) {
       const bool failed = r.v == verdict::fail;
-      r.note = fmt::format("{} the {} line, {}", f->higher_is_better ? "below" : "above", failed ? "failure" : "warning",
-                           format_value(row{.m = r.m, .value = failed ? f->at.fail_at : f->at.warn_at}));
+      r.note =
+          fmt::format("{} the {} line, {}", f->higher_is_better ? "below" : "above", failed ? "failure" : "warning",
+                      format_value(row{.m = r.m, .value = failed ? f->at.fail_at : f->at.warn_at}));
     }
   }
   // Siblings: per metric, over the GPUs (or the pairs) of this node.
@@ -443,8 +444,9 @@ reference merge_reference(reference fresh, const reference& old) {
   for (const auto& s : old.node) {
     if (fresh.node_for(s.gpus, s.link) == nullptr) fresh.node.push_back(s);
   }
-  std::sort(fresh.node.begin(), fresh.node.end(),
-            [](const node_section& a, const node_section& b) { return std::tie(a.gpus, a.link) < std::tie(b.gpus, b.link); });
+  std::sort(fresh.node.begin(), fresh.node.end(), [](const node_section& a, const node_section& b) {
+    return std::tie(a.gpus, a.link) < std::tie(b.gpus, b.link);
+  });
   return fresh;
 }
 
@@ -461,7 +463,8 @@ std::map<verdict, int> counts_of(const measurement& m) {
 std::string counts_text(const measurement& m) {
   const auto c = counts_of(m);
   std::vector<std::string> parts;
-  for (verdict v : {verdict::pass, verdict::warn, verdict::fail, verdict::sibling, verdict::skip, verdict::no_reference}) {
+  for (verdict v :
+       {verdict::pass, verdict::warn, verdict::fail, verdict::sibling, verdict::skip, verdict::no_reference}) {
     const auto it = c.find(v);
     if (it != c.end()) parts.push_back(fmt::format("{} {}", it->second, to_string(v)));
   }
@@ -529,12 +532,8 @@ std::string check_json(const measurement& m, const check_header& h) {
                          {"driver_version", g.driver_version}});
   }
   if (h.ref != nullptr) {
-    j["reference"] = {{"path", h.ref->path},
-                      {"model", h.ref->model.name},
-                      {"machine", h.ref->machine},
-                      {"date", h.ref->date},
-                      {"runs", h.ref->runs},
-                      {"rule", rule_text(h.ref->rule)}};
+    j["reference"] = {{"path", h.ref->path}, {"model", h.ref->model.name}, {"machine", h.ref->machine},
+                      {"date", h.ref->date}, {"runs", h.ref->runs},        {"rule", rule_text(h.ref->rule)}};
   } else {
     j["reference"] = nullptr;
   }

@@ -56,10 +56,10 @@ struct check_options {
 struct row {
   const metric* m = nullptr;
   int gpu = -1, peer = -1;
-  double value = NAN;      // NaN: not measured (skipped)
-  std::string shown;       // the value in words where a number says too little (clock-event reasons)
-  std::string note;        // why skipped; what a rule found
-  double seconds = 0;      // the case's wall time (0 for NVML readings)
+  double value = NAN;  // NaN: not measured (skipped)
+  std::string shown;   // the value in words where a number says too little (clock-event reasons)
+  std::string note;    // why skipped; what a rule found
+  double seconds = 0;  // the case's wall time (0 for NVML readings)
   // Judged:
   verdict v = verdict::skip;
   std::optional<double> reference;  // the reference median (NVML rules: the value expected)

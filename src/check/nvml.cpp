@@ -14,10 +14,15 @@ namespace memlab::check {
 
 std::string clock_event_text(std::uint64_t mask) {
   using namespace clock_event;
-  static const std::pair<std::uint64_t, const char*> names[] = {
-      {gpu_idle, "idle"},           {applications_clocks, "application clocks"}, {sw_power_cap, "SW power cap"},
-      {hw_slowdown, "HW slowdown"}, {sync_boost, "sync boost"},                  {sw_thermal, "SW thermal"},
-      {hw_thermal, "HW thermal"},   {hw_power_brake, "HW power brake"},          {display_clocks, "display clocks"}};
+  static const std::pair<std::uint64_t, const char*> names[] = {{gpu_idle, "idle"},
+                                                                {applications_clocks, "application clocks"},
+                                                                {sw_power_cap, "SW power cap"},
+                                                                {hw_slowdown, "HW slowdown"},
+                                                                {sync_boost, "sync boost"},
+                                                                {sw_thermal, "SW thermal"},
+                                                                {hw_thermal, "HW thermal"},
+                                                                {hw_power_brake, "HW power brake"},
+                                                                {display_clocks, "display clocks"}};
   std::vector<std::string> out;
   std::uint64_t known = 0;
   for (const auto& [bit, name] : names) {

@@ -33,7 +33,7 @@ struct nvml_readings {
 };
 
 struct nvml_samples {
-  std::string why;            // non-empty: no samples
+  std::string why;  // non-empty: no samples
   int samples = 0;
   std::uint64_t reasons = 0;  // every reason seen, OR-ed
   int gen = 0, width = 0;     // the highest current PCIe generation and width seen

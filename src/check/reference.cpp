@@ -140,7 +140,8 @@ class reader {
   }
   std::string text(const json& j, const std::string& where, const char* key) const {
     const json& v = at(j, where, key);
-    if (!v.is_string() || v.get<std::string>().empty()) fail(where, fmt::format("\"{}\" is not a non-empty string", key));
+    if (!v.is_string() || v.get<std::string>().empty())
+      fail(where, fmt::format("\"{}\" is not a non-empty string", key));
     return v.get<std::string>();
   }
   bool flag(const json& j, const std::string& where, const char* key) const {
@@ -195,9 +196,13 @@ std::string reference_json(const reference& r) {
   ordered_json j;
   j["schema"] = reference_schema;
   j["model"] = {{"name", r.model.name}, {"memory_gib", sig(r.model.memory_gib, 4)}, {"sm_count", r.model.sm_count}};
-  j["made"] = {{"machine", r.machine},        {"date", r.date},     {"memlab_version", r.memlab_version},
-               {"git_sha", r.git_sha},        {"driver_version", r.driver_version},
-               {"runs", r.runs},              {"gpus", r.gpus}};
+  j["made"] = {{"machine", r.machine},
+               {"date", r.date},
+               {"memlab_version", r.memlab_version},
+               {"git_sha", r.git_sha},
+               {"driver_version", r.driver_version},
+               {"runs", r.runs},
+               {"gpus", r.gpus}};
   j["rule"] = {{"text", rule_text(r.rule)},
                {"fail_margin", r.rule.fail_margin},
                {"fail_spread_factor", r.rule.fail_spread_factor},
@@ -246,8 +251,7 @@ reference read_reference(const std::string& path) {
     throw reference_error(fmt::format("{}: not JSON ({})", path, what));
   }
   if (!j.is_object()) rd.fail("", "not a JSON object");
-  if (j.value("schema", "") != reference_schema)
-    rd.fail("schema", fmt::format("not \"{}\"", reference_schema));
+  if (j.value("schema", "") != reference_schema) rd.fail("schema", fmt::format("not \"{}\"", reference_schema));
   reference r;
   r.path = path;
   const json& model = rd.at(j, "", "model");
@@ -278,7 +282,8 @@ reference read_reference(const std::string& path) {
     s.gpus = rd.integer(node[i], w, "gpus");
     s.link = rd.text(node[i], w, "link");
     if (s.gpus < 2) rd.fail(w, "a node section is for 2 GPUs or more");
-    if (r.node_for(s.gpus, s.link) != nullptr) rd.fail(w, fmt::format("a second section for {} GPUs, {}", s.gpus, s.link));
+    if (r.node_for(s.gpus, s.link) != nullptr)
+      rd.fail(w, fmt::format("a second section for {} GPUs, {}", s.gpus, s.link));
     const json& metrics = rd.at(node[i], w, "metrics");
     for (auto& f : rd.figures(metrics, w + ".metrics", true)) s.metrics.push_back(std::move(f));
     r.node.push_back(std::move(s));

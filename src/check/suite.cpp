@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace memlab::check {
 
 std::string_view to_string(scope s) {
@@ -42,13 +41,15 @@ const std::vector<metric>& table() {
        .level = "L2 (latency: the crossbar, the clock)",
        .unit = "ns",
        .higher_is_better = false,
-       .measured = {.lab = "hierarchy", .variant = "chase_l2", .dtype = "f32", .size = "2^20", .figure = "ns_per_load"}},
+       .measured =
+           {.lab = "hierarchy", .variant = "chase_l2", .dtype = "f32", .size = "2^20", .figure = "ns_per_load"}},
       {.name = "hbm_latency",
        .what = "dependent ld.global.cg loads over a 256 MiB random cycle (hierarchy lab, chase_l2)",
        .level = "HBM (latency: the memory controller, the TLB)",
        .unit = "ns",
        .higher_is_better = false,
-       .measured = {.lab = "hierarchy", .variant = "chase_l2", .dtype = "f32", .size = "2^26", .figure = "ns_per_load"}},
+       .measured =
+           {.lab = "hierarchy", .variant = "chase_l2", .dtype = "f32", .size = "2^26", .figure = "ns_per_load"}},
       {.name = "sm_clock",
        .what = "the SM clock during the HBM copy's cold samples (clock64 over %globaltimer)",
        .level = "SM clock (power or thermal limits, clocks locked low)",
@@ -93,7 +94,8 @@ const std::vector<metric>& table() {
        .higher_is_better = false,
        .nvml = nvml_reading::ecc_aggregate},
       {.name = "pcie_gen",
-       .what = "the PCIe generation the link trained to under load (NVML, sampled during the cases) against its maximum",
+       .what =
+           "the PCIe generation the link trained to under load (NVML, sampled during the cases) against its maximum",
        .level = "PCIe link (slot, riser, retimer, BIOS setting)",
        .unit = "gen",
        .nvml = nvml_reading::pcie_gen},

@@ -19,11 +19,11 @@ std::string_view to_string(scope s);
 // What an NVML metric reads (nvml.hpp), judged by a rule of its own rather than a reference.
 enum class nvml_reading {
   none,
-  clock_events,          // the clock-event (throttle) reasons seen while the GPU's cases ran
-  ecc_volatile,          // uncorrected ECC errors since the driver loaded
-  ecc_aggregate,         // uncorrected ECC errors over the GPU's life
-  pcie_gen,              // the PCIe generation the link trained to under load, against its maximum
-  pcie_width,            // the PCIe lanes the link trained to under load, against its maximum
+  clock_events,   // the clock-event (throttle) reasons seen while the GPU's cases ran
+  ecc_volatile,   // uncorrected ECC errors since the driver loaded
+  ecc_aggregate,  // uncorrected ECC errors over the GPU's life
+  pcie_gen,       // the PCIe generation the link trained to under load, against its maximum
+  pcie_width,     // the PCIe lanes the link trained to under load, against its maximum
 };
 
 // A case of a lab: what `memlab run <lab> --variant <variant> --dtype <dtype> --sizes <size> --<axis>
@@ -37,13 +37,13 @@ struct lab_case {
 };
 
 struct metric {
-  std::string_view name;     // snake_case, as the table, the JSON and the references key it
-  std::string_view what;     // one line: what it measures
-  std::string_view level;    // what a failure points at
-  std::string_view unit;     // "GB/s", "ns", "MHz", "lanes", "errors"
+  std::string_view name;   // snake_case, as the table, the JSON and the references key it
+  std::string_view what;   // one line: what it measures
+  std::string_view level;  // what a failure points at
+  std::string_view unit;   // "GB/s", "ns", "MHz", "lanes", "errors"
   bool higher_is_better = true;
   scope where = scope::gpu;
-  lab_case measured{};        // empty lab: not a lab's case
+  lab_case measured{};  // empty lab: not a lab's case
   nvml_reading nvml = nvml_reading::none;
 
   [[nodiscard]] bool from_lab() const { return !measured.lab.empty(); }

@@ -22,11 +22,11 @@ enum class verdict { pass, warn, fail, sibling, skip, no_reference };
 std::string_view to_string(verdict v);
 
 struct floor_rule {
-  double fail_margin = 0.10;        // the least margin below the median before a failure
-  double fail_spread_factor = 4;    // ... or this many spreads, when larger
+  double fail_margin = 0.10;      // the least margin below the median before a failure
+  double fail_spread_factor = 4;  // ... or this many spreads, when larger
   double warn_margin = 0.05;
   double warn_spread_factor = 2;
-  double sibling_margin = 0.05;     // below the node's median by more than this: a sibling
+  double sibling_margin = 0.05;  // below the node's median by more than this: a sibling
   double sibling_spread_factor = 4;
   friend bool operator==(const floor_rule&, const floor_rule&) = default;
 };

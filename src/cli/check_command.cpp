@@ -124,16 +124,17 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
   }
   if (previous) {
     if (const std::string why = model_mismatch(previous->model, model); !why.empty())
-      return usage(fmt::format("--write-reference {}: the file holds another model's reference ({})",
-                               o.write_reference, why));
+      return usage(
+          fmt::format("--write-reference {}: the file holds another model's reference ({})", o.write_reference, why));
   }
   if (ref) {
     note = fmt::format("{} (made {} on {}, {} run{} of {} GPU{}, memlab {})", ref->path, ref->date, ref->machine,
                        ref->runs, ref->runs == 1 ? "" : "s", ref->gpus, ref->gpus == 1 ? "" : "s", ref->git_sha);
   } else if (o.write_reference.empty()) {
-    note = fmt::format("none for {} in {}: measured, not judged. Make one on a healthy machine: memlab check "
-                       "--write-reference {}/{}.json --runs 3 (docs/check.md, \"Adding a model\")",
-                       describe(model), dir, dir, model_slug(model.name));
+    note = fmt::format(
+        "none for {} in {}: measured, not judged. Make one on a healthy machine: memlab check "
+        "--write-reference {}/{}.json --runs 3 (docs/check.md, \"Adding a model\")",
+        describe(model), dir, dir, model_slug(model.name));
   }
 
   check::check_options co;
@@ -175,10 +176,13 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
     }
     fresh.path = o.write_reference;
     judge(last, &fresh);
-    check_header h{.command = o.command, .created = utc_now(), .machine = hostname(),
-                   .reference_note = fmt::format("{} (written now from {} run{})", o.write_reference, runs,
-                                                 runs == 1 ? "" : "s"),
-                   .ref = &fresh, .exit_status = exit_ok};
+    check_header h{
+        .command = o.command,
+        .created = utc_now(),
+        .machine = hostname(),
+        .reference_note = fmt::format("{} (written now from {} run{})", o.write_reference, runs, runs == 1 ? "" : "s"),
+        .ref = &fresh,
+        .exit_status = exit_ok};
     if (o.format == "json") {
       std::cout << check_json(last, h);
     } else {
@@ -189,7 +193,10 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
   }
 
   judge(last, ref ? &*ref : nullptr);
-  check_header h{.command = o.command, .created = utc_now(), .machine = hostname(), .reference_note = note,
+  check_header h{.command = o.command,
+                 .created = utc_now(),
+                 .machine = hostname(),
+                 .reference_note = note,
                  .ref = ref ? &*ref : nullptr};
   h.exit_status = exit_status(verdicts_of(last), ref.has_value());
   if (o.format == "json") {

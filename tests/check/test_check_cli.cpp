@@ -53,7 +53,9 @@ struct fake_node final : check_backend, case_runner {
             .driver_version = 13000};
   }
   case_runner& runner() override { return *this; }
-  nvml_readings nvml_read(int) override { return {.ecc_volatile = 0, .ecc_aggregate = 0, .max_gen = 5, .max_width = 16}; }
+  nvml_readings nvml_read(int) override {
+    return {.ecc_volatile = 0, .ecc_aggregate = 0, .max_gen = 5, .max_width = 16};
+  }
   void nvml_start(int) override {}
   nvml_samples nvml_stop(int) override {
     return {.samples = 10, .reasons = clock_event::gpu_idle, .gen = 5, .width = 16};
@@ -121,7 +123,8 @@ json read_json(const std::string& path) {
 // The JSON Schema beside the docs, through tests/harness/validate_results.py (jsonschema).
 void expect_valid(const std::string& schema, const std::string& path) {
   const std::string cmd = "python3 '" MEMLAB_SOURCE_DIR "/tests/harness/validate_results.py' '" MEMLAB_SOURCE_DIR
-                          "/docs/" + schema + "' '" + path + "' 2>&1";
+                          "/docs/" +
+                          schema + "' '" + path + "' 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -235,7 +238,8 @@ TEST_F(check_cli_test, a_gpu_slower_than_its_siblings_but_above_the_floor_is_a_s
 
 TEST_F(check_cli_test, a_reference_out_of_reach_fails_naming_the_metric) {
   json j = read_json(ref);
-  for (const char* k : {"median", "warn_at", "fail_at"}) j["per_gpu"]["hbm_read"][k] = j["per_gpu"]["hbm_read"][k].get<double>() * 2;
+  for (const char* k : {"median", "warn_at", "fail_at"})
+    j["per_gpu"]["hbm_read"][k] = j["per_gpu"]["hbm_read"][k].get<double>() * 2;
   const std::string edited = temp("edited.json");
   std::ofstream(edited) << j.dump(2);
   fake_node node;

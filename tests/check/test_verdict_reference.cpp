@@ -120,8 +120,10 @@ reference sample_reference() {
   r.gpus = 4;
   r.per_gpu.push_back(make_figure("hbm_copy", "GB/s", true, {3000, 3010, 2990}, r.rule));
   r.per_gpu.push_back(make_figure("l2_latency", "ns", false, {250, 251, 249}, r.rule));
-  r.node.push_back({.gpus = 4, .link = "NVSwitch", .metrics = {make_figure("peer_ce", "GB/s", true, {370, 371}, r.rule),
-                                                               make_figure("all_reduce", "GB/s", true, {360}, r.rule)}});
+  r.node.push_back({.gpus = 4,
+                    .link = "NVSwitch",
+                    .metrics = {make_figure("peer_ce", "GB/s", true, {370, 371}, r.rule),
+                                make_figure("all_reduce", "GB/s", true, {360}, r.rule)}});
   return r;
 }
 
