@@ -14,8 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 
 #include "check/reference.hpp"
 #include "cli/commands.hpp"
@@ -333,33 +333,37 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
       "Exit: 0 all pass; 1 a metric failed; 5 a warning or a sibling, nothing failed; 6 no reference for\n"
       "this GPU model (measured, not judged); 2 usage error (before any GPU work); 3 no usable CUDA device");
   co.command = ro.request.command;
-  check->add_option_function<std::string>(
-           "--devices",
-           [this](const std::string& text) {
-             try {
-               for (auto v : parse_counts(text, "--devices")) {
-                 if (v > 1023) throw std::invalid_argument(fmt::format("--devices: {} is not a device ordinal", v));
-                 co.devices.push_back(static_cast<int>(v));
-               }
-             } catch (const std::invalid_argument& e) {
-               throw CLI::ValidationError(e.what());
-             }
-           },
-           "CUDA device ordinals to check: 0,2; 0..3 (default: every GPU visible; CUDA_VISIBLE_DEVICES applies)")
+  check
+      ->add_option_function<std::string>(
+          "--devices",
+          [this](const std::string& text) {
+            try {
+              for (auto v : parse_counts(text, "--devices")) {
+                if (v > 1023) throw std::invalid_argument(fmt::format("--devices: {} is not a device ordinal", v));
+                co.devices.push_back(static_cast<int>(v));
+              }
+            } catch (const std::invalid_argument& e) {
+              throw CLI::ValidationError(e.what());
+            }
+          },
+          "CUDA device ordinals to check: 0,2; 0..3 (default: every GPU visible; CUDA_VISIBLE_DEVICES applies)")
       ->type_name("ORDINALS")
       ->check(non_empty);
-  check->add_option("--reference", co.reference,
-                    "The reference to judge by (default: the one in the references folder whose model matches)")
+  check
+      ->add_option("--reference", co.reference,
+                   "The reference to judge by (default: the one in the references folder whose model matches)")
       ->type_name("FILE")
       ->check(non_empty);
-  check->add_option("--references", co.references_dir,
-                    "The folder of references (default: $MEMLAB_REFERENCES, else the source tree's references/)")
+  check
+      ->add_option("--references", co.references_dir,
+                   "The folder of references (default: $MEMLAB_REFERENCES, else the source tree's references/)")
       ->type_name("DIR")
       ->check(non_empty)
       ->check(reference_folder);
-  check->add_option("--write-reference", co.write_reference,
-                    "Run the suite --runs times and write a reference for this GPU model to FILE (a file there of\n"
-                    "the same model keeps its node sections for other GPU counts)")
+  check
+      ->add_option("--write-reference", co.write_reference,
+                   "Run the suite --runs times and write a reference for this GPU model to FILE (a file there of\n"
+                   "the same model keeps its node sections for other GPU counts)")
       ->check(json_file);
   check->add_option("--runs", co.runs, "With --write-reference: runs of the suite (default 3)")
       ->check(CLI::Range(1, 50));

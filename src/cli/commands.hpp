@@ -55,16 +55,16 @@ struct device_options {
 };
 
 struct check_options {
-  std::vector<int> devices;         // --devices; empty: every GPU visible
-  std::string reference;            // --reference FILE
-  std::string references_dir;       // --references DIR (else $MEMLAB_REFERENCES, else the source tree's)
-  std::string write_reference;      // --write-reference FILE
-  int runs = 0;                     // --runs (0: not given; 3 when writing a reference)
-  double max_time_s = 0.25;         // per lab case
-  std::string format = "table";     // stdout: table or json
-  std::string out;                  // --out FILE.json
+  std::vector<int> devices;      // --devices; empty: every GPU visible
+  std::string reference;         // --reference FILE
+  std::string references_dir;    // --references DIR (else $MEMLAB_REFERENCES, else the source tree's)
+  std::string write_reference;   // --write-reference FILE
+  int runs = 0;                  // --runs (0: not given; 3 when writing a reference)
+  double max_time_s = 0.25;      // per lab case
+  std::string format = "table";  // stdout: table or json
+  std::string out;               // --out FILE.json
   bool progress = true;
-  std::string command;              // as typed, for the JSON
+  std::string command;  // as typed, for the JSON
 };
 
 // The labs an executable carries.
