@@ -18,6 +18,8 @@
 #include "check/check.hpp"
 #include "cli/cli_run.hpp"
 #include "cli/commands.hpp"
+#include "harness/dtype.hpp"
+#include "harness/plan.hpp"
 #include "harness/registry.hpp"
 
 namespace memlab::check {
@@ -337,6 +339,54 @@ TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
   EXPECT_NE(o.err.find("this GPU is NVIDIA H100 80GB HBM3"), std::string::npos) << o.err;
   std::filesystem::remove(bad);
   std::filesystem::remove(h200);
+}
+
+// Every lab case of the suite is one case of its lab that the lab itself does not refuse on an H100 of a
+// 4-GPU NVSwitch node, and fits its memory: what the fake runner above never asks.
+TEST(check_suite, every_lab_case_is_one_case_its_lab_runs_on_an_h100) {
+  if (!every_lab_built()) GTEST_SKIP() << "needs the copy, hierarchy and transfer labs in this build";
+  device_info h100;
+  h100.ordinal = 0;
+  h100.name = "NVIDIA H100 80GB HBM3";
+  h100.cc_major = 9;
+  h100.sm_count = 132;
+  h100.max_threads_per_sm = 2048;
+  h100.smem_per_block_optin = 227 * 1024;
+  h100.l2_bytes = 50u << 20;
+  h100.global_mem_bytes = 85ull << 30;
+  h100.device_count = 4;
+  h100.nvlink_links = 18;
+  h100.nvlink_gbps = 478.1;
+  h100.nvlink_link_gbps = 26.562;
+  h100.nvlink_switch = true;
+  int checked = 0;
+  for (const metric& m : suite()) {
+    if (!m.from_lab() || m.where == scope::pair) continue;  // a pair's refusal asks the driver about peer access
+    const lab* l = nullptr;
+    for (const lab* x : all_labs())
+      if (x->name == m.measured.lab) l = x;
+    ASSERT_NE(l, nullptr) << m.name;
+    const variant* v = nullptr;
+    for (const auto& x : l->variants)
+      if (x.name == m.measured.variant) v = &x;
+    if (v == nullptr && m.where == scope::node) continue;  // built without NCCL: the check skips it, saying so
+    ASSERT_NE(v, nullptr) << m.name;
+    run_request req;
+    req.labs = {std::string(m.measured.lab)};
+    req.variants = {std::string(m.measured.variant)};
+    req.dtypes = {*parse_dtype(m.measured.dtype)};
+    req.sizes.text = std::string(m.measured.size);
+    for (const auto& [a, value] : m.measured.axes)
+      req.axes.emplace_back(std::string(a), axis_values(std::string(value == "$gpus" ? "4" : value)));
+    req.devices = {0};
+    req.device_count = 4;
+    const auto cases = plan_cases(req, all_labs(), missing_labs());
+    ASSERT_EQ(cases.size(), 1u) << m.name;
+    EXPECT_EQ(l->why_not(*v, cases.front().p, h100), std::nullopt) << m.name;
+    EXPECT_LT(l->plan(*v, cases.front().p, h100).device_bytes(), 8ull << 30) << m.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 8) << "the per-GPU lab metrics, and the all-reduce where NCCL is built";
 }
 
 // The binary, as a user meets it on a machine without a GPU.
