@@ -11,6 +11,7 @@ The library is loaded on first use, not on import: `import memlab` works on a ma
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import sys
 import threading
@@ -66,6 +67,23 @@ def _declare(lib: ctypes.CDLL) -> None:
         f.argtypes = args
 
 
+def _torch_first() -> None:
+    """Imports PyTorch before libmemlab is loaded, where PyTorch is installed and not yet imported.
+
+    On the H100 machine (torch 2.11.0+cu130, libmemlab built there with GCC 13.3), a process that loaded
+    libmemlab first crashed (SIGSEGV) inside `import torch`, in torch's operator registry; with torch imported
+    first every test passes. Why is not known yet; until it is, memlab keeps the order that works. A process
+    without PyTorch pays nothing; MEMLAB_NO_TORCH_FIRST=1 turns this off (to reproduce the crash)."""
+    if "torch" in sys.modules or os.environ.get("MEMLAB_NO_TORCH_FIRST") == "1":
+        return
+    if importlib.util.find_spec("torch") is None:
+        return
+    try:
+        import torch  # noqa: F401  (the import is the point)
+    except Exception:  # noqa: BLE001 - a broken torch install is the caller's to meet, not libmemlab's
+        pass
+
+
 def library() -> ctypes.CDLL:
     """The loaded libmemlab; raises LibraryNotFoundError (with every place it looked) if there is none."""
     global _lib, _lib_path
@@ -74,6 +92,7 @@ def library() -> ctypes.CDLL:
     with _lock:
         if _lib is not None:
             return _lib
+        _torch_first()
         tried = []
         for path in _candidates():
             if not path.is_file():
