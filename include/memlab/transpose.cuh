@@ -639,8 +639,7 @@ inline bool few_plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintpt
   const bool cols_tile = p.path == transpose_path::few_cols, rows_tile = p.path == transpose_path::few_rows;
   const bool small = p.path == transpose_path::small_matrices;
   if (small && p.rows * p.cols * es > transpose_tuning::small_matrix_max_bytes) return false;  // the magic numbers
-  if (!small && (cols_tile ? p.cols : p.rows) > static_cast<std::uint64_t>(transpose_tuning::few_max_side))
-    return false;
+  if (!small && !transpose_few_side_fits(cols_tile ? p.cols : p.rows, es)) return false;
   return static_cast<std::uint64_t>(p.tile_rows) == (cols_tile ? g.per_tile : p.rows) &&
          static_cast<std::uint64_t>(p.tile_cols) == (rows_tile ? g.per_tile : p.cols) &&
          p.tile_matrices == (small ? g.per_tile : 1u) && p.halo_rows == static_cast<int>(g.halo) &&

@@ -52,6 +52,8 @@
 //                 ~16 KiB) and writes `cols` runs of K elements of dst; K x elem_size is a multiple of 32.
 //   few_rows      at most 64 rows, likewise (3 x N): a CTA reads `rows` runs of K elements of src and writes
 //                 K whole rows of dst (one contiguous block of K x rows elements).
+//                 Also a longer side (up to 480 bytes) that the tiled path would realign and that spans at most
+//                 two of its tiles (transpose_few_wide): few_rows first, whose output blocks have no per-row ends.
 //   small_matrices  a matrix of at most 8 KiB and smaller than one tile of the tiled path (a batch of 3 x 3,
 //                 16 x 16): a CTA reads M whole matrices (one contiguous block) and writes their M transposes
 //                 (one contiguous block).
@@ -170,6 +172,12 @@ inline constexpr int elem8_pitch = 33;
 // few_load_steps 16-byte loads per thread (24 KiB of src per tile, all in flight); 4 CTAs per SM at least
 // (~40 registers: 6 or more fit, with ~25 KiB of shared memory each).
 inline constexpr int few_max_side = 64;
+// A longer side still takes its few path where the tiled path realigns it and it spans at most
+// few_wide_tiles of the tiled path's tiles (every tile along it an edge tile: docs/notes/transpose_skinny.md
+// section 5), up to few_max_wide_bytes (2 x 240: the realigning loads' tiles; 2 x 224 for the stores' lies inside).
+// H100 heat map before the rule: u8 67 x 251 realign_both 0.15 of a copy, 131 x 64 few_cols 0.32.
+inline constexpr int few_wide_tiles = 2;
+inline constexpr std::uint64_t few_max_wide_bytes = 480;
 inline constexpr int few_tile_bytes = 16384;
 inline constexpr int few_load_steps = 6;
 inline constexpr int few_min_ctas_per_sm = 4;
@@ -330,6 +338,12 @@ constexpr transpose_few_geometry transpose_few_geometry_of(transpose_path path, 
   return g;
 }
 
+// A side a few path can take: at most few_max_side elements, or (a wide side) at most few_max_wide_bytes.
+constexpr bool transpose_few_side_fits(std::uint64_t side, std::uint64_t es) {
+  return side <= static_cast<std::uint64_t>(transpose_tuning::few_max_side) ||
+         side * es <= transpose_tuning::few_max_wide_bytes;
+}
+
 // Which few path (transpose_path::none: none) a shape takes, given the tiles the tiled path would use: a
 // matrix smaller than one tile and at most 8 KiB (small_matrices); else a side of at most 64 elements that
 // is not a whole number of tiles (a tiled CTA would move a sliver), the shorter side if both.
@@ -344,6 +358,16 @@ constexpr transpose_path transpose_few_path(std::uint64_t rows, std::uint64_t co
   if (few_c && (!few_r || cols <= rows)) return transpose_path::few_cols;
   if (few_r) return transpose_path::few_rows;
   return transpose_path::none;
+}
+
+// A side longer than few_max_side that takes its few path anyway (docs/notes/transpose_skinny.md section 5):
+// the tiled path realigns it (its rows of bytes not 16-byte aligned) and it spans at most few_wide_tiles of
+// that path's tiles (`tile` elements along it), so that every tiled tile along it would be an edge tile
+// (realigning stores: narrow stores at both ends of every output row; a cut tile's gathers and shuffles run
+// for the whole tile). plan_transpose also needs the few geometry to fit (plan_transpose_few).
+constexpr bool transpose_few_wide(std::uint64_t side, bool realigned, int tile) {
+  return side > static_cast<std::uint64_t>(transpose_tuning::few_max_side) && realigned &&
+         side <= static_cast<std::uint64_t>(transpose_tuning::few_wide_tiles) * static_cast<std::uint64_t>(tile);
 }
 
 // The map from an output byte to the byte of the shared-memory image that holds it (before the swizzle,
@@ -513,13 +537,12 @@ constexpr transpose_plan plan_transpose_few(transpose_path few, std::uintptr_t d
   p.rows = rows;
   p.cols = cols;
   p.elem_size = static_cast<int>(elem_size <= 8 ? elem_size : 0);
-  constexpr auto side = static_cast<std::uint64_t>(transpose_tuning::few_max_side);
   constexpr std::uint64_t limit = std::uint64_t{1} << 62;
   const bool sized = (elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8) && batch != 0 &&
                      rows >= 2 && cols >= 2 && batch <= limit / elem_size / rows / cols;
-  const bool fits = few == transpose_path::few_cols ? cols <= side
+  const bool fits = few == transpose_path::few_cols ? transpose_few_side_fits(cols, elem_size)
                     : few == transpose_path::few_rows
-                        ? rows <= side
+                        ? transpose_few_side_fits(rows, elem_size)
                         : few == transpose_path::small_matrices &&
                               rows * cols * elem_size <= transpose_tuning::small_matrix_max_bytes;
   if (!sized || !fits) {
@@ -527,6 +550,11 @@ constexpr transpose_plan plan_transpose_few(transpose_path few, std::uintptr_t d
     return p;
   }
   const transpose_few_geometry f = transpose_few_geometry_of(few, batch, rows, cols, elem_size, dst);
+  constexpr std::uint64_t budget = transpose_tuning::threads * static_cast<std::uint64_t>(transpose_tuning::few_load_steps);
+  if (f.load_chunks > budget) {  // a wide side whose tile does not fit the loads of one pass
+    p.path = transpose_path::unsupported;
+    return p;
+  }
   p.path = few;
   const std::uintptr_t all = dst | src | elem_size;
   p.unit_bytes = static_cast<int>(all & (~all + 1));  // the lowest set bit
@@ -609,7 +637,23 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
   if (!is_tiled(tiled.path)) return tiled;
   const transpose_geometry g = transpose_geometry_of(tiled.path, static_cast<int>(elem_size));
   const transpose_path few = transpose_few_path(rows, cols, elem_size, g);
-  return few == transpose_path::none ? tiled : plan_transpose_few(few, dst, src, batch, rows, cols, elem_size);
+  if (few == transpose_path::small_matrices || few == transpose_path::few_rows) {
+    return plan_transpose_few(few, dst, src, batch, rows, cols, elem_size);
+  }
+  // Wide sides (transpose_few_wide): rows first, where few_rows' one output block per tile has no per-row ends
+  // (few_cols' runs of `rows` bytes would each end in partial chunks), then cols.
+  if (transpose_few_wide(rows, realigns_out(tiled.path), g.tile_rows)) {
+    const transpose_plan p = plan_transpose_few(transpose_path::few_rows, dst, src, batch, rows, cols, elem_size);
+    if (p.path == transpose_path::few_rows) return p;
+  }
+  if (few == transpose_path::few_cols) return plan_transpose_few(few, dst, src, batch, rows, cols, elem_size);
+  if (transpose_few_wide(cols, realigns_in(tiled.path), g.tile_cols)) {
+    const transpose_plan p = plan_transpose_few(transpose_path::few_cols, dst, src, batch, rows, cols, elem_size);
+    if (p.path == transpose_path::few_cols && 2 * static_cast<std::uint64_t>(p.halo_rows) <= static_cast<std::uint64_t>(p.tile_rows)) {
+      return p;  // its halo at most half its tile
+    }
+  }
+  return tiled;
 }
 
 // The few paths' output map of a plan (transpose_few_source).

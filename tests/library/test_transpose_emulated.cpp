@@ -132,13 +132,13 @@ std::string name(unsigned es, std::uint64_t b, std::uint64_t r, std::uint64_t c,
 }
 
 // Every path of every element size, one and several tiles, rows cut, pointers off by less than an element,
-// by a whole one and by more.
+// by a whole one and by more. (Sides of more than two tiles: at most two, a realigned side is a wide few side.)
 TEST(transpose_emulated, every_element_size_and_path) {
   int paths[16] = {};
   for (const unsigned es : {1u, 2u, 4u, 8u}) {
     const std::uint64_t e = 256 / es;  // a tile's rows
     for (const auto& [rows, cols] :
-         {std::pair<std::uint64_t, std::uint64_t>{e, e}, {e + 3, e / 2 + 1}, {5, 7}, {e / 2, e + 5}}) {
+         {std::pair<std::uint64_t, std::uint64_t>{e, e}, {2 * e + 3, e}, {5, 7}, {e / 2, 2 * e + 5}}) {
       for (const auto& [so, doff] :
            {std::pair<unsigned, unsigned>{0, 0}, {1, 0}, {0, 3}, {8, 2}, {es, 16 - es}, {15, 9}}) {
         transpose_path path{};
@@ -244,6 +244,29 @@ TEST(transpose_emulated, few_paths_batches_and_a_capped_grid) {
   }
   EXPECT_GT(paths[transpose_path::small_matrices], 50);
   EXPECT_GT(paths[transpose_path::few_cols] + paths[transpose_path::few_rows], 10);
+}
+
+// Wide sides (transpose_few_wide: a side of 65..480 bytes that the tiled path would realign, at most two of its
+// tiles): the heat map's weakest cells scaled to a few matrices, byte-exact, aligned and misaligned pointers, a
+// capped grid.
+TEST(transpose_emulated, few_paths_wide_sides) {
+  std::map<transpose_path, int> paths;
+  const struct {
+    unsigned es;
+    std::uint64_t batch, rows, cols;
+  } cases[] = {{1, 3, 67, 251}, {1, 2, 131, 64}, {1, 2, 257, 33}, {1, 1, 448, 97}, {1, 1, 509, 67},
+               {1, 1, 2000, 251}, {2, 3, 67, 127}, {2, 2, 131, 131}, {4, 2, 67, 67}, {4, 1, 97, 300}};
+  for (const auto& c : cases) {
+    for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {c.es % 16, 3 * c.es % 16}, {1, 7}}) {
+      transpose_path path{};
+      ASSERT_EQ(check(c.es, c.batch, c.rows, c.cols, so, doff, 0, &path), "")
+          << name(c.es, c.batch, c.rows, c.cols, so, doff) << " (" << to_string(path) << ")";
+      ++paths[path];
+    }
+    ASSERT_EQ(check(c.es, c.batch, c.rows, c.cols, 0, 0, 1), "") << name(c.es, c.batch, c.rows, c.cols, 0, 0) << ", grid 1";
+  }
+  EXPECT_GT(paths[transpose_path::few_rows], 10);
+  EXPECT_GT(paths[transpose_path::few_cols], 2);
 }
 
 // The checks catch what they are for: an access outside the buffers is reported.

@@ -302,6 +302,33 @@ TEST_F(transpose_library, small_few_paths_batches) {
   EXPECT_GT(paths["small_matrices"], 100);
 }
 
+// Wide sides (transpose_few_wide; docs/notes/transpose_skinny.md section 5): a side of 65..480 bytes the tiled path
+// would realign, at most two of its tiles, takes few_rows (rows) or few_cols (cols): the heat map's weakest cells
+// (67 x 251 u8, 131 x 64 u8, 67 x 127 f16, 67 x 67 f32, 521 x 67 u8), batched, every offset pair, and the batch's
+// edge sizes.
+TEST_F(transpose_library, small_few_paths_wide_sides) {
+  const struct {
+    std::size_t es;
+    std::uint64_t rows, cols;
+  } cases[] = {{1, 67, 251}, {1, 131, 64}, {1, 257, 48},  {1, 448, 97}, {1, 521, 67},
+               {1, 67, 65536}, {2, 67, 127}, {2, 131, 131}, {4, 67, 67}, {4, 97, 1031}};
+  transpose_bench bench(8 << 20);  // compute-sanitizer runs this test
+  std::map<std::string, int> paths;
+  for (const auto& c : cases) {
+    for (const std::uint64_t batch : {1u, 2u, 17u, 129u}) {
+      const shape s{batch, c.rows, c.cols};
+      if (batch * c.rows * c.cols * c.es > (8u << 20)) continue;
+      for (const auto& [so, doff] : offset_pairs) {
+        ASSERT_EQ(bench.run(s, c.es, so, doff), "") << str(s) << " of " << c.es << "-byte elements, src+" << so
+                                                    << " dst+" << doff << " (" << path_of(s, c.es, so, doff) << ")";
+        ++paths[path_of(s, c.es, so, doff)];
+      }
+    }
+  }
+  EXPECT_GT(paths["few_rows"], 100);
+  EXPECT_GT(paths["few_cols"], 10);
+}
+
 // A few plan whose grid is smaller than its tiles: each CTA moves several tiles, one after the other.
 TEST_F(transpose_library, small_few_paths_ctas_loop_over_tiles_when_the_grid_is_capped) {
   transpose_bench bench(3 * 20011 * 7 * 8);
