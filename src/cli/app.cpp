@@ -12,8 +12,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
+#include "check/reference.hpp"
 #include "cli/commands.hpp"
 #include "harness/text.hpp"
 #include "harness/writers.hpp"
@@ -28,6 +32,8 @@ constexpr const char* footer =
     "Exit codes: 0 ok; 1 a verification failed, or a CUDA error or a failed write stopped the run;\n"
     "2 usage error; 3 no usable CUDA device; 4 nothing measured (every case skipped);\n"
     "130 interrupted (SIGINT/SIGTERM: the results measured so far are written).\n"
+    "memlab check: 0 every metric passed; 1 a metric failed; 5 a warning or a sibling, nothing failed;\n"
+    "6 no reference for this GPU model (measured, not judged).\n"
     "Bytes in every report are the fewest the job must move through the roof's memory level: reads + writes.";
 
 // ---- validators ---------------------------------------------------------------------------------------
@@ -88,6 +94,30 @@ const CLI::Validator results_file(
       return "";
     },
     "FILE");
+
+// A JSON file to write (memlab check's --out and --write-reference): a results file ending in .json.
+const CLI::Validator json_file(
+    [](std::string& path) -> std::string {
+      if (!path.ends_with(".json")) return fmt::format("{}: a .json file", path);
+      return results_file(path);
+    },
+    "FILE.json");
+
+// A folder of memlab check's references: one that holds a reference at least (a .json file that names
+// its schema; reading it as a reference is the check's, which names a malformed one).
+const CLI::Validator reference_folder(
+    [](std::string& dir) -> std::string {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec)) return fmt::format("{}: no such folder", dir);
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        if (e.path().extension() != ".json" || !e.is_regular_file(ec)) continue;
+        std::ifstream in(e.path());
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (text.find(check::reference_schema) != std::string::npos) return "";
+      }
+      return fmt::format("{}: no reference in it (a .json file of schema {})", dir, check::reference_schema);
+    },
+    "DIR");
 
 std::vector<std::string> dtype_names() {
   std::vector<std::string> out;
@@ -170,10 +200,12 @@ class command_line {
   CLI::App* run = nullptr;
   CLI::App* inspect = nullptr;
   CLI::App* device = nullptr;
+  CLI::App* check = nullptr;
   list_options lo;
   run_options ro;
   inspect_options io;
   device_options dopt;
+  check_options co;
 };
 
 command_line::command_line(int argc, char** argv, const lab_set& labs) {
@@ -292,6 +324,58 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
 
+  check = app.add_subcommand(
+      "check",
+      "Is this node what its GPU model should be? A short fixed suite on every GPU (HBM and L2 bandwidth and\n"
+      "latency, the SM clock, PCIe both ways, NVML's clock events, ECC and PCIe link), every pair (peer copies)\n"
+      "and the node (NCCL all-reduce), each measured by its lab; judged against the model's reference\n"
+      "(references/<model>.json) and against the node's other GPUs. docs/check.md explains each metric.\n"
+      "Exit: 0 all pass; 1 a metric failed; 5 a warning or a sibling, nothing failed; 6 no reference for\n"
+      "this GPU model (measured, not judged); 2 usage error (before any GPU work); 3 no usable CUDA device");
+  co.command = ro.request.command;
+  check
+      ->add_option_function<std::string>(
+          "--devices",
+          [this](const std::string& text) {
+            try {
+              for (auto v : parse_counts(text, "--devices")) {
+                if (v > 1023) throw std::invalid_argument(fmt::format("--devices: {} is not a device ordinal", v));
+                co.devices.push_back(static_cast<int>(v));
+              }
+            } catch (const std::invalid_argument& e) {
+              throw CLI::ValidationError(e.what());
+            }
+          },
+          "CUDA device ordinals to check: 0,2; 0..3 (default: every GPU visible; CUDA_VISIBLE_DEVICES applies)")
+      ->type_name("ORDINALS")
+      ->check(non_empty);
+  check
+      ->add_option("--reference", co.reference,
+                   "The reference to judge by (default: the one in the references folder whose model matches)")
+      ->type_name("FILE")
+      ->check(non_empty);
+  check
+      ->add_option("--references", co.references_dir,
+                   "The folder of references (default: $MEMLAB_REFERENCES, else the source tree's references/)")
+      ->type_name("DIR")
+      ->check(non_empty)
+      ->check(reference_folder);
+  check
+      ->add_option("--write-reference", co.write_reference,
+                   "Run the suite --runs times and write a reference for this GPU model to FILE (a file there of\n"
+                   "the same model keeps its node sections for other GPU counts)")
+      ->check(json_file);
+  check->add_option("--runs", co.runs, "With --write-reference: runs of the suite (default 3)")
+      ->check(CLI::Range(1, 50));
+  check->add_option("--max-time", co.max_time_s, "Time budget per lab case in seconds (as memlab run's)")
+      ->check(seconds)
+      ->capture_default_str();
+  check->add_option("--format", co.format, "stdout format: table or json (memlab.check/1)")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  check->add_option("--out", co.out, "Also write the check as JSON (memlab.check/1) to FILE.json")->check(json_file);
+  check->add_flag("!--quiet", co.progress, "No progress lines on stderr");
+
   device = app.add_subcommand("device", "Print the GPU, its theoretical peak and the measured copy ceiling");
   device->add_option("--device", dopt.device, "CUDA device ordinal")->check(device_ordinal);
   device->add_flag("!--no-ceiling", dopt.ceiling, "Skip the cudaMemcpy ceiling measurement");
@@ -307,7 +391,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> value_flags(const 
   char* argv[] = {name, nullptr};
   const command_line cl(1, argv, labs);
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  for (const CLI::App* sub : {cl.list, cl.run, cl.inspect, cl.device}) {
+  for (const CLI::App* sub : {cl.list, cl.run, cl.inspect, cl.device, cl.check}) {
     auto& [subcommand, flags] = out.emplace_back(sub->get_name(), std::vector<std::string>{});
     for (const CLI::Option* opt : sub->get_options()) {
       if (opt->nonpositional() && opt->get_expected_max() > 0 && opt->get_type_size_max() > 0) {
@@ -318,7 +402,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> value_flags(const 
   return out;
 }
 
-int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
+int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner, check::check_backend* checker) {
   command_line cl(argc, argv, labs);
   try {
     cl.app.parse(argc, argv);
@@ -333,7 +417,7 @@ int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
     const CLI::App* sub = nullptr;
-    for (const CLI::App* s : {cl.run, cl.list, cl.inspect, cl.device})
+    for (const CLI::App* s : {cl.run, cl.list, cl.inspect, cl.device, cl.check})
       if (sub == nullptr && s->parsed()) sub = s;
     const std::string command = sub != nullptr ? fmt::format("memlab {}", sub->get_name()) : "memlab";
     std::cerr << fmt::format("{}: {} (see {} --help)\n", command, what, command);
@@ -347,6 +431,7 @@ int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner) {
   }
   if (*cl.inspect) return inspect_command(labs, cl.io);
   if (*cl.device) return device_command(cl.dopt);
+  if (*cl.check) return check_command(labs, cl.co, checker);
   return exit_usage;
 }
 

@@ -10,6 +10,10 @@
 #include "harness/plan.hpp"
 #include "harness/runner.hpp"
 
+namespace memlab::check {
+class check_backend;
+}
+
 namespace memlab::cli {
 
 inline constexpr int exit_ok = 0;
@@ -18,6 +22,10 @@ inline constexpr int exit_usage = 2;          // bad input, found before any GPU
 inline constexpr int exit_no_device = 3;      // no usable CUDA device
 inline constexpr int exit_nothing_run = 4;    // every case was skipped: nothing was measured
 inline constexpr int exit_interrupted = 130;  // SIGINT/SIGTERM: the results so far are written
+// memlab check (check/verdict.hpp): 0 every metric passed, 1 one failed (exit_failed), 5 a warning or a
+// sibling and no failure, 6 no reference for this GPU model (measured, not judged).
+inline constexpr int exit_warn = 5;
+inline constexpr int exit_no_reference = 6;
 
 struct list_options {
   std::vector<std::string> labs;
@@ -46,6 +54,19 @@ struct device_options {
   std::string format = "table";
 };
 
+struct check_options {
+  std::vector<int> devices;      // --devices; empty: every GPU visible
+  std::string reference;         // --reference FILE
+  std::string references_dir;    // --references DIR (else $MEMLAB_REFERENCES, else the source tree's)
+  std::string write_reference;   // --write-reference FILE
+  int runs = 0;                  // --runs (0: not given; 3 when writing a reference)
+  double max_time_s = 0.25;      // per lab case
+  std::string format = "table";  // stdout: table or json
+  std::string out;               // --out FILE.json
+  bool progress = true;
+  std::string command;  // as typed, for the JSON
+};
+
 // The labs an executable carries.
 struct lab_set {
   std::span<const lab* const> built;
@@ -57,14 +78,17 @@ int list_command(const lab_set& labs, const list_options& o);
 int run_command(const lab_set& labs, run_options o, case_runner* runner = nullptr);
 int inspect_command(const lab_set& labs, const inspect_options& o);
 int device_command(const device_options& o);
+// `backend` null: the GPUs' (check/check.hpp).
+int check_command(const lab_set& labs, const check_options& o, check::check_backend* backend = nullptr);
 
-// Each subcommand ("list", "run", "inspect", "device") with its flags that take a value ("--sizes",
+// Each subcommand ("list", "run", "inspect", "device", "check") with its flags that take a value ("--sizes",
 // one per lab axis, ...), as the parser main_with builds has them: what the CLI fuzz test walks.
 std::vector<std::pair<std::string, std::vector<std::string>>> value_flags(const lab_set& labs);
 
 // Parses argv (flags from the labs' axes) and runs the chosen subcommand: what `main` returns.
-// `runner` as in run_command.
-int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner = nullptr);
+// `runner` as in run_command, `checker` as check_command's backend.
+int main_with(int argc, char** argv, const lab_set& labs, case_runner* runner = nullptr,
+              check::check_backend* checker = nullptr);
 
 // What still works without a GPU, printed with every exit-3 message.
 extern const char* const no_gpu_hint;

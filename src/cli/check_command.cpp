@@ -1,0 +1,220 @@
+// memlab check: is this node what its GPU model should be? The suite (check/suite.hpp) on every GPU,
+// pair and node, judged against the model's reference and against the node's other GPUs. Every usage
+// error (a reference file, a --devices ordinal, a reference of another model) is one line, exit 2,
+// before any GPU work.
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "check/check.hpp"
+#include "cli/commands.hpp"
+#include "harness/device.hpp"
+#include "harness/error.hpp"
+#include "harness/registry.hpp"
+#include "harness/writers.hpp"
+
+namespace memlab::cli {
+
+static_assert(check::exit_fail == exit_failed && check::exit_warn == exit_warn &&
+              check::exit_no_reference == exit_no_reference);
+
+namespace {
+
+int usage(const std::string& what) {
+  std::cerr << fmt::format("memlab check: {} (see memlab check --help)\n", what);
+  return exit_usage;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string describe(const check::model_keys& m) {
+  return fmt::format("{} ({:.1f} GiB, {} SMs)", m.name, m.memory_gib, m.sm_count);
+}
+
+}  // namespace
+
+int check_command(const lab_set& labs, const check_options& o, check::check_backend* backend) {
+  using namespace check;
+  // What the user typed, checked before the GPUs are touched.
+  if (o.runs != 0 && o.write_reference.empty()) return usage("--runs: only with --write-reference");
+  if (!o.reference.empty() && !o.write_reference.empty())
+    return usage("--reference and --write-reference: one or the other");
+  std::optional<reference> given, previous;
+  try {
+    if (!o.reference.empty()) given = read_reference(o.reference);
+  } catch (const reference_error& e) {
+    return usage(fmt::format("--reference: {}", e.what()));
+  }
+  try {
+    // A reference file written before keeps its node sections for other GPU counts: read it now.
+    if (!o.write_reference.empty() && std::filesystem::exists(o.write_reference))
+      previous = read_reference(o.write_reference);
+  } catch (const reference_error& e) {
+    return usage(fmt::format("--write-reference: {} (move it away to write a new one)", e.what()));
+  }
+
+  std::unique_ptr<check_backend> own;
+  if (backend == nullptr) {
+    own = gpu_backend();
+    backend = own.get();
+  }
+  const int count = backend->device_count();
+  if (count == 0) {
+    std::cerr << fmt::format("memlab: no usable CUDA device: memlab check measures the GPUs\n{}\n", no_gpu_hint);
+    return exit_no_device;
+  }
+  std::vector<int> devices;
+  for (int d : o.devices)  // each GPU once, in the order given
+    if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+  for (int d : devices) {
+    if (d >= count) {
+      return usage(fmt::format("--devices: GPU {} is not visible (this machine shows {} GPU{}: 0..{})", d, count,
+                               count == 1 ? "" : "s", count - 1));
+    }
+  }
+  if (devices.empty())
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+
+  std::vector<gpu_facts> facts;
+  try {
+    for (int d : devices) facts.push_back(backend->facts(d));
+  } catch (const no_device_error& e) {
+    std::cerr << fmt::format("memlab: {}\n{}\n", e.what(), no_gpu_hint);
+    return exit_no_device;
+  }
+  const model_keys& model = facts.front().model;
+  for (const auto& f : facts) {
+    if (!model_mismatch(model, f.model).empty()) {
+      return usage(fmt::format("--devices: GPU {} is {} and GPU {} is {}: check each model apart with --devices",
+                               devices.front(), describe(model), f.ordinal, describe(f.model)));
+    }
+  }
+  // The reference: the one given, else the committed one that matches the model.
+  std::optional<reference> ref;
+  std::string note;
+  const std::string dir = reference_dir(o.references_dir);
+  if (given) {
+    if (const std::string why = model_mismatch(given->model, model); !why.empty())
+      return usage(fmt::format("--reference {}: {}", o.reference, why));
+    ref = std::move(given);
+  } else if (o.write_reference.empty()) {
+    try {
+      ref = find_reference(dir, model);
+    } catch (const reference_error& e) {
+      return usage(fmt::format("a reference in {}: {}", dir, e.what()));
+    }
+  }
+  if (previous) {
+    if (const std::string why = model_mismatch(previous->model, model); !why.empty())
+      return usage(
+          fmt::format("--write-reference {}: the file holds another model's reference ({})", o.write_reference, why));
+  }
+  if (ref) {
+    note = fmt::format("{} (made {} on {}, {} run{} of {} GPU{}, memlab {})", ref->path, ref->date, ref->machine,
+                       ref->runs, ref->runs == 1 ? "" : "s", ref->gpus, ref->gpus == 1 ? "" : "s", ref->git_sha);
+  } else if (o.write_reference.empty()) {
+    note = fmt::format(
+        "none for {} in {}: measured, not judged. Make one on a healthy machine: memlab check "
+        "--write-reference {}/{}.json --runs 3 (docs/check.md, \"Adding a model\")",
+        describe(model), dir, dir, model_slug(model.name));
+  }
+
+  check::check_options co;
+  co.devices = devices;
+  co.max_time_s = o.max_time_s;
+  co.progress = o.progress;
+  const int runs = o.write_reference.empty() ? 1 : (o.runs == 0 ? 3 : o.runs);
+  std::vector<measurement> measured;
+  try {
+    for (int i = 0; i < runs; ++i) {
+      if (o.progress && runs > 1) std::cerr << fmt::format("check: run {} of {}\n", i + 1, runs);
+      measured.push_back(measure(labs.built, labs.missing, *backend, co, std::cerr));
+    }
+  } catch (const no_device_error& e) {
+    std::cerr << fmt::format("memlab: {}\n{}\n", e.what(), no_gpu_hint);
+    return exit_no_device;
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("memlab check: an error stopped the check: {}\n", e.what());
+    return exit_failed;
+  }
+  measurement& last = measured.back();
+
+  if (!o.write_reference.empty()) {
+    for (const auto& m : measured)
+      for (const row& r : m.rows)
+        if (r.v == verdict::fail && !r.measured() && r.m->from_lab()) {
+          std::cerr << fmt::format("memlab check: {} on GPU {} failed ({}): no reference written\n", r.m->name, r.gpu,
+                                   r.note);
+          return exit_failed;
+        }
+    reference fresh = make_reference(measured, hostname());
+    fresh.date = utc_now().substr(0, 10);
+    if (previous) fresh = merge_reference(std::move(fresh), *previous);
+    try {
+      write_file_atomically(o.write_reference, reference_json(fresh));
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("memlab check: {}\n", e.what());
+      return exit_failed;
+    }
+    fresh.path = o.write_reference;
+    judge(last, &fresh);
+    check_header h{
+        .command = o.command,
+        .created = utc_now(),
+        .machine = hostname(),
+        .reference_note = fmt::format("{} (written now from {} run{})", o.write_reference, runs, runs == 1 ? "" : "s"),
+        .ref = &fresh,
+        .exit_status = exit_ok};
+    if (o.format == "json") {
+      std::cout << check_json(last, h);
+    } else {
+      write_table(std::cout, last, h);
+    }
+    std::cerr << fmt::format("wrote {}\n", o.write_reference);
+    return exit_ok;
+  }
+
+  judge(last, ref ? &*ref : nullptr);
+  check_header h{.command = o.command,
+                 .created = utc_now(),
+                 .machine = hostname(),
+                 .reference_note = note,
+                 .ref = ref ? &*ref : nullptr};
+  h.exit_status = exit_status(verdicts_of(last), ref.has_value());
+  if (o.format == "json") {
+    std::cout << check_json(last, h);
+  } else {
+    write_table(std::cout, last, h);
+  }
+  if (!o.out.empty()) {
+    try {
+      write_file_atomically(o.out, check_json(last, h));
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("memlab check: {}\n", e.what());
+      return exit_failed;
+    }
+    std::cerr << fmt::format("wrote {}\n", o.out);
+  }
+  if (!ref) std::cerr << fmt::format("memlab check: no reference: {}\n", note);
+  return h.exit_status;
+}
+
+}  // namespace memlab::cli

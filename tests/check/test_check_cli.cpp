@@ -1,0 +1,408 @@
+// memlab check from end to end without a GPU: the real suite planned through the real labs of this
+// build, run by a fake backend (a case runner that answers each case with a figure, NVML's readings
+// made up), through the command line: the table, the JSON, the reference written and read, the exit
+// statuses, and every usage error before any GPU work. And the binary itself without a GPU.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check/check.hpp"
+#include "cli/cli_run.hpp"
+#include "cli/commands.hpp"
+#include "harness/dtype.hpp"
+#include "harness/plan.hpp"
+#include "harness/registry.hpp"
+
+namespace memlab::check {
+namespace {
+
+using nlohmann::json;
+
+bool built(std::string_view name) {
+  for (const lab* l : all_labs())
+    if (l->name == name) return true;
+  return false;
+}
+bool every_lab_built() { return built("copy") && built("hierarchy") && built("transfer"); }
+
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_check_" + name)).string();
+}
+
+// A node of `gpus` H100s: every case answers with the figure of its metric, times the slowdown of
+// its GPU (a latency divided by it).
+struct fake_node final : check_backend, case_runner {
+  int gpus = 4;
+  std::map<int, double> slow;  // GPU -> factor (0.5: half the bandwidth, twice the latency)
+  int opened = 0, ran = 0, facts_read = 0;
+  std::string throw_at;  // a rung whose case throws (as NCCL's errors do)
+
+  int device_count() override { return gpus; }
+  gpu_facts facts(int ordinal) override {
+    ++facts_read;
+    return {.ordinal = ordinal,
+            .model = {.name = "NVIDIA H100 80GB HBM3", .memory_gib = 79.19, .sm_count = 132, .link = "NVSwitch"},
+            .bus_id = "0000:1" + std::to_string(ordinal) + ":00.0",
+            .driver_version = 13000};
+  }
+  case_runner& runner() override { return *this; }
+  nvml_readings nvml_read(int) override {
+    return {.ecc_volatile = 0, .ecc_aggregate = 0, .max_gen = 5, .max_width = 16};
+  }
+  void nvml_start(int) override {}
+  nvml_samples nvml_stop(int) override {
+    return {.samples = 10, .reasons = clock_event::gpu_idle, .gen = 5, .width = 16};
+  }
+
+  device_info open(const run_request&, std::span<const lab* const>, std::ostream&) override {
+    ++opened;
+    return {};
+  }
+  result run(const planned_case& c, const run_request&) override {
+    ++ran;
+    if (c.v->name == throw_at) throw std::runtime_error("NCCL failure: unhandled system error");
+    result r;
+    r.lab = std::string(c.l->name);
+    r.variant = std::string(c.v->name);
+    r.device = c.device;
+    r.verified = true;
+    const double f = slow.contains(c.device) ? slow[c.device] : 1.0;
+    const std::string v(c.v->name);
+    if (v == "vec16") {
+      r.gbps = 3000 * f;
+      r.sm_clock_mhz = 1980;
+    } else if (v == "dot") {
+      r.gbps = 3100 * f;
+    } else if (v == "dot_l2") {
+      r.batch_gbps = 9000 * f;
+    } else if (v == "chase_l2") {
+      const double ns = c.p.n <= (1u << 20) ? 250 : 650;
+      r.measured.push_back({"ns_per_load", ns / f, "ns"});
+    } else if (v == "ce") {
+      r.gbps = 55 * f;
+    } else if (v == "peer_ce") {
+      r.gbps = 370 * f;
+    } else if (v == "nccl_all_reduce") {
+      r.nccl_tests_busbw_gbps = 360;
+    }
+    return r;
+  }
+  [[nodiscard]] timing_info timing(const run_request&) const override { return {}; }
+};
+
+struct outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+outcome check_cli(std::vector<std::string> args, fake_node& node) {
+  args.insert(args.begin(), {"memlab", "check"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  outcome o;
+  o.code = cli::main_with(static_cast<int>(argv.size()), argv.data(), {all_labs(), missing_labs()}, nullptr, &node);
+  o.out = testing::internal::GetCapturedStdout();
+  o.err = testing::internal::GetCapturedStderr();
+  return o;
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+// The JSON Schema beside the docs, through tests/harness/validate_results.py (jsonschema).
+void expect_valid(const std::string& schema, const std::string& path) {
+  const std::string cmd = "python3 '" MEMLAB_SOURCE_DIR "/tests/harness/validate_results.py' '" MEMLAB_SOURCE_DIR
+                          "/docs/" +
+                          schema + "' '" + path + "' 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = ::pclose(p);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 77) GTEST_SKIP() << out;
+  EXPECT_EQ(code, 0) << path << " against " << schema << ":\n" << out;
+}
+
+// The rows of a check's JSON whose verdict is not pass or skip: "metric@gpu" ("metric@0->1", "metric@node").
+std::vector<std::string> flagged(const json& j) {
+  std::vector<std::string> out;
+  for (const auto& r : j["rows"]) {
+    const std::string v = r["verdict"];
+    if (v == "pass" || v == "skip") continue;
+    std::string where = r["scope"] == "node" ? "node"
+                        : r["scope"] == "pair"
+                            ? std::to_string(r["gpu"].get<int>()) + "->" + std::to_string(r["peer"].get<int>())
+                            : std::to_string(r["gpu"].get<int>());
+    out.push_back(r["metric"].get<std::string>() + "@" + where + ":" + v);
+  }
+  return out;
+}
+
+class check_cli_test : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (!every_lab_built()) GTEST_SKIP() << "needs the copy, hierarchy and transfer labs in this build";
+    dir = temp("refs");
+    std::filesystem::create_directories(dir);
+    ref = dir + "/nvidia-h100-80gb-hbm3.json";
+    fake_node writer;
+    const auto o = check_cli({"--write-reference", ref, "--runs", "2", "--quiet"}, writer);
+    ASSERT_EQ(o.code, 0) << o.out << o.err;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string dir, ref;
+};
+
+TEST_F(check_cli_test, a_written_reference_holds_every_lab_metric_and_validates) {
+  expect_valid("check-reference.schema.json", ref);
+  const reference r = read_reference(ref);
+  EXPECT_EQ(r.model.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(r.runs, 2);
+  EXPECT_EQ(r.gpus, 4);
+  for (const metric& m : suite()) {
+    if (!m.has_reference()) continue;
+    if (m.where == scope::gpu) {
+      ASSERT_NE(r.find(m.name), nullptr) << m.name;
+      EXPECT_EQ(r.find(m.name)->values.size(), 8u) << m.name << ": 4 GPUs x 2 runs";
+    } else {
+      ASSERT_NE(r.node_for(4, "NVSwitch"), nullptr);
+      ASSERT_NE(r.node_for(4, "NVSwitch")->find(m.name), nullptr) << m.name;
+    }
+  }
+  EXPECT_EQ(r.node_for(4, "NVSwitch")->find("peer_ce")->values.size(), 24u) << "12 ordered pairs x 2 runs";
+  // A one-GPU machine's reference written over it keeps the node section of four.
+  fake_node one;
+  one.gpus = 1;
+  ASSERT_EQ(check_cli({"--write-reference", ref, "--runs", "1", "--quiet"}, one).code, 0);
+  const reference merged = read_reference(ref);
+  EXPECT_EQ(merged.gpus, 1);
+  EXPECT_NE(merged.node_for(4, "NVSwitch"), nullptr);
+}
+
+TEST_F(check_cli_test, a_healthy_node_passes_with_a_table_and_json) {
+  fake_node node;
+  const std::string out = temp("check.json");
+  const auto o = check_cli({"--references", dir, "--out", out}, node);
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("hbm_copy"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("0->1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("all_reduce"), std::string::npos) << o.out;
+  EXPECT_NE(o.err.find("check:     3  hbm_copy"), std::string::npos) << "a progress line per metric and GPU\n" << o.err;
+  expect_valid("check.schema.json", out);
+  const json j = read_json(out);
+  EXPECT_EQ(j["exit_status"], 0);
+  EXPECT_TRUE(flagged(j).empty()) << testing::PrintToString(flagged(j));
+  EXPECT_EQ(j["counts"]["pass"].get<int>(), static_cast<int>(j["rows"].size()));
+  // Every lab case ran once per GPU (hbm_copy and sm_clock share one), then the pairs and the node.
+  EXPECT_EQ(node.ran, 4 * 7 + 12 + 1);
+  std::filesystem::remove(out);
+}
+
+TEST_F(check_cli_test, a_competing_load_on_one_gpu_flags_that_gpu_only) {
+  fake_node node;
+  node.slow[3] = 0.5;
+  const auto o = check_cli({"--references", dir, "--format", "json", "--quiet"}, node);
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  const json j = json::parse(o.out);
+  for (const std::string& f : flagged(j)) {
+    EXPECT_NE(f.find("3"), std::string::npos) << f << ": only GPU 3 and its pairs";
+  }
+  const auto f = flagged(j);
+  EXPECT_NE(std::find(f.begin(), f.end(), "hbm_copy@3:fail"), f.end()) << testing::PrintToString(f);
+  EXPECT_NE(std::find(f.begin(), f.end(), "hbm_latency@3:fail"), f.end()) << testing::PrintToString(f);
+}
+
+TEST_F(check_cli_test, a_gpu_slower_than_its_siblings_but_above_the_floor_is_a_sibling) {
+  fake_node node;
+  node.slow[1] = 0.93;  // 7% below the others: above the floor (90%), beyond the 5% sibling margin
+  const auto o = check_cli({"--references", dir, "--format", "json", "--quiet"}, node);
+  EXPECT_EQ(o.code, 5) << o.out << o.err;
+  const auto f = flagged(json::parse(o.out));
+  EXPECT_NE(std::find(f.begin(), f.end(), "hbm_copy@1:sibling"), f.end()) << testing::PrintToString(f);
+  EXPECT_NE(std::find(f.begin(), f.end(), "l2_latency@1:sibling"), f.end()) << testing::PrintToString(f);
+  for (const std::string& x : f) EXPECT_NE(x.find('1'), std::string::npos) << x;
+}
+
+TEST_F(check_cli_test, a_reference_out_of_reach_fails_naming_the_metric) {
+  json j = read_json(ref);
+  for (const char* k : {"median", "warn_at", "fail_at"})
+    j["per_gpu"]["hbm_read"][k] = j["per_gpu"]["hbm_read"][k].get<double>() * 2;
+  const std::string edited = temp("edited.json");
+  std::ofstream(edited) << j.dump(2);
+  fake_node node;
+  const auto o = check_cli({"--reference", edited, "--quiet"}, node);
+  EXPECT_EQ(o.code, 1) << o.out;
+  std::istringstream lines(o.out);
+  int failed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" fail ") == std::string::npos || line.find("(exit ") != std::string::npos) continue;
+    ++failed;
+    EXPECT_NE(line.find("hbm_read"), std::string::npos) << line;
+    EXPECT_NE(line.find("HBM"), std::string::npos) << "names the level: " << line;
+  }
+  EXPECT_EQ(failed, 4) << o.out;
+  std::filesystem::remove(edited);
+}
+
+TEST_F(check_cli_test, no_reference_for_the_model_measures_and_says_how_to_write_one) {
+  fake_node node;
+  // A folder with another model's reference only.
+  const std::string empty = temp("other");
+  std::filesystem::create_directories(empty);
+  json other = read_json(ref);
+  other["model"]["name"] = "NVIDIA H200";
+  std::ofstream(empty + "/nvidia-h200.json") << other.dump(2);
+  const auto o = check_cli({"--references", empty, "--quiet"}, node);
+  EXPECT_EQ(o.code, 6) << o.out << o.err;
+  EXPECT_NE(o.err.find("--write-reference"), std::string::npos) << o.err;
+  EXPECT_NE(o.out.find("no_reference"), std::string::npos) << o.out;
+  std::filesystem::remove_all(empty);
+}
+
+TEST_F(check_cli_test, an_error_in_one_case_fails_that_metric_and_the_check_goes_on) {
+  fake_node node;
+  node.throw_at = "nccl_all_reduce";
+  const auto o = check_cli({"--references", dir, "--format", "json", "--quiet"}, node);
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  const json j = json::parse(o.out);
+  EXPECT_EQ(flagged(j), std::vector<std::string>{"all_reduce@node:fail"});
+  for (const auto& r : j["rows"]) {
+    if (r["metric"] == "all_reduce") {
+      EXPECT_NE(r["note"].get<std::string>().find("NCCL failure"), std::string::npos) << r.dump();
+    }
+  }
+}
+
+TEST_F(check_cli_test, one_gpu_checked_skips_the_node_with_the_reason) {
+  fake_node node;
+  const auto o = check_cli({"--references", dir, "--devices", "2", "--format", "json", "--quiet"}, node);
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  const json j = json::parse(o.out);
+  for (const auto& r : j["rows"]) {
+    if (r["scope"] == "gpu") {
+      EXPECT_EQ(r["gpu"], 2);
+    } else {
+      EXPECT_EQ(r["verdict"], "skip");
+      EXPECT_NE(r["note"].get<std::string>().find("one GPU checked"), std::string::npos);
+    }
+  }
+}
+
+TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
+  const std::string bad = temp("bad.json");
+  std::ofstream(bad) << "{ \"schema\": ";
+  json other = read_json(ref);
+  other["model"]["name"] = "NVIDIA H200";
+  other["model"]["memory_gib"] = 139.8;
+  const std::string h200 = temp("h200.json");
+  std::ofstream(h200) << other.dump(2);
+  struct usage_case {
+    std::vector<std::string> args;
+    std::string needle;
+  };
+  const std::vector<usage_case> cases{
+      {{"--reference", temp("missing.json")}, "missing.json: cannot be read"},
+      {{"--reference", bad}, "bad.json: not JSON"},
+      {{"--reference", h200}, "the reference is for NVIDIA H200"},
+      {{"--devices", "4"}, "--devices: GPU 4 is not visible (this machine shows 4 GPUs: 0..3)"},
+      {{"--runs", "2"}, "--runs: only with --write-reference"},
+      {{"--reference", ref, "--write-reference", temp("w.json")}, "one or the other"},
+      {{"--write-reference", bad}, "--write-reference"},
+      {{"--references", temp("none")}, "--references"},
+  };
+  for (const auto& c : cases) {
+    fake_node node;
+    const auto o = check_cli(c.args, node);
+    EXPECT_EQ(o.code, 2) << testing::PrintToString(c.args) << o.out << o.err;
+    EXPECT_EQ(memlab::test::lines_of(o.err), 1u) << o.err;
+    EXPECT_NE(o.err.find(c.needle), std::string::npos) << c.needle << " in " << o.err;
+    EXPECT_EQ(node.opened + node.ran, 0) << "GPU work before a usage error: " << testing::PrintToString(c.args);
+  }
+  // Another model names both.
+  fake_node node;
+  const auto o = check_cli({"--reference", h200}, node);
+  EXPECT_NE(o.err.find("this GPU is NVIDIA H100 80GB HBM3"), std::string::npos) << o.err;
+  std::filesystem::remove(bad);
+  std::filesystem::remove(h200);
+}
+
+// Every lab case of the suite is one case of its lab that the lab itself does not refuse on an H100 of a
+// 4-GPU NVSwitch node, and fits its memory: what the fake runner above never asks.
+TEST(check_suite, every_lab_case_is_one_case_its_lab_runs_on_an_h100) {
+  if (!every_lab_built()) GTEST_SKIP() << "needs the copy, hierarchy and transfer labs in this build";
+  device_info h100;
+  h100.ordinal = 0;
+  h100.name = "NVIDIA H100 80GB HBM3";
+  h100.cc_major = 9;
+  h100.sm_count = 132;
+  h100.max_threads_per_sm = 2048;
+  h100.smem_per_block_optin = 227 * 1024;
+  h100.l2_bytes = 50u << 20;
+  h100.global_mem_bytes = 85ull << 30;
+  h100.device_count = 4;
+  h100.nvlink_links = 18;
+  h100.nvlink_gbps = 478.1;
+  h100.nvlink_link_gbps = 26.562;
+  h100.nvlink_switch = true;
+  int checked = 0;
+  for (const metric& m : suite()) {
+    if (!m.from_lab() || m.where == scope::pair) continue;  // a pair's refusal asks the driver about peer access
+    const lab* l = nullptr;
+    for (const lab* x : all_labs())
+      if (x->name == m.measured.lab) l = x;
+    ASSERT_NE(l, nullptr) << m.name;
+    const variant* v = nullptr;
+    for (const auto& x : l->variants)
+      if (x.name == m.measured.variant) v = &x;
+    if (v == nullptr && m.where == scope::node) continue;  // built without NCCL: the check skips it, saying so
+    ASSERT_NE(v, nullptr) << m.name;
+    run_request req;
+    req.labs = {std::string(m.measured.lab)};
+    req.variants = {std::string(m.measured.variant)};
+    req.dtypes = {*parse_dtype(m.measured.dtype)};
+    req.sizes.text = std::string(m.measured.size);
+    for (const auto& [a, value] : m.measured.axes)
+      req.axes.emplace_back(std::string(a), axis_values(std::string(value == "$gpus" ? "4" : value)));
+    req.devices = {0};
+    req.device_count = 4;
+    const auto cases = plan_cases(req, all_labs(), missing_labs());
+    ASSERT_EQ(cases.size(), 1u) << m.name;
+    EXPECT_EQ(l->why_not(*v, cases.front().p, h100), std::nullopt) << m.name;
+    EXPECT_LT(l->plan(*v, cases.front().p, h100).device_bytes(), 8ull << 30) << m.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 8) << "the per-GPU lab metrics, and the all-reduce where NCCL is built";
+}
+
+// The binary, as a user meets it on a machine without a GPU.
+TEST(check_binary, without_a_gpu_exits_3_and_bad_input_exits_2) {
+  const auto none = memlab::test::memlab("check", memlab::test::no_gpu);
+  EXPECT_EQ(none.code, 3) << none.output;
+  EXPECT_NE(none.output.find("memlab list"), std::string::npos) << none.output;
+  const auto missing = memlab::test::memlab("check --reference /nonexistent/ref.json", memlab::test::no_gpu);
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_EQ(memlab::test::lines_of(missing.output), 1u) << missing.output;
+  EXPECT_NE(missing.output.find("/nonexistent/ref.json"), std::string::npos) << missing.output;
+  const auto help = memlab::test::memlab("check --help");
+  EXPECT_EQ(help.code, 0);
+  for (const char* s : {"--devices", "--reference", "--write-reference", "--runs", "5 a warning", "6 no reference"})
+    EXPECT_NE(help.output.find(s), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace memlab::check
