@@ -55,7 +55,7 @@ def label(r: dict) -> str:
     return str(r["gpu"])
 
 
-def draw(check: dict, out: str) -> None:
+def draw(check: dict, out: str, note: str = "") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -70,7 +70,11 @@ def draw(check: dict, out: str) -> None:
     for ax, (metric, rs) in zip(axes.flat, ps):
         xs = list(range(len(rs)))
         values = [r["value"] if r["value"] is not None else 0.0 for r in rs]
-        ax.bar(xs, values, color=[COLOURS.get(r["verdict"], "#999999") for r in rs], width=0.7)
+        # Points, not bars: the axis is zoomed to the reference's bands, and a bar on a cut axis would make a
+        # spread of a few percent look large.
+        ax.scatter(xs, values, c=[COLOURS.get(r["verdict"], "#999999") for r in rs], s=46, zorder=3,
+                   edgecolors="black", linewidths=0.5)
+        ax.set_xlim(-0.6, len(rs) - 0.4)
         ref = next((r for r in rs if r["reference"] is not None), None)
         if ref is not None:
             m, warn, fail = ref["reference"], ref["warn_at"], ref["fail_at"]
@@ -95,8 +99,9 @@ def draw(check: dict, out: str) -> None:
     where = f"reference {ref['model']} made {ref['date']} on {ref['machine']}" if ref else "no reference"
     counts = ", ".join(f"{n} {v}" for v, n in check.get("counts", {}).items())
     fig.suptitle(f"memlab check: {len(gpus)} x {name}, joined by {check.get('link', '?')} ({check['created'][:10]}); "
-                 f"{where}\n{counts}; bars coloured by verdict: "
-                 + ", ".join(f"{v}" for v in COLOURS) + "; band: warning (yellow) and failure (red) zones",
+                 f"{where}{'; ' + note if note else ''}\n{counts}; points coloured by verdict (green pass, yellow warn, "
+                 "red fail, purple sibling, grey no reference or skipped); black line: the reference's median; "
+                 "yellow band: warning zone, red: failure zone (axes zoomed, not from zero)",
                  fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.93))
     fig.savefig(out, dpi=110)
@@ -107,13 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="memlab-plot-check", description=__doc__.split("\n\n")[0])
     ap.add_argument("check", help="a memlab.check/1 file")
     ap.add_argument("-o", "--out", default="check.png", help="the picture (PNG)")
+    ap.add_argument("--note", default="", help="a line for the title (what the run was, e.g. a fault it was given)")
     a = ap.parse_args(argv)
     try:
         check = load(a.check)
     except CheckError as e:
         print(f"memlab-plot-check: {e}", file=sys.stderr)
         return 2
-    draw(check, a.out)
+    draw(check, a.out, a.note)
     print(f"wrote {a.out}")
     return 0
 
