@@ -26,29 +26,40 @@ def runs():
     return ph.load(RUNS)
 
 
-def test_every_picture_from_every_committed_run(runs, tmp_path):
+@pytest.fixture(scope="module")
+def drawn(runs, tmp_path_factory):
+    """Every picture drawn once from every committed run (the slow part: the two tests below share it), with
+    the warnings raised, the notes and each figure's titles kept."""
     records, device = runs
-    notes = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        made = ph.plot_hierarchy(records, str(tmp_path), device, notes)
+    out = tmp_path_factory.mktemp("hierarchy_pictures")
+    notes, titles = [], {}
+    save = ph.save
+
+    def keep_titles(f, where, name, rect=(0, 0, 1, 1)):
+        texts = [f._suptitle.get_text() if f._suptitle else ""] + [ax.get_title() for ax in f.axes]
+        titles[name] = " ".join(texts)
+        return save(f, where, name, rect)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(ph, "save", keep_titles)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            made = ph.plot_hierarchy(records, str(out), device, notes)
+    finally:
+        mp.undo()
+    return made, notes, titles, device
+
+
+def test_every_picture_from_every_committed_run(drawn):
+    made, notes, _, _ = drawn
     assert [os.path.basename(p) for p in made] == PICTURES
     assert all(os.path.getsize(p) > 20000 for p in made)
     assert notes == []  # every histogram level is in the committed records
 
 
-def test_every_title_names_the_gpu(runs, tmp_path, monkeypatch):
-    records, device = runs
-    titles = {}
-    save = ph.save
-
-    def keep_titles(f, out, name, rect=(0, 0, 1, 1)):
-        texts = [f._suptitle.get_text() if f._suptitle else ""] + [ax.get_title() for ax in f.axes]
-        titles[name] = " ".join(texts)
-        return save(f, out, name, rect)
-
-    monkeypatch.setattr(ph, "save", keep_titles)
-    ph.plot_hierarchy(records, str(tmp_path), device, [])
+def test_every_title_names_the_gpu(drawn):
+    _, _, titles, device = drawn
     assert sorted(titles) == sorted(PICTURES)
     for name, text in titles.items():
         assert device["name"] == "NVIDIA H100 80GB HBM3" and device["name"] in text, name
