@@ -79,3 +79,36 @@ def exit_code(main, argv) -> int:
         return main(argv)
     except SystemExit as e:
         return e.code
+
+
+# ---- shards: one test file split over several ctest entries --------------------------------------------------
+# MEMLAB_PYTEST_SHARD=i/n keeps the i-th of n shards of the collected tests (ctest runs the shards side by side, so
+# no one entry runs long). Tests that share a module- or session-scoped fixture stay in one shard (the fixture is
+# built once); such a group weighs as its tests plus a fixed cost, and each group goes to the lightest shard.
+_SHARED_FIXTURE_WEIGHT = 8
+
+
+def pytest_collection_modifyitems(config, items):
+    shard = os.environ.get("MEMLAB_PYTEST_SHARD")
+    if not shard:
+        return
+    index, count = (int(x) for x in shard.split("/"))
+    groups = {}
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        shared = [name for name in getattr(item, "fixturenames", [])
+                  if defs is not None and defs.name2fixturedefs.get(name)
+                  and defs.name2fixturedefs[name][-1].scope in ("module", "session", "package")
+                  and name not in ("tmp_path_factory",)]
+        groups.setdefault(shared[0] if shared else item.nodeid, []).append(item)
+    load = [0] * count
+    keep = set()
+    for key, members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        weight = len(members) + (_SHARED_FIXTURE_WEIGHT if len(members) > 1 or key != members[0].nodeid else 0)
+        target = load.index(min(load))
+        load[target] += weight
+        if target == index:
+            keep.update(id(m) for m in members)
+    deselected = [m for m in items if id(m) not in keep]
+    items[:] = [m for m in items if id(m) in keep]
+    config.hook.pytest_deselected(items=deselected)
