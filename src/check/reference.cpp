@@ -252,7 +252,9 @@ reference read_reference(const std::string& path) {
     throw reference_error(fmt::format("{}: not JSON ({})", path, what));
   }
   if (!j.is_object()) rd.fail("", "not a JSON object");
-  if (j.value("schema", "") != reference_schema) rd.fail("schema", fmt::format("not \"{}\"", reference_schema));
+  // Not j.value("schema", ""): it throws nlohmann's type_error for a schema that is not a string.
+  if (const auto it = j.find("schema"); it == j.end() || !it->is_string() || *it != reference_schema)
+    rd.fail("schema", fmt::format("not \"{}\"", reference_schema));
   reference r;
   r.path = path;
   const json& model = rd.at(j, "", "model");

@@ -311,6 +311,10 @@ TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
   other["model"]["memory_gib"] = 139.8;
   const std::string h200 = temp("h200.json");
   std::ofstream(h200) << other.dump(2);
+  json typed = read_json(ref);
+  typed["schema"] = 1;  // valid JSON, a key of the wrong type
+  const std::string schema_number = temp("schema_number.json");
+  std::ofstream(schema_number) << typed.dump(2);
   struct usage_case {
     std::vector<std::string> args;
     std::string needle;
@@ -319,6 +323,7 @@ TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
       {{"--reference", temp("missing.json")}, "missing.json: cannot be read"},
       {{"--reference", bad}, "bad.json: not JSON"},
       {{"--reference", h200}, "the reference is for NVIDIA H200"},
+      {{"--reference", schema_number}, "schema_number.json: schema"},
       {{"--devices", "4"}, "--devices: GPU 4 is not visible (this machine shows 4 GPUs: 0..3)"},
       {{"--runs", "2"}, "--runs: only with --write-reference"},
       {{"--reference", ref, "--write-reference", temp("w.json")}, "one or the other"},
@@ -339,6 +344,7 @@ TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
   EXPECT_NE(o.err.find("this GPU is NVIDIA H100 80GB HBM3"), std::string::npos) << o.err;
   std::filesystem::remove(bad);
   std::filesystem::remove(h200);
+  std::filesystem::remove(schema_number);
 }
 
 // Every lab case of the suite is one case of its lab that the lab itself does not refuse on an H100 of a

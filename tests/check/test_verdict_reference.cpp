@@ -174,6 +174,10 @@ TEST(check_reference, every_malformed_file_is_one_line_naming_the_file) {
       {"{ not json", "not JSON"},
       {"[1, 2]", "not a JSON object"},
       {edited("memlab.check.reference/1", "memlab.check.reference/9"), "schema"},
+      // A schema of another JSON type: a reference_error too, not nlohmann's type_error (which no caller
+      // catches: the process aborted instead of exiting 2).
+      {edited("\"memlab.check.reference/1\"", "1"), "schema"},
+      {edited("\"memlab.check.reference/1\"", "null"), "schema"},
       {edited("\"sm_count\": 132", "\"sm_count\": \"many\""), "model: \"sm_count\" is not a whole number"},
       {edited("\"made\"", "\"mode\""), "no \"made\""},
       {edited("\"hbm_copy\"", "\"hbm_copies\""), "per_gpu.hbm_copies: no such metric"},
