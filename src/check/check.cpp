@@ -74,18 +74,13 @@ class suite_runner {
     req.variants = {std::string(c.variant)};
     req.dtypes = {*parse_dtype(c.dtype)};
     req.sizes.text = std::string(c.size);
-    for (const auto& [axis, value] : c.axes) {
-      std::string v(value);
-      if (v == "$peer") v = std::to_string(peer);
-      if (v == "$gpus") v = std::to_string(gpus);
-      req.axes.emplace_back(std::string(axis), axis_values(std::move(v)));
-    }
+    for (auto& [axis, value] : axes_of(c, peer, gpus)) req.axes.emplace_back(axis, axis_values(std::move(value)));
     req.devices = {gpu};
     req.device_count = b_.device_count();
     req.max_time_s = o_.max_time_s;
     req.progress = false;
     req.measure_ceiling = false;
-    req.command = "memlab run " + command_of(c);
+    req.command = "memlab run " + command_of(c, gpu, peer, gpus);
     std::vector<planned_case> cases;
     try {
       cases = plan_cases(req, built_, missing_);
@@ -540,6 +535,13 @@ std::string check_json(const measurement& m, const check_header& h) {
   }
   j["reference_note"] = h.reference_note;
   const auto num = [](double v) { return std::isnan(v) ? ordered_json(nullptr) : ordered_json(v); };
+  // The command of a row's case: on its GPU, or on the node's first (the collective spans the rest).
+  const int gpus = static_cast<int>(m.gpus.size());
+  const auto measured_by = [&](const row& r) -> std::string {
+    if (!r.m->from_lab()) return "NVML";
+    if (m.gpus.empty() || (r.m->where == scope::pair && r.peer < 0)) return "memlab run " + command_of(r.m->measured);
+    return "memlab run " + command_of(r.m->measured, r.gpu >= 0 ? r.gpu : m.gpus.front().ordinal, r.peer, gpus);
+  };
   j["rows"] = ordered_json::array();
   for (const row& r : m.rows) {
     ordered_json rj{{"metric", r.m->name},
@@ -558,7 +560,7 @@ std::string check_json(const measurement& m, const check_header& h) {
                     {"level", r.m->level},
                     {"note", r.note},
                     {"seconds", r.seconds},
-                    {"measured_by", r.m->from_lab() ? "memlab run " + command_of(r.m->measured) : "NVML"}};
+                    {"measured_by", measured_by(r)}};
     j["rows"].push_back(std::move(rj));
   }
   ordered_json counts = ordered_json::object();

@@ -141,15 +141,37 @@ const metric* find_metric(std::string_view name) {
   return nullptr;
 }
 
-std::string command_of(const lab_case& c) {
+namespace {
+
+template <class Axes>
+std::string command_with(const lab_case& c, const Axes& axes) {
   std::string out = fmt::format("{} --variant {} --dtype {} --sizes {}", c.lab, c.variant, c.dtype, c.size);
-  for (const auto& [axis, value] : c.axes) {
+  for (const auto& [axis, value] : axes) {
     std::string flag(axis);
     for (char& ch : flag)
       if (ch == '_') ch = '-';
     out += fmt::format(" --{} {}", flag, value);
   }
   return out;
+}
+
+}  // namespace
+
+std::string command_of(const lab_case& c) { return command_with(c, c.axes); }
+
+std::vector<std::pair<std::string, std::string>> axes_of(const lab_case& c, int peer, int gpus) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [axis, value] : c.axes) {
+    std::string v(value);
+    if (v == "$peer") v = std::to_string(peer);
+    if (v == "$gpus") v = std::to_string(gpus);
+    out.emplace_back(std::string(axis), std::move(v));
+  }
+  return out;
+}
+
+std::string command_of(const lab_case& c, int device, int peer, int gpus) {
+  return fmt::format("{} --device {}", command_with(c, axes_of(c, peer, gpus)), device);
 }
 
 }  // namespace memlab::check

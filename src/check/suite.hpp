@@ -58,5 +58,10 @@ const metric* find_metric(std::string_view name);
 
 // The text of a lab case, as `memlab run` would take it ("copy --variant vec16 --dtype f32 --sizes 2^26").
 std::string command_of(const lab_case& c);
+// The case's axes with "$peer" (the pair's other GPU) and "$gpus" (the GPUs checked) given.
+std::vector<std::pair<std::string, std::string>> axes_of(const lab_case& c, int peer, int gpus);
+// The case as run on GPU `device`: what `memlab run` takes to measure it again
+// ("transfer --variant peer_ce --dtype u8 --sizes 256MiB --peer 1 --device 0").
+std::string command_of(const lab_case& c, int device, int peer, int gpus);
 
 }  // namespace memlab::check

@@ -210,6 +210,19 @@ TEST_F(check_cli_test, a_healthy_node_passes_with_a_table_and_json) {
   EXPECT_EQ(j["counts"]["pass"].get<int>(), static_cast<int>(j["rows"].size()));
   // Every lab case ran once per GPU (hbm_copy and sm_clock share one), then the pairs and the node.
   EXPECT_EQ(node.ran, 4 * 7 + 12 + 1);
+  // Each row's command is one `memlab run` can take as it stands: its GPU, its peer, the node's GPUs.
+  std::map<std::string, std::string> by;
+  for (const auto& r : j["rows"]) {
+    const std::string key = r["metric"].get<std::string>() + "@" + (r["gpu"].is_null() ? "" : r["gpu"].dump()) +
+                            (r["peer"].is_null() ? "" : ">" + r["peer"].dump());
+    by[key] = r["measured_by"];
+    EXPECT_EQ(r["measured_by"].get<std::string>().find('$'), std::string::npos) << r.dump();
+  }
+  EXPECT_EQ(by["hbm_copy@3"], "memlab run copy --variant vec16 --dtype f32 --sizes 2^26 --device 3");
+  EXPECT_EQ(by["peer_ce@2>1"], "memlab run transfer --variant peer_ce --dtype u8 --sizes 256MiB --peer 1 --device 2");
+  EXPECT_EQ(by["all_reduce@"], "memlab run transfer --variant nccl_all_reduce --dtype u8 --sizes 1GiB --gpus 4 "
+                               "--placement out_of_place --device 0");
+  EXPECT_EQ(by["ecc_volatile@1"], "NVML");
   std::filesystem::remove(out);
 }
 
