@@ -55,8 +55,10 @@ class suite_runner {
                const check_options& o, std::ostream& progress)
       : built_(built), missing_(missing), b_(b), o_(o), progress_(progress) {}
 
-  // Runs `c` on GPU `gpu`, "$peer" and "$gpus" in its axes replaced; NVML sampled meanwhile.
+  // Runs `c` on GPU `gpu`, "$peer" and "$gpus" in its axes replaced; NVML sampled meanwhile. After a
+  // CUDA error (the GPU's context may be lost) no case runs: each says why.
   case_outcome run(const lab_case& c, int gpu, int peer, int gpus) {
+    if (!stopped_.empty()) return stopped_;
     const lab* l = nullptr;
     for (const lab* x : built_)
       if (x->name == c.lab) l = x;
@@ -93,9 +95,14 @@ class suite_runner {
     result r;
     try {
       r = b_.runner().run(cases.front(), req);
-    } catch (const cuda_error&) {
+    } catch (const cuda_error& e) {
+      // The GPU's context may be lost: this metric fails with the error, and the check measures nothing
+      // more (what it measured so far is judged and written).
       (void)b_.nvml_stop(gpu);
-      throw;  // the GPU's context may be lost: the check stops
+      stopped_ = fmt::format("not measured: a CUDA error on GPU {} stopped the check", gpu);
+      r.status = result_status::failed;
+      r.note = fmt::format("a CUDA error stopped the check: {}", e.what());
+      return r;
     } catch (const std::exception& e) {
       // Another error (NCCL's, a host allocation): this metric fails with it, the check goes on.
       (void)b_.nvml_stop(gpu);
@@ -108,8 +115,12 @@ class suite_runner {
     return r;
   }
 
-  // The samples of every case on the current GPU, together.
-  nvml_samples take_samples() { return std::exchange(samples_, {}); }
+  // The samples of every case on the current GPU, together; why there are none when no case ran.
+  nvml_samples take_samples() {
+    nvml_samples s = std::exchange(samples_, {});
+    if (s.samples == 0 && s.why.empty()) s.why = "no case ran on this GPU while NVML was sampled";
+    return s;
+  }
 
  private:
   void merge(const nvml_samples& s) {
@@ -130,6 +141,7 @@ class suite_runner {
   const check_options& o_;
   std::ostream& progress_;
   nvml_samples samples_;
+  std::string stopped_;  // non-empty: a CUDA error stopped the check; why the cases after it did not run
 };
 
 std::string format_value(const row& r) {

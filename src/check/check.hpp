@@ -76,7 +76,9 @@ struct measurement {
 };
 
 // Runs the suite once on `o.devices` (each GPU in turn, then the pairs, then the node), a progress
-// line per metric and GPU. Throws what the runner throws (cuda_error, no_device_error).
+// line per metric and GPU. A CUDA error in a case fails that metric and stops the measuring: every
+// case after it is a skipped row saying so, and what was measured before it is kept. Throws what
+// opening the runner throws (cuda_error, no_device_error).
 measurement measure(std::span<const lab* const> built, std::span<const missing_lab> missing, check_backend& backend,
                     const check_options& o, std::ostream& progress);
 

@@ -19,6 +19,7 @@
 #include "cli/cli_run.hpp"
 #include "cli/commands.hpp"
 #include "harness/dtype.hpp"
+#include "harness/error.hpp"
 #include "harness/plan.hpp"
 #include "harness/registry.hpp"
 
@@ -45,6 +46,8 @@ struct fake_node final : check_backend, case_runner {
   std::map<int, double> slow;  // GPU -> factor (0.5: half the bandwidth, twice the latency)
   int opened = 0, ran = 0, facts_read = 0;
   std::string throw_at;  // a rung whose case throws (as NCCL's errors do)
+  std::string cuda_error_at;  // a rung whose case on GPU cuda_error_gpu throws a CUDA error (a lost context)
+  int cuda_error_gpu = -1;
 
   int device_count() override { return gpus; }
   gpu_facts facts(int ordinal) override {
@@ -70,6 +73,8 @@ struct fake_node final : check_backend, case_runner {
   result run(const planned_case& c, const run_request&) override {
     ++ran;
     if (c.v->name == throw_at) throw std::runtime_error("NCCL failure: unhandled system error");
+    if (c.v->name == cuda_error_at && c.device == cuda_error_gpu)
+      throw cuda_error(cudaErrorIllegalAddress, "kernel<<<>>>", "fake.cu", 1);
     result r;
     r.lab = std::string(c.l->name);
     r.variant = std::string(c.v->name);
@@ -299,6 +304,45 @@ TEST_F(check_cli_test, an_error_in_one_case_fails_that_metric_and_the_check_goes
       EXPECT_NE(r["note"].get<std::string>().find("NCCL failure"), std::string::npos) << r.dump();
     }
   }
+}
+
+TEST_F(check_cli_test, a_cuda_error_stops_the_check_and_keeps_what_it_measured) {
+  fake_node node;
+  node.cuda_error_at = "dot";  // hbm_read, on GPU 2: GPUs 0 and 1 were measured before it
+  node.cuda_error_gpu = 2;
+  const std::string out = temp("stopped.json");
+  const auto o = check_cli({"--references", dir, "--out", out, "--quiet"}, node);
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  EXPECT_NE(o.out.find("(exit 1)"), std::string::npos) << "the table, with what was measured\n" << o.out;
+  ASSERT_TRUE(std::filesystem::exists(out)) << "--out written\n" << o.err;
+  const json j = read_json(out);
+  EXPECT_EQ(j["exit_status"], 1);
+  EXPECT_EQ(flagged(j), std::vector<std::string>{"hbm_read@2:fail"});
+  int passed = 0, lab_rows_after = 0;
+  bool after = false;
+  for (const auto& r : j["rows"]) {
+    if (r["metric"] == "hbm_read" && r["gpu"] == 2) {
+      EXPECT_NE(r["note"].get<std::string>().find("cudaErrorIllegalAddress"), std::string::npos) << r.dump();
+      after = true;
+      continue;
+    }
+    if (r["verdict"] == "pass") ++passed;
+    if (!after) continue;
+    // Nothing after the error is judged as if it had run: no lab case, and no clock events without samples
+    // (GPU 2's were sampled during its HBM copy).
+    if (r["metric"] == "sm_clock" && r["gpu"] == 2) {
+      EXPECT_EQ(r["verdict"], "pass") << "read from the HBM copy's case, which ran before the error: " << r.dump();
+    } else if (r["measured_by"] != "NVML") {
+      ++lab_rows_after;
+      EXPECT_EQ(r["verdict"], "skip") << r.dump();
+      EXPECT_NE(r["note"].get<std::string>().find("CUDA error on GPU 2"), std::string::npos) << r.dump();
+    } else if (r["metric"] == "clock_events" && r["gpu"] == 3) {
+      EXPECT_EQ(r["verdict"], "skip") << "no case ran on GPU 3: nothing sampled, nothing passed\n" << r.dump();
+    }
+  }
+  EXPECT_GE(passed, 2 * 13 + 2) << "GPUs 0 and 1 and GPU 2's HBM copy and SM clock kept";
+  EXPECT_EQ(lab_rows_after, 5 + 8 + 12 + 1) << "GPU 2's other lab rows, GPU 3's, the pairs, the node";
+  std::filesystem::remove(out);
 }
 
 TEST_F(check_cli_test, one_gpu_checked_skips_the_node_with_the_reason) {
