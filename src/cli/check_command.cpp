@@ -143,10 +143,15 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
   co.progress = o.progress;
   const int runs = o.write_reference.empty() ? 1 : (o.runs == 0 ? 3 : o.runs);
   std::vector<measurement> measured;
+  // A case that failed (its verification, an error) in any run: no reference is written from it.
+  std::string case_failed;
   try {
-    for (int i = 0; i < runs; ++i) {
+    for (int i = 0; i < runs && case_failed.empty(); ++i) {
       if (o.progress && runs > 1) std::cerr << fmt::format("check: run {} of {}\n", i + 1, runs);
       measured.push_back(measure(labs.built, labs.missing, *backend, co, std::cerr));
+      for (const row& r : measured.back().rows)
+        if (case_failed.empty() && r.v == verdict::fail && !r.measured() && r.m->from_lab())
+          case_failed = fmt::format("{} on GPU {} failed in run {} ({})", r.m->name, r.gpu, i + 1, r.note);
     }
   } catch (const no_device_error& e) {
     std::cerr << fmt::format("memlab: {}\n{}\n", e.what(), no_gpu_hint);
@@ -157,39 +162,13 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
   }
   measurement& last = measured.back();
 
-  if (!o.write_reference.empty()) {
-    for (const auto& m : measured)
-      for (const row& r : m.rows)
-        if (r.v == verdict::fail && !r.measured() && r.m->from_lab()) {
-          std::cerr << fmt::format("memlab check: {} on GPU {} failed ({}): no reference written\n", r.m->name, r.gpu,
-                                   r.note);
-          return exit_failed;
-        }
-    reference fresh = make_reference(measured, hostname());
-    fresh.date = utc_now().substr(0, 10);
-    if (previous) fresh = merge_reference(std::move(fresh), *previous);
-    try {
-      write_file_atomically(o.write_reference, reference_json(fresh));
-    } catch (const std::exception& e) {
-      std::cerr << fmt::format("memlab check: {}\n", e.what());
-      return exit_failed;
-    }
-    fresh.path = o.write_reference;
-    judge(last, &fresh);
-    check_header h{
-        .command = o.command,
-        .created = utc_now(),
-        .machine = hostname(),
-        .reference_note = fmt::format("{} (written now from {} run{})", o.write_reference, runs, runs == 1 ? "" : "s"),
-        .ref = &fresh,
-        .exit_status = exit_ok};
-    if (o.format == "json") {
-      std::cout << check_json(last, h);
-    } else {
-      write_table(std::cout, last, h);
-    }
-    std::cerr << fmt::format("wrote {}\n", o.write_reference);
-    return exit_ok;
+  // Writing a reference: made from every run, the last run judged by it. A machine that fails a metric
+  // (an NVML rule, a case failed or far from the other runs) gets no reference; the table says why.
+  const bool writing = !o.write_reference.empty();
+  if (writing) {
+    ref = make_reference(measured, hostname());
+    ref->date = utc_now().substr(0, 10);
+    if (previous) ref = merge_reference(std::move(*ref), *previous);
   }
 
   judge(last, ref ? &*ref : nullptr);
@@ -199,6 +178,22 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
                  .reference_note = note,
                  .ref = ref ? &*ref : nullptr};
   h.exit_status = exit_status(verdicts_of(last), ref.has_value());
+  if (writing) {
+    if (!case_failed.empty()) h.exit_status = exit_failed;
+    if (h.exit_status == exit_failed) {
+      h.reference_note = fmt::format("{}: not written: {}", o.write_reference,
+                                     case_failed.empty() ? "a metric failed on this machine" : case_failed);
+    } else {
+      try {
+        write_file_atomically(o.write_reference, reference_json(*ref));
+      } catch (const std::exception& e) {
+        std::cerr << fmt::format("memlab check: {}\n", e.what());
+        return exit_failed;
+      }
+      ref->path = o.write_reference;
+      h.reference_note = fmt::format("{} (written now from {} run{})", o.write_reference, runs, runs == 1 ? "" : "s");
+    }
+  }
   if (o.format == "json") {
     std::cout << check_json(last, h);
   } else {
@@ -213,7 +208,15 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
     }
     std::cerr << fmt::format("wrote {}\n", o.out);
   }
-  if (!ref) std::cerr << fmt::format("memlab check: no reference: {}\n", note);
+  if (writing) {
+    std::cerr << (h.exit_status == exit_failed
+                      ? fmt::format("memlab check: {}: no reference written (docs/check.md, \"Adding a model\": a "
+                                    "machine known to be healthy)\n",
+                                    case_failed.empty() ? "a metric failed on this machine" : case_failed)
+                      : fmt::format("wrote {}\n", o.write_reference));
+  } else if (!ref) {
+    std::cerr << fmt::format("memlab check: no reference: {}\n", note);
+  }
   return h.exit_status;
 }
 

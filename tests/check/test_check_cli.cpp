@@ -44,6 +44,7 @@ std::string temp(const std::string& name) {
 struct fake_node final : check_backend, case_runner {
   int gpus = 4;
   std::map<int, double> slow;  // GPU -> factor (0.5: half the bandwidth, twice the latency)
+  std::map<int, std::uint64_t> ecc_volatile;  // GPU -> uncorrected ECC errors since the driver loaded
   int opened = 0, ran = 0, facts_read = 0;
   std::string throw_at;  // a rung whose case throws (as NCCL's errors do)
   std::string cuda_error_at;  // a rung whose case on GPU cuda_error_gpu throws a CUDA error (a lost context)
@@ -58,8 +59,9 @@ struct fake_node final : check_backend, case_runner {
             .driver_version = 13000};
   }
   case_runner& runner() override { return *this; }
-  nvml_readings nvml_read(int) override {
-    return {.ecc_volatile = 0, .ecc_aggregate = 0, .max_gen = 5, .max_width = 16};
+  nvml_readings nvml_read(int ordinal) override {
+    const std::uint64_t ecc = ecc_volatile.contains(ordinal) ? ecc_volatile[ordinal] : 0;
+    return {.ecc_volatile = ecc, .ecc_aggregate = ecc, .max_gen = 5, .max_width = 16};
   }
   void nvml_start(int) override {}
   nvml_samples nvml_stop(int) override {
@@ -229,6 +231,41 @@ TEST_F(check_cli_test, a_healthy_node_passes_with_a_table_and_json) {
                                "--placement out_of_place --device 0");
   EXPECT_EQ(by["ecc_volatile@1"], "NVML");
   std::filesystem::remove(out);
+}
+
+TEST_F(check_cli_test, writing_a_reference_writes_out_and_its_exit_status_is_the_tables) {
+  const std::string out = temp("written.json"), again = dir + "/again.json";
+  {  // --out is written beside the reference, as for a plain check
+    fake_node node;
+    const auto o = check_cli({"--write-reference", again, "--runs", "1", "--out", out, "--quiet"}, node);
+    EXPECT_EQ(o.code, 0) << o.out << o.err;
+    EXPECT_TRUE(std::filesystem::exists(again));
+    ASSERT_TRUE(std::filesystem::exists(out)) << "--out ignored with --write-reference\n" << o.err;
+    EXPECT_EQ(read_json(out)["exit_status"], 0);
+    std::filesystem::remove(again);
+    std::filesystem::remove(out);
+  }
+  {  // a GPU slower than its neighbours: the reference is written, the exit status says what the table says
+    fake_node node;
+    node.slow[1] = 0.93;
+    const auto o = check_cli({"--write-reference", again, "--runs", "1", "--quiet"}, node);
+    EXPECT_EQ(o.code, 5) << o.out << o.err;
+    EXPECT_NE(o.out.find("(exit 5)"), std::string::npos) << o.out;
+    EXPECT_TRUE(std::filesystem::exists(again));
+    std::filesystem::remove(again);
+  }
+  {  // an NVML rule fails (an uncorrected ECC error on GPU 1): no reference from a failing machine
+    fake_node node;
+    node.ecc_volatile[1] = 2;
+    const auto o = check_cli({"--write-reference", again, "--runs", "1", "--out", out, "--quiet"}, node);
+    EXPECT_EQ(o.code, 1) << o.out << o.err;
+    EXPECT_NE(o.out.find("(exit 1)"), std::string::npos) << o.out;
+    EXPECT_FALSE(std::filesystem::exists(again)) << "a reference written from a GPU that fails a rule";
+    EXPECT_NE(o.err.find("no reference written"), std::string::npos) << o.err;
+    ASSERT_TRUE(std::filesystem::exists(out)) << "what was measured is kept\n" << o.err;
+    EXPECT_EQ(flagged(read_json(out)), (std::vector<std::string>{"ecc_volatile@1:fail", "ecc_aggregate@1:warn"}));
+    std::filesystem::remove(out);
+  }
 }
 
 TEST_F(check_cli_test, a_competing_load_on_one_gpu_flags_that_gpu_only) {
