@@ -72,7 +72,7 @@ REF=$D/ref_${NGPU}.json
 rm -f "$REF"
 
 # 1. The reference: three runs of the suite on every GPU.
-step write "0" -- "$M" check --write-reference "$REF" --runs 3
+step write "0 5" -- "$M" check --write-reference "$REF" --runs 3
 # 2. Two plain checks against it.
 step run1 "0 5" -- "$M" check --reference "$REF" --out "$D/run1.json"
 step run2 "0 5" -- "$M" check --reference "$REF" --out "$D/run2.json"
