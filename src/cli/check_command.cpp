@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -69,6 +70,16 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
       previous = read_reference(o.write_reference);
   } catch (const reference_error& e) {
     return usage(fmt::format("--write-reference: {} (move it away to write a new one)", e.what()));
+  }
+
+  // A folder named by the environment is the user's word as much as --references is: one that is not there
+  // is a usage error, not "no reference for this model".
+  if (o.references_dir.empty()) {
+    if (const char* env = std::getenv("MEMLAB_REFERENCES"); env != nullptr && *env != '\0') {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(env, ec))
+        return usage(fmt::format("MEMLAB_REFERENCES: '{}' is not a folder", env));
+    }
   }
 
   std::unique_ptr<check_backend> own;

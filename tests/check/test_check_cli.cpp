@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -431,6 +432,17 @@ TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
     EXPECT_EQ(memlab::test::lines_of(o.err), 1u) << o.err;
     EXPECT_NE(o.err.find(c.needle), std::string::npos) << c.needle << " in " << o.err;
     EXPECT_EQ(node.opened + node.ran, 0) << "GPU work before a usage error: " << testing::PrintToString(c.args);
+  }
+  // A references folder named by the environment that is not there: the same as --references.
+  {
+    setenv("MEMLAB_REFERENCES", temp("no_such_folder").c_str(), 1);
+    fake_node env_node;
+    const auto e = check_cli({}, env_node);
+    unsetenv("MEMLAB_REFERENCES");
+    EXPECT_EQ(e.code, 2) << e.out << e.err;
+    EXPECT_EQ(memlab::test::lines_of(e.err), 1u) << e.err;
+    EXPECT_NE(e.err.find("MEMLAB_REFERENCES: "), std::string::npos) << e.err;
+    EXPECT_EQ(env_node.opened + env_node.ran, 0) << "GPU work before a usage error";
   }
   // Another model names both.
   fake_node node;
