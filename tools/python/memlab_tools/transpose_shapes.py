@@ -288,48 +288,20 @@ def heatmap_main(args) -> int:
 # ---- the acceptance measurements (GPU) --------------------------------------------------------------------
 
 
-class _ColdTimer:
-    """Cold samples: L2 flushed, the stream held while the host enqueues events and launch; medians."""
-
-    def __init__(self, torch):
-        self.torch = torch
-        props = torch.cuda.get_device_properties(0)
-        self.flush = torch.empty(2 * getattr(props, "L2_cache_size", 50 << 20), dtype=torch.uint8, device="cuda")
-        self.start = torch.cuda.Event(enable_timing=True)
-        self.stop = torch.cuda.Event(enable_timing=True)
-        self.hold_ms = 1.0
-        torch.cuda._sleep(1_000_000)
-        torch.cuda.synchronize()
-        best = float("inf")
-        for _ in range(5):
-            self.start.record()
-            torch.cuda._sleep(2_000_000)
-            self.stop.record()
-            self.stop.synchronize()
-            best = min(best, self.start.elapsed_time(self.stop))
-        self.cycles_per_ms = 2_000_000 / best
-
-    def cold(self, fn, samples: int, budget_s: float) -> dict:
-        torch = self.torch
-        fn()
-        torch.cuda.synchronize()
-        kept, dropped, t_end = [], 0, time.perf_counter() + budget_s
-        while len(kept) < samples and time.perf_counter() < t_end:
-            self.flush.add_(1)
-            torch.cuda._sleep(int(self.cycles_per_ms * self.hold_ms))
-            t0 = time.perf_counter()
-            self.start.record()
-            fn()
-            self.stop.record()
-            host_ms = (time.perf_counter() - t0) * 1e3
-            self.stop.synchronize()
-            if host_ms > 0.8 * self.hold_ms:
-                self.hold_ms = min(2 * self.hold_ms, 100.0)
-                dropped += 1
-                continue
-            kept.append(self.start.elapsed_time(self.stop))
-        return {"median_ms": statistics.median(kept) if kept else float("nan"),
-                "min_ms": min(kept, default=float("nan")), "samples": len(kept), "dropped": dropped}
+def _cold(timer, fn, samples: int, budget_s: float) -> dict:
+    """Up to `samples` cold samples of `fn` within `budget_s`, each one gpu_timing.Timer.held_sample (the L2
+    flushed, the stream held while the host enqueues); the samples the host outlasted are dropped, counted."""
+    fn()
+    timer.torch.cuda.synchronize()
+    kept, dropped, t_end = [], 0, time.perf_counter() + budget_s
+    while len(kept) < samples and time.perf_counter() < t_end:
+        ms = timer.held_sample(fn)
+        if ms is None:
+            dropped += 1
+        else:
+            kept.append(ms)
+    return {"median_ms": statistics.median(kept) if kept else float("nan"),
+            "min_ms": min(kept, default=float("nan")), "samples": len(kept), "dropped": dropped}
 
 
 def acceptance_cases(sides=(1, 2, 3, 4, 5, 7, 8), elem_sizes=(1, 2, 4, 8), matrix_bytes=128 << 20,
@@ -358,7 +330,10 @@ def accept_main(args) -> int:
         return cli.fail(args.prog, "no GPU", cli.MISSING_DEPENDENCY)
     os.makedirs(args.out, exist_ok=True)
     dtypes = {1: torch.uint8, 2: torch.float16, 4: torch.float32, 8: torch.float64}
-    timer = _ColdTimer(torch)
+    from .gpu_timing import Timer
+
+    props = torch.cuda.get_device_properties(0)
+    timer = Timer(torch, getattr(props, "L2_cache_size", 50 << 20), max_time_s=3.0)
     records, failed = [], 0
     t_start = time.perf_counter()
     for batch, rows, cols, es in acceptance_cases(matrix_bytes=args.matrix_mib << 20, batch=args.batch):
@@ -398,7 +373,7 @@ def accept_main(args) -> int:
                 ok = torch.equal(r.reshape(-1).view(torch.uint8), ref.view(-1).view(torch.uint8))
             else:
                 ok = torch.equal(out.view(-1).view(torch.uint8), ref.view(-1).view(torch.uint8))
-            t = timer.cold(fn, args.samples, 3.0)
+            t = _cold(timer, fn, args.samples, 3.0)
             rec["candidates"][name] = {"verified": "ok" if ok else "WRONG", **t,
                                        "gbps": rec["bytes"] / (t["median_ms"] * 1e-3) / 1e9}
             failed += not ok and name.startswith("memlab")
