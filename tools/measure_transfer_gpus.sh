@@ -16,6 +16,8 @@
 #              a rank with no GPU)
 #   small      every collective at 64 B .. 16 MiB on 2 and all GPUs: memlab and nccl-tests (100 iterations a
 #              figure) in the same call (docs/notes/nccl_timing.md, section 4)
+#   graph      both tools in nccl-tests' graph mode (-G 10: the host's launch path out of the figure), every
+#              collective and placement, 64 B .. 1 GiB, 2 and all GPUs; nccl-tests before and after memlab
 #   sockets    4 ranks over NCCL's socket transport on loopback (the stand-in for a second host), verified
 #   pairs      the peer matrix: every ordered pair, copy engine, SM read/write, memlab::copy, one way
 #              and both, 4 KiB .. 4 GiB; the latency probes; nvbandwidth's device-to-device tests
@@ -131,8 +133,20 @@ nccl_tests_small() {  # N: every collective at 64 B .. 16 MiB, 100 iterations be
 }
 SIZES_SMALL=64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB
 
+# nccl-tests' graph mode (-G 10: the 20 iterations captured once a GPU, replayed 10 times a figure), 64 B .. 1 GiB
+# with buffers of 1 GiB: every iteration's buffers rotate as memlab's loop rotates them (as many regions of the
+# size as 1 GiB holds, at most the 20 iterations).
+nccl_tests_graph() {  # N
+  for t in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
+    echo "#### ${t}_perf -g $1"
+    "$NT/${t}_perf" -b 64 -e 1G -f 4 -g "$1" -d uint8 -o sum -w 5 -n 20 -G 10 -c 1
+    echo "#### rc=$?"
+  done
+}
+SIZES_GRAPH=64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB,64MiB,256MiB,1GiB
+
 # `timeout` runs programs, not shell functions: the functions above run through bash -c.
-export -f memlab_collectives nccl_tests_all nccl_tests_small
+export -f memlab_collectives nccl_tests_all nccl_tests_small nccl_tests_graph
 export M J NT SIZES_COLL COLLECTIVES
 
 for s in "${steps[@]}"; do
@@ -221,6 +235,14 @@ for s in "${steps[@]}"; do
       STEP_LIMIT=400 step small_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus 2,"$NGPU" \
         --placement all --sizes "$SIZES_SMALL" --max-time 0.2 --out "$J/small_memlab.json"
       step small_nccl_tests -- bash -c "nccl_tests_small 2; [ $NGPU -gt 2 ] && nccl_tests_small $NGPU"
+      ;;
+    graph)
+      # Both tools in nccl-tests' graph mode, every collective and placement, 64 B .. 1 GiB, 2 and all GPUs, same
+      # call; nccl-tests twice (its own repeatability), before and after memlab.
+      step graph_nccl_tests_a -- bash -c "nccl_tests_graph 2; [ $NGPU -gt 2 ] && nccl_tests_graph $NGPU"
+      STEP_LIMIT=500 step graph_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus 2,"$NGPU" \
+        --placement all --sizes "$SIZES_GRAPH" --max-time 0.2 --nccl-tests-graph 10 --out "$J/graph_memlab.json"
+      step graph_nccl_tests_b -- bash -c "nccl_tests_graph 2; [ $NGPU -gt 2 ] && nccl_tests_graph $NGPU"
       ;;
     sockets)
       step ranks_sockets -- bash -c "for r in \$(seq 0 $((NGPU - 1))); do NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo RANK=\$r WORLD_SIZE=$NGPU '$M' run transfer --variant nccl_all_reduce,nccl_sendrecv --placement out_of_place --sizes 1MiB,64MiB --max-time 0.5 --out '$J/ranks_sockets.json' & done; wait"

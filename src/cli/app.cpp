@@ -300,6 +300,14 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
                   "sampling stops earlier once the relative spread (IQR / median) is under 0.5%")
       ->check(seconds)
       ->capture_default_str();
+  run->add_option("--nccl-tests-graph", ro.request.nccl_tests_graph_launches,
+                  "Collectives: time nccl-tests' method in its graph mode, as `nccl-tests -G N` does: the 20\n"
+                  "back-to-back launches captured once in a CUDA graph per GPU, replayed N times a sample, so the\n"
+                  "host's launch cost is out of the figure (below a few MiB it is most of it). 0: launched from\n"
+                  "the host, nccl-tests' default")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   run->add_flag("!--no-verify", ro.request.verify, "Skip the CPU-reference check (results say verified: false)");
   run->add_flag("!--quiet", ro.request.progress, "No progress lines on stderr");
   run->add_flag("--profile", ro.request.profile,

@@ -63,6 +63,7 @@ timing_info gpu_runner::timing(const run_request& req) const {
   t.blocking_timeout_s = o.blocking_timeout_s;
   t.nccl_tests_warmup = o.loop_warmup;
   t.nccl_tests_iters = o.loop_iters;
+  t.nccl_tests_graph_launches = req.nccl_tests_graph_launches;
   return t;
 }
 
@@ -213,11 +214,21 @@ result gpu_runner::run(const planned_case& c, const run_request& req) {
   } else {
     r.graph = s.t->graph(launch, hot_opt, r.cold.median_ms, r.graph_note);
   }
-  if (c.v->loop != nullptr) r.nccl_tests = s.t->loop([&](int launches) { c.v->loop(ctx, launches); }, hot_opt);
+  if (c.v->loop) {
+    const loop_launcher& l = *c.v->loop;
+    hot_opt.loop_graph_launches = req.nccl_tests_graph_launches;
+    const loop_ops ops{.enqueue = [&](int launches) { l.enqueue(ctx, launches); },
+                       .wait = [&] { l.wait(ctx); },
+                       .streams = l.streams(ctx)};
+    std::string why_not;
+    r.nccl_tests = s.t->loop(ops, hot_opt, why_not);
+    if (!why_not.empty()) r.note = "nccl-tests' method " + why_not;
+  }
   if (c.l->observe != nullptr) r.measured = c.l->observe(ctx);
   derive(r, roof, roof_device, ctx.plan.working_set);
   if (r.throttled_samples > 0) {
-    r.note = fmt::format("{} cold sample(s) dropped: SM clock under 75% of the default", r.throttled_samples);
+    r.note = fmt::format("{}{} cold sample(s) dropped: SM clock under 75% of the default",
+                         r.note.empty() ? "" : r.note + "; ", r.throttled_samples);
   }
   return r;
 }

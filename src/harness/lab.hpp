@@ -204,9 +204,14 @@ std::vector<kernel_ref> kernels_of() {
 }
 
 using launch_fn = void (*)(const case_ctx&, cudaStream_t);
-// Enqueues `launches` launches back to back the way a loop of them runs (every GPU on its own stream,
-// no joins between launches) and returns when all are done: what nccl-tests times.
-using loop_launch_fn = void (*)(const case_ctx&, int launches);
+// A rung's loop the way nccl-tests times it (harness timer::loop): `enqueue` puts `launches` launches
+// back to back on the streams `streams` names (every GPU this process drives on its own stream, no
+// joins between launches) and returns without waiting; `wait` returns once all of them are done.
+struct loop_launcher {
+  std::vector<cudaStream_t> (*streams)(const case_ctx&) = nullptr;
+  void (*enqueue)(const case_ctx&, int launches) = nullptr;
+  void (*wait)(const case_ctx&) = nullptr;
+};
 
 // What a rung needs to run a case. The harness refuses a case whose device lacks `min_cc` before
 // the lab's own refusal is asked; `alignment` and `shape` are the lab's to check (it knows which
@@ -240,8 +245,8 @@ struct variant {
   // Runs across every rank of a distributed run at once (a collective); a rung without it runs in one
   // process only, and a distributed run refuses it.
   bool all_ranks = false;
-  // Also timed by nccl-tests' method (timer::loop) with this launcher; null: not.
-  loop_launch_fn loop = nullptr;
+  // Also timed by nccl-tests' method (timer::loop) with this launcher; none: not.
+  std::optional<loop_launcher> loop{};
 
   // The rung's traits as the lab's type `T`; throws std::bad_any_cast when the table gave another.
   template <class T>

@@ -56,6 +56,9 @@ struct run_request {
   // Seconds a rank of a distributed run waits for the others before it stops with an error.
   double rank_timeout_s = 30;
   double max_time_s = 0.5;  // per case, split between cold, batch and graph timing
+  // nccl-tests' method in its graph mode (nccl-tests -G N): the loop captured once per stream and
+  // replayed this many times a sample; 0: launched from the host (nccl-tests' default).
+  int nccl_tests_graph_launches = 0;
   bool verify = true;
   bool progress = true;  // one line per case on the progress stream
   bool measure_ceiling = true;

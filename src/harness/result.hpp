@@ -258,6 +258,7 @@ struct timing_info {
   double blocking_timeout_s = 0;     // the blocking kernel releases itself after this (a hung launch)
   int nccl_tests_warmup = 0;         // nccl-tests' method: warm-up launches, then a sync ...
   int nccl_tests_iters = 0;          // ... then this many back to back between two host clock readings
+  int nccl_tests_graph_launches = 0;  // > 0: those launches captured in a graph per rank, replayed this often
 };
 
 // One rank of a distributed run (harness/world.hpp), as the results' header lists it.

@@ -285,15 +285,84 @@ summary timer::graph(const enqueue_fn& launch, const measure_options& opt, doubl
       [&] { return held_sample([&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_)); }, false) / k; }, opt);
 }
 
-summary timer::loop(const loop_fn& launches, const measure_options& opt) {
-  launches(opt.loop_warmup);  // nccl-tests' warm-up, then its sync (the lab's loop waits)
+summary timer::loop(const loop_ops& ops, const measure_options& opt, std::string& why_not) {
+  ops.enqueue(opt.loop_warmup);  // nccl-tests' warm-up, then its sync
+  ops.wait();
+  const int iters = opt.loop_iters;
+  const auto per_launch = [&](double seconds, int launches) {
+    const double ms = seconds * 1e3 / launches;
+    return sync_.is_distributed() ? sync_.average(ms) : ms;
+  };
+  if (opt.loop_graph_launches <= 0) {
+    return sample_until_stable(
+        [&] {
+          if (sync_.is_distributed()) sync_.barrier();
+          const auto t0 = clock_type::now();
+          ops.enqueue(iters);
+          ops.wait();
+          return per_launch(seconds_since(t0), iters);
+        },
+        opt);
+  }
+  // nccl-tests -G: the iterations captured once, each stream into its own graph (thread-local capture
+  // on every stream at once, as nccl-tests does for -g N), then every sample replays each graph
+  // loop_graph_launches times on its stream and waits for all.
+  std::vector<cudaGraph_t> graphs(ops.streams.size(), nullptr);
+  std::vector<cudaGraphExec_t> execs(ops.streams.size(), nullptr);
+  struct graphs_guard {
+    std::vector<cudaGraph_t>& g;
+    std::vector<cudaGraphExec_t>& e;
+    ~graphs_guard() {
+      for (auto x : e)
+        if (x != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(x));
+      for (auto x : g)
+        if (x != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(x));
+    }
+  } guard{graphs, execs};
+  std::string failure;
+  std::size_t capturing = 0;
+  for (; capturing < ops.streams.size() && failure.empty(); ++capturing) {
+    const cudaError_t e = cudaStreamBeginCapture(ops.streams[capturing], cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+      failure = std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(e);
+      break;
+    }
+  }
+  if (failure.empty()) {
+    try {
+      ops.enqueue(iters);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  for (std::size_t i = 0; i < capturing; ++i) {
+    const cudaError_t e = cudaStreamEndCapture(ops.streams[i], &graphs[i]);
+    if (failure.empty() && e != cudaSuccess) failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
+  }
+  for (std::size_t i = 0; i < graphs.size() && failure.empty(); ++i) {
+    const cudaError_t e = cudaGraphInstantiate(&execs[i], graphs[i], 0);
+    if (e != cudaSuccess) failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(e);
+  }
+  (void)cudaGetLastError();  // a failed capture leaves its error behind: not the next launch's
+  // Every rank samples or none does: the samples' collectives must meet.
+  if (!sync_.all(failure.empty())) {
+    why_not = failure.empty() ? "another rank could not capture its loop in a CUDA graph"
+                              : "cannot be captured in a CUDA graph: " + failure;
+    return {};
+  }
+  const auto replay = [&](int times) {
+    for (int l = 0; l < times; ++l)
+      for (std::size_t i = 0; i < execs.size(); ++i) MEMLAB_CUDA_CHECK(cudaGraphLaunch(execs[i], ops.streams[i]));
+  };
+  replay(1);  // the graphs' upload, untimed
+  ops.wait();
   return sample_until_stable(
       [&] {
         if (sync_.is_distributed()) sync_.barrier();
         const auto t0 = clock_type::now();
-        launches(opt.loop_iters);
-        const double ms = seconds_since(t0) * 1e3 / opt.loop_iters;
-        return sync_.is_distributed() ? sync_.average(ms) : ms;
+        replay(opt.loop_graph_launches);
+        ops.wait();
+        return per_launch(seconds_since(t0), iters * opt.loop_graph_launches);
       },
       opt);
 }

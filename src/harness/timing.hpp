@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "harness/buffer.hpp"
 #include "harness/stats.hpp"
@@ -28,9 +29,14 @@
 namespace memlab {
 
 using enqueue_fn = std::function<void(cudaStream_t)>;
-// Enqueues `launches` launches back to back, the way a loop of them runs (nccl-tests: each GPU on its
-// own stream, no joins between them), and returns once every one is done.
-using loop_fn = std::function<void(int launches)>;
+// A loop of launches the way nccl-tests runs it: `enqueue(k)` puts k launches back to back on
+// `streams` (each GPU this process drives on its own stream, no joins between launches) and returns
+// without waiting; `wait()` returns once every one of those streams is done.
+struct loop_ops {
+  std::function<void(int launches)> enqueue;
+  std::function<void()> wait;
+  std::vector<cudaStream_t> streams;
+};
 
 // How a timer's samples stay in step across the ranks of a distributed run (harness/world.hpp). In
 // one process every call is trivial: wait is cudaStreamSynchronize, the others return their input.
@@ -66,6 +72,9 @@ struct measure_options {
   // averaged over the ranks. Repeated like any sample (median over the repetitions).
   int loop_warmup = 1;
   int loop_iters = 20;
+  // nccl-tests -G: > 0 captures the loop_iters launches once in a CUDA graph per stream and times
+  // this many replays of them instead (the host's launch path out of the figure); 0: host launches.
+  int loop_graph_launches = 0;
   // Taken even when the budget ends first, so every summary has a median.
   static constexpr std::size_t floor_samples = 3;
 };
@@ -98,8 +107,9 @@ class timer {
   summary graph(const enqueue_fn& launch, const measure_options& opt, double estimate_ms, std::string& why_not);
   // nccl-tests' method (measure_options::loop_*): milliseconds per launch, host clock, no blocking
   // kernel, no L2 flush; in a distributed run every rank starts after a barrier and the figure is the
-  // ranks' mean, as nccl-tests averages its ranks' times.
-  summary loop(const loop_fn& launches, const measure_options& opt);
+  // ranks' mean, as nccl-tests averages its ranks' times. With loop_graph_launches, samples == 0 and
+  // `why_not` set when the loop cannot be captured (on any rank).
+  summary loop(const loop_ops& ops, const measure_options& opt, std::string& why_not);
 
  private:
   struct host_words;  // pinned, device-mapped words the kernels and the host share

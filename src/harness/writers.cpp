@@ -312,8 +312,18 @@ ordered_json header_json(const run_report& rep) {
         "and the wait for the last; the mean per launch, averaged over the ranks as nccl-tests does; repeated like a "
         "sample, median over the repetitions. No L2 flush, no blocking kernel: the host's launch cost is inside, as in "
         "nccl-tests' own figure";
+    if (t.nccl_tests_graph_launches > 0) {
+      j["timing"]["nccl_tests"] =
+          "nccl-tests' method in its graph mode (nccl-tests -G nccl_tests_graph_launches), for the rungs that have it "
+          "(records' nccl_tests): nccl_tests_warmup launches and a sync, then nccl_tests_iters launches captured once, "
+          "each rank's stream into its own CUDA graph; a sample is (after a barrier across the ranks) the host clock "
+          "around nccl_tests_graph_launches replays of every graph and the wait for the last, divided by "
+          "nccl_tests_iters x nccl_tests_graph_launches, averaged over the ranks; median over the samples. No L2 "
+          "flush, no blocking kernel; the host's per-launch cost is out of the figure, as in nccl-tests -G";
+    }
     j["timing"]["nccl_tests_warmup"] = t.nccl_tests_warmup;
     j["timing"]["nccl_tests_iters"] = t.nccl_tests_iters;
+    j["timing"]["nccl_tests_graph_launches"] = t.nccl_tests_graph_launches;
   }
   const auto& d = rep.device;
   ordered_json dev;
@@ -537,9 +547,11 @@ text_table lab_table(const run_report& rep, const lab_info& l) {
                        [](const result& r, const device_info&) { return r.cold.samples > 0 && r.bus_factor > 0; }});
   }
   if (nccl_tests) {
-    columns.push_back({"nccl-tests", field("nccl_tests_median_ms"),
+    // nccl-tests' graph mode named as nccl-tests names it: its -G flag.
+    const std::string method = rep.timing.nccl_tests_graph_launches > 0 ? "nccl-tests -G" : "nccl-tests";
+    columns.push_back({method, field("nccl_tests_median_ms"),
                        [](const result& r, const device_info&) { return r.nccl_tests.samples > 0; }});
-    columns.push_back({"busbw nccl-tests", field("nccl_tests_busbw_gbps"), [](const result& r, const device_info&) {
+    columns.push_back({"busbw " + method, field("nccl_tests_busbw_gbps"), [](const result& r, const device_info&) {
                          return r.nccl_tests.samples > 0 && r.bus_factor > 0;
                        }});
   }

@@ -111,6 +111,7 @@ TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
       {"run --device -1", "--device: invalid value \"-1\""},
       {"run --device zero", "--device: invalid value \"zero\""},
       {"run --rank-timeout 0", "--rank-timeout"},
+      {"run --nccl-tests-graph 1001", "--nccl-tests-graph"},
       {"run --dtype f17", "--dtype: f17 not in"},
       {"run copy --dtype f16 --variant fastest", "--variant: unknown variant 'fastest'", {"copy"}},
       {"run gather --dtype f16", "--dtype: lab gather does not support f16", {"gather"}},

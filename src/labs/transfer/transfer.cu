@@ -660,10 +660,16 @@ void launch_collective(const case_ctx& c, cudaStream_t s) {
 #endif
 }
 
-// nccl-tests' loop: `launches` collectives back to back, each rank on its own stream with no join
-// between launches (in one process, one group per launch over every rank, as nccl-tests -g N does),
-// then a wait for every stream, polling as nccl-tests does.
-void loop_collective(const case_ctx& c, int launches) {
+// nccl-tests' loop (the rung's loop_launcher): `launches` collectives back to back, each rank on its own
+// stream with no join between launches (in one process, one group per launch over every rank, as
+// nccl-tests -g N does); the wait polls every stream, as nccl-tests does.
+std::vector<cudaStream_t> loop_streams(const case_ctx& c) {
+  std::vector<cudaStream_t> out;
+  for (const auto& s : state_of(c).loop_streams) out.push_back(s->get());
+  return out;
+}
+
+void loop_enqueue(const case_ctx& c, int launches) {
 #if MEMLAB_HAVE_NCCL
   auto& st = state_of(c);
   const collective op = traits(*c.v).op;
@@ -675,7 +681,6 @@ void loop_collective(const case_ctx& c, int launches) {
       const auto [send, recv] = rank_pointers(c, w.rank(), 0, i);
       w.settle(collective_call(op, send, recv, c.p.n, w.size(), w.rank(), comm, s), "the collective");
     }
-    w.wait(s);
     return;
   }
   const int ranks = static_cast<int>(st.devices.size());
@@ -689,6 +694,19 @@ void loop_collective(const case_ctx& c, int launches) {
     }
     MEMLAB_NCCL_CHECK(ncclGroupEnd());
   }
+#else
+  (void)c, (void)launches;
+  throw std::logic_error("transfer: built without NCCL");
+#endif
+}
+
+void loop_wait(const case_ctx& c) {
+  auto& st = state_of(c);
+  const world& w = this_world();
+  if (w.distributed()) {
+    w.wait(st.loop_streams.front()->get());  // also notices a rank that stopped
+    return;
+  }
   for (bool busy = true; busy;) {
     busy = false;
     for (const auto& stream : st.loop_streams) {
@@ -701,11 +719,9 @@ void loop_collective(const case_ctx& c, int launches) {
     }
     if (busy) std::this_thread::yield();
   }
-#else
-  (void)c, (void)launches;
-  throw std::logic_error("transfer: built without NCCL");
-#endif
 }
+
+const loop_launcher collective_loop{.streams = loop_streams, .enqueue = loop_enqueue, .wait = loop_wait};
 
 // ---- refusals, plans, setup, checks ------------------------------------------------------------------------------
 
@@ -1232,7 +1248,7 @@ std::vector<variant> rungs() {
                    .ignores = collective_ignores,
                    .traits = rung_traits{.where = route::collective, .how = engine::nccl, .op = op},
                    .all_ranks = true,
-                   .loop = loop_collective};
+                   .loop = collective_loop};
   };
   v.push_back(nccl("nccl_all_reduce", "ncclAllReduce (u8 sum): busbw = algbw x 2(n-1)/n", collective::all_reduce));
   v.push_back(nccl("nccl_all_gather", "ncclAllGather: busbw = algbw x (n-1)/n", collective::all_gather));

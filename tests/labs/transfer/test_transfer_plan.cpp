@@ -283,7 +283,7 @@ TEST(transfer_plan, collectives_run_on_every_rank_and_by_nccl_tests_method) {
   for (const auto& v : L().variants) {
     const bool collective = v.traits_as<rung_traits>().where == route::collective;
     EXPECT_EQ(v.all_ranks, collective) << v.name;  // only collectives span the ranks of a distributed run
-    EXPECT_EQ(v.loop != nullptr, collective) << v.name;
+    EXPECT_EQ(v.loop.has_value(), collective) << v.name;
   }
   EXPECT_EQ(L().ranks_axis, "gpus");
 }
