@@ -18,6 +18,7 @@
 #              figure) in the same call (docs/notes/nccl_timing.md, section 4)
 #   graph      both tools in nccl-tests' graph mode (-G 10: the host's launch path out of the figure), every
 #              collective and placement, 64 B .. 1 GiB, 2 and all GPUs; nccl-tests before and after memlab
+#   repeat     one process and torchrun in turn, three rounds, every collective at 64 and 256 MiB
 #   sockets    4 ranks over NCCL's socket transport on loopback (the stand-in for a second host), verified
 #   pairs      the peer matrix: every ordered pair, copy engine, SM read/write, memlab::copy, one way
 #              and both, 4 KiB .. 4 GiB; the latency probes; nvbandwidth's device-to-device tests
@@ -243,6 +244,16 @@ for s in "${steps[@]}"; do
       STEP_LIMIT=500 step graph_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus 2,"$NGPU" \
         --placement all --sizes "$SIZES_GRAPH" --max-time 0.2 --nccl-tests-graph 10 --out "$J/graph_memlab.json"
       step graph_nccl_tests_b -- bash -c "nccl_tests_graph 2; [ $NGPU -gt 2 ] && nccl_tests_graph $NGPU"
+      ;;
+    repeat)
+      # One process against torchrun at 64 and 256 MiB, in turn, three rounds, four times the default sampling:
+      # how far the two modes part against how far each moves between its own rounds.
+      P_ARGS=(run transfer --variant "$COLLECTIVES" --placement out_of_place --sizes 64MiB,256MiB --max-time 1.0 --rank-timeout 60)
+      for round in 1 2 3; do
+        step "repeat_one_process_$round" -- "$M" "${P_ARGS[@]}" --quiet --gpus "$NGPU" --out "$J/repeat_one_process_$round.json"
+        step "repeat_torchrun_$round" -- torchrun --standalone --nproc-per-node "$NGPU" --no-python "$M" "${P_ARGS[@]}" \
+          --out "$J/repeat_torchrun_$round.json"
+      done
       ;;
     sockets)
       step ranks_sockets -- bash -c "for r in \$(seq 0 $((NGPU - 1))); do NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo RANK=\$r WORLD_SIZE=$NGPU '$M' run transfer --variant nccl_all_reduce,nccl_sendrecv --placement out_of_place --sizes 1MiB,64MiB --max-time 0.5 --out '$J/ranks_sockets.json' & done; wait"

@@ -127,11 +127,15 @@ def _size_text(b):
     return f"{b} B"
 
 
-def comparison_markdown(rows, device):
-    lines = [f"# memlab (nccl-tests' method) against nccl-tests, {device}", "",
-             "Same machine, same call; uint8, sum. `memlab` is the median of repetitions of nccl-tests' own loop "
-             "(1 warm-up, 20 launches back to back, host clock); `cold` is memlab's headline (one launch after an "
-             "L2 flush). Within: 3% from 1 MiB up, else 5% or 2 us.", "",
+def comparison_markdown(rows, device, graph_launches=0):
+    """The comparison as a page; `graph_launches` > 0: both tools ran nccl-tests' graph mode (-G)."""
+    method = ("nccl-tests' graph mode: 20 launches back to back captured once per GPU, replayed "
+              f"{graph_launches} times, host clock; nccl-tests with -G {graph_launches}" if graph_launches > 0
+              else "nccl-tests' own loop: 1 warm-up, 20 launches back to back, host clock")
+    title = "nccl-tests' method, -G" if graph_launches > 0 else "nccl-tests' method"
+    lines = [f"# memlab ({title}) against nccl-tests, {device}", "",
+             f"Same machine, same call; uint8, sum. `memlab` is the median of repetitions of {method}; `cold` is "
+             "memlab's headline (one launch after an L2 flush). Within: 3% from 1 MiB up, else 5% or 2 us.", "",
              "| GPUs | rung | placement | size | nccl-tests us | memlab us | ratio | busbw nccl-tests | busbw memlab "
              "| cold us | within |", "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for x in rows:
@@ -407,7 +411,7 @@ def main(argv=None):
     if rows:
         path = os.path.join(a.out, "nccl_tests_vs_memlab.md")
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(comparison_markdown(rows, device))
+            fh.write(comparison_markdown(rows, device, header.get("timing", {}).get("nccl_tests_graph_launches", 0)))
         made.append(path)
     for m in made:
         if m:
