@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "harness/check.hpp"
 #include "harness/error.hpp"
@@ -353,6 +354,34 @@ struct on_device {
     }                                                                                        \
   } while (0)
 
+// Device memory as nccl-tests allocates its buffers (ncclMemAlloc, NCCL >= 2.19: cuMem memory NCCL can
+// register when a CUDA graph captures a collective, so a captured loop over it may move its bytes
+// without NCCL's own staging buffers, as nccl-tests -G does; memory from cudaMalloc is not registered
+// there). On the current device.
+class nccl_memory {
+ public:
+  explicit nccl_memory(std::size_t bytes) : bytes_(bytes) {
+    if (bytes > 0) MEMLAB_NCCL_CHECK(ncclMemAlloc(&ptr_, bytes));
+  }
+  nccl_memory(nccl_memory&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  nccl_memory& operator=(nccl_memory&&) = delete;
+  nccl_memory(const nccl_memory&) = delete;
+  nccl_memory& operator=(const nccl_memory&) = delete;
+  ~nccl_memory() {
+    if (ptr_ != nullptr) (void)ncclMemFree(ptr_);
+  }
+  [[nodiscard]] std::byte* data() const noexcept { return static_cast<std::byte*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+using loop_memory = nccl_memory;
+#else
+using loop_memory = device_buffer;
+#endif
+
+#if MEMLAB_HAVE_NCCL
 // One communicator per GPU set for the process's life: ncclCommInitAll costs a second or more, a
 // case milliseconds. Never destroyed (the process ends with them).
 const std::vector<ncclComm_t>& communicators(const std::vector<int>& devices) {
@@ -388,11 +417,11 @@ struct transfer_state {
   std::vector<device_buffer> rank_send, rank_recv;
   std::vector<std::uint64_t> rank_seed;
   // nccl-tests' method: each rank's own stream (one in a distributed run), and the buffers its loop
-  // rotates through: nccl-tests moves every iteration's buffers `region` bytes on (its `shift`), over
-  // as many regions as its largest size holds; here up to 20 (its iterations) within 1 GiB a buffer.
-  // One region: the case's own buffers.
+  // rotates through, allocated as nccl-tests allocates them (loop_memory): nccl-tests moves every
+  // iteration's buffers `region` bytes on (its `shift`), over as many regions as its largest size
+  // holds; here up to 20 (its iterations) within 1 GiB a buffer, at least one.
   std::vector<std::unique_ptr<cuda_stream>> loop_streams;
-  std::vector<device_buffer> loop_send, loop_recv;  // per rank (this rank alone in a distributed run)
+  std::vector<loop_memory> loop_send, loop_recv;  // per rank (this rank alone in a distributed run)
   std::uint64_t loop_regions = 1, loop_region = 0;
 };
 
@@ -616,7 +645,7 @@ std::pair<std::byte*, std::byte*> rank_pointers(const case_ctx& c, int r, int lo
   const auto i = static_cast<std::size_t>(local);
   std::byte* send = local == 0 ? c.ptr(src_buffer) : st.rank_send[i - 1].data();
   std::byte* recv = in_place(c.p) ? nullptr : local == 0 ? c.ptr(dst_buffer) : st.rank_recv[i - 1].data();
-  if (iteration >= 0 && st.loop_regions > 1) {
+  if (iteration >= 0) {
     const std::uint64_t shift = st.loop_region * (static_cast<std::uint64_t>(iteration) % st.loop_regions);
     send = st.loop_send[i].data() + shift;
     recv = in_place(c.p) ? nullptr : st.loop_recv[i].data() + shift;
@@ -844,11 +873,11 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
       out.host_waits = this_world().distributed() && this_world().over_network();
       // In place: one buffer, input and output at once (filled with random input; the check reads
       // the reduced or gathered part and the untouched rest).
-      // nccl-tests' rotation: its loop's own buffers, where more than one region fits (setup).
+      // nccl-tests' rotation: its loop's own buffers, one region or more (setup).
       const std::uint64_t region = std::max(b.send, b.recv);
       const std::uint64_t regions =
           std::clamp<std::uint64_t>(loop_rotation_bytes / std::max<std::uint64_t>(region, 1), 1, loop_rotation_regions);
-      if (regions > 1) out.transient_bytes = regions * region * (in_place(p) ? 1 : 2);
+      out.transient_bytes = regions * region * (in_place(p) ? 1 : 2);
       out.buffers = in_place(p) ? std::vector<buffer_spec>{{"data", b.in_place_bytes(), buffer_role::input},
                                                            {"none", 0, buffer_role::scratch}}
                                 : std::vector<buffer_spec>{{"send", b.send, buffer_role::input},
@@ -966,7 +995,6 @@ void setup(case_ctx& c) {
       st->loop_regions = std::clamp<std::uint64_t>(loop_rotation_bytes / std::max<std::uint64_t>(st->loop_region, 1),
                                                    1, loop_rotation_regions);
       const auto loop_buffers = [&] {
-        if (st->loop_regions <= 1) return;
         const std::uint64_t bytes = st->loop_regions * st->loop_region;
         st->loop_send.emplace_back(bytes);
         st->loop_recv.emplace_back(in_place(c.p) ? 0 : bytes);
