@@ -380,11 +380,16 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
 }
 
 std::map<std::string, inspect_report> inspect_every_arch(const std::string& binary,
-                                                         std::span<const kernel_label> labels) {
+                                                         std::span<const kernel_label> labels, std::string_view only,
+                                                         bool all_kernels) {
   const std::string tool = checked_tool(binary);
+  const std::vector<std::string> listed = listed_archs(tool, binary);
+  if (!only.empty() && std::find(listed.begin(), listed.end(), only) == listed.end())
+    throw std::invalid_argument("'" + binary + "' carries no SASS for " + std::string(only));
   // One cuobjdump per arch, side by side: disassembling is what costs, and each arch's is its own.
   std::vector<std::future<std::vector<kernel_code>>> dumps;
-  for (const auto& a : listed_archs(tool, binary)) {
+  for (const auto& a : listed) {
+    if (!only.empty() && a != only) continue;
     dumps.push_back(std::async(std::launch::async, [&tool, &binary, a] {
       return parse_sass(run_cuobjdump(tool, "-sass -arch " + shell_quote(a), binary));
     }));
@@ -394,10 +399,11 @@ std::map<std::string, inspect_report> inspect_every_arch(const std::string& bina
     for (auto& k : part) code[k.arch].push_back(std::move(k));
   };
   for (auto& d : dumps) add(d.get());
-  if (code.empty()) add(parse_sass(run_cuobjdump(tool, "-sass", binary)));  // archs not in the cubins' names
+  if (code.empty() && only.empty()) add(parse_sass(run_cuobjdump(tool, "-sass", binary)));  // archs not in the cubins' names
   if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
-  std::vector<std::string> archs;
-  for (const auto& [a, kernels] : code) archs.push_back(a);
+  std::vector<std::string> archs = listed;
+  for (const auto& [a, kernels] : code)
+    if (std::find(archs.begin(), archs.end(), a) == archs.end()) archs.push_back(a);
   std::sort(archs.begin(), archs.end(),
             [](const std::string& a, const std::string& b) { return arch_key(a) < arch_key(b); });
   std::map<std::string, inspect_report> out;
@@ -406,7 +412,7 @@ std::map<std::string, inspect_report> inspect_every_arch(const std::string& bina
     r.binary = binary;
     r.tool = tool + " -sass";
     r.archs = archs;
-    r.kernels = label_kernels(kernels, labels, "", a, false);
+    r.kernels = label_kernels(kernels, labels, "", a, all_kernels);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // The SASS proof's shared state: the memlab binary read once (inspect_every_arch: one cuobjdump per
-// SASS architecture, run side by side; all labs at once), and helpers to ask a kernel's histogram
+// SASS architecture, run side by side, or the one arch sass_arch() names; all labs at once), and helpers to ask a kernel's histogram
 // what widths it uses. Each lab's SASS test file includes this; all of them link into one
 // memlab_sass_tests process, whose main() (test_sass_binary.cpp) reads the binary before any test
 // runs:
@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -19,8 +20,17 @@
 
 namespace memlab::inspect {
 
+// The one SASS arch this process reads ("sm_90"; MEMLAB_SASS_ARCH, set by ctest: one ctest per arch,
+// each one cuobjdump), or "" for every arch the binary carries (one process, one cuobjdump per arch side
+// by side). A test about one arch only is named "..._on_sm_NNN", and the other arches' ctests filter
+// it out.
+inline std::string sass_arch() {
+  const char* a = std::getenv("MEMLAB_SASS_ARCH");
+  return a == nullptr ? std::string() : std::string(a);
+}
+
 struct sass_proof : ::testing::Test {
-  // arch ("sm_90") -> every labelled kernel of every lab.
+  // arch ("sm_90") -> every labelled kernel of every lab (sass_arch(): that arch alone).
   static inline std::map<std::string, inspect_report> reports;
 };
 

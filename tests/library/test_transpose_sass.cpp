@@ -20,12 +20,8 @@ namespace memlab::inspect {
 namespace {
 
 struct library_sass : ::testing::Test {
-  // arch -> every kernel of libmemlab, read once for the suite.
-  static void SetUpTestSuite() {
-    const inspect_report first = inspect_binary(MEMLAB_C_API_LIBRARY, {}, "", "", true);
-    for (const auto& arch : first.archs)
-      reports.emplace(arch, inspect_binary(MEMLAB_C_API_LIBRARY, {}, "", arch, true));
-  }
+  // arch -> every kernel of libmemlab, read once for the suite (sass_arch(): that arch alone).
+  static void SetUpTestSuite() { reports = inspect_every_arch(MEMLAB_C_API_LIBRARY, {}, sass_arch(), true); }
   static inline std::map<std::string, inspect_report> reports;
 };
 

@@ -54,7 +54,7 @@ def drawn(runs, tmp_path_factory):
 def test_every_picture_from_every_committed_run(drawn):
     made, notes, _, _ = drawn
     assert [os.path.basename(p) for p in made] == PICTURES
-    assert all(os.path.getsize(p) > 20000 for p in made)
+    assert all(os.path.getsize(p) > 1000 for p in made)  # not blank (encoded at conftest.TEST_DPI)
     assert notes == []  # every histogram level is in the committed records
 
 

@@ -61,7 +61,7 @@ def test_heatmap_writes_one_picture_per_element_size_and_the_summary(tmp_path):
     out = tmp_path / "out"
     assert ts.main(["heatmap", sweep(tmp_path, ROWS + [CRASHED]), "-o", str(out)]) == 0
     for name in ("u8", "f32", "f64"):  # f64: only a crashed cell, still drawn (black)
-        assert os.path.getsize(out / f"transpose_heatmap_{name}.png") > 10_000
+        assert os.path.getsize(out / f"transpose_heatmap_{name}.png") > 1000  # not blank (at conftest.TEST_DPI)
     assert not (out / "transpose_heatmap_f16.png").exists()
     assert "worst cell" in (out / "transpose_shapes.md").read_text()
     assert ts.main(["summary", sweep(tmp_path, ROWS), "-o", str(tmp_path / "s.md")]) == 0
