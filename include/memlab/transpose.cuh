@@ -370,8 +370,8 @@ using unit_t = std::conditional_t<
     U == 1, unsigned char,
     std::conditional_t<U == 2, unsigned short, std::conditional_t<U == 4, unsigned, unsigned long long>>>;
 template <int U>
-__device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, unsigned swizzle) {
-  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, swizzle));
+__device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, const transpose_few_map& m) {
+  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, m.swizzle, m.swizzle_shift));
 }
 // Unit u of the vector w (4 words).
 template <int U>
@@ -385,6 +385,17 @@ __device__ __forceinline__ void put_unit(unsigned (&w)[4], unsigned u, unit_t<U>
     constexpr unsigned per_word = 4 / U;
     w[u / per_word] |= static_cast<unsigned>(v) << (8 * U * (u % per_word));
   }
+}
+
+// A loaded 16-byte chunk into its slot of the image (STS.128): the slot of transpose_few_smem, its words XOR-
+// permuted where the swizzle reaches inside the chunk (transpose_few_chunk_words: two conditional swaps, 8
+// selects), so that every byte lands where transpose_few_smem puts it.
+__device__ __forceinline__ void store_image_chunk(unsigned char* image, unsigned logical, uint4 v,
+                                                  const transpose_few_map& m) {
+  const unsigned x = transpose_few_chunk_words(logical, m.swizzle, m.swizzle_shift);
+  if (x & 1u) v = make_uint4(v.y, v.x, v.w, v.z);
+  if (x & 2u) v = make_uint4(v.z, v.w, v.x, v.y);
+  *reinterpret_cast<uint4*>(image + (transpose_few_smem(logical, m.swizzle, m.swizzle_shift) & ~15u)) = v;
 }
 
 // The tile's 16-byte output chunk whose first byte is `o` bytes after the tile's nominal output start (all
@@ -401,21 +412,21 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
   if (a.es != U) {
 #pragma unroll
     for (unsigned u = 0; u < units; ++u)
-      put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m.swizzle));
+      put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m));
     return make_uint4(w[0], w[1], w[2], w[3]);
   }
   unsigned at = p0 + transpose_few_source(Path, m, o, c);
   if constexpr (Path == transpose_path::few_cols) {
     const unsigned step = m.cols * U;
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u, at += step) put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+    for (unsigned u = 0; u < units; ++u, at += step) put_unit<U>(w, u, ld_unit<U>(image, at, m));
   } else if constexpr (Path == transpose_path::few_rows) {
     const unsigned j = o / U, col = transpose_div(j, m.magic_rows);
     unsigned r = j - col * m.rows;
     const unsigned wrap = U - m.rows * m.pitch;  // from (rows - 1, col) + pitch to (0, col + 1), modulo 2^32
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+      put_unit<U>(w, u, ld_unit<U>(image, at, m));
       at += m.pitch;
       if (++r == m.rows) {
         r = 0;
@@ -428,7 +439,7 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
     const unsigned step = m.cols * U, wrap_r = U - m.rows * step, wrap_c = rc * U - step;
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+      put_unit<U>(w, u, ld_unit<U>(image, at, m));
       at += step;
       if (++r == m.rows) {
         r = 0;
@@ -461,8 +472,7 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
     const std::int64_t x = g + U * u;
     if (x < lo_s || x >= hi_s) continue;
     const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(x) - nominal);
-    *reinterpret_cast<unit_t<U>*>(a.dst + x) =
-        ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map.swizzle);
+    *reinterpret_cast<unit_t<U>*>(a.dst + x) = ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map);
   }
 }
 
@@ -503,7 +513,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
 #pragma unroll
     for (int i = 0; i < steps; ++i) {
       const transpose_few_slot sl = slot(i);
-      if (sl.valid) *reinterpret_cast<uint4*>(tile + transpose_few_smem(sl.image, a.map.swizzle)) = v[i];
+      if (sl.valid) store_image_chunk(tile, sl.image, v[i], a.map);
     }
     __syncthreads();
 
@@ -634,19 +644,23 @@ inline bool few_plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintpt
   if (u > es || d % u != 0 || s % u != 0) return false;
   if (p.rows < 2 || p.cols < 2 || p.batch == 0) return false;
   if (p.threads != transpose_tuning::threads || p.grid == 0 || p.grid > 0x7fffffffu || p.vec_bytes != 16) return false;
-  if (p.smem_swizzle != 0 && p.smem_swizzle != 0x70) return false;
+  if (!transpose_few_swizzle_valid(p.smem_swizzle, p.smem_swizzle_shift, static_cast<unsigned>(u))) return false;
   const transpose_few_geometry g = transpose_few_geometry_of(p.path, p.batch, p.rows, p.cols, es, d);
   const bool cols_tile = p.path == transpose_path::few_cols, rows_tile = p.path == transpose_path::few_rows;
   const bool small = p.path == transpose_path::small_matrices;
   if (small && p.rows * p.cols * es > transpose_tuning::small_matrix_max_bytes) return false;  // the magic numbers
   if (!small && !transpose_few_side_fits(cols_tile ? p.cols : p.rows, es)) return false;
+  // few_rows: the least pitch plus whole 16-byte slots (transpose_few_layout_of: 0..7 of them), so that runs'
+  // images keep src's offsets modulo 16 and do not overlap; the others have none.
+  const bool pitch_fits = rows_tile ? p.run_pitch >= g.run_pitch && (p.run_pitch - g.run_pitch) % 16 == 0 &&
+                                          p.run_pitch - g.run_pitch < 16 * 8
+                                    : p.run_pitch == g.run_pitch;
   return static_cast<std::uint64_t>(p.tile_rows) == (cols_tile ? g.per_tile : p.rows) &&
          static_cast<std::uint64_t>(p.tile_cols) == (rows_tile ? g.per_tile : p.cols) &&
          p.tile_matrices == (small ? g.per_tile : 1u) && p.halo_rows == static_cast<int>(g.halo) &&
-         p.tiles == g.tiles && p.run_chunks == g.run_chunks && p.run_pitch == g.run_pitch &&
-         p.load_chunks == g.load_chunks &&
+         p.tiles == g.tiles && p.run_chunks == g.run_chunks && p.load_chunks == g.load_chunks &&
          p.load_chunks <= static_cast<std::uint32_t>(transpose_tuning::threads * transpose_tuning::few_load_steps) &&
-         p.smem_bytes == g.smem_bytes;
+         pitch_fits && p.smem_bytes == (rows_tile ? transpose_few_rows_smem(p.rows, p.run_pitch) : g.smem_bytes);
 }
 
 template <int Es>
