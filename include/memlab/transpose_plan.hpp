@@ -323,7 +323,10 @@ constexpr transpose_few_geometry transpose_few_geometry_of(transpose_path path, 
     g.load_chunks = static_cast<std::uint32_t>(transpose_chunks_spanned(loaded * cols * es));
     g.smem_bytes = (g.load_chunks * 16 + 127) / 128 * 128;
   } else if (path == transpose_path::few_rows) {
-    const std::uint64_t k = tile / (rows * es) >= unit ? round_down(tile / (rows * es), unit) : unit;
+    std::uint64_t k = tile / (rows * es) >= unit ? round_down(tile / (rows * es), unit) : unit;
+    // No sliver: where the matrix's columns fit one and a half tiles and one pass of loads, one tile takes them
+    // all (H100 heat map: u8 257 x 33..41, K = 32 and a second tile of 1..9 columns, 0.43-0.50 of a copy).
+    if (cols > k && 2 * cols <= 3 * k && rows * transpose_chunks_spanned(cols * es) <= most) k = cols;
     const bool sectors = dst % 32 == 0 && (batch == 1 || matrix % 32 == 0);
     g.per_tile = static_cast<std::uint32_t>(k);
     // The last byte a tile owns is < 31 bytes past its nominal end: floor(30 / es) elements, so many rows on.

@@ -276,15 +276,16 @@ TEST(transpose_emulated, few_paths_wide_sides) {
 // Every shared-memory layout transpose_few_layout_of may pick (docs/notes/transpose_skinny.md section 6), forced
 // on shapes small enough to emulate (the search itself runs from 4 MiB): each swizzle (none, the slot XOR, the
 // word XORs, whose chunks are word-permuted before their STS.128) and, for few_rows, every pitch T + 16 k; every
-// element size and unit, cut tiles, batches, run ends in partial chunks. Byte-exact.
+// element size and unit, cut tiles, batches, run ends in partial chunks, few_rows matrices of up to 1.5 tiles in
+// one (5 x 4093 u8, 7 x 1500 f16). Byte-exact.
 TEST(transpose_emulated, few_paths_every_layout) {
   std::map<std::string, int> layouts;
   const struct {
     unsigned es;
     std::uint64_t batch, rows, cols;
-  } cases[] = {{1, 1, 3, 4097}, {1, 2, 15, 300}, {1, 3, 257, 33}, {1, 40, 17, 37}, {1, 300, 3, 3},
-               {1, 100, 4, 4},  {2, 1, 5, 2000}, {2, 7, 25, 41},  {2, 60, 7, 9},   {4, 1, 7, 1001},
-               {4, 33, 9, 5},   {8, 1, 3, 700},  {8, 21, 5, 6},   {1, 2, 97, 128}, {2, 1, 64, 129}};
+  } cases[] = {{1, 1, 3, 4097}, {1, 2, 15, 300}, {1, 3, 257, 33}, {1, 40, 17, 37}, {1, 300, 3, 3}, {1, 100, 4, 4},
+               {2, 1, 5, 2000}, {2, 7, 25, 41},  {2, 60, 7, 9},   {4, 1, 7, 1001}, {4, 33, 9, 5},  {8, 1, 3, 700},
+               {8, 21, 5, 6},   {1, 2, 97, 128}, {2, 1, 64, 129}, {1, 1, 5, 4093}, {2, 2, 7, 1500}};
   for (const auto& c : cases) {
     for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {c.es % 16, 3 * c.es % 16}, {1, 7}}) {
       const transpose_plan base_plan = plan_transpose(std::uintptr_t{1} << 40 | doff, std::uintptr_t{1} << 41 | so,

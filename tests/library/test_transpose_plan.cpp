@@ -703,7 +703,7 @@ TEST(transpose_plan, few_layout_search_takes_the_gathers_down) {
     std::uint64_t batch, rows, cols;
     double fixed_at_least, chosen_at_most;
   } cells[] = {{7681, 17, 257, 15, 2.6},   {8523, 31, 127, 15, 2.4},  {17614, 15, 127, 15, 2.5},
-               {274, 15, 8191, 14, 2.8},   {2577, 25, 521, 13, 4.7},
+               {274, 15, 8191, 14, 2.8},   {2577, 25, 521, 13, 4.7},  {3957, 257, 33, 2, 2.1},
                {1, 3, 44739243, 4.9, 2.2}, {1000000, 3, 3, 2.9, 2.6}, {1000000, 4, 4, 3.9, 1.1}};
   for (const auto& c : cells) {
     SCOPED_TRACE(std::to_string(c.batch) + " x " + std::to_string(c.rows) + " x " + std::to_string(c.cols) + " u8");
@@ -734,6 +734,21 @@ TEST(transpose_plan, few_layout_search_takes_the_gathers_down) {
   ASSERT_EQ(tall.path, transpose_path::few_cols);
   EXPECT_EQ(tall.smem_swizzle, 0x70u);
   EXPECT_EQ(tall.smem_swizzle_shift, 3u);
+}
+
+// No sliver tile (few_rows): where a matrix's columns fit one and a half tiles and one pass of loads, one tile.
+TEST(transpose_plan, few_rows_takes_a_short_matrix_in_one_tile) {
+  const transpose_plan p = plan_transpose(base, 2 * base, 3957, 257, 33, 1, h100);  // K would be 32 + 1
+  ASSERT_EQ(p.path, transpose_path::few_rows);
+  EXPECT_EQ(p.tile_cols, 33);
+  EXPECT_EQ(p.tiles_c, 1u);
+  EXPECT_EQ(p.tiles, 3957u);
+  EXPECT_LE(p.load_chunks, 256u * 6);
+  const transpose_plan q = plan_transpose(base, 2 * base, 1, 5, 4093, 1, h100);  // K 3264: one tile of 4093
+  EXPECT_EQ(q.tile_cols, 4093);
+  const transpose_plan r = plan_transpose(base, 2 * base, 1, 3, 8191, 1, h100);  // K 5440 < 8191 / 1.5: two
+  EXPECT_EQ(r.tile_cols, 5440);
+  EXPECT_EQ(r.tiles_c, 2u);
 }
 
 // The swizzles a few plan may hold: permutations of each 128-byte row of the image (so the image's rounding to
