@@ -158,20 +158,24 @@ __device__ __forceinline__ uint4 load_chunk(const std::byte* src, std::int64_t a
 }
 
 // Bytes [lo, hi) of v (little-endian) to chunk + lo .. chunk + hi - 1, chunk 16-byte aligned: the widest
-// aligned stores that fit, at most 6. For the ends of a tile row that share a chunk with the next tile.
+// aligned stores that fit, at most 6. For the ends of a tile row that share a chunk with the next tile, and
+// the few kernels' partly owned chunks. Min: where lo and hi are multiples of it (a few kernel's unit), no
+// store narrower is compiled.
+template <unsigned Min = 1>
 __device__ __forceinline__ void store_bytes(std::byte* chunk, const uint4& v, unsigned lo, unsigned hi) {
+  static_assert(Min == 1 || Min == 2 || Min == 4 || Min == 8, "a store width");
   const unsigned long long q0 = v.x | static_cast<unsigned long long>(v.y) << 32;
   const unsigned long long q1 = v.z | static_cast<unsigned long long>(v.w) << 32;
 #pragma unroll 1
   for (unsigned o = lo; o < hi;) {
     const unsigned long long bits = (o < 8 ? q0 : q1) >> (8 * (o % 8));
-    if (o % 8 == 0 && o + 8 <= hi) {
+    if (Min == 8 || (o % 8 == 0 && o + 8 <= hi)) {
       *reinterpret_cast<unsigned long long*>(chunk + o) = bits;
       o += 8;
-    } else if (o % 4 == 0 && o + 4 <= hi) {
+    } else if (Min == 4 || (o % 4 == 0 && o + 4 <= hi)) {
       *reinterpret_cast<unsigned*>(chunk + o) = static_cast<unsigned>(bits);
       o += 4;
-    } else if (o % 2 == 0 && o + 2 <= hi) {
+    } else if (Min == 2 || (o % 2 == 0 && o + 2 <= hi)) {
       *reinterpret_cast<unsigned short*>(chunk + o) = static_cast<unsigned short>(bits);
       o += 2;
     } else {
@@ -403,30 +407,34 @@ __device__ __forceinline__ void store_image_chunk(unsigned char* image, unsigned
 // elements the address steps (few_cols: a row of the block; few_rows: the next run, wrapping to the next
 // column every `rows`; small_matrices: the next row, wrapping to the next column, then the next matrix);
 // else (U < elem_size: a pointer not aligned to the element) each unit's address is computed.
-template <int U, transpose_path Path>
+// Partial: only the first `n` units are read (the others are zero): a chunk the tile owns only from `o` on,
+// whose units past the n-th are another tile's and may lie outside its image; the addresses still step.
+template <int U, transpose_path Path, bool Partial = false>
 __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const few_args& a, unsigned p0, unsigned o,
-                                            unsigned c) {
+                                            unsigned c, unsigned n = 16 / U) {
   constexpr unsigned units = 16 / U;
   const transpose_few_map& m = a.map;
   unsigned w[4] = {0, 0, 0, 0};
+  const auto read = [&](unsigned u, unsigned at) {
+    if (!Partial || u < n) put_unit<U>(w, u, ld_unit<U>(image, at, m));
+  };
   if (a.es != U) {
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u)
-      put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m));
+    for (unsigned u = 0; u < units; ++u) read(u, p0 + transpose_few_source(Path, m, o + U * u, c));
     return make_uint4(w[0], w[1], w[2], w[3]);
   }
   unsigned at = p0 + transpose_few_source(Path, m, o, c);
   if constexpr (Path == transpose_path::few_cols) {
     const unsigned step = m.cols * U;
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u, at += step) put_unit<U>(w, u, ld_unit<U>(image, at, m));
+    for (unsigned u = 0; u < units; ++u, at += step) read(u, at);
   } else if constexpr (Path == transpose_path::few_rows) {
     const unsigned j = o / U, col = transpose_div(j, m.magic_rows);
     unsigned r = j - col * m.rows;
     const unsigned wrap = U - m.rows * m.pitch;  // from (rows - 1, col) + pitch to (0, col + 1), modulo 2^32
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at, m));
+      read(u, at);
       at += m.pitch;
       if (++r == m.rows) {
         r = 0;
@@ -439,7 +447,7 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
     const unsigned step = m.cols * U, wrap_r = U - m.rows * step, wrap_c = rc * U - step;
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at, m));
+      read(u, at);
       at += step;
       if (++r == m.rows) {
         r = 0;
@@ -455,8 +463,11 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
 }
 
 // One output chunk at dst offset g (16-byte aligned as an address; negative before a misaligned dst's first
-// boundary): whole (one STG.E.128) where the tile owns all of it, else unit by unit the units in [lo, hi).
-// `nominal`: dst offset of the tile's nominal output start (<= lo).
+// boundary): whole (one STG.E.128) where the tile owns all of it, else its bytes in [lo, hi): gathered as one
+// vector from the first of them (gather_few<..., true>: the units past hi not read), moved to their place in
+// the chunk (a funnel shift) and stored with the widest aligned stores (store_bytes: 8/4/2/1 bytes, none
+// narrower than U, at most 6), not unit by unit (docs/notes/transpose_skinny.md section 6). `nominal`: dst offset of the tile's nominal
+// output start (<= lo).
 template <int U, transpose_path Path>
 __device__ __forceinline__ void store_few_chunk(const unsigned char* image, const few_args& a, unsigned p0,
                                                 std::int64_t g, std::uint64_t lo, std::uint64_t hi,
@@ -467,13 +478,14 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
     arch::st_global_v4(a.dst + g, gather_few<U, Path>(image, a, p0, o, c));
     return;
   }
-#pragma unroll 1
-  for (unsigned u = 0; u < 16 / U; ++u) {
-    const std::int64_t x = g + U * u;
-    if (x < lo_s || x >= hi_s) continue;
-    const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(x) - nominal);
-    *reinterpret_cast<unit_t<U>*>(a.dst + x) = ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map);
-  }
+  // Bytes [first, last) of the chunk are the tile's (both multiples of U: dst, lo and hi are U-aligned).
+  const auto first = static_cast<unsigned>((g >= lo_s ? g : lo_s) - g);
+  const auto last = static_cast<unsigned>((g + 16 <= hi_s ? g + 16 : hi_s) - g);
+  if (first >= last) return;
+  const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(g + first) - nominal);
+  const uint4 v = gather_few<U, Path, true>(image, a, p0, o, c, (last - first) / U);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  store_bytes<U>(a.dst + g, first == 0 ? v : funnel16_any(zero, v, 16 - first), first, last);
 }
 
 // Few rows, few columns or small matrices (docs/notes/transpose_skinny.md): per tile, the aligned 16-byte

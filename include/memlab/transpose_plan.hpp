@@ -68,7 +68,7 @@
 //                 first tile from the run's start, the last to its end), so no sector inside a run is stored
 //                 by two CTAs; for that it loads a halo past its rows (32 / elem_size), columns or matrices,
 //                 none where every boundary is a sector boundary already. Partly owned chunks (the ends of a
-//                 run) are stored unit by unit. A unit is U = the largest power of two dividing elem_size,
+//                 run) are gathered whole and stored with the widest aligned narrow stores. A unit is U = the largest power of two dividing elem_size,
 //                 src and dst (elem_size for element-aligned pointers); the kernel is compiled per U.
 //   copy          rows == 1 or cols == 1: the transpose is the same bytes in the same order:
 //                 memlab::copy (`copy` holds its plan).
