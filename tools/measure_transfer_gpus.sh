@@ -240,11 +240,12 @@ for s in "${steps[@]}"; do
     graph)
       # Both tools in nccl-tests' graph mode, every collective and placement, 64 B .. 1 GiB, 2 and all GPUs, same
       # call; nccl-tests twice (its own repeatability), before and after memlab.
-      step graph_nccl_tests_a -- bash -c "nccl_tests_graph 2; [ $NGPU -le 2 ] || nccl_tests_graph $NGPU"
-      GPU_COUNTS=2; [ "$NGPU" -gt 2 ] && GPU_COUNTS=2,$NGPU
+      # GRAPH_GPUS: the GPU counts (default 2 and all); GRAPH_CYCLES=1: nccl-tests before memlab only.
+      GPU_COUNTS=${GRAPH_GPUS:-2}; [ -z "${GRAPH_GPUS:-}" ] && [ "$NGPU" -gt 2 ] && GPU_COUNTS=2,$NGPU
+      step graph_nccl_tests_a -- bash -c "for g in ${GPU_COUNTS//,/ }; do nccl_tests_graph \$g; done"
       STEP_LIMIT=500 step graph_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus "$GPU_COUNTS" \
         --placement all --sizes "$SIZES_GRAPH" --max-time 0.2 --nccl-tests-graph 10 --out "$J/graph_memlab.json"
-      step graph_nccl_tests_b -- bash -c "nccl_tests_graph 2; [ $NGPU -le 2 ] || nccl_tests_graph $NGPU"
+      [ "${GRAPH_CYCLES:-2}" -ge 2 ] && step graph_nccl_tests_b -- bash -c "for g in ${GPU_COUNTS//,/ }; do nccl_tests_graph \$g; done"
       ;;
     repeat)
       # One process against torchrun at 64 and 256 MiB, in turn, three rounds, four times the default sampling:
