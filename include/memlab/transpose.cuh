@@ -158,20 +158,24 @@ __device__ __forceinline__ uint4 load_chunk(const std::byte* src, std::int64_t a
 }
 
 // Bytes [lo, hi) of v (little-endian) to chunk + lo .. chunk + hi - 1, chunk 16-byte aligned: the widest
-// aligned stores that fit, at most 6. For the ends of a tile row that share a chunk with the next tile.
+// aligned stores that fit, at most 6. For the ends of a tile row that share a chunk with the next tile, and
+// the few kernels' partly owned chunks. Min: where lo and hi are multiples of it (a few kernel's unit), no
+// store narrower is compiled.
+template <unsigned Min = 1>
 __device__ __forceinline__ void store_bytes(std::byte* chunk, const uint4& v, unsigned lo, unsigned hi) {
+  static_assert(Min == 1 || Min == 2 || Min == 4 || Min == 8, "a store width");
   const unsigned long long q0 = v.x | static_cast<unsigned long long>(v.y) << 32;
   const unsigned long long q1 = v.z | static_cast<unsigned long long>(v.w) << 32;
 #pragma unroll 1
   for (unsigned o = lo; o < hi;) {
     const unsigned long long bits = (o < 8 ? q0 : q1) >> (8 * (o % 8));
-    if (o % 8 == 0 && o + 8 <= hi) {
+    if (Min == 8 || (o % 8 == 0 && o + 8 <= hi)) {
       *reinterpret_cast<unsigned long long*>(chunk + o) = bits;
       o += 8;
-    } else if (o % 4 == 0 && o + 4 <= hi) {
+    } else if (Min == 4 || (o % 4 == 0 && o + 4 <= hi)) {
       *reinterpret_cast<unsigned*>(chunk + o) = static_cast<unsigned>(bits);
       o += 4;
-    } else if (o % 2 == 0 && o + 2 <= hi) {
+    } else if (Min == 2 || (o % 2 == 0 && o + 2 <= hi)) {
       *reinterpret_cast<unsigned short*>(chunk + o) = static_cast<unsigned short>(bits);
       o += 2;
     } else {
@@ -370,8 +374,8 @@ using unit_t = std::conditional_t<
     U == 1, unsigned char,
     std::conditional_t<U == 2, unsigned short, std::conditional_t<U == 4, unsigned, unsigned long long>>>;
 template <int U>
-__device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, unsigned swizzle) {
-  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, swizzle));
+__device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, const transpose_few_map& m) {
+  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, m.swizzle, m.swizzle_shift));
 }
 // Unit u of the vector w (4 words).
 template <int U>
@@ -387,35 +391,50 @@ __device__ __forceinline__ void put_unit(unsigned (&w)[4], unsigned u, unit_t<U>
   }
 }
 
+// A loaded 16-byte chunk into its slot of the image (STS.128): the slot of transpose_few_smem, its words XOR-
+// permuted where the swizzle reaches inside the chunk (transpose_few_chunk_words: two conditional swaps, 8
+// selects), so that every byte lands where transpose_few_smem puts it.
+__device__ __forceinline__ void store_image_chunk(unsigned char* image, unsigned logical, uint4 v,
+                                                  const transpose_few_map& m) {
+  const unsigned x = transpose_few_chunk_words(logical, m.swizzle, m.swizzle_shift);
+  if (x & 1u) v = make_uint4(v.y, v.x, v.w, v.z);
+  if (x & 2u) v = make_uint4(v.z, v.w, v.x, v.y);
+  *reinterpret_cast<uint4*>(image + (transpose_few_smem(logical, m.swizzle, m.swizzle_shift) & ~15u)) = v;
+}
+
 // The tile's 16-byte output chunk whose first byte is `o` bytes after the tile's nominal output start (all
 // of it the tile's): units gathered from the image at P0 + transpose_few_source(...). Where units are whole
 // elements the address steps (few_cols: a row of the block; few_rows: the next run, wrapping to the next
 // column every `rows`; small_matrices: the next row, wrapping to the next column, then the next matrix);
 // else (U < elem_size: a pointer not aligned to the element) each unit's address is computed.
-template <int U, transpose_path Path>
+// Partial: only the first `n` units are read (the others are zero): a chunk the tile owns only from `o` on,
+// whose units past the n-th are another tile's and may lie outside its image; the addresses still step.
+template <int U, transpose_path Path, bool Partial = false>
 __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const few_args& a, unsigned p0, unsigned o,
-                                            unsigned c) {
+                                            unsigned c, unsigned n = 16 / U) {
   constexpr unsigned units = 16 / U;
   const transpose_few_map& m = a.map;
   unsigned w[4] = {0, 0, 0, 0};
+  const auto read = [&](unsigned u, unsigned at) {
+    if (!Partial || u < n) put_unit<U>(w, u, ld_unit<U>(image, at, m));
+  };
   if (a.es != U) {
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u)
-      put_unit<U>(w, u, ld_unit<U>(image, p0 + transpose_few_source(Path, m, o + U * u, c), m.swizzle));
+    for (unsigned u = 0; u < units; ++u) read(u, p0 + transpose_few_source(Path, m, o + U * u, c));
     return make_uint4(w[0], w[1], w[2], w[3]);
   }
   unsigned at = p0 + transpose_few_source(Path, m, o, c);
   if constexpr (Path == transpose_path::few_cols) {
     const unsigned step = m.cols * U;
 #pragma unroll
-    for (unsigned u = 0; u < units; ++u, at += step) put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+    for (unsigned u = 0; u < units; ++u, at += step) read(u, at);
   } else if constexpr (Path == transpose_path::few_rows) {
     const unsigned j = o / U, col = transpose_div(j, m.magic_rows);
     unsigned r = j - col * m.rows;
     const unsigned wrap = U - m.rows * m.pitch;  // from (rows - 1, col) + pitch to (0, col + 1), modulo 2^32
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+      read(u, at);
       at += m.pitch;
       if (++r == m.rows) {
         r = 0;
@@ -428,7 +447,7 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
     const unsigned step = m.cols * U, wrap_r = U - m.rows * step, wrap_c = rc * U - step;
 #pragma unroll
     for (unsigned u = 0; u < units; ++u) {
-      put_unit<U>(w, u, ld_unit<U>(image, at, m.swizzle));
+      read(u, at);
       at += step;
       if (++r == m.rows) {
         r = 0;
@@ -444,8 +463,11 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
 }
 
 // One output chunk at dst offset g (16-byte aligned as an address; negative before a misaligned dst's first
-// boundary): whole (one STG.E.128) where the tile owns all of it, else unit by unit the units in [lo, hi).
-// `nominal`: dst offset of the tile's nominal output start (<= lo).
+// boundary): whole (one STG.E.128) where the tile owns all of it, else its bytes in [lo, hi): gathered as one
+// vector from the first of them (gather_few<..., true>: the units past hi not read), moved to their place in
+// the chunk (a funnel shift) and stored with the widest aligned stores (store_bytes: 8/4/2/1 bytes, none
+// narrower than U, at most 6), not unit by unit (docs/notes/transpose_skinny.md section 6). `nominal`: dst offset of the tile's nominal
+// output start (<= lo).
 template <int U, transpose_path Path>
 __device__ __forceinline__ void store_few_chunk(const unsigned char* image, const few_args& a, unsigned p0,
                                                 std::int64_t g, std::uint64_t lo, std::uint64_t hi,
@@ -456,14 +478,14 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
     arch::st_global_v4(a.dst + g, gather_few<U, Path>(image, a, p0, o, c));
     return;
   }
-#pragma unroll 1
-  for (unsigned u = 0; u < 16 / U; ++u) {
-    const std::int64_t x = g + U * u;
-    if (x < lo_s || x >= hi_s) continue;
-    const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(x) - nominal);
-    *reinterpret_cast<unit_t<U>*>(a.dst + x) =
-        ld_unit<U>(image, p0 + transpose_few_source(Path, a.map, o, c), a.map.swizzle);
-  }
+  // Bytes [first, last) of the chunk are the tile's (both multiples of U: dst, lo and hi are U-aligned).
+  const auto first = static_cast<unsigned>((g >= lo_s ? g : lo_s) - g);
+  const auto last = static_cast<unsigned>((g + 16 <= hi_s ? g + 16 : hi_s) - g);
+  if (first >= last) return;
+  const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(g + first) - nominal);
+  const uint4 v = gather_few<U, Path, true>(image, a, p0, o, c, (last - first) / U);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  store_bytes<U>(a.dst + g, first == 0 ? v : funnel16_any(zero, v, 16 - first), first, last);
 }
 
 // Few rows, few columns or small matrices (docs/notes/transpose_skinny.md): per tile, the aligned 16-byte
@@ -503,7 +525,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
 #pragma unroll
     for (int i = 0; i < steps; ++i) {
       const transpose_few_slot sl = slot(i);
-      if (sl.valid) *reinterpret_cast<uint4*>(tile + transpose_few_smem(sl.image, a.map.swizzle)) = v[i];
+      if (sl.valid) store_image_chunk(tile, sl.image, v[i], a.map);
     }
     __syncthreads();
 
@@ -634,19 +656,23 @@ inline bool few_plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintpt
   if (u > es || d % u != 0 || s % u != 0) return false;
   if (p.rows < 2 || p.cols < 2 || p.batch == 0) return false;
   if (p.threads != transpose_tuning::threads || p.grid == 0 || p.grid > 0x7fffffffu || p.vec_bytes != 16) return false;
-  if (p.smem_swizzle != 0 && p.smem_swizzle != 0x70) return false;
+  if (!transpose_few_swizzle_valid(p.smem_swizzle, p.smem_swizzle_shift, static_cast<unsigned>(u))) return false;
   const transpose_few_geometry g = transpose_few_geometry_of(p.path, p.batch, p.rows, p.cols, es, d);
   const bool cols_tile = p.path == transpose_path::few_cols, rows_tile = p.path == transpose_path::few_rows;
   const bool small = p.path == transpose_path::small_matrices;
   if (small && p.rows * p.cols * es > transpose_tuning::small_matrix_max_bytes) return false;  // the magic numbers
   if (!small && !transpose_few_side_fits(cols_tile ? p.cols : p.rows, es)) return false;
+  // few_rows: the least pitch plus whole 16-byte slots (transpose_few_layout_of: 0..7 of them), so that runs'
+  // images keep src's offsets modulo 16 and do not overlap; the others have none.
+  const bool pitch_fits = rows_tile ? p.run_pitch >= g.run_pitch && (p.run_pitch - g.run_pitch) % 16 == 0 &&
+                                          p.run_pitch - g.run_pitch < 16 * 8
+                                    : p.run_pitch == g.run_pitch;
   return static_cast<std::uint64_t>(p.tile_rows) == (cols_tile ? g.per_tile : p.rows) &&
          static_cast<std::uint64_t>(p.tile_cols) == (rows_tile ? g.per_tile : p.cols) &&
          p.tile_matrices == (small ? g.per_tile : 1u) && p.halo_rows == static_cast<int>(g.halo) &&
-         p.tiles == g.tiles && p.run_chunks == g.run_chunks && p.run_pitch == g.run_pitch &&
-         p.load_chunks == g.load_chunks &&
+         p.tiles == g.tiles && p.run_chunks == g.run_chunks && p.load_chunks == g.load_chunks &&
          p.load_chunks <= static_cast<std::uint32_t>(transpose_tuning::threads * transpose_tuning::few_load_steps) &&
-         p.smem_bytes == g.smem_bytes;
+         pitch_fits && p.smem_bytes == (rows_tile ? transpose_few_rows_smem(p.rows, p.run_pitch) : g.smem_bytes);
 }
 
 template <int Es>

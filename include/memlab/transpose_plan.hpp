@@ -59,15 +59,16 @@
 //                 (one contiguous block).
 //                 The three are one kernel (transpose_few_kernel; docs/notes/transpose_skinny.md): the aligned
 //                 16-byte chunks that cover what a CTA reads are loaded whole (LDG.E.128) into shared memory
-//                 (STS.128, a 16-byte XOR swizzle), unshifted: a range that starts p bytes into a chunk starts
-//                 p bytes into its image, so any alignment is an offset of the gather's addresses. Each
+//                 (STS.128, an XOR swizzle picked per shape against bank conflicts: transpose_few_layout_of),
+//                 unshifted: a range that starts p bytes into a chunk starts p bytes into its image, so any
+//                 alignment is an offset of the gather's addresses. Each
 //                 thread gathers whole aligned 16-byte chunks of dst element by element and stores each with
 //                 one STG.E.128. A tile owns the bytes of each run (or block) of dst from the first 32-byte
 //                 sector boundary at or after its nominal start to the first at or after its nominal end (the
 //                 first tile from the run's start, the last to its end), so no sector inside a run is stored
 //                 by two CTAs; for that it loads a halo past its rows (32 / elem_size), columns or matrices,
 //                 none where every boundary is a sector boundary already. Partly owned chunks (the ends of a
-//                 run) are stored unit by unit. A unit is U = the largest power of two dividing elem_size,
+//                 run) are gathered whole and stored with the widest aligned narrow stores. A unit is U = the largest power of two dividing elem_size,
 //                 src and dst (elem_size for element-aligned pointers); the kernel is compiled per U.
 //   copy          rows == 1 or cols == 1: the transpose is the same bytes in the same order:
 //                 memlab::copy (`copy` holds its plan).
@@ -182,6 +183,11 @@ inline constexpr int few_tile_bytes = 16384;
 inline constexpr int few_load_steps = 6;
 inline constexpr int few_min_ctas_per_sm = 4;
 inline constexpr std::uint64_t small_matrix_max_bytes = 8192;
+// Jobs from this many bytes a buffer search the few paths' shared-memory layout (transpose_few_layout_of): the
+// search costs 3-7 us of host time (the development machine: 7 or 15 candidates x 128 sampled addresses), about
+// what an H100 takes to move 2 x 4 MiB; the acceptance's 10^6 batched 3 x 3 u8 (9 MB) is above it. Smaller jobs
+// keep the fixed layout.
+inline constexpr std::uint64_t few_layout_search_bytes = std::uint64_t{4} << 20;
 }  // namespace transpose_tuning
 
 struct transpose_plan {
@@ -210,7 +216,8 @@ struct transpose_plan {
   std::uint32_t run_chunks = 0;     // few_rows: 16-byte chunk slots a run of src takes in shared memory
   std::uint32_t run_pitch = 0;      // few_rows: bytes from one run's image to the next's (T)
   std::uint32_t load_chunks = 0;    // 16-byte chunks a tile loads at most (<= threads x few_load_steps)
-  std::uint32_t smem_swizzle = 0;   // transpose_few_smem's mask: 0x70 or 0 (transpose_few_swizzle)
+  std::uint32_t smem_swizzle = 0;   // transpose_few_smem's mask and shift (transpose_few_layout_of)
+  std::uint32_t smem_swizzle_shift = 0;
 };
 
 // A tiled path's tiles and launch shape, from the path and the element size alone (plan_transpose fills a
@@ -253,13 +260,25 @@ MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_div(std::uint32_t n, std::u
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * magic) >> 32);
 }
 
-// The shared-memory image's 16-byte XOR swizzle: in each 128-byte row, slot (b / 16) % 8 XOR the row % 8
-// where `mask` is 0x70, nothing where it is 0 (transpose_few_swizzle). A 16-byte chunk stays whole (STS.128),
-// an element stays inside its chunk.
-MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_smem(unsigned b, unsigned mask) { return b ^ ((b >> 3) & mask); }
-// Which: the lanes of a gather request read addresses 16 x cols bytes apart (few_cols), T apart with runs
-// interleaved (few_rows), or around their own 16 bytes (small_matrices); where that stride has a factor of
-// 2, slots of one column of the image collide without the XOR. Chosen with the bank model
+// The shared-memory image's XOR swizzle: byte b of the image lives at b ^ ((b >> shift) & mask), mask within
+// 0x7c (the 4-byte word inside a 128-byte row, bits 2..6) and its source bits (mask << shift) at bit 7 or above:
+// a permutation of each 128-byte row's words, chosen by bits of the row's address. An element stays inside its
+// word (8-byte units: mask 0x78, the word pair stays whole and in order); a 16-byte chunk moves to one slot with
+// its 4 words XOR-permuted (transpose_few_chunk_words: the kernel permutes them in registers before its STS.128).
+//   mask 0, shift 0      none
+//   mask 0x70, shift 3   the slot (b / 16) % 8 XOR the row % 8: whole chunks only (transpose_few_swizzle)
+//   mask 0x7c, shift s   every word bit XOR 5 bits of the address from bit s + 2 up (0x78: 4 of them)
+// transpose_few_layout_of picks one per shape (docs/notes/transpose_skinny.md section 6).
+MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_smem(unsigned b, unsigned mask, unsigned shift) {
+  return b ^ ((b >> shift) & mask);
+}
+// The XOR of the word index (0..3) inside the 16-byte chunk that starts at image byte b (16-aligned): the chunk
+// goes to slot transpose_few_smem(b, mask, shift) / 16, its word i to word i ^ transpose_few_chunk_words(...).
+MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_chunk_words(unsigned b, unsigned mask, unsigned shift) {
+  return ((b >> shift) & mask & 0x0cu) >> 2;
+}
+// few_cols' swizzle (the lanes of a gather request read addresses 16 x cols bytes apart): where that stride has
+// a factor of 2, slots of one column of the image collide without the XOR. Chosen with the bank model
 // (tests/library/test_transpose_plan.cpp: at most 2 wavefronts per request for a side of 2..8 elements).
 constexpr unsigned transpose_few_swizzle(transpose_path path, std::uint64_t rows, std::uint64_t cols) {
   const bool xor_slots = path == transpose_path::few_rows ? rows >= 24 : cols % 2 == 0;
@@ -268,6 +287,11 @@ constexpr unsigned transpose_few_swizzle(transpose_path path, std::uint64_t rows
 
 // A range of n bytes at any offset from a 16-byte boundary spans at most this many aligned 16-byte chunks.
 constexpr std::uint64_t transpose_chunks_spanned(std::uint64_t n) { return (n + 15 + 15) / 16; }
+
+// few_rows' image: `rows` runs at pitch T, 16 bytes of slack for the first run's offset P0, whole 128-byte rows.
+constexpr std::uint32_t transpose_few_rows_smem(std::uint64_t rows, std::uint64_t pitch) {
+  return static_cast<std::uint32_t>((rows * pitch + 16 + 127) / 128 * 128);
+}
 
 // Tiles of a few path, from the shape, the element size and the address of dst (whether every boundary a
 // tile's ownership depends on is a 32-byte sector boundary already: then there is no halo).
@@ -299,7 +323,10 @@ constexpr transpose_few_geometry transpose_few_geometry_of(transpose_path path, 
     g.load_chunks = static_cast<std::uint32_t>(transpose_chunks_spanned(loaded * cols * es));
     g.smem_bytes = (g.load_chunks * 16 + 127) / 128 * 128;
   } else if (path == transpose_path::few_rows) {
-    const std::uint64_t k = tile / (rows * es) >= unit ? round_down(tile / (rows * es), unit) : unit;
+    std::uint64_t k = tile / (rows * es) >= unit ? round_down(tile / (rows * es), unit) : unit;
+    // No sliver: where the matrix's columns fit one and a half tiles and one pass of loads, one tile takes them
+    // all (H100 heat map: u8 257 x 33..41, K = 32 and a second tile of 1..9 columns, 0.43-0.50 of a copy).
+    if (cols > k && 2 * cols <= 3 * k && rows * transpose_chunks_spanned(cols * es) <= most) k = cols;
     const bool sectors = dst % 32 == 0 && (batch == 1 || matrix % 32 == 0);
     g.per_tile = static_cast<std::uint32_t>(k);
     // The last byte a tile owns is < 31 bytes past its nominal end: floor(30 / es) elements, so many rows on.
@@ -309,12 +336,10 @@ constexpr transpose_few_geometry transpose_few_geometry_of(transpose_path path, 
     const std::uint64_t loaded = k + g.halo < cols ? k + g.halo : cols;
     g.run_chunks = static_cast<std::uint32_t>(transpose_chunks_spanned(loaded * es));
     // Run r's image starts at P0 + r x T, T = cols x es (mod 16): element k of run r is at P0 + r T + k es,
-    // whatever the alignment of the rows of src. An odd number of 16-byte slots spreads the runs over banks.
-    std::uint64_t t = 16 * g.run_chunks + 16 + cols * es % 16;
-    if (t / 16 % 2 == 0) t += 16;
-    g.run_pitch = static_cast<std::uint32_t>(t);
+    // whatever the alignment of the rows of src. The least such T; transpose_few_layout_of may add whole slots.
+    g.run_pitch = static_cast<std::uint32_t>(16 * g.run_chunks + 16 + cols * es % 16);
     g.load_chunks = static_cast<std::uint32_t>(rows * g.run_chunks);
-    g.smem_bytes = static_cast<std::uint32_t>((rows * t + 16 + 127) / 128 * 128);
+    g.smem_bytes = transpose_few_rows_smem(rows, g.run_pitch);
   } else if (path == transpose_path::small_matrices) {
     std::uint64_t m = tile / matrix >= 1 ? tile / matrix : 1;
     std::uint64_t m_unit = 32;  // matrices whose bytes are a multiple of 32
@@ -378,7 +403,8 @@ struct transpose_few_map {
   std::uint32_t pitch = 0;           // few_rows: the runs' pitch T
   std::uint32_t magic_rows = 0;      // transpose_magic(rows)
   std::uint32_t magic_matrix = 0;    // small_matrices: transpose_magic(rows x cols)
-  std::uint32_t swizzle = 0;         // the image's swizzle mask (transpose_few_smem)
+  std::uint32_t swizzle = 0;         // the image's swizzle mask and shift (transpose_few_smem)
+  std::uint32_t swizzle_shift = 0;
 };
 // `o`: bytes from the tile's nominal output start (few_cols: in output row `c`, at input row `first`;
 // few_rows: at column `first` of its matrix; small_matrices: at matrix `first`).
@@ -525,6 +551,162 @@ MEMLAB_HOST_DEVICE constexpr std::uint64_t transpose_few_bound(std::uintptr_t ds
   return up < run + run_bytes ? up : run + run_bytes;
 }
 
+// The few paths' output map of a plan (transpose_few_source).
+constexpr transpose_few_map transpose_few_map_of(const transpose_plan& p) {
+  transpose_few_map m;
+  m.es_shift = p.elem_size == 8 ? 3u : p.elem_size == 4 ? 2u : p.elem_size == 2 ? 1u : 0u;
+  const bool rows_used = p.path == transpose_path::few_rows || p.path == transpose_path::small_matrices;
+  const bool cols_used = p.path == transpose_path::few_cols || p.path == transpose_path::small_matrices;
+  m.rows = rows_used ? static_cast<std::uint32_t>(p.rows) : 0u;
+  m.cols = cols_used ? static_cast<std::uint32_t>(p.cols) : 0u;
+  m.pitch = p.run_pitch;
+  m.magic_rows = transpose_magic(m.rows);
+  m.magic_matrix = p.path == transpose_path::small_matrices ? transpose_magic(m.rows * m.cols) : 0u;
+  m.swizzle = p.smem_swizzle;
+  m.swizzle_shift = p.smem_swizzle_shift;
+  return m;
+}
+
+// ---- the image's layout: the bank conflicts of the gather, chosen on the host -------------------------------
+
+// The image's layout (few_rows, small_matrices): of a few candidate swizzles and, for few_rows, 8 pitches (T plus
+// 0..7 slots, each a different offset modulo 128 between runs, as long as the image stays within 48 KiB), the one
+// whose gather takes the fewest wavefronts in a sample of its requests: two warps (the first tile's chunks 1..32
+// and 33..64; chunk 0 may be partly another tile's) at unit offsets 0 and 8 bytes, counted as the bank model does
+// (harness/bank_model.hpp: a bank serves one 4-byte word per wavefront, lanes reading one word share it; 8-byte
+// units by half-warps). Ties: the earlier candidate; few_rows: the pitch first (under the first word swizzle),
+// then the swizzle. Over the H100 heat map's shapes (docs/notes/transpose_skinny.md section 6) the choice leaves
+// the worst u8 gather request of a tile at 3.6 wavefronts on average where the fixed rule (transpose_few_swizzle)
+// left up to 16. few_cols keeps transpose_few_swizzle (at most 2.5 there already).
+struct transpose_few_layout {
+  std::uint32_t swizzle = 0, swizzle_shift = 0;  // transpose_few_smem's mask and shift
+  std::uint32_t pitch = 0;                       // few_rows: the runs' pitch T
+};
+constexpr int transpose_few_swizzles = 6;
+constexpr transpose_few_layout transpose_few_swizzle_at(int i, unsigned unit) {
+  const std::uint32_t words = unit == 8 ? 0x78u : 0x7cu;  // 8-byte units: the word pair stays whole
+  constexpr std::uint32_t shifts[transpose_few_swizzles] = {0, 3, 5, 6, 7, 8};
+  return {i == 0 ? 0u : i == 1 ? 0x70u : words, shifts[i], 0};
+}
+// Whether (mask, shift) is one of the candidates for this unit (launch_transpose checks a plan with it).
+constexpr bool transpose_few_swizzle_valid(std::uint32_t mask, std::uint32_t shift, unsigned unit) {
+  for (int i = 0; i < transpose_few_swizzles; ++i) {
+    const transpose_few_layout c = transpose_few_swizzle_at(i, unit);
+    if (c.swizzle == mask && c.swizzle_shift == shift) return true;
+  }
+  return false;
+}
+
+// The sample: 4 requests of 32 lanes, each lane's image byte (before the swizzle) as run x pitch + rest (few_rows;
+// small_matrices: run 0), or idle (its chunk past the tile's output).
+constexpr unsigned transpose_few_sample_requests = 4;  // 2 warps x 2 unit offsets
+struct transpose_few_sample {
+  std::uint32_t run[transpose_few_sample_requests][32] = {}, rest[transpose_few_sample_requests][32] = {};
+  bool active[transpose_few_sample_requests][32] = {};  // request i: warp i / 2, unit offset 8 x (i % 2) bytes
+  unsigned unit = 0;
+};
+constexpr transpose_few_sample transpose_few_sample_of(const transpose_plan& p, std::uintptr_t dst,
+                                                       std::uintptr_t src) {
+  transpose_plan q = p;
+  q.run_pitch = 0;
+  const transpose_few_map m0 = transpose_few_map_of(q);
+  q.run_pitch = 1;
+  const transpose_few_map m1 = transpose_few_map_of(q);
+  const auto es = static_cast<std::uint64_t>(p.elem_size);
+  const std::uint64_t out =
+      p.path == transpose_path::few_rows
+          ? (p.cols < std::uint64_t(p.tile_cols) ? p.cols : std::uint64_t(p.tile_cols)) * p.rows * es
+          : (p.batch < p.tile_matrices ? p.batch : p.tile_matrices) * p.rows * p.cols * es;
+  const auto p0 = static_cast<std::uint32_t>(src % 16), lead = static_cast<std::uint32_t>(16 - dst % 16);
+  transpose_few_sample s;
+  s.unit = static_cast<unsigned>(p.unit_bytes);
+  for (unsigned i = 0; i < transpose_few_sample_requests; ++i) {
+    for (unsigned l = 0; l < 32; ++l) {
+      const std::uint64_t chunk = lead + 16 * (32 * (i / 2) + l);  // the lane's chunk, from the tile's start
+      s.active[i][l] = chunk + 16 <= out;
+      if (!s.active[i][l]) continue;
+      const auto o = static_cast<std::uint32_t>(chunk + 8 * (i % 2));
+      const std::uint32_t at0 = transpose_few_source(p.path, m0, o, 0), at1 = transpose_few_source(p.path, m1, o, 0);
+      s.run[i][l] = at1 - at0;
+      s.rest[i][l] = p0 + at0;
+    }
+  }
+  return s;
+}
+// The sample's wavefronts under one layout (words 8 KiB apart count as one: a rare undercount).
+constexpr unsigned transpose_few_sample_wavefronts(const transpose_few_sample& s, std::uint32_t pitch,
+                                                   std::uint32_t mask, std::uint32_t shift) {
+  const unsigned groups = s.unit == 8 ? 2 : 1, words = s.unit == 8 ? 2 : 1, lanes = 32 / groups;
+  unsigned total = 0;
+  for (unsigned i = 0; i < transpose_few_sample_requests; ++i) {
+    for (unsigned g = 0; g < groups; ++g) {
+      std::uint64_t seen[32] = {};  // per bank: which words (bit word / 32 % 64)
+      unsigned count[32] = {}, most = 0;
+      for (unsigned l = g * lanes; l < (g + 1) * lanes; ++l) {
+        if (!s.active[i][l]) continue;
+        const unsigned at = transpose_few_smem(s.run[i][l] * pitch + s.rest[i][l], mask, shift);
+        for (unsigned k = 0; k < words; ++k) {
+          const unsigned word = at / 4 + k, bank = word % 32;
+          const std::uint64_t bit = std::uint64_t{1} << (word / 32 % 64), before = seen[bank];
+          seen[bank] = before | bit;
+          count[bank] += (before & bit) == 0 ? 1u : 0u;  // a word another lane reads is shared (no branch: ~5x faster)
+          most = count[bank] > most ? count[bank] : most;
+        }
+      }
+      total += most;
+    }
+  }
+  return total;
+}
+// The fixed layout (before the search, and where a job is too small for it to pay): transpose_few_swizzle, and
+// for few_rows the least pitch rounded to an odd number of 16-byte slots.
+constexpr transpose_few_layout transpose_few_layout_fixed(const transpose_plan& p) {
+  transpose_few_layout l = transpose_few_swizzle_at(transpose_few_swizzle(p.path, p.rows, p.cols) != 0 ? 1 : 0,
+                                                    static_cast<unsigned>(p.unit_bytes));
+  if (p.path == transpose_path::few_rows) {  // from the least pitch (transpose_few_geometry_of), whatever p holds
+    const auto least =
+        static_cast<std::uint32_t>(16 * p.run_chunks + 16 + p.cols * static_cast<std::uint64_t>(p.elem_size) % 16);
+    l.pitch = least / 16 % 2 == 0 ? least + 16 : least;
+  }
+  return l;
+}
+// The layout of a few plan whose geometry is filled in (plan_transpose_few), for these pointers: the fixed one
+// unless a candidate's sample takes fewer wavefronts; the fixed one for few_cols and for jobs below
+// transpose_tuning::few_layout_search_bytes.
+constexpr transpose_few_layout transpose_few_layout_of(const transpose_plan& p, std::uintptr_t dst,
+                                                       std::uintptr_t src) {
+  const auto unit = static_cast<unsigned>(p.unit_bytes);
+  transpose_few_layout best = transpose_few_layout_fixed(p);  // p.run_pitch: the least pitch
+  const std::uint64_t bytes = p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size);
+  if (p.path == transpose_path::few_cols || bytes < transpose_tuning::few_layout_search_bytes) return best;
+  const transpose_few_sample s = transpose_few_sample_of(p, dst, src);
+  unsigned least = transpose_few_sample_wavefronts(s, best.pitch, best.swizzle, best.swizzle_shift);
+  if (p.path == transpose_path::few_rows) {         // the pitch, under the first word swizzle
+    constexpr std::uint32_t most_smem = 48 * 1024;  // no opt-in beyond the default
+    const transpose_few_layout w = transpose_few_swizzle_at(2, unit);
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      const std::uint32_t pitch = p.run_pitch + 16 * k;
+      if (k > 0 && transpose_few_rows_smem(p.rows, pitch) > most_smem) break;
+      const unsigned cost = transpose_few_sample_wavefronts(s, pitch, w.swizzle, w.swizzle_shift);
+      if (cost < least) {
+        least = cost;
+        best = {w.swizzle, w.swizzle_shift, pitch};
+      }
+    }
+  }
+  const std::uint32_t pitch = best.pitch;  // then the swizzle
+  for (int i = 0; i < transpose_few_swizzles; ++i) {
+    transpose_few_layout c = transpose_few_swizzle_at(i, unit);
+    c.pitch = pitch;
+    const unsigned cost = transpose_few_sample_wavefronts(s, c.pitch, c.swizzle, c.swizzle_shift);
+    if (cost < least) {
+      least = cost;
+      best = c;
+    }
+  }
+  return best;
+}
+
 // The plan of a few path for this shape, whichever plan_transpose would pick: for tools that compare paths
 // (tools/experiments/transpose_shapes_bench.cu) and tests. transpose_path::unsupported where the shape does
 // not fit the path (few_cols: 2..64 columns and 2 or more rows; few_rows: likewise; small_matrices: rows and
@@ -573,7 +755,13 @@ constexpr transpose_plan plan_transpose_few(transpose_path few, std::uintptr_t d
   p.run_chunks = f.run_chunks;
   p.run_pitch = f.run_pitch;
   p.load_chunks = f.load_chunks;
-  p.smem_swizzle = transpose_few_swizzle(few, rows, cols);
+  const transpose_few_layout layout = transpose_few_layout_of(p, dst, src);
+  p.smem_swizzle = layout.swizzle;
+  p.smem_swizzle_shift = layout.swizzle_shift;
+  if (few == transpose_path::few_rows) {
+    p.run_pitch = layout.pitch;
+    p.smem_bytes = transpose_few_rows_smem(rows, layout.pitch);
+  }
   constexpr std::uint64_t max_grid = 0x7fffffff;
   p.grid = p.tiles < max_grid ? p.tiles : max_grid;
   return p;
@@ -654,21 +842,6 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
     }
   }
   return tiled;
-}
-
-// The few paths' output map of a plan (transpose_few_source).
-constexpr transpose_few_map transpose_few_map_of(const transpose_plan& p) {
-  transpose_few_map m;
-  m.es_shift = p.elem_size == 8 ? 3u : p.elem_size == 4 ? 2u : p.elem_size == 2 ? 1u : 0u;
-  const bool rows_used = p.path == transpose_path::few_rows || p.path == transpose_path::small_matrices;
-  const bool cols_used = p.path == transpose_path::few_cols || p.path == transpose_path::small_matrices;
-  m.rows = rows_used ? static_cast<std::uint32_t>(p.rows) : 0u;
-  m.cols = cols_used ? static_cast<std::uint32_t>(p.cols) : 0u;
-  m.pitch = p.run_pitch;
-  m.magic_rows = transpose_magic(m.rows);
-  m.magic_matrix = p.path == transpose_path::small_matrices ? transpose_magic(m.rows * m.cols) : 0u;
-  m.swizzle = p.smem_swizzle;
-  return m;
 }
 
 // ---- the geometry the kernels use (transpose.cuh), here so that host tests replay it -------------------

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -62,8 +63,10 @@ void run_path(const transpose_plan& p, const detail::transpose_args& a) {
 
 // Transposes batch x rows x cols elements of es bytes from src + so to dst + doff (offsets into 16-byte
 // aligned buffers) with the kernels the plan picks, emulated; returns "" or what went wrong.
+// `adjust` may change the plan before it runs (a few plan's layout: any transpose_few_layout_of could pick).
 std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uint64_t cols, unsigned so, unsigned doff,
-                  std::uint64_t max_grid = 0, transpose_path* path = nullptr) {
+                  std::uint64_t max_grid = 0, transpose_path* path = nullptr,
+                  const std::function<void(transpose_plan&)>& adjust = {}) {
   const std::uint64_t bytes = batch * rows * cols * es, guard = 48;
   std::vector<unsigned char> src_buf(bytes + 64), dst_buf(bytes + 64 + guard);
   auto* src_base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(src_buf.data()) + 15) / 16 * 16);
@@ -77,6 +80,7 @@ std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uin
   if (path != nullptr) *path = p.path;
   if (!is_tiled(p.path) && !is_few(p.path)) return "not a tiled or few path: " + std::string(to_string(p.path));
   if (max_grid != 0 && p.grid > max_grid) p.grid = max_grid;
+  if (adjust) adjust(p);
   emu::error.clear();
   emu::load_lo = s;
   emu::load_hi = s + bytes;
@@ -267,6 +271,52 @@ TEST(transpose_emulated, few_paths_wide_sides) {
   }
   EXPECT_GT(paths[transpose_path::few_rows], 10);
   EXPECT_GT(paths[transpose_path::few_cols], 2);
+}
+
+// Every shared-memory layout transpose_few_layout_of may pick (docs/notes/transpose_skinny.md section 6), forced
+// on shapes small enough to emulate (the search itself runs from 4 MiB): each swizzle (none, the slot XOR, the
+// word XORs, whose chunks are word-permuted before their STS.128) and, for few_rows, every pitch T + 16 k; every
+// element size and unit, cut tiles, batches, run ends in partial chunks, few_rows matrices of up to 1.5 tiles in
+// one (5 x 4093 u8, 7 x 1500 f16). Byte-exact.
+TEST(transpose_emulated, few_paths_every_layout) {
+  std::map<std::string, int> layouts;
+  const struct {
+    unsigned es;
+    std::uint64_t batch, rows, cols;
+  } cases[] = {{1, 1, 3, 4097}, {1, 2, 15, 300}, {1, 3, 257, 33}, {1, 40, 17, 37}, {1, 300, 3, 3}, {1, 100, 4, 4},
+               {2, 1, 5, 2000}, {2, 7, 25, 41},  {2, 60, 7, 9},   {4, 1, 7, 1001}, {4, 33, 9, 5},  {8, 1, 3, 700},
+               {8, 21, 5, 6},   {1, 2, 97, 128}, {2, 1, 64, 129}, {1, 1, 5, 4093}, {2, 2, 7, 1500}};
+  for (const auto& c : cases) {
+    for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {c.es % 16, 3 * c.es % 16}, {1, 7}}) {
+      const transpose_plan base_plan = plan_transpose(std::uintptr_t{1} << 40 | doff, std::uintptr_t{1} << 41 | so,
+                                                      c.batch, c.rows, c.cols, c.es, h100);
+      if (base_plan.path != transpose_path::few_rows && base_plan.path != transpose_path::small_matrices) continue;
+      const int pitches = base_plan.path == transpose_path::few_rows ? 8 : 1;
+      for (int i = 0; i < transpose_few_swizzles; ++i) {
+        for (int k = 0; k < pitches; k += (i == 2 ? 1 : 3)) {  // every pitch under one swizzle, some under the rest
+          const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(base_plan.unit_bytes));
+          const auto adjust = [&](transpose_plan& p) {
+            p.smem_swizzle = l.swizzle;
+            p.smem_swizzle_shift = l.swizzle_shift;
+            if (p.path == transpose_path::few_rows) {
+              const auto least = static_cast<std::uint32_t>(16 * p.run_chunks + 16 + p.cols * c.es % 16);
+              p.run_pitch = least + 16 * static_cast<std::uint32_t>(k);
+              p.smem_bytes = transpose_few_rows_smem(p.rows, p.run_pitch);
+            }
+          };
+          transpose_path path{};
+          ASSERT_EQ(check(c.es, c.batch, c.rows, c.cols, so, doff, 0, &path, adjust), "")
+              << name(c.es, c.batch, c.rows, c.cols, so, doff) << " (" << to_string(path) << "), swizzle " << l.swizzle
+              << " >> " << l.swizzle_shift << ", pitch + " << 16 * k;
+          ++layouts[std::to_string(l.swizzle) + ">>" + std::to_string(l.swizzle_shift) + " " + to_string(path)];
+        }
+      }
+    }
+  }
+  for (const char* l : {"0>>0", "112>>3", "124>>5", "124>>6", "124>>7", "124>>8", "120>>5"}) {
+    EXPECT_GT(layouts[std::string(l) + " few_rows"] + layouts[std::string(l) + " small_matrices"], 0) << l;
+  }
+  EXPECT_GT(layouts["124>>5 small_matrices"], 0);
 }
 
 // The checks catch what they are for: an access outside the buffers is reported.

@@ -352,6 +352,102 @@ TEST_F(transpose_library, small_few_paths_ctas_loop_over_tiles_when_the_grid_is_
   }
 }
 
+// Every shared-memory layout the plan may pick for few_rows and small_matrices (transpose_few_layout_of;
+// docs/notes/transpose_skinny.md section 6: none, the slot XOR, the word XORs whose chunks are word-permuted
+// before their STS.128, few_rows' pitch T + 16 k), forced on jobs below the 4 MiB from which the plan searches
+// them, every element size, src and dst misaligned by whole elements and by bytes; partly owned chunks at every
+// run end. Returns the cases per layout ("mask>>shift path").
+std::map<std::string, int> every_layout(transpose_bench& bench, const std::vector<std::uint64_t>& batches,
+                                        const std::vector<int>& pitch_slots, std::size_t most) {
+  const struct {
+    std::size_t es;
+    std::uint64_t rows, cols;
+  } matrices[] = {{1, 3, 1000}, {1, 15, 127}, {1, 17, 33}, {1, 257, 33}, {1, 3, 3},   {1, 4, 4}, {2, 5, 300},
+                  {2, 25, 41},  {2, 7, 9},    {4, 7, 129}, {4, 9, 5},    {8, 3, 100}, {8, 5, 6}, {1, 97, 128}};
+  std::map<std::string, int> layouts;
+  for (const auto& c : matrices) {
+    for (const std::uint64_t batch : batches) {
+      const shape s{batch, c.rows, c.cols};
+      if (batch * c.rows * c.cols * c.es > most) continue;
+      for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {c.es, 3 * c.es % 16}, {1, 7}}) {
+        for (int i = 0; i < transpose_few_swizzles; ++i) {
+          for (const int k : pitch_slots) {
+            std::string layout;
+            const std::string e = bench.run(s, c.es, so, doff, [&](std::byte* d, const std::byte* p) {
+              transpose_plan plan =
+                  plan_transpose(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(p), s.batch,
+                                 s.rows, s.cols, c.es, copy_device{132, 2048, 9});
+              if (plan.path != transpose_path::few_rows && plan.path != transpose_path::small_matrices) {
+                return memlab::transpose_bytes(d, p, s.batch, s.rows, s.cols, c.es);  // other paths: as planned
+              }
+              const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(plan.unit_bytes));
+              plan.smem_swizzle = l.swizzle;
+              plan.smem_swizzle_shift = l.swizzle_shift;
+              if (plan.path == transpose_path::few_rows) {
+                plan.run_pitch = static_cast<std::uint32_t>(16 * plan.run_chunks + 16 + s.cols * c.es % 16) +
+                                 16 * static_cast<std::uint32_t>(k);
+                plan.smem_bytes = transpose_few_rows_smem(s.rows, plan.run_pitch);
+              }
+              layout = std::to_string(l.swizzle) + ">>" + std::to_string(l.swizzle_shift) + " " + to_string(plan.path);
+              return launch_transpose(plan, d, p);
+            });
+            EXPECT_EQ(e, "") << str(s) << " of " << c.es << "-byte elements, src+" << so << " dst+" << doff << " ("
+                             << path_of(s, c.es, so, doff) << "), layout " << i << ", pitch + " << 16 * k;
+            if (!e.empty()) return layouts;
+            if (!layout.empty()) ++layouts[layout];
+          }
+        }
+      }
+    }
+  }
+  return layouts;
+}
+void expect_every_layout(std::map<std::string, int>& layouts) {
+  for (const char* l : {"0>>0", "112>>3", "124>>5", "124>>6", "124>>7", "124>>8", "120>>5"}) {
+    EXPECT_GT(layouts[std::string(l) + " few_rows"] + layouts[std::string(l) + " small_matrices"], 0) << l;
+  }
+}
+
+// The layouts at a few batch sizes, two pitches: compute-sanitizer runs this test (memcheck and racecheck).
+TEST_F(transpose_library, small_few_paths_every_layout) {
+  transpose_bench bench(1 << 20);
+  std::map<std::string, int> layouts = every_layout(bench, {1, 17, 129, 4097}, {0, 5}, 1 << 20);
+  expect_every_layout(layouts);
+}
+
+// The layouts at the batch's edge sizes, pitches T, T + 48, T + 96.
+TEST_F(transpose_library, few_paths_every_layout_edge_sizes) {
+  transpose_bench bench(4 << 20);
+  std::map<std::string, int> layouts =
+      every_layout(bench, {1, 15, 16, 17, 127, 128, 129, 4095, 4096, 4097}, {0, 3, 6}, 4 << 20);
+  expect_every_layout(layouts);
+}
+
+// The layouts the search picks (jobs of >= 4 MiB a buffer): the heat map's cells that gathered at 13-17
+// wavefronts, the nine 257-row few_rows cells (one tile a matrix now), and the acceptance's u8 misses, scaled to
+// 4-24 MiB; aligned and misaligned pointers; the plan's layout a searched one for at least some of them.
+TEST_F(transpose_library, few_paths_searched_layouts) {
+  const shape cells[] = {{1000, 17, 257}, {1100, 31, 127}, {2300, 15, 127}, {40, 15, 8191},
+                         {330, 25, 521},  {500, 257, 33},  {420, 257, 41},  {1, 3, 8000003},
+                         {1, 5, 5000011}, {1, 7, 3000017}, {2000000, 3, 3}, {1500000, 4, 4}};
+  transpose_bench bench(24 << 20);
+  int searched = 0;
+  for (const shape& s : cells) {
+    for (const auto& [so, doff] : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 7}}) {
+      ASSERT_EQ(bench.run(s, 1, so, doff), "")
+          << str(s) << " u8, src+" << so << " dst+" << doff << " (" << path_of(s, 1, so, doff) << ")";
+      const std::uintptr_t b = std::uintptr_t{1} << 40;
+      const transpose_plan p =
+          plan_transpose(b + doff, 2 * b + so, s.batch, s.rows, s.cols, 1, copy_device{132, 2048, 9});
+      EXPECT_TRUE(p.path == transpose_path::few_rows || p.path == transpose_path::small_matrices) << to_string(p.path);
+      const transpose_few_layout fixed = transpose_few_layout_fixed(p);
+      searched += p.smem_swizzle != fixed.swizzle || p.smem_swizzle_shift != fixed.swizzle_shift ||
+                  (p.path == transpose_path::few_rows && p.run_pitch != fixed.pitch);
+    }
+  }
+  EXPECT_GT(searched, 8);
+}
+
 // The acceptance shapes of the few paths: a side of 2, 3, 4, 5, 7 or 8 elements, the other long enough for
 // >= 256 MiB of traffic, every element size, both ways round, from cudaMalloc's alignment.
 TEST_F(transpose_library, few_paths_acceptance_shapes) {

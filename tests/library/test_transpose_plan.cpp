@@ -648,7 +648,8 @@ TEST(transpose_plan, few_gather_requests_take_few_wavefronts) {
               g = 16 * std::uint64_t{sl.m};
             }
             const std::uint32_t o = static_cast<std::uint32_t>(g) + es * u;
-            const std::uint32_t at = transpose_few_smem(p0 + transpose_few_source(p.path, m, o, c), m.swizzle);
+            const std::uint32_t at =
+                transpose_few_smem(p0 + transpose_few_source(p.path, m, o, c), m.swizzle, m.swizzle_shift);
             lds[l] = es == 8 ? at : at / 4 * 4;  // sub-word units: the word they read
           }
           const bank_request b = shared_request(lds, es == 8 ? 8 : 4);
@@ -658,6 +659,126 @@ TEST(transpose_plan, few_gather_requests_take_few_wavefronts) {
       EXPECT_LE(worst, p.path == transpose_path::small_matrices ? 4 : 2);
     }
   }
+}
+
+// The gather of a whole tile (the first of several, else the only one), every warp and unit step, through the
+// bank model: the mean wavefronts per request (1 is conflict-free), for the layout the plan holds.
+double few_tile_wavefronts(const transpose_plan& p, std::uintptr_t dst, std::uintptr_t src) {
+  const auto es = static_cast<unsigned>(p.elem_size), unit = static_cast<unsigned>(p.unit_bytes);
+  const transpose_few_map m = transpose_few_map_of(p);
+  const std::uint32_t per_tile =
+      p.path == transpose_path::few_rows ? static_cast<std::uint32_t>(p.tile_cols) : p.tile_matrices;
+  const transpose_few_tile tp = transpose_few_tile_at(p.path, 0, p.batch, p.rows, p.cols, p.tiles_c, per_tile,
+                                                      static_cast<std::uint32_t>(p.halo_rows));
+  const auto p0 = static_cast<std::uint32_t>((src + transpose_few_input_of(p.path, tp, p.rows, p.cols, es).in) % 16);
+  const std::uint64_t out = tp.count * p.rows * (p.path == transpose_path::few_rows ? 1 : p.cols) * es;
+  const auto lead = static_cast<std::uint32_t>((16 - dst % 16) % 16);  // chunk 1 (chunk 0 may be partial)
+  double sum = 0;
+  int requests = 0;
+  for (std::uint64_t w = 0; lead + 16 * 32 * w + 16 <= out; ++w) {
+    for (unsigned u = 0; u < 16 / unit; ++u) {
+      warp_addresses lds{};
+      for (unsigned l = 0; l < 32; ++l) {
+        const std::uint64_t chunk = lead + 16 * (32 * w + l);
+        if (chunk + 16 > out) continue;
+        const auto o = static_cast<std::uint32_t>(chunk + unit * u);
+        const std::uint32_t at =
+            transpose_few_smem(p0 + transpose_few_source(p.path, m, o, 0), m.swizzle, m.swizzle_shift);
+        lds[l] = unit == 8 ? at : at / 4 * 4;
+      }
+      const bank_request b = shared_request(lds, unit == 8 ? 8 : 4);
+      sum += static_cast<double>(b.wavefronts) / b.ideal;
+      ++requests;
+    }
+  }
+  return requests == 0 ? 0.0 : sum / requests;
+}
+
+// The layout search (transpose_few_layout_of; docs/notes/transpose_skinny.md section 6) on the H100 heat map's u8
+// cells under half a copy and the acceptance's u8 misses: the fixed layout's gathers at 3..17 wavefronts a
+// request, the chosen one's at the numbers section 6 quotes. And the search only from 4 MiB a buffer: smaller
+// jobs keep the fixed layout.
+TEST(transpose_plan, few_layout_search_takes_the_gathers_down) {
+  const struct {
+    std::uint64_t batch, rows, cols;
+    double fixed_at_least, chosen_at_most;
+  } cells[] = {{7681, 17, 257, 15, 2.6},   {8523, 31, 127, 15, 2.4},  {17614, 15, 127, 15, 2.5},
+               {274, 15, 8191, 14, 2.8},   {2577, 25, 521, 13, 4.7},  {3957, 257, 33, 2, 2.1},
+               {1, 3, 44739243, 4.9, 2.2}, {1000000, 3, 3, 2.9, 2.6}, {1000000, 4, 4, 3.9, 1.1}};
+  for (const auto& c : cells) {
+    SCOPED_TRACE(std::to_string(c.batch) + " x " + std::to_string(c.rows) + " x " + std::to_string(c.cols) + " u8");
+    const transpose_plan p = plan_transpose(base, 2 * base, c.batch, c.rows, c.cols, 1, h100);
+    ASSERT_TRUE(p.path == transpose_path::few_rows || p.path == transpose_path::small_matrices) << to_string(p.path);
+    transpose_plan fixed = p;
+    const transpose_few_layout l = transpose_few_layout_fixed(p);
+    fixed.smem_swizzle = l.swizzle;
+    fixed.smem_swizzle_shift = l.swizzle_shift;
+    if (p.path == transpose_path::few_rows) {
+      fixed.run_pitch = l.pitch;
+      EXPECT_EQ(l.pitch / 16 % 2, 1u) << "the fixed pitch: an odd number of slots";
+    }
+    EXPECT_GE(few_tile_wavefronts(fixed, base, 2 * base), c.fixed_at_least);
+    EXPECT_LE(few_tile_wavefronts(p, base, 2 * base), c.chosen_at_most)
+        << "swizzle " << p.smem_swizzle << " >> " << p.smem_swizzle_shift << ", pitch " << p.run_pitch;
+    EXPECT_TRUE(transpose_few_swizzle_valid(p.smem_swizzle, p.smem_swizzle_shift, 1));
+    EXPECT_LE(p.smem_bytes, 48u * 1024);
+  }
+  // Below transpose_tuning::few_layout_search_bytes: the fixed layout, whatever its conflicts.
+  const transpose_plan small = plan_transpose(base, 2 * base, 900, 17, 257, 1, h100);  // 3.9 MB
+  ASSERT_EQ(small.path, transpose_path::small_matrices);
+  const transpose_few_layout l = transpose_few_layout_fixed(small);
+  EXPECT_EQ(small.smem_swizzle, l.swizzle);
+  EXPECT_EQ(small.smem_swizzle_shift, l.swizzle_shift);
+  // few_cols keeps transpose_few_swizzle at any size.
+  const transpose_plan tall = plan_transpose(base, 2 * base, 1, 1 << 24, 4, 1, h100);
+  ASSERT_EQ(tall.path, transpose_path::few_cols);
+  EXPECT_EQ(tall.smem_swizzle, 0x70u);
+  EXPECT_EQ(tall.smem_swizzle_shift, 3u);
+}
+
+// No sliver tile (few_rows): where a matrix's columns fit one and a half tiles and one pass of loads, one tile.
+TEST(transpose_plan, few_rows_takes_a_short_matrix_in_one_tile) {
+  const transpose_plan p = plan_transpose(base, 2 * base, 3957, 257, 33, 1, h100);  // K would be 32 + 1
+  ASSERT_EQ(p.path, transpose_path::few_rows);
+  EXPECT_EQ(p.tile_cols, 33);
+  EXPECT_EQ(p.tiles_c, 1u);
+  EXPECT_EQ(p.tiles, 3957u);
+  EXPECT_LE(p.load_chunks, 256u * 6);
+  const transpose_plan q = plan_transpose(base, 2 * base, 1, 5, 4093, 1, h100);  // K 3264: one tile of 4093
+  EXPECT_EQ(q.tile_cols, 4093);
+  const transpose_plan r = plan_transpose(base, 2 * base, 1, 3, 8191, 1, h100);  // K 5440 < 8191 / 1.5: two
+  EXPECT_EQ(r.tile_cols, 5440);
+  EXPECT_EQ(r.tiles_c, 2u);
+}
+
+// The swizzles a few plan may hold: permutations of each 128-byte row of the image (so the image's rounding to
+// 128 bytes holds every byte), a unit of the plan's size kept whole and in order, a 16-byte chunk kept in one
+// slot with its words XOR-permuted as transpose_few_chunk_words says (what the kernel's STS.128 does).
+TEST(transpose_plan, few_swizzles_keep_rows_chunks_and_units) {
+  for (const unsigned unit : {1u, 2u, 4u, 8u}) {
+    for (int i = 0; i < transpose_few_swizzles; ++i) {
+      const transpose_few_layout l = transpose_few_swizzle_at(i, unit);
+      SCOPED_TRACE("unit " + std::to_string(unit) + ", swizzle " + std::to_string(l.swizzle) + " >> " +
+                   std::to_string(l.swizzle_shift));
+      ASSERT_TRUE(transpose_few_swizzle_valid(l.swizzle, l.swizzle_shift, unit));
+      std::vector<int> hit(48 * 1024, 0);
+      for (unsigned b = 0; b < 48 * 1024; ++b) {
+        const unsigned x = transpose_few_smem(b, l.swizzle, l.swizzle_shift);
+        ASSERT_EQ(x / 128, b / 128) << "byte " << b << " left its 128-byte row";
+        ++hit[x];
+        if (b % unit == 0) {
+          for (unsigned k = 1; k < unit; ++k)
+            ASSERT_EQ(transpose_few_smem(b + k, l.swizzle, l.swizzle_shift), x + k) << "a unit split at " << b;
+        }
+        const unsigned chunk = b / 16 * 16, words = transpose_few_chunk_words(chunk, l.swizzle, l.swizzle_shift);
+        const unsigned slot = transpose_few_smem(chunk, l.swizzle, l.swizzle_shift) & ~15u;
+        ASSERT_EQ(x, slot + 4 * ((b % 16 / 4) ^ words) + b % 4) << "byte " << b << " of its chunk";
+      }
+      EXPECT_EQ(std::count(hit.begin(), hit.end(), 1), 48 * 1024) << "not a permutation";
+    }
+  }
+  EXPECT_FALSE(transpose_few_swizzle_valid(0x7c, 5, 8)) << "8-byte units: the word pair must stay whole";
+  EXPECT_FALSE(transpose_few_swizzle_valid(0x70, 4, 1));
 }
 
 // ---- shared memory --------------------------------------------------------------------------------------
