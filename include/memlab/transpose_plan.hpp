@@ -80,6 +80,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <type_traits>
 
 #include "memlab/arch/config.cuh"
 #include "memlab/copy_plan.hpp"
@@ -184,9 +186,9 @@ inline constexpr int few_load_steps = 6;
 inline constexpr int few_min_ctas_per_sm = 4;
 inline constexpr std::uint64_t small_matrix_max_bytes = 8192;
 // Jobs from this many bytes a buffer search the few paths' shared-memory layout (transpose_few_layout_of): the
-// search costs 3-7 us of host time (the development machine: 7 or 15 candidates x 128 sampled addresses), about
-// what an H100 takes to move 2 x 4 MiB; the acceptance's 10^6 batched 3 x 3 u8 (9 MB) is above it. Smaller jobs
-// keep the fixed layout.
+// search costs 1-10 us of host time the first time a shape comes (the development machine: 7 or 15 candidates x
+// 128 sampled addresses; later calls ~0.1 us, from a memo), about what an H100 takes to move 2 x 4 MiB; the
+// acceptance's 10^6 batched 3 x 3 u8 (9 MB) is above it. Smaller jobs keep the fixed layout.
 inline constexpr std::uint64_t few_layout_search_bytes = std::uint64_t{4} << 20;
 }  // namespace transpose_tuning
 
@@ -771,14 +773,73 @@ constexpr transpose_few_layout transpose_few_layout_search(const transpose_plan&
   return best;
 }
 
+namespace detail {
+// What transpose_few_layout_search reads of a plan and its pointers: equal keys, equal layouts.
+struct transpose_few_layout_key {
+  std::uint64_t rows = 0, cols = 0, matrices = 0;  // matrices: small_matrices, min(batch, tile_matrices)
+  std::uint32_t tile_cols = 0, tile_matrices = 0, run_chunks = 0, run_pitch = 0;
+  std::uint8_t path = 0, elem_size = 0, unit = 0, src16 = 0, dst16 = 0;
+  bool used = false;  // a slot of the memo that holds a layout
+  bool operator==(const transpose_few_layout_key&) const = default;
+};
+// The search's choices, memoized: a transpose of one shape is usually called again and again, the search costs
+// 1-10 us of host time (the development machine; median 2, p99 6.5 over the heat map's grid), a lookup ~0.1 us
+// (p99 over the grid; the mutex's lock and unlock are most of it). 64 slots, one per hash of the key (a collision
+// replaces the older), under one mutex held for the lookup or the store, not for the search (two threads missing
+// on one key both search, and store the same layout). Nothing is allocated; the slots live as long as the process.
+inline transpose_few_layout transpose_few_layout_memo(const transpose_plan& p, std::uintptr_t dst, std::uintptr_t src) {
+  transpose_few_layout_key k;
+  k.rows = p.rows;
+  k.cols = p.cols;
+  k.matrices = p.path == transpose_path::small_matrices ? (p.batch < p.tile_matrices ? p.batch : p.tile_matrices) : 0;
+  k.tile_cols = static_cast<std::uint32_t>(p.tile_cols);
+  k.tile_matrices = p.tile_matrices;
+  k.run_chunks = p.run_chunks;
+  k.run_pitch = p.run_pitch;
+  k.path = static_cast<std::uint8_t>(p.path);
+  k.elem_size = static_cast<std::uint8_t>(p.elem_size);
+  k.unit = static_cast<std::uint8_t>(p.unit_bytes);
+  k.src16 = static_cast<std::uint8_t>(src % 16);
+  k.dst16 = static_cast<std::uint8_t>(dst % 16);
+  k.used = true;
+  std::uint64_t h = k.rows * 0x9e3779b97f4a7c15u ^ k.cols * 0xc2b2ae3d27d4eb4fu ^ k.matrices * 0x165667b19e3779f9u;
+  h ^= (std::uint64_t{k.elem_size} << 8 | k.unit << 16 | std::uint64_t{k.src16} << 24 | std::uint64_t{k.dst16} << 32 |
+        std::uint64_t{k.path} << 40) *
+       0x27d4eb2f165667c5u;
+  h ^= h >> 29;
+  constexpr unsigned slots = 64;
+  struct slot {
+    transpose_few_layout_key key;
+    transpose_few_layout layout;
+  };
+  static std::mutex lock;
+  static slot memo[slots];
+  slot& at = memo[(h * 0x94d049bb133111ebu) >> 58];
+  {
+    const std::lock_guard<std::mutex> hold(lock);
+    if (at.key == k) return at.layout;
+  }
+  const transpose_few_layout l = transpose_few_layout_search(p, dst, src);
+  const std::lock_guard<std::mutex> hold(lock);
+  at = {k, l};
+  return l;
+}
+}  // namespace detail
+
 // The layout of a few plan whose geometry is filled in (plan_transpose_few), for these pointers: the fixed one for
 // few_cols and for jobs below transpose_tuning::few_layout_search_bytes, else transpose_few_layout_search's.
+// memlab::transpose_bytes plans on every call, on the host, where the GPU may wait for it
+// (docs/notes/transpose_skinny.md section 6: the search inside every call cost the H100 heat map up to 5x on
+// its 64 MiB cells), so outside constant evaluation the choice is memoized (detail::transpose_few_layout_memo).
 constexpr transpose_few_layout transpose_few_layout_of(const transpose_plan& p, std::uintptr_t dst,
                                                        std::uintptr_t src) {
   const std::uint64_t bytes = p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size);
   if (p.path == transpose_path::few_cols || bytes < transpose_tuning::few_layout_search_bytes) {
     return transpose_few_layout_fixed(p);
   }
+#if !defined(__CUDA_ARCH__)
+  if (!std::is_constant_evaluated()) return detail::transpose_few_layout_memo(p, dst, src);
+#endif
   return transpose_few_layout_search(p, dst, src);
 }
 

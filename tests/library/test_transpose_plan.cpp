@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -739,7 +740,8 @@ TEST(transpose_plan, few_layout_search_takes_the_gathers_down) {
 // The layout search as first written (f1be2b1): every candidate's sample counted whole, lane by lane through
 // transpose_few_source, the words of each bank in a bitmap (bit word / 32 % 64). transpose_few_layout_search cuts
 // it short (a candidate's count stops once it cannot beat the best, the search once the best is at its floor, a
-// lane's words compared only when its bank has one): that may not change a choice.
+// lane's words compared only when its bank has one) and transpose_few_layout_of memoizes it: neither may change a
+// choice.
 transpose_few_layout whole_count_layout(transpose_plan p, std::uintptr_t dst, std::uintptr_t src) {
   p.run_pitch = transpose_few_geometry_of(p.path, p.batch, p.rows, p.cols, static_cast<std::uint64_t>(p.elem_size), dst)
                     .run_pitch;  // the least pitch, as plan_transpose_few has it before the layout
@@ -817,9 +819,10 @@ transpose_few_layout whole_count_layout(transpose_plan p, std::uintptr_t dst, st
 }
 
 // Every few_rows and small_matrices plan of a grid (sides 2..64 and a few long ones, primes among them, every element
-// size, 5 pointer offsets, 8 MiB a buffer): the layout the plan holds, a second plan of the same job,
-// transpose_few_layout_search's and the whole count's, all one.
-TEST(transpose_plan, few_layout_search_cut_short_chooses_as_the_whole_count) {
+// size, 5 pointer offsets, 8 MiB a buffer): the layout the plan holds (memoized), a second plan of the same job
+// (from the memo), transpose_few_layout_search's and the whole count's, all one; and 4 threads planning the grid at
+// once, in different orders through the one memo, get the same.
+TEST(transpose_plan, few_layout_search_cut_short_and_memoized_chooses_as_the_whole_count) {
   struct job {
     std::uint64_t batch, rows, cols;
     std::size_t es;
@@ -867,6 +870,20 @@ TEST(transpose_plan, few_layout_search_cut_short_chooses_as_the_whole_count) {
   }
   EXPECT_GT(jobs.size(), 3000u);
   EXPECT_GT(searched, 1000) << "the search should move many layouts off the fixed one";
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t n = 0; n < jobs.size(); ++n) {
+        const job& j = jobs[(n * (2 * t + 1) + 977 * t) % jobs.size()];  // each thread its own order
+        const transpose_plan p = plan_transpose(j.dst, j.src, j.batch, j.rows, j.cols, j.es, h100);
+        wrong[t] += p.smem_swizzle != j.want.swizzle || p.smem_swizzle_shift != j.want.swizzle_shift ||
+                    (p.path == transpose_path::few_rows && p.run_pitch != j.want.pitch);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (unsigned t = 0; t < 4; ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
 }
 
 // No sliver tile (few_rows): where a matrix's columns fit one and a half tiles and one pass of loads, one tile.
