@@ -80,6 +80,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <type_traits>
 
 #include "memlab/arch/config.cuh"
 #include "memlab/copy_plan.hpp"
@@ -184,9 +186,9 @@ inline constexpr int few_load_steps = 6;
 inline constexpr int few_min_ctas_per_sm = 4;
 inline constexpr std::uint64_t small_matrix_max_bytes = 8192;
 // Jobs from this many bytes a buffer search the few paths' shared-memory layout (transpose_few_layout_of): the
-// search costs 3-7 us of host time (the development machine: 7 or 15 candidates x 128 sampled addresses), about
-// what an H100 takes to move 2 x 4 MiB; the acceptance's 10^6 batched 3 x 3 u8 (9 MB) is above it. Smaller jobs
-// keep the fixed layout.
+// search costs 1-10 us of host time the first time a shape comes (the development machine: 7 or 15 candidates x
+// 128 sampled addresses; later calls ~0.1 us, from a memo), about what an H100 takes to move 2 x 4 MiB; the
+// acceptance's 10^6 batched 3 x 3 u8 (9 MB) is above it. Smaller jobs keep the fixed layout.
 inline constexpr std::uint64_t few_layout_search_bytes = std::uint64_t{4} << 20;
 }  // namespace transpose_tuning
 
@@ -597,64 +599,121 @@ constexpr bool transpose_few_swizzle_valid(std::uint32_t mask, std::uint32_t shi
   return false;
 }
 
-// The sample: 4 requests of 32 lanes, each lane's image byte (before the swizzle) as run x pitch + rest (few_rows;
-// small_matrices: run 0), or idle (its chunk past the tile's output).
+// The sample: 4 requests of 32 lanes (request i: warp i / 2, unit offset 8 x (i % 2) bytes), as the bank model
+// groups them (8-byte units: two half-warps a request, each lane 2 words; else the warp, 1 word a lane). Each
+// group lists its active lanes first (an idle lane's chunk is past the tile's output), each lane's image byte
+// (before the swizzle) as run x pitch + rest (few_rows; small_matrices: run 0).
 constexpr unsigned transpose_few_sample_requests = 4;  // 2 warps x 2 unit offsets
+constexpr unsigned transpose_few_sample_groups = 2 * transpose_few_sample_requests;
 struct transpose_few_sample {
-  std::uint32_t run[transpose_few_sample_requests][32] = {}, rest[transpose_few_sample_requests][32] = {};
-  bool active[transpose_few_sample_requests][32] = {};  // request i: warp i / 2, unit offset 8 x (i % 2) bytes
-  unsigned unit = 0;
+  std::uint32_t run[transpose_few_sample_groups][32], rest[transpose_few_sample_groups][32];  // lanes[g] of each
+  std::uint32_t lanes[transpose_few_sample_groups] = {};  // group g's active lanes: run[g][0 .. lanes[g] - 1]
+  unsigned groups = 0;                                    // 4, or 8 for 8-byte units
+  unsigned words = 0;                                     // 4-byte words a lane reads: 1, or 2 for 8-byte units
+  unsigned floor = 0;  // groups with an active lane: no layout takes fewer wavefronts than this
 };
 constexpr transpose_few_sample transpose_few_sample_of(const transpose_plan& p, std::uintptr_t dst,
                                                        std::uintptr_t src) {
-  transpose_plan q = p;
-  q.run_pitch = 0;
-  const transpose_few_map m0 = transpose_few_map_of(q);
-  q.run_pitch = 1;
-  const transpose_few_map m1 = transpose_few_map_of(q);
   const auto es = static_cast<std::uint64_t>(p.elem_size);
+  const std::uint32_t es_shift = es == 8 ? 3u : es == 4 ? 2u : es == 2 ? 1u : 0u;
+  const bool few_rows = p.path == transpose_path::few_rows;
   const std::uint64_t out =
-      p.path == transpose_path::few_rows
-          ? (p.cols < std::uint64_t(p.tile_cols) ? p.cols : std::uint64_t(p.tile_cols)) * p.rows * es
-          : (p.batch < p.tile_matrices ? p.batch : p.tile_matrices) * p.rows * p.cols * es;
+      few_rows ? (p.cols < std::uint64_t(p.tile_cols) ? p.cols : std::uint64_t(p.tile_cols)) * p.rows * es
+               : (p.batch < p.tile_matrices ? p.batch : p.tile_matrices) * p.rows * p.cols * es;
   const auto p0 = static_cast<std::uint32_t>(src % 16), lead = static_cast<std::uint32_t>(16 - dst % 16);
+  const bool pairs = p.unit_bytes == 8;
+  const unsigned per_group = pairs ? 16 : 32;
+  const auto rows = static_cast<std::uint32_t>(p.rows), cols = static_cast<std::uint32_t>(p.cols);
   transpose_few_sample s;
-  s.unit = static_cast<unsigned>(p.unit_bytes);
+  s.groups = transpose_few_sample_requests * (pairs ? 2 : 1);
+  s.words = pairs ? 2 : 1;
+  // Lane l + 1's output byte is 16 past lane l's: V = 16 / es elements on, the same byte of its element. Output
+  // element j is (few_rows) element j / rows of run j % rows; (small_matrices) of matrix j / (rows cols), its
+  // column and row from the rest (transpose_few_source), stepped here without a division a lane.
+  const std::uint32_t v = 16u >> es_shift, rc = rows * cols;
   for (unsigned i = 0; i < transpose_few_sample_requests; ++i) {
-    for (unsigned l = 0; l < 32; ++l) {
-      const std::uint64_t chunk = lead + 16 * (32 * (i / 2) + l);  // the lane's chunk, from the tile's start
-      s.active[i][l] = chunk + 16 <= out;
-      if (!s.active[i][l]) continue;
-      const auto o = static_cast<std::uint32_t>(chunk + 8 * (i % 2));
-      const std::uint32_t at0 = transpose_few_source(p.path, m0, o, 0), at1 = transpose_few_source(p.path, m1, o, 0);
-      s.run[i][l] = at1 - at0;
-      s.rest[i][l] = p0 + at0;
-    }
-  }
-  return s;
-}
-// The sample's wavefronts under one layout (words 8 KiB apart count as one: a rare undercount).
-constexpr unsigned transpose_few_sample_wavefronts(const transpose_few_sample& s, std::uint32_t pitch,
-                                                   std::uint32_t mask, std::uint32_t shift) {
-  const unsigned groups = s.unit == 8 ? 2 : 1, words = s.unit == 8 ? 2 : 1, lanes = 32 / groups;
-  unsigned total = 0;
-  for (unsigned i = 0; i < transpose_few_sample_requests; ++i) {
-    for (unsigned g = 0; g < groups; ++g) {
-      std::uint64_t seen[32] = {};  // per bank: which words (bit word / 32 % 64)
-      unsigned count[32] = {}, most = 0;
-      for (unsigned l = g * lanes; l < (g + 1) * lanes; ++l) {
-        if (!s.active[i][l]) continue;
-        const unsigned at = transpose_few_smem(s.run[i][l] * pitch + s.rest[i][l], mask, shift);
-        for (unsigned k = 0; k < words; ++k) {
-          const unsigned word = at / 4 + k, bank = word % 32;
-          const std::uint64_t bit = std::uint64_t{1} << (word / 32 % 64), before = seen[bank];
-          seen[bank] = before | bit;
-          count[bank] += (before & bit) == 0 ? 1u : 0u;  // a word another lane reads is shared (no branch: ~5x faster)
-          most = count[bank] > most ? count[bank] : most;
+    const std::uint64_t first = lead + 16 * (32 * (i / 2));  // lane 0's chunk, from the tile's start
+    if (first + 16 > out) continue;
+    const auto o = static_cast<std::uint32_t>(first + 8 * (i % 2));
+    const std::uint32_t part = o & ((1u << es_shift) - 1);
+    std::uint32_t j = o >> es_shift;
+    // few_rows: (col, r) of j = col x rows + r; small_matrices: (mm, col, r) of j = mm x rc + col x rows + r.
+    std::uint32_t mm = few_rows ? 0u : j / rc, rem = few_rows ? j : j - mm * rc;
+    std::uint32_t col = rem / rows, r = rem - col * rows;
+    const std::uint32_t dm = few_rows ? 0u : v / rc, vr = few_rows ? v : v % rc;  // v = dm rc + dc rows + dr
+    const std::uint32_t dc = vr / rows, dr = vr - dc * rows;
+    for (unsigned l = 0; l < 32; ++l, j += v) {
+      if (first + 16 * l + 16 > out) break;  // and every later lane
+      const unsigned g = i * (pairs ? 2 : 1) + l / per_group, n = s.lanes[g]++;
+      if (few_rows) {
+        s.run[g][n] = r;
+        s.rest[g][n] = p0 + (col << es_shift) + part;
+      } else {
+        s.run[g][n] = 0;
+        s.rest[g][n] = p0 + ((mm * rc + r * cols + col) << es_shift) + part;
+      }
+      // step to j + v
+      r += dr;
+      col += dc;
+      if (r >= rows) {
+        r -= rows;
+        ++col;
+      }
+      if (!few_rows) {
+        mm += dm;
+        if (col >= cols) {
+          col -= cols;
+          ++mm;
         }
       }
-      total += most;
     }
+  }
+  for (unsigned g = 0; g < s.groups; ++g) s.floor += s.lanes[g] != 0 ? 1u : 0u;
+  return s;
+}
+// The sample's wavefronts under one layout: per group, the most distinct words of one bank (words 8 KiB apart
+// count as one: a rare undercount), summed; `limit` as soon as they cannot come out below `limit` (the search keeps
+// a candidate only where it takes fewer than the best so far: stopping there changes no choice and skips most of
+// the work). 8-byte units: a lane's two words are an even word and the next, in two banks that count alike, so
+// only the first is counted. A lane costs ~10 instructions unless its bank has a word already (a conflict, or a
+// word shared): only then are the words compared.
+constexpr unsigned transpose_few_sample_wavefronts(const transpose_few_sample& s, std::uint32_t pitch,
+                                                   std::uint32_t mask, std::uint32_t shift, unsigned limit = ~0u) {
+  unsigned total = 0, left = s.floor;  // left: the fewest the groups not yet counted add (1 each)
+  for (unsigned g = 0; g < s.groups; ++g) {
+    const unsigned n = s.lanes[g];
+    if (n == 0) continue;
+    --left;
+    const unsigned stop = limit - total - left;  // a group this many wavefronts deep: the candidate is out
+    // Per bank, each written before it is read: its first word; once a second word comes, its distinct words and
+    // which they are (bit word / 32 % 64).
+    std::uint32_t banks = 0, multi = 0, first[32], count[32];
+    std::uint64_t seen[32];
+    unsigned most = 1;
+    for (unsigned l = 0; l < n; ++l) {
+      const std::uint32_t w = transpose_few_smem(s.run[g][l] * pitch + s.rest[g][l], mask, shift) / 4;
+      const std::uint32_t bank = w % 32, b = 1u << bank;
+      if ((banks & b) == 0) {
+        banks |= b;
+        first[bank] = w;
+        continue;
+      }
+      if ((multi & b) == 0) {
+        multi |= b;
+        seen[bank] = std::uint64_t{1} << (first[bank] / 32 % 64);
+        count[bank] = 1;
+      }
+      const std::uint64_t bit = std::uint64_t{1} << (w / 32 % 64);
+      if ((seen[bank] & bit) != 0) continue;  // a word the group reads already
+      seen[bank] |= bit;
+      const std::uint32_t c = ++count[bank];
+      if (c > most) {
+        most = c;
+        if (most >= stop) return limit;
+      }
+    }
+    total += most;
+    if (total + left >= limit) return limit;
   }
   return total;
 }
@@ -670,41 +729,118 @@ constexpr transpose_few_layout transpose_few_layout_fixed(const transpose_plan& 
   }
   return l;
 }
-// The layout of a few plan whose geometry is filled in (plan_transpose_few), for these pointers: the fixed one
-// unless a candidate's sample takes fewer wavefronts; the fixed one for few_cols and for jobs below
-// transpose_tuning::few_layout_search_bytes.
-constexpr transpose_few_layout transpose_few_layout_of(const transpose_plan& p, std::uintptr_t dst,
-                                                       std::uintptr_t src) {
+// The search of transpose_few_layout_of for a few plan whose geometry is filled in (plan_transpose_few), for these
+// pointers, whatever the job's size: the fixed layout unless a candidate's sample takes fewer wavefronts. Cut short
+// where that changes no choice: a candidate's count stops once it cannot beat the best so far, a candidate equal
+// to the best is not counted again, and the search ends once the best takes one wavefront a group.
+constexpr transpose_few_layout transpose_few_layout_search(const transpose_plan& p, std::uintptr_t dst,
+                                                           std::uintptr_t src) {
   const auto unit = static_cast<unsigned>(p.unit_bytes);
   transpose_few_layout best = transpose_few_layout_fixed(p);  // p.run_pitch: the least pitch
-  const std::uint64_t bytes = p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size);
-  if (p.path == transpose_path::few_cols || bytes < transpose_tuning::few_layout_search_bytes) return best;
+  if (p.path == transpose_path::few_cols) return best;
   const transpose_few_sample s = transpose_few_sample_of(p, dst, src);
   unsigned least = transpose_few_sample_wavefronts(s, best.pitch, best.swizzle, best.swizzle_shift);
+  const auto consider = [&](const transpose_few_layout& c) {  // whether the search is over
+    if (c.swizzle != best.swizzle || c.swizzle_shift != best.swizzle_shift || c.pitch != best.pitch) {
+      const unsigned cost = transpose_few_sample_wavefronts(s, c.pitch, c.swizzle, c.swizzle_shift, least);
+      if (cost < least) {
+        least = cost;
+        best = c;
+      }
+    }
+    return least <= s.floor;
+  };
+  if (least <= s.floor) return best;
   if (p.path == transpose_path::few_rows) {         // the pitch, under the first word swizzle
     constexpr std::uint32_t most_smem = 48 * 1024;  // no opt-in beyond the default
     const transpose_few_layout w = transpose_few_swizzle_at(2, unit);
     for (std::uint32_t k = 0; k < 8; ++k) {
       const std::uint32_t pitch = p.run_pitch + 16 * k;
       if (k > 0 && transpose_few_rows_smem(p.rows, pitch) > most_smem) break;
-      const unsigned cost = transpose_few_sample_wavefronts(s, pitch, w.swizzle, w.swizzle_shift);
-      if (cost < least) {
-        least = cost;
-        best = {w.swizzle, w.swizzle_shift, pitch};
-      }
+      if (consider({w.swizzle, w.swizzle_shift, pitch})) return best;
     }
   }
   const std::uint32_t pitch = best.pitch;  // then the swizzle
   for (int i = 0; i < transpose_few_swizzles; ++i) {
+    // few_rows: the first word swizzle was counted at this pitch already (the best's pitch is one of the 8: the
+    // fixed one is the least or the next, which always fits, the loads' 24 KiB keeping the image under 40 KiB), and
+    // did not beat the best, or is the best.
+    if (i == 2 && p.path == transpose_path::few_rows) continue;
     transpose_few_layout c = transpose_few_swizzle_at(i, unit);
     c.pitch = pitch;
-    const unsigned cost = transpose_few_sample_wavefronts(s, c.pitch, c.swizzle, c.swizzle_shift);
-    if (cost < least) {
-      least = cost;
-      best = c;
-    }
+    if (consider(c)) return best;
   }
   return best;
+}
+
+namespace detail {
+// What transpose_few_layout_search reads of a plan and its pointers: equal keys, equal layouts.
+struct transpose_few_layout_key {
+  std::uint64_t rows = 0, cols = 0, matrices = 0;  // matrices: small_matrices, min(batch, tile_matrices)
+  std::uint32_t tile_cols = 0, tile_matrices = 0, run_chunks = 0, run_pitch = 0;
+  std::uint8_t path = 0, elem_size = 0, unit = 0, src16 = 0, dst16 = 0;
+  bool used = false;  // a slot of the memo that holds a layout
+  bool operator==(const transpose_few_layout_key&) const = default;
+};
+// The search's choices, memoized: a transpose of one shape is usually called again and again, the search costs
+// 1-10 us of host time (the development machine; median 2, p99 6.5 over the heat map's grid), a lookup ~0.1 us
+// (p99 over the grid; the mutex's lock and unlock are most of it). 64 slots, one per hash of the key (a collision
+// replaces the older), under one mutex held for the lookup or the store, not for the search (two threads missing
+// on one key both search, and store the same layout). Nothing is allocated; the slots live as long as the process.
+inline transpose_few_layout transpose_few_layout_memo(const transpose_plan& p, std::uintptr_t dst, std::uintptr_t src) {
+  transpose_few_layout_key k;
+  k.rows = p.rows;
+  k.cols = p.cols;
+  k.matrices = p.path == transpose_path::small_matrices ? (p.batch < p.tile_matrices ? p.batch : p.tile_matrices) : 0;
+  k.tile_cols = static_cast<std::uint32_t>(p.tile_cols);
+  k.tile_matrices = p.tile_matrices;
+  k.run_chunks = p.run_chunks;
+  k.run_pitch = p.run_pitch;
+  k.path = static_cast<std::uint8_t>(p.path);
+  k.elem_size = static_cast<std::uint8_t>(p.elem_size);
+  k.unit = static_cast<std::uint8_t>(p.unit_bytes);
+  k.src16 = static_cast<std::uint8_t>(src % 16);
+  k.dst16 = static_cast<std::uint8_t>(dst % 16);
+  k.used = true;
+  std::uint64_t h = k.rows * 0x9e3779b97f4a7c15u ^ k.cols * 0xc2b2ae3d27d4eb4fu ^ k.matrices * 0x165667b19e3779f9u;
+  h ^= (std::uint64_t{k.elem_size} << 8 | k.unit << 16 | std::uint64_t{k.src16} << 24 | std::uint64_t{k.dst16} << 32 |
+        std::uint64_t{k.path} << 40) *
+       0x27d4eb2f165667c5u;
+  h ^= h >> 29;
+  constexpr unsigned slots = 64;
+  struct slot {
+    transpose_few_layout_key key;
+    transpose_few_layout layout;
+  };
+  static std::mutex lock;
+  static slot memo[slots];
+  slot& at = memo[(h * 0x94d049bb133111ebu) >> 58];
+  {
+    const std::lock_guard<std::mutex> hold(lock);
+    if (at.key == k) return at.layout;
+  }
+  const transpose_few_layout l = transpose_few_layout_search(p, dst, src);
+  const std::lock_guard<std::mutex> hold(lock);
+  at = {k, l};
+  return l;
+}
+}  // namespace detail
+
+// The layout of a few plan whose geometry is filled in (plan_transpose_few), for these pointers: the fixed one for
+// few_cols and for jobs below transpose_tuning::few_layout_search_bytes, else transpose_few_layout_search's.
+// memlab::transpose_bytes plans on every call, on the host, where the GPU may wait for it
+// (docs/notes/transpose_skinny.md section 6: the search inside every call cost the H100 heat map up to 5x on
+// its 64 MiB cells), so outside constant evaluation the choice is memoized (detail::transpose_few_layout_memo).
+constexpr transpose_few_layout transpose_few_layout_of(const transpose_plan& p, std::uintptr_t dst,
+                                                       std::uintptr_t src) {
+  const std::uint64_t bytes = p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size);
+  if (p.path == transpose_path::few_cols || bytes < transpose_tuning::few_layout_search_bytes) {
+    return transpose_few_layout_fixed(p);
+  }
+#if !defined(__CUDA_ARCH__)
+  if (!std::is_constant_evaluated()) return detail::transpose_few_layout_memo(p, dst, src);
+#endif
+  return transpose_few_layout_search(p, dst, src);
 }
 
 // The plan of a few path for this shape, whichever plan_transpose would pick: for tools that compare paths

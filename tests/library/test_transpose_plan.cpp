@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -734,6 +735,155 @@ TEST(transpose_plan, few_layout_search_takes_the_gathers_down) {
   ASSERT_EQ(tall.path, transpose_path::few_cols);
   EXPECT_EQ(tall.smem_swizzle, 0x70u);
   EXPECT_EQ(tall.smem_swizzle_shift, 3u);
+}
+
+// The layout search as first written (f1be2b1): every candidate's sample counted whole, lane by lane through
+// transpose_few_source, the words of each bank in a bitmap (bit word / 32 % 64). transpose_few_layout_search cuts
+// it short (a candidate's count stops once it cannot beat the best, the search once the best is at its floor, a
+// lane's words compared only when its bank has one) and transpose_few_layout_of memoizes it: neither may change a
+// choice.
+transpose_few_layout whole_count_layout(transpose_plan p, std::uintptr_t dst, std::uintptr_t src) {
+  p.run_pitch = transpose_few_geometry_of(p.path, p.batch, p.rows, p.cols, static_cast<std::uint64_t>(p.elem_size), dst)
+                    .run_pitch;  // the least pitch, as plan_transpose_few has it before the layout
+  const auto unit = static_cast<unsigned>(p.unit_bytes);
+  transpose_plan q = p;
+  q.run_pitch = 0;
+  const transpose_few_map m0 = transpose_few_map_of(q);
+  q.run_pitch = 1;
+  const transpose_few_map m1 = transpose_few_map_of(q);
+  const auto es = static_cast<std::uint64_t>(p.elem_size);
+  const std::uint64_t out = p.path == transpose_path::few_rows
+                                ? std::min<std::uint64_t>(p.cols, static_cast<std::uint64_t>(p.tile_cols)) * p.rows * es
+                                : std::min<std::uint64_t>(p.batch, p.tile_matrices) * p.rows * p.cols * es;
+  const auto p0 = static_cast<std::uint32_t>(src % 16), lead = static_cast<std::uint32_t>(16 - dst % 16);
+  std::uint32_t run[4][32] = {}, rest[4][32] = {};
+  bool active[4][32] = {};
+  for (unsigned i = 0; i < 4; ++i) {
+    for (unsigned l = 0; l < 32; ++l) {
+      const std::uint64_t chunk = lead + 16 * (32 * (i / 2) + l);
+      active[i][l] = chunk + 16 <= out;
+      if (!active[i][l]) continue;
+      const auto o = static_cast<std::uint32_t>(chunk + 8 * (i % 2));
+      const std::uint32_t at0 = transpose_few_source(p.path, m0, o, 0), at1 = transpose_few_source(p.path, m1, o, 0);
+      run[i][l] = at1 - at0;
+      rest[i][l] = p0 + at0;
+    }
+  }
+  const auto count = [&](const transpose_few_layout& c) {
+    const unsigned groups = unit == 8 ? 2 : 1, words = unit == 8 ? 2 : 1, lanes = 32 / groups;
+    unsigned total = 0;
+    for (unsigned i = 0; i < 4; ++i) {
+      for (unsigned g = 0; g < groups; ++g) {
+        std::uint64_t seen[32] = {};
+        unsigned per_bank[32] = {}, most = 0;
+        for (unsigned l = g * lanes; l < (g + 1) * lanes; ++l) {
+          if (!active[i][l]) continue;
+          const unsigned at = transpose_few_smem(run[i][l] * c.pitch + rest[i][l], c.swizzle, c.swizzle_shift);
+          for (unsigned k = 0; k < words; ++k) {
+            const unsigned word = at / 4 + k, bank = word % 32;
+            const std::uint64_t bit = std::uint64_t{1} << (word / 32 % 64);
+            if ((seen[bank] & bit) == 0) ++per_bank[bank];
+            seen[bank] |= bit;
+            most = std::max(most, per_bank[bank]);
+          }
+        }
+        total += most;
+      }
+    }
+    return total;
+  };
+  transpose_few_layout best = transpose_few_layout_fixed(p);
+  unsigned least = count(best);
+  const auto consider = [&](const transpose_few_layout& c) {
+    const unsigned cost = count(c);
+    if (cost < least) {
+      least = cost;
+      best = c;
+    }
+  };
+  if (p.path == transpose_path::few_rows) {
+    const transpose_few_layout w = transpose_few_swizzle_at(2, unit);
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      const std::uint32_t pitch = p.run_pitch + 16 * k;
+      if (k > 0 && transpose_few_rows_smem(p.rows, pitch) > 48 * 1024) break;
+      consider({w.swizzle, w.swizzle_shift, pitch});
+    }
+  }
+  const std::uint32_t pitch = best.pitch;
+  for (int i = 0; i < transpose_few_swizzles; ++i) {
+    transpose_few_layout c = transpose_few_swizzle_at(i, unit);
+    c.pitch = pitch;
+    consider(c);
+  }
+  return best;
+}
+
+// Every few_rows and small_matrices plan of a grid (sides 2..64 and a few long ones, primes among them, every element
+// size, 5 pointer offsets, 8 MiB a buffer): the layout the plan holds (memoized), a second plan of the same job
+// (from the memo), transpose_few_layout_search's and the whole count's, all one; and 4 threads planning the grid at
+// once, in different orders through the one memo, get the same.
+TEST(transpose_plan, few_layout_search_cut_short_and_memoized_chooses_as_the_whole_count) {
+  struct job {
+    std::uint64_t batch, rows, cols;
+    std::size_t es;
+    std::uintptr_t dst, src;
+    transpose_few_layout want;
+  };
+  std::vector<job> jobs;
+  const std::uint64_t sides[] = {2,  3,  4,  5,  7,  8,  11, 15,  16,  17,   20,
+                                 25, 31, 33, 36, 47, 64, 97, 127, 257, 2048, 8191};
+  const std::uintptr_t offsets[][2] = {{0, 0}, {1, 0}, {0, 3}, {8, 4}, {5, 13}};
+  int searched = 0;
+  for (const std::uint64_t rows : sides) {
+    for (const std::uint64_t cols : sides) {
+      for (const std::size_t es : {1u, 2u, 4u, 8u}) {
+        for (const auto& o : offsets) {
+          const std::uint64_t matrix = rows * cols * es, batch = ((8u << 20) + matrix - 1) / matrix;
+          const std::uintptr_t dst = base + o[0], src = 2 * base + o[1];
+          const transpose_plan p = plan_transpose(dst, src, batch, rows, cols, es, h100);
+          if (p.path != transpose_path::few_rows && p.path != transpose_path::small_matrices) continue;
+          SCOPED_TRACE(std::to_string(es) + "-byte " + std::to_string(batch) + " x " + std::to_string(rows) + " x " +
+                       std::to_string(cols) + " dst+" + std::to_string(o[0]) + " src+" + std::to_string(o[1]));
+          const transpose_few_layout want = whole_count_layout(p, dst, src);
+          ASSERT_EQ(p.smem_swizzle, want.swizzle);
+          ASSERT_EQ(p.smem_swizzle_shift, want.swizzle_shift);
+          if (p.path == transpose_path::few_rows) {
+            ASSERT_EQ(p.run_pitch, want.pitch);
+          }
+          transpose_plan least = p;
+          least.run_pitch = transpose_few_geometry_of(p.path, batch, rows, cols, es, dst).run_pitch;
+          const transpose_few_layout cut = transpose_few_layout_search(least, dst, src);
+          ASSERT_EQ(cut.swizzle, want.swizzle);
+          ASSERT_EQ(cut.swizzle_shift, want.swizzle_shift);
+          ASSERT_EQ(cut.pitch, want.pitch);
+          const transpose_plan again = plan_transpose(dst, src, batch, rows, cols, es, h100);
+          ASSERT_EQ(again.smem_swizzle, p.smem_swizzle);
+          ASSERT_EQ(again.smem_swizzle_shift, p.smem_swizzle_shift);
+          ASSERT_EQ(again.run_pitch, p.run_pitch);
+          searched += (p.smem_swizzle != transpose_few_layout_fixed(least).swizzle ||
+                       p.smem_swizzle_shift != transpose_few_layout_fixed(least).swizzle_shift ||
+                       (p.path == transpose_path::few_rows && p.run_pitch != transpose_few_layout_fixed(least).pitch));
+          jobs.push_back({batch, rows, cols, es, dst, src, want});
+        }
+      }
+    }
+  }
+  EXPECT_GT(jobs.size(), 3000u);
+  EXPECT_GT(searched, 1000) << "the search should move many layouts off the fixed one";
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t n = 0; n < jobs.size(); ++n) {
+        const job& j = jobs[(n * (2 * t + 1) + 977 * t) % jobs.size()];  // each thread its own order
+        const transpose_plan p = plan_transpose(j.dst, j.src, j.batch, j.rows, j.cols, j.es, h100);
+        wrong[t] += p.smem_swizzle != j.want.swizzle || p.smem_swizzle_shift != j.want.swizzle_shift ||
+                    (p.path == transpose_path::few_rows && p.run_pitch != j.want.pitch);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (unsigned t = 0; t < 4; ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
 }
 
 // No sliver tile (few_rows): where a matrix's columns fit one and a half tiles and one pass of loads, one tile.
