@@ -18,6 +18,9 @@
 #              figure) in the same call (docs/notes/nccl_timing.md, section 4)
 #   graph      both tools in nccl-tests' graph mode (-G 10: the host's launch path out of the figure), every
 #              collective and placement, 64 B .. 1 GiB, 2 and all GPUs; nccl-tests before and after memlab
+#   graph_ranks  graph mode in one process per GPU (torchrun) against one process, in turn, two rounds; and
+#              over the socket transport
+#   mid        the host-launched method, 16 MiB .. 1 GiB on all GPUs, memlab then nccl-tests
 #   repeat     one process and torchrun in turn, three rounds, every collective at 64 and 256 MiB
 #   sockets    4 ranks over NCCL's socket transport on loopback (the stand-in for a second host), verified
 #   pairs      the peer matrix: every ordered pair, copy engine, SM read/write, memlab::copy, one way
@@ -137,18 +140,28 @@ SIZES_SMALL=64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB
 # nccl-tests' graph mode (-G 10: the 20 iterations captured once a GPU, replayed 10 times a figure), 64 B .. 1 GiB
 # with buffers of 1 GiB: every iteration's buffers rotate as memlab's loop rotates them (as many regions of the
 # size as 1 GiB holds, at most the 20 iterations).
+# GRAPH_LAUNCHES (default 10): replays a figure, on both sides; GRAPH_MAX (default 1G): the largest size.
 nccl_tests_graph() {  # N
   for t in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
     echo "#### ${t}_perf -g $1"
-    "$NT/${t}_perf" -b 64 -e 1G -f 4 -g "$1" -d uint8 -o sum -w 5 -n 20 -G 10 -c 1
+    "$NT/${t}_perf" -b 64 -e "${GRAPH_MAX:-1G}" -f 4 -g "$1" -d uint8 -o sum -w 5 -n 20 -G "${GRAPH_LAUNCHES:-10}" -c 1
     echo "#### rc=$?"
   done
 }
 SIZES_GRAPH=64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB,64MiB,256MiB,1GiB
+[ -n "${GRAPH_MAX:-}" ] && SIZES_GRAPH=$(python3 -c "
+import sys; units = {'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
+top = '${GRAPH_MAX}'; top = int(top[:-1]) * units[top[-1]] if top[-1] in units else int(top)
+names = '$SIZES_GRAPH'.split(',')
+def v(n):
+    for u, m in (('KiB', 1 << 10), ('MiB', 1 << 20), ('GiB', 1 << 30)):
+        if n.endswith(u): return int(n[:-3]) * m
+    return int(n)
+print(','.join(n for n in names if v(n) <= top))")
 
 # `timeout` runs programs, not shell functions: the functions above run through bash -c.
 export -f memlab_collectives nccl_tests_all nccl_tests_small nccl_tests_graph
-export M J NT SIZES_COLL COLLECTIVES
+export M J NT SIZES_COLL COLLECTIVES GRAPH_LAUNCHES GRAPH_MAX
 
 for s in "${steps[@]}"; do
   case $s in
@@ -242,10 +255,34 @@ for s in "${steps[@]}"; do
       # call; nccl-tests twice (its own repeatability), before and after memlab.
       # GRAPH_GPUS: the GPU counts (default 2 and all); GRAPH_CYCLES=1: nccl-tests before memlab only.
       GPU_COUNTS=${GRAPH_GPUS:-2}; [ -z "${GRAPH_GPUS:-}" ] && [ "$NGPU" -gt 2 ] && GPU_COUNTS=2,$NGPU
-      step graph_nccl_tests_a -- bash -c "for g in ${GPU_COUNTS//,/ }; do nccl_tests_graph \$g; done"
-      STEP_LIMIT=500 step graph_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus "$GPU_COUNTS" \
-        --placement all --sizes "$SIZES_GRAPH" --max-time 0.2 --nccl-tests-graph 10 --out "$J/graph_memlab.json"
-      [ "${GRAPH_CYCLES:-2}" -ge 2 ] && step graph_nccl_tests_b -- bash -c "for g in ${GPU_COUNTS//,/ }; do nccl_tests_graph \$g; done"
+      # GRAPH_LAUNCHES, GRAPH_MAX: as nccl_tests_graph reads them; GRAPH_TAG names the files (default graph);
+      # GRAPH_MEMLAB=0: nccl-tests alone.
+      G=${GRAPH_TAG:-graph}
+      step "${G}_nccl_tests_a" -- bash -c "for g in ${GPU_COUNTS//,/ }; do nccl_tests_graph \$g; done"
+      [ "${GRAPH_MEMLAB:-1}" = 1 ] && STEP_LIMIT=500 step "${G}_memlab" -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus "$GPU_COUNTS" \
+        --placement all --sizes "$SIZES_GRAPH" --max-time 0.2 --nccl-tests-graph "${GRAPH_LAUNCHES:-10}" \
+        --out "$J/${G}_memlab.json"
+      [ "${GRAPH_CYCLES:-2}" -ge 2 ] && step "${G}_nccl_tests_b" -- bash -c "for g in ${GPU_COUNTS//,/ }; do nccl_tests_graph \$g; done"
+      ;;
+    graph_ranks)
+      # Graph mode in one process per GPU (every rank captures its own stream) against one process, in turn,
+      # every collective out of place at 1 KiB, 1 MiB and 64 MiB; then over NCCL's socket transport.
+      GR_ARGS=(run transfer --variant "$COLLECTIVES" --placement out_of_place --sizes 1KiB,1MiB,64MiB --max-time 0.3
+        --nccl-tests-graph "${GRAPH_LAUNCHES:-10}" --rank-timeout 60)
+      for round in 1 2; do
+        step "graph_one_process_$round" -- "$M" "${GR_ARGS[@]}" --quiet --gpus "$NGPU" --out "$J/graph_one_process_$round.json"
+        step "graph_torchrun_$round" -- torchrun --standalone --nproc-per-node "$NGPU" --no-python "$M" "${GR_ARGS[@]}" \
+          --out "$J/graph_torchrun_$round.json"
+      done
+      step graph_sockets -- bash -c "for r in \$(seq 0 $((NGPU - 1))); do NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo RANK=\$r WORLD_SIZE=$NGPU '$M' run transfer --variant nccl_all_reduce,nccl_sendrecv --placement out_of_place --sizes 1MiB,64MiB --max-time 0.5 --nccl-tests-graph ${GRAPH_LAUNCHES:-10} --out '$J/graph_sockets.json' & done; wait"
+      ;;
+    mid)
+      # The host-launched method again, 16 MiB .. 1 GiB on all GPUs, memlab then nccl-tests, same call.
+      STEP_LIMIT=400 step mid_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus "$NGPU" --placement all \
+        --sizes 16MiB,64MiB,256MiB,1GiB --max-time 0.2 --out "$J/mid_memlab.json"
+      step mid_nccl_tests -- bash -c "for t in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
+        echo \"#### \${t}_perf -g $NGPU\"; '$NT'/\${t}_perf -b 16M -e 1G -f 4 -g $NGPU -d uint8 -o sum -w 1 -n 20 -c 1
+        echo \"#### rc=\$?\"; done"
       ;;
     repeat)
       # One process against torchrun at 64 and 256 MiB, in turn, three rounds, four times the default sampling:
