@@ -318,6 +318,13 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
     return usage_error("run", e.what());
   }
   if (cases.empty()) return usage_error("run", "nothing to run: no chosen lab has the variants asked for");
+  // A flag that would change nothing is refused, not ignored: only rungs with a loop launcher (the
+  // transfer lab's collectives) are timed by nccl-tests' method.
+  if (o.request.nccl_tests_graph_launches > 0 &&
+      std::none_of(cases.begin(), cases.end(), [](const planned_case& c) { return c.v->loop.has_value(); })) {
+    return usage_error("run", "--nccl-tests-graph: no chosen rung is timed by nccl-tests' method (the transfer "
+                              "lab's nccl_* collectives are)");
+  }
   // Then what the machine lacks (exit 3), still before any GPU work.
   if (env.distributed() && gpus == 0) {
     return too_few_gpus(fmt::format("{}: no CUDA device on this rank", env.describe()));

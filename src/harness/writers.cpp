@@ -705,6 +705,7 @@ void stdout_sink::print_labs_before(const run_report& r, std::size_t end) {
     if (info != r.labs.end()) {
       run_report part;  // this lab's rows only (a lab planned twice prints each block as it ends)
       part.device = r.device;
+      part.timing = r.timing;  // the method the columns name (nccl-tests' graph mode reads "nccl-tests -G")
       part.results.assign(r.results.begin() + static_cast<std::ptrdiff_t>(printed_),
                           r.results.begin() + static_cast<std::ptrdiff_t>(next));
       os_ << "\n" << lab_heading(*info) << "\n";

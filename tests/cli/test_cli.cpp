@@ -112,6 +112,8 @@ TEST(cli, bad_values_are_one_line_usage_errors_naming_the_flag) {
       {"run --device zero", "--device: invalid value \"zero\""},
       {"run --rank-timeout 0", "--rank-timeout"},
       {"run --nccl-tests-graph 1001", "--nccl-tests-graph"},
+      {"run copy --nccl-tests-graph 10", "--nccl-tests-graph: no chosen rung is timed by nccl-tests' method", {"copy"}},
+      {"run transfer --variant peer_ce --nccl-tests-graph 10", "--nccl-tests-graph: no chosen rung", {"transfer"}},
       {"run --dtype f17", "--dtype: f17 not in"},
       {"run copy --dtype f16 --variant fastest", "--variant: unknown variant 'fastest'", {"copy"}},
       {"run gather --dtype f16", "--dtype: lab gather does not support f16", {"gather"}},

@@ -355,6 +355,20 @@ TEST(Writers, StdoutShowsALabAsSoonAsTheRunnerSaysItIsDone) {
   EXPECT_EQ(out.str().find("copy: copies"), out.str().rfind("copy: copies")) << "each lab once";
 }
 
+// The table printed as a run goes names the method its columns hold, as the files do: nccl-tests' graph
+// mode reads "nccl-tests -G" there too.
+TEST(Writers, StdoutNamesNcclTestsGraphMode) {
+  run_report rep = sample_report();
+  rep.results.resize(4);  // the copy cases
+  rep.results[0].nccl_tests = rep.results[0].batch;
+  rep.timing.nccl_tests_graph_launches = 10;
+  std::ostringstream out;
+  stdout_sink sink(out, output_format::table);
+  sink.finish(rep);
+  EXPECT_NE(out.str().find("busbw nccl-tests -G"), std::string::npos) << out.str();
+  EXPECT_NE(render(rep, output_format::table).find("busbw nccl-tests -G"), std::string::npos);
+}
+
 // ---- CSV, Markdown, JSON -------------------------------------------------------------------------------
 
 TEST(Writers, CsvHasOneRecordPerCaseWithEveryParamColumn) {
