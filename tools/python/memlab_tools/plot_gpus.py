@@ -150,7 +150,7 @@ def comparison_markdown(rows, device, graph_launches=0):
     return "\n".join(lines) + "\n"
 
 
-def busbw_picture(records, nccl, gpus, out, device, roof):
+def busbw_picture(records, nccl, gpus, out, device, roof, graph_launches=0):
     import matplotlib.pyplot as plt
 
     rungs = [v for v in collectives() if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
@@ -168,11 +168,11 @@ def busbw_picture(records, nccl, gpus, out, device, roof):
         xs = [r["params"]["n"] for r in mine]
         ax.plot(xs, [r.get("busbw_gbps", 0) for r in mine], "o-", ms=3, label="memlab cold (L2 flushed, one launch)")
         ax.plot(xs, [r.get("nccl_tests_busbw_gbps", 0) for r in mine], "s-", ms=3,
-                label="memlab, nccl-tests' method")
+                label="memlab, nccl-tests' method" if graph_launches <= 0 else f"memlab, {_method(graph_launches)}")
         theirs = sorted((n for n in nccl if n["test"] == nccl_test_of(rung, tests) and n["gpus"] == gpus
                          and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
         if theirs:
-            ax.plot([n["size"] for n in theirs], [n["busbw"] for n in theirs], "k--", lw=1, label="nccl-tests")
+            ax.plot([n["size"] for n in theirs], [n["busbw"] for n in theirs], "k--", lw=1, label=_method(graph_launches))
         if roof:
             ax.axhline(roof, color="grey", lw=0.8, ls=":")
             ax.text(xs[-1] if xs else 1, roof, f"NVLink {roof:.0f} GB/s ", va="bottom", ha="right", fontsize=7,
@@ -193,8 +193,15 @@ def busbw_picture(records, nccl, gpus, out, device, roof):
     return path
 
 
-def time_picture(records, nccl, gpus, out, device):
-    """Microseconds per collective against size, log-log: where the launch path, not the link, sets the time."""
+def _method(graph_launches):
+    """nccl-tests' method as the figures name it: its graph mode reads as its flag, -G N."""
+    return f"nccl-tests -G {graph_launches}" if graph_launches > 0 else "nccl-tests"
+
+
+def time_picture(records, nccl, gpus, out, device, graph_launches=0, more_nccl=()):
+    """Microseconds per collective against size, log-log: where the launch path, not the link, sets the time.
+    `graph_launches` > 0: both tools ran nccl-tests' graph mode; `more_nccl`: (label, rows) of further
+    nccl-tests runs drawn beside (dotted)."""
     import matplotlib.pyplot as plt
 
     rungs = [v for v in collectives() if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
@@ -211,14 +218,21 @@ def time_picture(records, nccl, gpus, out, device):
                       key=lambda r: r["params"]["n"])
         xs = [r["params"]["n"] for r in mine]
         ax.plot(xs, [1e3 * r["cold"]["median_ms"] for r in mine], "o-", ms=3, label="memlab cold")
+        method = "nccl-tests' method" if graph_launches <= 0 else _method(graph_launches)
         ax.plot(xs, [1e3 * r["nccl_tests"]["median_ms"] for r in mine if "nccl_tests" in r], "s-", ms=3,
-                label="memlab, nccl-tests' method (median of repetitions)")
+                label=f"memlab, {method} (median of repetitions)")
         ax.plot(xs, [1e3 * r["graph"]["median_ms"] if r.get("graph", {}).get("samples") else float("nan") for r in mine],
                 "^-", ms=3, lw=0.8, label="memlab graph (GPU only)")
         theirs = sorted((n for n in nccl if n["test"] == nccl_test_of(rung, tests) and n["gpus"] == gpus
                          and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
         if theirs:
-            ax.plot([n["size"] for n in theirs], [n["us"] for n in theirs], "k--", lw=1, label="nccl-tests (one run)")
+            ax.plot([n["size"] for n in theirs], [n["us"] for n in theirs], "k--", lw=1,
+                    label=f"{_method(graph_launches)} (one run)")
+        for label, rows in more_nccl:
+            other = sorted((n for n in rows if n["test"] == nccl_test_of(rung, tests) and n["gpus"] == gpus
+                            and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
+            if other:
+                ax.plot([n["size"] for n in other], [n["us"] for n in other], ":", color="grey", lw=1.2, label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(rung, fontsize=10)
@@ -228,7 +242,9 @@ def time_picture(records, nccl, gpus, out, device):
     for ax in list(axes.flat)[len(rungs):]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"NCCL collectives on {gpus} x {device}, one process: time against size, out of place", fontsize=11)
+    mode = f", both tools in nccl-tests' graph mode (-G {graph_launches})" if graph_launches > 0 else ""
+    fig.suptitle(f"NCCL collectives on {gpus} x {device}, one process: time against size, out of place{mode}",
+                 fontsize=11)
     fig.tight_layout()
     path = os.path.join(out, f"time_{gpus}gpu.png")
     fig.savefig(path, dpi=120)
@@ -397,10 +413,11 @@ def main(argv=None):
     device = _device_name(header)
     link = header.get("device", {}).get("link", {})
     roof = link.get("nvlink_gbps", 0)
+    graph_launches = header.get("timing", {}).get("nccl_tests_graph_launches", 0)
     made = []
     for gpus in sorted({int(r["params"].get("gpus", 0)) for r in records if r["variant"] in collectives()}):
-        made.append(busbw_picture(records, nccl, gpus, a.out, device, roof))
-        made.append(time_picture(records, nccl, gpus, a.out, device))
+        made.append(busbw_picture(records, nccl, gpus, a.out, device, roof, graph_launches))
+        made.append(time_picture(records, nccl, gpus, a.out, device, graph_launches))
     for size in sorted({r["params"]["n"] for r in _copies(records) if "device" in r}):
         if size >= MIB:
             made.append(pairs_picture(records, size, a.out, device))
@@ -411,7 +428,7 @@ def main(argv=None):
     if rows:
         path = os.path.join(a.out, "nccl_tests_vs_memlab.md")
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(comparison_markdown(rows, device, header.get("timing", {}).get("nccl_tests_graph_launches", 0)))
+            fh.write(comparison_markdown(rows, device, graph_launches))
         made.append(path)
     for m in made:
         if m:
