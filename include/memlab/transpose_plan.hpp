@@ -613,7 +613,7 @@ constexpr bool transpose_few_swizzle_valid(std::uint32_t mask, std::uint32_t shi
 constexpr unsigned transpose_few_sample_requests = 4;  // 2 warps x 2 unit offsets
 constexpr unsigned transpose_few_sample_groups = 2 * transpose_few_sample_requests;
 struct transpose_few_sample {
-  std::uint32_t run[transpose_few_sample_groups][32], rest[transpose_few_sample_groups][32];  // lanes[g] of each
+  std::uint32_t run[transpose_few_sample_groups][32]{}, rest[transpose_few_sample_groups][32]{};  // lanes[g] of each
   std::uint32_t lanes[transpose_few_sample_groups] = {};  // group g's active lanes: run[g][0 .. lanes[g] - 1]
   unsigned groups = 0;                                    // 4, or 8 for 8-byte units
   unsigned words = 0;                                     // 4-byte words a lane reads: 1, or 2 for 8-byte units
@@ -694,8 +694,8 @@ constexpr unsigned transpose_few_sample_wavefronts(const transpose_few_sample& s
     const unsigned stop = limit - total - left;  // a group this many wavefronts deep: the candidate is out
     // Per bank, each written before it is read: its first word; once a second word comes, its distinct words and
     // which they are (bit word / 32 % 64).
-    std::uint32_t banks = 0, multi = 0, first[32], count[32];
-    std::uint64_t seen[32];
+    std::uint32_t banks = 0, multi = 0, first[32]{}, count[32]{};  // initialized: a C++17 constexpr function
+    std::uint64_t seen[32]{};
     unsigned most = 1;
     for (unsigned l = 0; l < n; ++l) {
       const std::uint32_t w = transpose_few_smem(s.run[g][l] * pitch + s.rest[g][l], mask, shift) / 4;
@@ -787,7 +787,13 @@ struct transpose_few_layout_key {
   std::uint32_t tile_cols = 0, tile_matrices = 0, run_chunks = 0, run_pitch = 0;
   std::uint8_t path = 0, elem_size = 0, unit = 0, src16 = 0, dst16 = 0;
   bool used = false;  // a slot of the memo that holds a layout
-  bool operator==(const transpose_few_layout_key&) const = default;
+  // Spelled out: the header is C++17 (memlab::memlab requires cxx_std_17), which defaults no comparison.
+  bool operator==(const transpose_few_layout_key& o) const {
+    return rows == o.rows && cols == o.cols && matrices == o.matrices && tile_cols == o.tile_cols &&
+           tile_matrices == o.tile_matrices && run_chunks == o.run_chunks && run_pitch == o.run_pitch &&
+           path == o.path && elem_size == o.elem_size && unit == o.unit && src16 == o.src16 && dst16 == o.dst16 &&
+           used == o.used;
+  }
 };
 // The search's choices, memoized: a transpose of one shape is usually called again and again, the search costs
 // 1-10 us of host time (the development machine; median 2, p99 6.5 over the heat map's grid), a lookup ~0.1 us
@@ -845,7 +851,9 @@ constexpr transpose_few_layout transpose_few_layout_of(const transpose_plan& p, 
     return transpose_few_layout_fixed(p);
   }
 #if !defined(__CUDA_ARCH__)
-  if (!std::is_constant_evaluated()) return detail::transpose_few_layout_memo(p, dst, src);
+  // __builtin_is_constant_evaluated: std::is_constant_evaluated is C++20, this header C++17 (GCC, Clang and nvcc
+  // have the builtin in both).
+  if (!__builtin_is_constant_evaluated()) return detail::transpose_few_layout_memo(p, dst, src);
 #endif
   return transpose_few_layout_search(p, dst, src);
 }
