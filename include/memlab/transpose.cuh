@@ -373,9 +373,16 @@ template <int U>
 using unit_t = std::conditional_t<
     U == 1, unsigned char,
     std::conditional_t<U == 2, unsigned short, std::conditional_t<U == 4, unsigned, unsigned long long>>>;
-template <int U>
+// Where logical byte `logical` of the image lives (transpose_few_smem). Fixed: the swizzle is none or the slot XOR
+// (transpose_few_whole_chunks), the shift the constant 3 and only the mask (0 or 0x70) the plan's, as in the kernel
+// before the per-shape layouts; else the plan's mask and shift, both in registers.
+template <bool Fixed>
+__device__ __forceinline__ unsigned few_smem(unsigned logical, const transpose_few_map& m) {
+  return transpose_few_smem(logical, m.swizzle, Fixed ? 3u : m.swizzle_shift);
+}
+template <int U, bool Fixed>
 __device__ __forceinline__ unit_t<U> ld_unit(const unsigned char* image, unsigned logical, const transpose_few_map& m) {
-  return *reinterpret_cast<const unit_t<U>*>(image + transpose_few_smem(logical, m.swizzle, m.swizzle_shift));
+  return *reinterpret_cast<const unit_t<U>*>(image + few_smem<Fixed>(logical, m));
 }
 // Unit u of the vector w (4 words).
 template <int U>
@@ -393,13 +400,19 @@ __device__ __forceinline__ void put_unit(unsigned (&w)[4], unsigned u, unit_t<U>
 
 // A loaded 16-byte chunk into its slot of the image (STS.128): the slot of transpose_few_smem, its words XOR-
 // permuted where the swizzle reaches inside the chunk (transpose_few_chunk_words: two conditional swaps, 8
-// selects), so that every byte lands where transpose_few_smem puts it.
+// selects), so that every byte lands where transpose_few_smem puts it. Fixed: the swizzle moves whole chunks
+// (transpose_few_whole_chunks), nothing to permute.
+template <bool Fixed>
 __device__ __forceinline__ void store_image_chunk(unsigned char* image, unsigned logical, uint4 v,
                                                   const transpose_few_map& m) {
-  const unsigned x = transpose_few_chunk_words(logical, m.swizzle, m.swizzle_shift);
-  if (x & 1u) v = make_uint4(v.y, v.x, v.w, v.z);
-  if (x & 2u) v = make_uint4(v.z, v.w, v.x, v.y);
-  *reinterpret_cast<uint4*>(image + (transpose_few_smem(logical, m.swizzle, m.swizzle_shift) & ~15u)) = v;
+  if constexpr (Fixed) {
+    *reinterpret_cast<uint4*>(image + few_smem<true>(logical, m)) = v;
+  } else {
+    const unsigned x = transpose_few_chunk_words(logical, m.swizzle, m.swizzle_shift);
+    if (x & 1u) v = make_uint4(v.y, v.x, v.w, v.z);
+    if (x & 2u) v = make_uint4(v.z, v.w, v.x, v.y);
+    *reinterpret_cast<uint4*>(image + (few_smem<false>(logical, m) & ~15u)) = v;
+  }
 }
 
 // The tile's 16-byte output chunk whose first byte is `o` bytes after the tile's nominal output start (all
@@ -409,14 +422,14 @@ __device__ __forceinline__ void store_image_chunk(unsigned char* image, unsigned
 // else (U < elem_size: a pointer not aligned to the element) each unit's address is computed.
 // Partial: only the first `n` units are read (the others are zero): a chunk the tile owns only from `o` on,
 // whose units past the n-th are another tile's and may lie outside its image; the addresses still step.
-template <int U, transpose_path Path, bool Partial = false>
+template <int U, transpose_path Path, bool Fixed, bool Partial = false>
 __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const few_args& a, unsigned p0, unsigned o,
                                             unsigned c, unsigned n = 16 / U) {
   constexpr unsigned units = 16 / U;
   const transpose_few_map& m = a.map;
   unsigned w[4] = {0, 0, 0, 0};
   const auto read = [&](unsigned u, unsigned at) {
-    if (!Partial || u < n) put_unit<U>(w, u, ld_unit<U>(image, at, m));
+    if (!Partial || u < n) put_unit<U>(w, u, ld_unit<U, Fixed>(image, at, m));
   };
   if (a.es != U) {
 #pragma unroll
@@ -468,14 +481,14 @@ __device__ __forceinline__ uint4 gather_few(const unsigned char* image, const fe
 // the chunk (a funnel shift) and stored with the widest aligned stores (store_bytes: 8/4/2/1 bytes, none
 // narrower than U, at most 6), not unit by unit (docs/notes/transpose_skinny.md section 6). `nominal`: dst offset of the tile's nominal
 // output start (<= lo).
-template <int U, transpose_path Path>
+template <int U, transpose_path Path, bool Fixed>
 __device__ __forceinline__ void store_few_chunk(const unsigned char* image, const few_args& a, unsigned p0,
                                                 std::int64_t g, std::uint64_t lo, std::uint64_t hi,
                                                 std::uint64_t nominal, unsigned c) {
   const auto lo_s = static_cast<std::int64_t>(lo), hi_s = static_cast<std::int64_t>(hi);
   if (g >= lo_s && g + 16 <= hi_s) {
     const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(g) - nominal);
-    arch::st_global_v4(a.dst + g, gather_few<U, Path>(image, a, p0, o, c));
+    arch::st_global_v4(a.dst + g, gather_few<U, Path, Fixed>(image, a, p0, o, c));
     return;
   }
   // Bytes [first, last) of the chunk are the tile's (both multiples of U: dst, lo and hi are U-aligned).
@@ -483,7 +496,7 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
   const auto last = static_cast<unsigned>((g + 16 <= hi_s ? g + 16 : hi_s) - g);
   if (first >= last) return;
   const auto o = static_cast<unsigned>(static_cast<std::uint64_t>(g + first) - nominal);
-  const uint4 v = gather_few<U, Path, true>(image, a, p0, o, c, (last - first) / U);
+  const uint4 v = gather_few<U, Path, Fixed, true>(image, a, p0, o, c, (last - first) / U);
   const uint4 zero = make_uint4(0, 0, 0, 0);
   store_bytes<U>(a.dst + g, first == 0 ? v : funnel16_any(zero, v, 16 - first), first, last);
 }
@@ -492,12 +505,17 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
 // chunks that cover what it reads (one block, or `rows` runs for few_rows) go whole into shared memory
 // (LDG.E.128, STS.128 at their own offset modulo 16: nothing is shifted), then each thread gathers whole
 // aligned 16-byte chunks of the bytes of dst the tile owns and stores each with one STG.E.128. U: the unit,
-// the largest power of two dividing elem_size, src and dst.
-template <int U, transpose_path Path>
+// the largest power of two dividing elem_size, src and dst. Fixed: the image's swizzle is none or the slot XOR
+// (transpose_few_whole_chunks: the fixed layout's, and every layout few_cols takes), compiled in, so that a shape
+// without bank conflicts runs the gather of the kernel before the per-shape layouts; else any candidate of
+// transpose_few_layout_of, the shift in a register and each chunk's words permuted before its STS.128 (a gather
+// ~3% slower on the H100 where it had no conflicts to remove: docs/notes/transpose_skinny.md section 6).
+template <int U, transpose_path Path, bool Fixed>
 MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning::few_min_ctas_per_sm)
     transpose_few_kernel(few_args a) {
   static_assert(U == 1 || U == 2 || U == 4 || U == 8, "units of 1, 2, 4 or 8 bytes");
   static_assert(is_few(Path), "a few path");
+  static_assert(Fixed || Path != transpose_path::few_cols, "few_cols keeps the fixed layout");
   constexpr int steps = transpose_tuning::few_load_steps;
   constexpr unsigned threads = transpose_tuning::threads;
   extern __shared__ __align__(128) unsigned char tile[];  // the image: plan.smem_bytes
@@ -525,7 +543,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
 #pragma unroll
     for (int i = 0; i < steps; ++i) {
       const transpose_few_slot sl = slot(i);
-      if (sl.valid) store_image_chunk(tile, sl.image, v[i], a.map);
+      if (sl.valid) store_image_chunk<Fixed>(tile, sl.image, v[i], a.map);
     }
     __syncthreads();
 
@@ -542,7 +560,9 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
         const std::uint64_t lo = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at0);
         const std::uint64_t hi = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at1);
         const std::int64_t g = static_cast<std::int64_t>((dst_at + lo) / 16 * 16 - dst_at) + 16 * std::int64_t{m};
-        if (g < static_cast<std::int64_t>(hi)) store_few_chunk<U, Path>(tile, a, p0, g, lo, hi, r.run + r.at0, c);
+        if (g < static_cast<std::int64_t>(hi)) {
+          store_few_chunk<U, Path, Fixed>(tile, a, p0, g, lo, hi, r.run + r.at0, c);
+        }
       }
     } else {
       // One block of dst (few_rows: the matrix's transpose from column `first`; small_matrices: the transposes
@@ -554,7 +574,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
       const auto chunks = static_cast<unsigned>((static_cast<std::int64_t>(hi) - g0 + 15) / 16);
 #pragma unroll 1
       for (unsigned f = t; f < chunks; f += threads) {
-        store_few_chunk<U, Path>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, r.run + r.at0, 0);
+        store_few_chunk<U, Path, Fixed>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, r.run + r.at0, 0);
       }
     }
   }
@@ -618,33 +638,49 @@ inline few_args few_args_of(const transpose_plan& p, void* dst, const void* src)
           transpose_magic(p.path == transpose_path::few_cols ? static_cast<std::uint32_t>(p.cols) : 0u)};
 }
 
-template <int U, transpose_path Path>
+template <int U, transpose_path Path, bool Fixed>
 inline cudaError_t launch_few(const transpose_plan& p, const few_args& a, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted_in{0};
-  return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_few_kernel<U, Path>), opted_in, p, a, stream);
+  return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_few_kernel<U, Path, Fixed>), opted_in, p, a,
+                            stream);
 }
 
+// The instantiation for the plan's layout: the fixed one's (whole chunks) wherever the swizzle allows it.
 template <int U>
 inline cudaError_t launch_few_of(const transpose_plan& p, const few_args& a, cudaStream_t stream) {
+  using P = transpose_path;
+  const bool fixed = transpose_few_whole_chunks(p.smem_swizzle, p.smem_swizzle_shift);
   switch (p.path) {
-    case transpose_path::few_cols: return launch_few<U, transpose_path::few_cols>(p, a, stream);
-    case transpose_path::few_rows: return launch_few<U, transpose_path::few_rows>(p, a, stream);
-    case transpose_path::small_matrices: return launch_few<U, transpose_path::small_matrices>(p, a, stream);
+    case P::few_cols: return fixed ? launch_few<U, P::few_cols, true>(p, a, stream) : cudaErrorInvalidValue;
+    case P::few_rows:
+      return fixed ? launch_few<U, P::few_rows, true>(p, a, stream) : launch_few<U, P::few_rows, false>(p, a, stream);
+    case P::small_matrices:
+      return fixed ? launch_few<U, P::small_matrices, true>(p, a, stream)
+                   : launch_few<U, P::small_matrices, false>(p, a, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
-// Every few kernel (4 units x 3 paths), by symbol: for tools that list the kernels memlab::transpose may
-// launch (the transpose lab's `auto` rung, memlab inspect).
-inline std::array<const void*, 12> few_kernels() {
-  using P = transpose_path;
-  const auto of = [](auto k) { return reinterpret_cast<const void*>(k); };
-  return {of(&transpose_few_kernel<1, P::few_cols>),       of(&transpose_few_kernel<1, P::few_rows>),
-          of(&transpose_few_kernel<1, P::small_matrices>), of(&transpose_few_kernel<2, P::few_cols>),
-          of(&transpose_few_kernel<2, P::few_rows>),       of(&transpose_few_kernel<2, P::small_matrices>),
-          of(&transpose_few_kernel<4, P::few_cols>),       of(&transpose_few_kernel<4, P::few_rows>),
-          of(&transpose_few_kernel<4, P::small_matrices>), of(&transpose_few_kernel<8, P::few_cols>),
-          of(&transpose_few_kernel<8, P::few_rows>),       of(&transpose_few_kernel<8, P::small_matrices>)};
+// Every few kernel (4 units x (few_cols, and few_rows and small_matrices with the fixed layout and the general
+// one)), by symbol: for tools that list the kernels memlab::transpose may launch (the transpose lab's `auto`
+// rung, memlab inspect).
+inline std::array<const void*, 20> few_kernels() {
+  std::array<const void*, 20> k{};
+  std::size_t n = 0;
+  const auto add = [&](auto unit) {
+    constexpr int U = decltype(unit)::value;
+    using P = transpose_path;
+    k[n++] = reinterpret_cast<const void*>(&transpose_few_kernel<U, P::few_cols, true>);
+    k[n++] = reinterpret_cast<const void*>(&transpose_few_kernel<U, P::few_rows, true>);
+    k[n++] = reinterpret_cast<const void*>(&transpose_few_kernel<U, P::few_rows, false>);
+    k[n++] = reinterpret_cast<const void*>(&transpose_few_kernel<U, P::small_matrices, true>);
+    k[n++] = reinterpret_cast<const void*>(&transpose_few_kernel<U, P::small_matrices, false>);
+  };
+  add(std::integral_constant<int, 1>{});
+  add(std::integral_constant<int, 2>{});
+  add(std::integral_constant<int, 4>{});
+  add(std::integral_constant<int, 8>{});
+  return k;
 }
 
 // Whether `p` is a few plan these very pointers can run: its unit divides both addresses and the element
@@ -657,6 +693,9 @@ inline bool few_plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintpt
   if (p.rows < 2 || p.cols < 2 || p.batch == 0) return false;
   if (p.threads != transpose_tuning::threads || p.grid == 0 || p.grid > 0x7fffffffu || p.vec_bytes != 16) return false;
   if (!transpose_few_swizzle_valid(p.smem_swizzle, p.smem_swizzle_shift, static_cast<unsigned>(u))) return false;
+  if (p.path == transpose_path::few_cols && !transpose_few_whole_chunks(p.smem_swizzle, p.smem_swizzle_shift)) {
+    return false;  // few_cols keeps the fixed layout: its kernel has no other
+  }
   const transpose_few_geometry g = transpose_few_geometry_of(p.path, p.batch, p.rows, p.cols, es, d);
   const bool cols_tile = p.path == transpose_path::few_cols, rows_tile = p.path == transpose_path::few_rows;
   const bool small = p.path == transpose_path::small_matrices;

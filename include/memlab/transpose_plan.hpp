@@ -279,6 +279,13 @@ MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_smem(unsigned b, unsigned ma
 MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_chunk_words(unsigned b, unsigned mask, unsigned shift) {
   return ((b >> shift) & mask & 0x0cu) >> 2;
 }
+// Whether a swizzle moves whole 16-byte chunks only (none, or the slot XOR 0x70 at shift 3: the fixed layout's,
+// transpose_few_swizzle), no word of a chunk permuted. transpose_few_kernel has an instantiation for these (its
+// Fixed parameter): the shift a constant and no permute before the STS.128, the instruction stream of the kernel
+// before the per-shape layouts; the word XORs take the general one (docs/notes/transpose_skinny.md section 6).
+MEMLAB_HOST_DEVICE constexpr bool transpose_few_whole_chunks(unsigned mask, unsigned shift) {
+  return mask == 0 || (mask == 0x70 && shift == 3);
+}
 // few_cols' swizzle (the lanes of a gather request read addresses 16 x cols bytes apart): where that stride has
 // a factor of 2, slots of one column of the image collide without the XOR. Chosen with the bank model
 // (tests/library/test_transpose_plan.cpp: at most 2 wavefronts per request for a side of 2..8 elements).

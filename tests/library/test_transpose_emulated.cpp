@@ -33,16 +33,31 @@ void run_tiles(const transpose_plan& p, const detail::transpose_args& a) {
               [&] { detail::transpose_tile_kernel<Es, In, Out>(a); });
 }
 
+// The few kernels' instantiations that ran (few_cols, few_rows, small_matrices x fixed / general): the emulated
+// tests hold both of few_rows' and small_matrices' to every layout they can run.
+std::map<std::string, int> few_instantiations;
+
+// The few kernel launch_transpose picks for the plan (launch_few_of: the fixed layout's instantiation where the
+// swizzle moves whole chunks, else the general one); `general`: the general one whatever the swizzle (few_rows and
+// small_matrices; it runs every layout).
 template <int U>
-void run_few(const transpose_plan& p, const detail::few_args& a) {
+void run_few(const transpose_plan& p, const detail::few_args& a, bool general) {
   const auto grid = static_cast<unsigned>(p.grid), threads = static_cast<unsigned>(p.threads);
+  const bool fixed = !general && transpose_few_whole_chunks(p.smem_swizzle, p.smem_swizzle_shift);
+  ++few_instantiations[std::string(to_string(p.path)) + (fixed ? " fixed" : " general")];
+  using P = transpose_path;
   switch (p.path) {
-    case transpose_path::few_cols:
-      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, transpose_path::few_cols>(a); });
-    case transpose_path::few_rows:
-      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, transpose_path::few_rows>(a); });
-    case transpose_path::small_matrices:
-      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, transpose_path::small_matrices>(a); });
+    case P::few_cols:
+      if (!fixed) FAIL() << "few_cols has the fixed layout's kernel only";
+      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, P::few_cols, true>(a); });
+    case P::few_rows:
+      if (fixed) return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, P::few_rows, true>(a); });
+      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, P::few_rows, false>(a); });
+    case P::small_matrices:
+      if (fixed) {
+        return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, P::small_matrices, true>(a); });
+      }
+      return emu::launch(grid, threads, [&] { detail::transpose_few_kernel<U, P::small_matrices, false>(a); });
     default: FAIL() << "not a few path";
   }
 }
@@ -63,10 +78,11 @@ void run_path(const transpose_plan& p, const detail::transpose_args& a) {
 
 // Transposes batch x rows x cols elements of es bytes from src + so to dst + doff (offsets into 16-byte
 // aligned buffers) with the kernels the plan picks, emulated; returns "" or what went wrong.
-// `adjust` may change the plan before it runs (a few plan's layout: any transpose_few_layout_of could pick).
+// `adjust` may change the plan before it runs (a few plan's layout: any transpose_few_layout_of could pick);
+// `general`: a few plan runs the general instantiation of its kernel, whatever its layout (run_few).
 std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uint64_t cols, unsigned so, unsigned doff,
                   std::uint64_t max_grid = 0, transpose_path* path = nullptr,
-                  const std::function<void(transpose_plan&)>& adjust = {}) {
+                  const std::function<void(transpose_plan&)>& adjust = {}, bool general = false) {
   const std::uint64_t bytes = batch * rows * cols * es, guard = 48;
   std::vector<unsigned char> src_buf(bytes + 64), dst_buf(bytes + 64 + guard);
   auto* src_base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(src_buf.data()) + 15) / 16 * 16);
@@ -92,10 +108,10 @@ std::string check(unsigned es, std::uint64_t batch, std::uint64_t rows, std::uin
     if (p.smem_bytes > sizeof detail::tile) return "the image does not fit the emulated shared memory";
     const detail::few_args a = detail::few_args_of(p, dst, src);
     switch (p.unit_bytes) {
-      case 1: run_few<1>(p, a); break;
-      case 2: run_few<2>(p, a); break;
-      case 4: run_few<4>(p, a); break;
-      default: run_few<8>(p, a); break;
+      case 1: run_few<1>(p, a, general); break;
+      case 2: run_few<2>(p, a, general); break;
+      case 4: run_few<4>(p, a, general); break;
+      default: run_few<8>(p, a, general); break;
     }
   } else {
     const detail::transpose_args a{reinterpret_cast<std::byte*>(dst),
@@ -277,9 +293,12 @@ TEST(transpose_emulated, few_paths_wide_sides) {
 // on shapes small enough to emulate (the search itself runs from 4 MiB): each swizzle (none, the slot XOR, the
 // word XORs, whose chunks are word-permuted before their STS.128) and, for few_rows, every pitch T + 16 k; every
 // element size and unit, cut tiles, batches, run ends in partial chunks, few_rows matrices of up to 1.5 tiles in
-// one (5 x 4093 u8, 7 x 1500 f16). Byte-exact.
+// one (5 x 4093 u8, 7 x 1500 f16). Byte-exact. Each layout through the kernel launch_transpose picks for it (the
+// fixed layout's instantiation for none and the slot XOR, the general one for the word XORs), and the fixed layout's
+// swizzles also through the general instantiation (which runs every layout).
 TEST(transpose_emulated, few_paths_every_layout) {
   std::map<std::string, int> layouts;
+  few_instantiations.clear();
   const struct {
     unsigned es;
     std::uint64_t batch, rows, cols;
@@ -305,9 +324,13 @@ TEST(transpose_emulated, few_paths_every_layout) {
             }
           };
           transpose_path path{};
-          ASSERT_EQ(check(c.es, c.batch, c.rows, c.cols, so, doff, 0, &path, adjust), "")
-              << name(c.es, c.batch, c.rows, c.cols, so, doff) << " (" << to_string(path) << "), swizzle " << l.swizzle
-              << " >> " << l.swizzle_shift << ", pitch + " << 16 * k;
+          for (const bool general : {false, true}) {
+            if (general && !transpose_few_whole_chunks(l.swizzle, l.swizzle_shift)) continue;  // the same run again
+            ASSERT_EQ(check(c.es, c.batch, c.rows, c.cols, so, doff, 0, &path, adjust, general), "")
+                << name(c.es, c.batch, c.rows, c.cols, so, doff) << " (" << to_string(path) << "), swizzle "
+                << l.swizzle << " >> " << l.swizzle_shift << ", pitch + " << 16 * k
+                << (general ? ", the general kernel" : "");
+          }
           ++layouts[std::to_string(l.swizzle) + ">>" + std::to_string(l.swizzle_shift) + " " + to_string(path)];
         }
       }
@@ -317,6 +340,37 @@ TEST(transpose_emulated, few_paths_every_layout) {
     EXPECT_GT(layouts[std::string(l) + " few_rows"] + layouts[std::string(l) + " small_matrices"], 0) << l;
   }
   EXPECT_GT(layouts["124>>5 small_matrices"], 0);
+  for (const char* k : {"few_rows fixed", "few_rows general", "small_matrices fixed", "small_matrices general"}) {
+    EXPECT_GT(few_instantiations[k], 0) << k;
+  }
+}
+
+// Which instantiation a layout takes: the fixed layout's for none and the slot XOR (and every few_cols plan), the
+// general one for the word XORs; a few_cols plan with a word XOR is refused (its kernel has the fixed layout only).
+TEST(transpose_emulated, few_kernel_instantiation_per_layout) {
+  for (int i = 0; i < transpose_few_swizzles; ++i) {
+    for (const unsigned unit : {1u, 2u, 4u, 8u}) {
+      const transpose_few_layout l = transpose_few_swizzle_at(i, unit);
+      EXPECT_EQ(transpose_few_whole_chunks(l.swizzle, l.swizzle_shift), i < 2) << i << ", unit " << unit;
+    }
+  }
+  const std::uintptr_t base = std::uintptr_t{1} << 40;
+  for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{100000, 3}, {100000, 8}}) {
+    transpose_plan p = plan_transpose(base, 2 * base, 1, rows, cols, 1, h100);
+    ASSERT_EQ(p.path, transpose_path::few_cols);
+    EXPECT_TRUE(transpose_few_whole_chunks(p.smem_swizzle, p.smem_swizzle_shift));
+    EXPECT_TRUE(detail::few_plan_fits(p, base, 2 * base));
+    const transpose_few_layout w = transpose_few_swizzle_at(2, 1);
+    p.smem_swizzle = w.swizzle;
+    p.smem_swizzle_shift = w.swizzle_shift;
+    EXPECT_FALSE(detail::few_plan_fits(p, base, 2 * base)) << "few_cols under a word swizzle";
+  }
+  // Jobs below the search's 4 MiB keep the fixed layout, so the fixed layout's kernel.
+  for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{3, 1000}, {8, 8}, {30, 1000}}) {
+    const transpose_plan p = plan_transpose(base, 2 * base, 4, rows, cols, 1, h100);
+    ASSERT_TRUE(p.path == transpose_path::few_rows || p.path == transpose_path::small_matrices) << to_string(p.path);
+    EXPECT_TRUE(transpose_few_whole_chunks(p.smem_swizzle, p.smem_swizzle_shift)) << rows << " x " << cols;
+  }
 }
 
 // The checks catch what they are for: an access outside the buffers is reported.

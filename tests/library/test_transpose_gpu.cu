@@ -402,9 +402,15 @@ std::map<std::string, int> every_layout(transpose_bench& bench, const std::vecto
   }
   return layouts;
 }
+// Every layout ran, so both instantiations of each path's kernel (launch_few_of: the fixed layout's for none and
+// the slot XOR, 0>>0 and 112>>3; the general one for the word XORs).
 void expect_every_layout(std::map<std::string, int>& layouts) {
   for (const char* l : {"0>>0", "112>>3", "124>>5", "124>>6", "124>>7", "124>>8", "120>>5"}) {
     EXPECT_GT(layouts[std::string(l) + " few_rows"] + layouts[std::string(l) + " small_matrices"], 0) << l;
+  }
+  for (const char* path : {" few_rows", " small_matrices"}) {
+    EXPECT_GT(layouts[std::string("0>>0") + path] + layouts[std::string("112>>3") + path], 0) << path << ", fixed";
+    EXPECT_GT(layouts[std::string("124>>5") + path], 0) << path << ", general";
   }
 }
 
