@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "harness/error.hpp"
@@ -51,6 +53,60 @@ struct release_on_exit {
 };
 template <class Release>
 release_on_exit(Release) -> release_on_exit<Release>;
+
+// Launches captured into one CUDA graph per stream (thread-local capture on every stream at once) and
+// instantiated: timer::graph's one stream, timer::loop's one per rank. Anything the launches do that a capture
+// forbids is a failure to report (`failure`, "" when captured), never an error of the run.
+class captured_graphs {
+ public:
+  captured_graphs(const std::vector<cudaStream_t>& streams, const std::function<void()>& enqueue)
+      : streams_(streams), execs_(streams.size(), nullptr) {
+    std::vector<cudaGraph_t> graphs(streams.size(), nullptr);
+    std::size_t capturing = 0;
+    for (; capturing < streams.size(); ++capturing) {
+      const cudaError_t e = cudaStreamBeginCapture(streams[capturing], cudaStreamCaptureModeThreadLocal);
+      if (e != cudaSuccess) {
+        failure_ = std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(e);
+        break;
+      }
+    }
+    if (failure_.empty()) {
+      try {
+        enqueue();
+      } catch (const std::exception& e) {
+        failure_ = e.what();
+      }
+    }
+    for (std::size_t i = 0; i < capturing; ++i) {
+      const cudaError_t e = cudaStreamEndCapture(streams[i], &graphs[i]);
+      if (failure_.empty() && e != cudaSuccess) failure_ = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
+    }
+    for (std::size_t i = 0; i < graphs.size() && failure_.empty(); ++i) {
+      const cudaError_t e = cudaGraphInstantiate(&execs_[i], graphs[i], 0);
+      if (e != cudaSuccess) failure_ = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(e);
+    }
+    for (auto g : graphs)
+      if (g != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(g));
+    (void)cudaGetLastError();  // a failed capture leaves its error behind: not the next launch's
+  }
+  captured_graphs(const captured_graphs&) = delete;
+  captured_graphs& operator=(const captured_graphs&) = delete;
+  ~captured_graphs() {
+    for (auto e : execs_)
+      if (e != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(e));
+  }
+  [[nodiscard]] const std::string& failure() const { return failure_; }
+  // Every graph replayed `times` times, each on its stream.
+  void replay(int times) const {
+    for (int l = 0; l < times; ++l)
+      for (std::size_t i = 0; i < execs_.size(); ++i) MEMLAB_CUDA_CHECK(cudaGraphLaunch(execs_[i], streams_[i]));
+  }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaGraphExec_t> execs_;
+  std::string failure_;
+};
 
 using clock_type = std::chrono::steady_clock;
 
@@ -249,40 +305,16 @@ summary timer::batch(const enqueue_fn& launch, const measure_options& opt, doubl
 summary timer::graph(const enqueue_fn& launch, const measure_options& opt, double estimate_ms, std::string& why_not) {
   timeout_s_ = opt.blocking_timeout_s;
   const int k = launches_for(estimate_ms, opt, 2000);
-  // Capture on this thread only; anything the launches do that a capture forbids fails the
-  // capture (and is reported), never the run.
-  cudaGraph_t graph = nullptr;
-  MEMLAB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  std::string failure;
-  try {
+  const captured_graphs g({stream_}, [&] {
     for (int i = 0; i < k; ++i) launch(stream_);
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
-  if (failure.empty() && end != cudaSuccess) failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(end);
-  (void)cudaGetLastError();  // a failed capture leaves its error behind: not the next launch's
-  if (!failure.empty()) {
-    if (graph != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(graph));
-    why_not = "cannot be captured in a CUDA graph: " + failure;
+  });
+  if (!g.failure().empty()) {
+    why_not = "cannot be captured in a CUDA graph: " + g.failure();
     return {};
   }
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
-  MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(graph));
-  if (inst != cudaSuccess) {
-    (void)cudaGetLastError();
-    why_not = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(inst);
-    return {};
-  }
-  struct exec_guard {
-    cudaGraphExec_t e;
-    ~exec_guard() { MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(e)); }
-  } guard{exec};
-  MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_));  // warm-up
+  g.replay(1);  // warm-up
   sync_.wait(stream_);
-  return sample_until_stable(
-      [&] { return held_sample([&] { MEMLAB_CUDA_CHECK(cudaGraphLaunch(exec, stream_)); }, false) / k; }, opt);
+  return sample_until_stable([&] { return held_sample([&] { g.replay(1); }, false) / k; }, opt);
 }
 
 summary timer::loop(const loop_ops& ops, const measure_options& opt, std::string& why_not) {
@@ -307,60 +339,20 @@ summary timer::loop(const loop_ops& ops, const measure_options& opt, std::string
   // nccl-tests -G: the iterations captured once, each stream into its own graph (thread-local capture
   // on every stream at once, as nccl-tests does for -g N), then every sample replays each graph
   // loop_graph_launches times on its stream and waits for all.
-  std::vector<cudaGraph_t> graphs(ops.streams.size(), nullptr);
-  std::vector<cudaGraphExec_t> execs(ops.streams.size(), nullptr);
-  struct graphs_guard {
-    std::vector<cudaGraph_t>& g;
-    std::vector<cudaGraphExec_t>& e;
-    ~graphs_guard() {
-      for (auto x : e)
-        if (x != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(x));
-      for (auto x : g)
-        if (x != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(x));
-    }
-  } guard{graphs, execs};
-  std::string failure;
-  std::size_t capturing = 0;
-  for (; capturing < ops.streams.size() && failure.empty(); ++capturing) {
-    const cudaError_t e = cudaStreamBeginCapture(ops.streams[capturing], cudaStreamCaptureModeThreadLocal);
-    if (e != cudaSuccess) {
-      failure = std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(e);
-      break;
-    }
-  }
-  if (failure.empty()) {
-    try {
-      ops.enqueue(iters);
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-  }
-  for (std::size_t i = 0; i < capturing; ++i) {
-    const cudaError_t e = cudaStreamEndCapture(ops.streams[i], &graphs[i]);
-    if (failure.empty() && e != cudaSuccess) failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
-  }
-  for (std::size_t i = 0; i < graphs.size() && failure.empty(); ++i) {
-    const cudaError_t e = cudaGraphInstantiate(&execs[i], graphs[i], 0);
-    if (e != cudaSuccess) failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(e);
-  }
-  (void)cudaGetLastError();  // a failed capture leaves its error behind: not the next launch's
+  const captured_graphs g(ops.streams, [&] { ops.enqueue(iters); });
   // Every rank samples or none does: the samples' collectives must meet.
-  if (!sync_.all(failure.empty())) {
-    why_not = failure.empty() ? "another rank could not capture its loop in a CUDA graph"
-                              : "cannot be captured in a CUDA graph: " + failure;
+  if (!sync_.all(g.failure().empty())) {
+    why_not = g.failure().empty() ? "another rank could not capture its loop in a CUDA graph"
+                                  : "cannot be captured in a CUDA graph: " + g.failure();
     return {};
   }
-  const auto replay = [&](int times) {
-    for (int l = 0; l < times; ++l)
-      for (std::size_t i = 0; i < execs.size(); ++i) MEMLAB_CUDA_CHECK(cudaGraphLaunch(execs[i], ops.streams[i]));
-  };
-  replay(1);  // the graphs' upload, untimed
+  g.replay(1);  // the graphs' upload, untimed
   ops.wait();
   return sample_until_stable(
       [&] {
         if (sync_.is_distributed()) sync_.barrier();
         const auto t0 = clock_type::now();
-        replay(opt.loop_graph_launches);
+        g.replay(opt.loop_graph_launches);
         ops.wait();
         return per_launch(seconds_since(t0), iters * opt.loop_graph_launches);
       },
