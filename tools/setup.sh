@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what memlab's build and tests need and is missing; installs nothing that is present.
 #   CUDA toolkit (nvcc, CCCL): must already be there; this script says so if it is not.
-#   CMake >= 3.25, g++, make, CLI11, nlohmann-json, fmt, GoogleTest: Debian/Ubuntu packages (apt-get).
+#   CMake >= 3.25, g++, make, Ninja (the ci preset builds with it), CLI11, nlohmann-json, fmt, GoogleTest:
+#   Debian/Ubuntu packages (apt-get).
 #   cuobjdump and the nvdisasm it runs (for memlab inspect and the SASS tests): the CUDA toolkit's,
 #   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
 #   CuTe's headers (for the tile lab): PyPI's nvidia-cutlass (pip; cmake finds cutlass_library).
@@ -19,6 +20,7 @@ missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++)
 command -v make >/dev/null || missing+=(make)
+command -v ninja >/dev/null || missing+=(ninja-build)
 command -v git >/dev/null || missing+=(git)
 have_header CLI/CLI.hpp || missing+=(libcli11-dev)
 have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
