@@ -128,6 +128,14 @@ nccl_tests_all() {  # N: every collective, as nccl-tests prints it (uint8, sum; 
   done
 }
 
+nccl_tests_range() {  # N MIN MAX: every collective from MIN to MAX (x4), as nccl_tests_all runs it
+  for t in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
+    echo "#### ${t}_perf -g $1"
+    "$NT/${t}_perf" -b "$2" -e "$3" -f 4 -g "$1" -d uint8 -o sum -w 1 -n 20 -c 1
+    echo "#### rc=$?"
+  done
+}
+
 nccl_tests_small() {  # N: every collective at 64 B .. 16 MiB, 100 iterations behind each figure
   for t in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
     echo "#### ${t}_perf -g $1"
@@ -160,7 +168,7 @@ def v(n):
 print(','.join(n for n in names if v(n) <= top))")
 
 # `timeout` runs programs, not shell functions: the functions above run through bash -c.
-export -f memlab_collectives nccl_tests_all nccl_tests_small nccl_tests_graph
+export -f memlab_collectives nccl_tests_all nccl_tests_range nccl_tests_small nccl_tests_graph
 export M J NT SIZES_COLL COLLECTIVES GRAPH_LAUNCHES GRAPH_MAX
 
 for s in "${steps[@]}"; do
@@ -280,9 +288,7 @@ for s in "${steps[@]}"; do
       # The host-launched method again, 16 MiB .. 1 GiB on all GPUs, memlab then nccl-tests, same call.
       STEP_LIMIT=400 step mid_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus "$NGPU" --placement all \
         --sizes 16MiB,64MiB,256MiB,1GiB --max-time 0.2 --out "$J/mid_memlab.json"
-      step mid_nccl_tests -- bash -c "for t in all_reduce all_gather reduce_scatter broadcast alltoall sendrecv; do
-        echo \"#### \${t}_perf -g $NGPU\"; '$NT'/\${t}_perf -b 16M -e 1G -f 4 -g $NGPU -d uint8 -o sum -w 1 -n 20 -c 1
-        echo \"#### rc=\$?\"; done"
+      step mid_nccl_tests -- bash -c "nccl_tests_range $NGPU 16M 1G"
       ;;
     repeat)
       # One process against torchrun at 64 and 256 MiB, in turn, three rounds, four times the default sampling:
