@@ -804,6 +804,11 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
 // nccl-tests' method rotates its buffers (rank_pointers): at most this many regions, within this much.
 inline constexpr std::uint64_t loop_rotation_regions = 20;
 inline constexpr std::uint64_t loop_rotation_bytes = std::uint64_t{1} << 30;
+// How many regions of `region` bytes (a collective's max(send, recv): nccl-tests' `shift`) the loop rotates
+// through: as many as fit loop_rotation_bytes, at least one, at most its loop_rotation_regions iterations.
+constexpr std::uint64_t loop_regions_of(std::uint64_t region) {
+  return std::clamp<std::uint64_t>(loop_rotation_bytes / std::max<std::uint64_t>(region, 1), 1, loop_rotation_regions);
+}
 
 // A chase's nodes, one every 128 bytes (a line of their own, so no two share a fetch).
 inline constexpr std::uint64_t chase_stride = 128;
@@ -875,8 +880,7 @@ case_plan plan_case(const variant& v, const case_params& p, const device_info& d
       // the reduced or gathered part and the untouched rest).
       // nccl-tests' rotation: its loop's own buffers, one region or more (setup).
       const std::uint64_t region = std::max(b.send, b.recv);
-      const std::uint64_t regions =
-          std::clamp<std::uint64_t>(loop_rotation_bytes / std::max<std::uint64_t>(region, 1), 1, loop_rotation_regions);
+      const std::uint64_t regions = loop_regions_of(region);
       out.transient_bytes = regions * region * (in_place(p) ? 1 : 2);
       out.buffers = in_place(p) ? std::vector<buffer_spec>{{"data", b.in_place_bytes(), buffer_role::input},
                                                            {"none", 0, buffer_role::scratch}}
@@ -992,8 +996,7 @@ void setup(case_ctx& c) {
       // nccl-tests' rotation: a region is max(send, recv) bytes (its `shift`); as many as fit 1 GiB, at
       // most its 20 iterations.
       st->loop_region = std::max(b.send, b.recv);
-      st->loop_regions = std::clamp<std::uint64_t>(loop_rotation_bytes / std::max<std::uint64_t>(st->loop_region, 1),
-                                                   1, loop_rotation_regions);
+      st->loop_regions = loop_regions_of(st->loop_region);
       const auto loop_buffers = [&] {
         const std::uint64_t bytes = st->loop_regions * st->loop_region;
         st->loop_send.emplace_back(bytes);
