@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "memlab/arch/config.cuh"
 #include "memlab/arch/ld_global.cuh"
@@ -501,6 +502,173 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
   store_bytes<U>(a.dst + g, first == 0 ? v : funnel16_any(zero, v, 16 - first), first, last);
 }
 
+// ---- 1-byte elements, few_rows with 2..8 rows and 3 x 3 / 4 x 4 matrices: whole blocks as one byte permutation ----
+// (docs/notes/transpose_skinny.md section 7) The element-by-element gather above costs ~9 instructions a byte
+// (an LDS.U8, the wrap counter, the swizzle, a PRMT). Where the shape is one of these, the output of a tile comes
+// in blocks whose byte permutation is a compile-time constant: few_rows, 16 columns of R runs (R chunks of dst:
+// output byte j is byte j / R of run j % R); small_matrices, lcm(R C, 16) bytes of whole matrices (output byte j is
+// the same matrix's byte r C + c, c = (j mod R C) / R, r = (j mod R C) mod R). A thread reads each run of its
+// block (one 16-byte run for few_rows, the whole block for small_matrices: the source of a run of whole
+// matrices is the same bytes) as 32-bit words (LDS.32 at the swizzled word: every layout keeps a word whole),
+// funnel-shifts them to the run's alignment, builds each output word from at most four of them with at most
+// three PRMTs whose selectors the compiler computes, and stores the block's chunks with STG.E.128: about two
+// instructions a byte. The chunks around the blocks (a tile's partly owned ends, a start not on a block)
+// take store_few_chunk.
+
+// few_rows with R rows: a block is 16 columns, R runs of 16 bytes (segments), R chunks of dst.
+template <unsigned R>
+struct few_rows_block {
+  static constexpr unsigned period = R;  // output elements from one block start to the next possible one
+  static constexpr unsigned bytes = 16 * R, segments = R, segment_bytes = 16;
+  // The byte of the block's source (segment s's bytes at 16 s ...) that output byte j takes.
+  static constexpr unsigned source(unsigned j) { return j % R * 16 + j / R; }
+  // Where segment s starts in the image (logical, before the swizzle), for a block at output element e.
+  __device__ static unsigned at(unsigned s, unsigned p0, unsigned e, const transpose_few_map& m) {
+    return p0 + s * m.pitch + e / R;
+  }
+};
+
+// small_matrices of R x C: a block is lcm(R C, 16) bytes of whole matrices, one segment, the same bytes of src.
+template <unsigned R, unsigned C>
+struct small_matrices_block {
+  static constexpr unsigned matrix = R * C;
+  static constexpr unsigned period = matrix;
+  static constexpr unsigned bytes = matrix % 16 == 0 ? matrix : matrix % 8 == 0 ? 2 * matrix
+                                    : matrix % 4 == 0 ? 4 * matrix : matrix % 2 == 0 ? 8 * matrix : 16 * matrix;
+  static constexpr unsigned segments = 1, segment_bytes = bytes;
+  static constexpr unsigned source(unsigned j) {
+    const unsigned mm = j / matrix, rem = j % matrix, c = rem / R, r = rem % R;
+    return mm * matrix + r * C + c;
+  }
+  __device__ static unsigned at(unsigned, unsigned p0, unsigned e, const transpose_few_map&) { return p0 + e; }
+};
+
+// Output word q of a block: its 4 bytes come from n distinct aligned source words (word[0..n)), joined by PRMTs:
+// n <= 2: one, sel[0]; n == 3: the first two by sel[0], then the third by sel[1]; n == 4: the pairs by sel[0] and
+// sel[1], joined by sel[2]. (A selector nibble picks byte 0..7 of the PRMT's two operands.)
+struct few_block_word {
+  unsigned n = 0;
+  unsigned word[4] = {0, 0, 0, 0};
+  unsigned sel[3] = {0, 0, 0};
+};
+template <class Block>
+constexpr few_block_word few_block_word_of(unsigned q) {
+  few_block_word w;
+  unsigned which[4] = {0, 0, 0, 0}, byte[4] = {0, 0, 0, 0};
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned b = Block::source(4 * q + i), word = b / 4;
+    unsigned k = 0;
+    while (k < w.n && w.word[k] != word) ++k;
+    if (k == w.n) w.word[w.n++] = word;
+    which[i] = k;
+    byte[i] = b % 4;
+  }
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned nib = 4 * i;
+    if (w.n <= 2) {
+      w.sel[0] |= (which[i] * 4 + byte[i]) << nib;
+    } else if (w.n == 3) {
+      if (which[i] < 2) w.sel[0] |= (which[i] * 4 + byte[i]) << nib;
+      w.sel[1] |= (which[i] < 2 ? i : 4 + byte[i]) << nib;
+    } else {
+      if (which[i] < 2) w.sel[0] |= (which[i] * 4 + byte[i]) << nib;
+      if (which[i] >= 2) w.sel[1] |= ((which[i] - 2) * 4 + byte[i]) << nib;
+      w.sel[2] |= (which[i] < 2 ? i : 4 + i) << nib;
+    }
+  }
+  return w;
+}
+
+template <class Block, unsigned Q, unsigned Words>
+__device__ __forceinline__ unsigned few_block_out(const unsigned (&a)[Words]) {
+  constexpr few_block_word w = few_block_word_of<Block>(Q);
+  if constexpr (w.n == 1) {
+    return w.sel[0] == 0x3210 ? a[w.word[0]] : __byte_perm(a[w.word[0]], 0u, w.sel[0]);
+  } else if constexpr (w.n == 2) {
+    return __byte_perm(a[w.word[0]], a[w.word[1]], w.sel[0]);
+  } else if constexpr (w.n == 3) {
+    return __byte_perm(__byte_perm(a[w.word[0]], a[w.word[1]], w.sel[0]), a[w.word[2]], w.sel[1]);
+  } else {
+    return __byte_perm(__byte_perm(a[w.word[0]], a[w.word[1]], w.sel[0]),
+                       __byte_perm(a[w.word[2]], a[w.word[3]], w.sel[1]), w.sel[2]);
+  }
+}
+
+// Segment S of a block (Bytes long, at logical image byte `at`, any alignment) as Bytes / 4 aligned words in
+// a[Off ...]: the words that hold its bytes, at their swizzled places (the last one: the word of its last byte,
+// so that no word outside the chunks the tile loaded is read), funnel-shifted by the offset of `at` in its word.
+template <unsigned Bytes, unsigned Off, bool Fixed, unsigned Words>
+__device__ __forceinline__ void load_block_segment(const unsigned char* image, unsigned at,
+                                                   const transpose_few_map& m, unsigned (&a)[Words]) {
+  constexpr unsigned n = Bytes / 4;
+  const unsigned base = at & ~3u, shift = 8 * (at & 3u);
+  unsigned raw[n + 1];
+#pragma unroll
+  for (unsigned i = 0; i < n; ++i) raw[i] = ld_shared_u32(image + few_smem<Fixed>(base + 4 * i, m));
+  raw[n] = ld_shared_u32(image + few_smem<Fixed>((at + Bytes - 1) & ~3u, m));
+#pragma unroll
+  for (unsigned i = 0; i < n; ++i) a[Off + i] = __funnelshift_r(raw[i], raw[i + 1], shift);
+}
+
+template <class Block, bool Fixed, unsigned Words, unsigned... S>
+__device__ __forceinline__ void load_block(const unsigned char* image, unsigned p0, unsigned e,
+                                           const transpose_few_map& m, unsigned (&a)[Words],
+                                           std::integer_sequence<unsigned, S...>) {
+  (load_block_segment<Block::segment_bytes, S * Block::segment_bytes / 4, Fixed>(image, Block::at(S, p0, e, m), m, a),
+   ...);
+}
+template <class Block, unsigned Words, unsigned... Q>
+__device__ __forceinline__ void permute_block(const unsigned (&a)[Words], unsigned (&out)[Words],
+                                              std::integer_sequence<unsigned, Q...>) {
+  ((out[Q] = few_block_out<Block, Q>(a)), ...);
+}
+
+// The block at output element e of the tile (a multiple of Block::period) into dst at g (16-byte aligned as an
+// address, all of it the tile's).
+template <class Block, bool Fixed>
+__device__ __forceinline__ void store_few_block(const unsigned char* image, const few_args& a, unsigned p0,
+                                                unsigned e, std::int64_t g) {
+  constexpr unsigned words = Block::bytes / 4;
+  unsigned w[words], out[words];
+  load_block<Block, Fixed>(image, p0, e, a.map, w, std::make_integer_sequence<unsigned, Block::segments>{});
+  permute_block<Block>(w, out, std::make_integer_sequence<unsigned, words>{});
+#pragma unroll
+  for (unsigned i = 0; i < words / 4; ++i) {
+    arch::st_global_v4(a.dst + g + 16 * i, make_uint4(out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3]));
+  }
+}
+
+// Calls f(Block{}) for the shape's block type and returns true, or returns false (no block: every chunk
+// through store_few_chunk). Only 1-byte elements (the unit and the element: aligned pointers).
+template <int U, transpose_path Path, class F>
+__device__ __forceinline__ bool with_few_block(const few_args& a, F&& f) {
+  if constexpr (U == 1) {
+    if (a.es != 1) return false;
+    if constexpr (Path == transpose_path::few_rows) {
+      switch (a.map.rows) {
+        case 2: f(few_rows_block<2>{}); return true;
+        case 3: f(few_rows_block<3>{}); return true;
+        case 4: f(few_rows_block<4>{}); return true;
+        case 5: f(few_rows_block<5>{}); return true;
+        case 6: f(few_rows_block<6>{}); return true;
+        case 7: f(few_rows_block<7>{}); return true;
+        case 8: f(few_rows_block<8>{}); return true;
+        default: return false;
+      }
+    } else if constexpr (Path == transpose_path::small_matrices) {
+      if (a.map.rows == 3 && a.map.cols == 3) {
+        f(small_matrices_block<3, 3>{});
+        return true;
+      }
+      if (a.map.rows == 4 && a.map.cols == 4) {
+        f(small_matrices_block<4, 4>{});
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // Few rows, few columns or small matrices (docs/notes/transpose_skinny.md): per tile, the aligned 16-byte
 // chunks that cover what it reads (one block, or `rows` runs for few_rows) go whole into shared memory
 // (LDG.E.128, STS.128 at their own offset modulo 16: nothing is shifted), then each thread gathers whole
@@ -572,9 +740,39 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
       const std::uint64_t hi = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at1);
       const auto g0 = static_cast<std::int64_t>((dst_at + lo) / 16 * 16 - dst_at);  // < 0: before a misaligned dst
       const auto chunks = static_cast<unsigned>((static_cast<std::int64_t>(hi) - g0 + 15) / 16);
+      const std::uint64_t nominal = r.run + r.at0;
+      // Chunks [first_block, first_block + in_blocks) go as whole blocks where the shape has them (with_few_block):
+      // from the first chunk all of it the tile's whose first output element starts a block, as many whole blocks
+      // as end at or before hi. The rest, chunk by chunk.
+      unsigned first_block = 0, blocks = 0, in_blocks = 0;
+      with_few_block<U, Path>(a, [&](auto block) {
+        using Block = decltype(block);
+        constexpr unsigned per_block = Block::bytes / 16, step = 16 % Block::period;
+        const unsigned whole0 = g0 >= static_cast<std::int64_t>(lo) ? 0u : 1u;
+        const auto whole_end = static_cast<unsigned>((static_cast<std::int64_t>(hi) - g0) / 16);
+        const auto e0 = static_cast<unsigned>(g0 + 16 * whole0 - static_cast<std::int64_t>(nominal));
+        unsigned f = whole0, phase = e0 % Block::period;
 #pragma unroll 1
-      for (unsigned f = t; f < chunks; f += threads) {
-        store_few_chunk<U, Path, Fixed>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, r.run + r.at0, 0);
+        for (unsigned n = 0; n < Block::period && phase != 0; ++n, ++f) {
+          phase += step;
+          if (phase >= Block::period) phase -= Block::period;
+        }
+        if (phase != 0 || f >= whole_end) return;  // no output element in reach starts a block
+        first_block = f;
+        blocks = (whole_end - f) / per_block;
+        in_blocks = blocks * per_block;
+#pragma unroll 1
+        for (unsigned b = t; b < blocks; b += threads) {
+          const unsigned fb = f + per_block * b;
+          store_few_block<Block, Fixed>(tile, a, p0, e0 + 16 * (fb - whole0), g0 + 16 * std::int64_t{fb});
+        }
+      });
+      // The other chunks, from the thread after the last block's (they are few: the tile's ends).
+      const unsigned rest = chunks - in_blocks, after = blocks % threads;
+#pragma unroll 1
+      for (unsigned i = after == 0 ? t : (t + threads - after) % threads; i < rest; i += threads) {
+        const unsigned f = i < first_block ? i : i + in_blocks;
+        store_few_chunk<U, Path, Fixed>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, nominal, 0);
       }
     }
   }

@@ -345,6 +345,55 @@ TEST(transpose_emulated, few_paths_every_layout) {
   }
 }
 
+// 1-byte elements, few_rows of 2..8 rows and batches of 3 x 3 and 4 x 4 (docs/notes/transpose_skinny.md section 7):
+// the tile's output in blocks whose byte permutation is compiled in (store_few_block), the chunks around them one
+// by one. Byte-exact for every row count (and 9, which has no block), one and several tiles a matrix, two
+// matrices, every pointer offset class (a block may start at any chunk: odd R reaches every phase, even R only
+// some), batches of every size class, under every layout and some pitches, both kernels. The blocks ran: their
+// PRMTs are counted (the element-by-element gather has none).
+TEST(transpose_emulated, u8_blocks_every_row_count_and_layout) {
+  std::map<std::string, std::uint64_t> prmts;
+  const auto run = [&](std::uint64_t batch, std::uint64_t rows, std::uint64_t cols, const std::string& key) {
+    for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {1, 7}, {0, 3}, {5, 0}, {15, 9}, {4, 8}}) {
+      const transpose_plan base_plan = plan_transpose(std::uintptr_t{1} << 40 | doff, std::uintptr_t{1} << 41 | so,
+                                                      batch, rows, cols, 1, h100);
+      ASSERT_TRUE(base_plan.path == transpose_path::few_rows || base_plan.path == transpose_path::small_matrices)
+          << name(1, batch, rows, cols, so, doff) << ": " << to_string(base_plan.path);
+      for (int i = 0; i < transpose_few_swizzles; ++i) {
+        const transpose_few_layout l = transpose_few_swizzle_at(i, 1);
+        const int k = i % 3;  // a pitch T + 16 k for few_rows
+        const auto adjust = [&](transpose_plan& p) {
+          p.smem_swizzle = l.swizzle;
+          p.smem_swizzle_shift = l.swizzle_shift;
+          if (p.path == transpose_path::few_rows) {
+            p.run_pitch = static_cast<std::uint32_t>(16 * p.run_chunks + 16 + p.cols % 16 + 16 * static_cast<unsigned>(k));
+            p.smem_bytes = transpose_few_rows_smem(p.rows, p.run_pitch);
+          }
+        };
+        for (const bool general : {false, true}) {
+          if (general && !transpose_few_whole_chunks(l.swizzle, l.swizzle_shift)) continue;
+          const std::uint64_t before = emu::byte_perms;
+          ASSERT_EQ(check(1, batch, rows, cols, so, doff, 0, nullptr, adjust, general), "")
+              << name(1, batch, rows, cols, so, doff) << ", swizzle " << l.swizzle << " >> " << l.swizzle_shift
+              << (general ? ", the general kernel" : "");
+          prmts[key] += emu::byte_perms - before;
+        }
+      }
+    }
+  };
+  for (std::uint64_t rows = 2; rows <= 9; ++rows) {
+    for (const std::uint64_t cols : {4099u, 9001u}) run(1, rows, cols, "rows " + std::to_string(rows));
+    run(2, rows, 4111, "rows " + std::to_string(rows));
+  }
+  for (const std::uint64_t side : {3u, 4u}) {
+    for (const std::uint64_t batch : {1u, 15u, 16u, 17u, 1000u, 4001u}) run(batch, side, side, "small " + std::to_string(side));
+  }
+  for (std::uint64_t rows = 2; rows <= 8; ++rows) EXPECT_GT(prmts["rows " + std::to_string(rows)], 0u) << rows << " rows";
+  EXPECT_EQ(prmts["rows 9"], 0u) << "9 rows has no block";
+  EXPECT_GT(prmts["small 3"], 0u);
+  EXPECT_GT(prmts["small 4"], 0u);
+}
+
 // Which instantiation a layout takes: the fixed layout's for none and the slot XOR (and every few_cols plan), the
 // general one for the word XORs; a few_cols plan with a word XOR is refused (its kernel has the fixed layout only).
 TEST(transpose_emulated, few_kernel_instantiation_per_layout) {

@@ -429,6 +429,47 @@ TEST_F(transpose_library, few_paths_every_layout_edge_sizes) {
   expect_every_layout(layouts);
 }
 
+// 1-byte elements, few_rows of 2..8 rows and batches of 3 x 3 and 4 x 4: the blocks whose byte permutation is
+// compiled in (docs/notes/transpose_skinny.md section 7), beside the chunks gathered one by one around them. Every
+// row count (9: none), one and several tiles a matrix, two matrices, six pointer-offset classes (a block may start
+// at any chunk), every layout (few_rows at pitches T, T + 16, T + 32); batches of every size class.
+// compute-sanitizer runs this test.
+TEST_F(transpose_library, small_few_u8_blocks_every_row_count_and_layout) {
+  transpose_bench bench(2 << 20);
+  int cases = 0;
+  const auto run = [&](const shape& s) {
+    for (const auto& [so, doff] :
+         {std::pair<std::size_t, std::size_t>{0, 0}, {1, 7}, {0, 3}, {5, 0}, {15, 9}, {4, 8}}) {
+      for (int i = 0; i < transpose_few_swizzles; ++i) {
+        const std::string e = bench.run(s, 1, so, doff, [&](std::byte* d, const std::byte* p) {
+          transpose_plan plan = plan_transpose(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(p),
+                                               s.batch, s.rows, s.cols, 1, copy_device{132, 2048, 9});
+          EXPECT_TRUE(plan.path == transpose_path::few_rows || plan.path == transpose_path::small_matrices)
+              << to_string(plan.path);
+          const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(plan.unit_bytes));
+          plan.smem_swizzle = l.swizzle;
+          plan.smem_swizzle_shift = l.swizzle_shift;
+          if (plan.path == transpose_path::few_rows) {
+            plan.run_pitch = static_cast<std::uint32_t>(16 * plan.run_chunks + 16 + s.cols % 16 + 16 * (i % 3));
+            plan.smem_bytes = transpose_few_rows_smem(s.rows, plan.run_pitch);
+          }
+          return launch_transpose(plan, d, p);
+        });
+        ASSERT_EQ(e, "") << str(s) << " u8, src+" << so << " dst+" << doff << ", layout " << i;
+        ++cases;
+      }
+    }
+  };
+  for (std::uint64_t rows = 2; rows <= 9; ++rows) {
+    for (const std::uint64_t cols : {4099u, 9001u, 100003u}) run(shape{1, rows, cols});
+    run(shape{2, rows, 4111});
+  }
+  for (const std::uint64_t side : {3u, 4u}) {
+    for (const std::uint64_t batch : {1u, 15u, 16u, 17u, 1000u, 4001u, 65539u}) run(shape{batch, side, side});
+  }
+  EXPECT_EQ(cases, (8 * 4 + 2 * 7) * 6 * transpose_few_swizzles);
+}
+
 // The layouts the search picks (jobs of >= 4 MiB a buffer): the heat map's cells that gathered at 13-17
 // wavefronts, the nine 257-row few_rows cells (one tile a matrix now), and the acceptance's u8 misses, scaled to
 // 4-24 MiB; aligned and misaligned pointers; the plan's layout a searched one for at least some of them.

@@ -103,6 +103,24 @@ TEST_F(library_sass, transpose_elem8_kernel_moves_8_byte_elements) {
   }
 }
 
+// transpose_few_kernel<U, Path, Fixed> from its demangled name ("...<1, (memlab::transpose_path)9, true>(...)").
+struct few_kernel {
+  int unit = 0;
+  std::string path;
+  bool fixed = false;
+};
+std::optional<few_kernel> parse_few(const std::string& name) {
+  const auto at = name.find("transpose_few_kernel<");
+  if (at == std::string::npos) return std::nullopt;
+  const auto end = name.find(">(", at);
+  const std::string args = name.substr(at + 21, end - at - 21);  // "1, (memlab::transpose_path)9, true"
+  const auto c1 = args.find(", "), c2 = args.rfind(", ");
+  if (c1 == std::string::npos || c2 == c1) return std::nullopt;
+  return few_kernel{std::stoi(args.substr(0, c1)), args.substr(c1 + 2, c2 - c1 - 2), args.substr(c2 + 2) == "true"};
+}
+
+constexpr const char* few_cols_path = "(memlab::transpose_path)8";
+
 // The few kernel (few_cols, few_rows, small_matrices), per unit U: the image loaded with 16-byte loads
 // (LDG.E.128, all six steps) stored whole (STS.128), dst stored with 16-byte stores (STG.E.128); the gather
 // reads U-byte units from shared memory. The only narrower global accesses: the byte loads of the buffer's
@@ -137,7 +155,8 @@ TEST_F(library_sass, transpose_few_kernels_move_16_byte_vectors) {
       }
       EXPECT_EQ(shared_widths(k, mem_dir::store), (std::map<int, int>{{128, 6}})) << "whole 16-byte chunks";
       const auto lds = shared_widths(k, mem_dir::load);
-      EXPECT_EQ(lds.size(), 1u);
+      const bool blocks = unit == 1 && parse_few(k.code.name)->path != few_cols_path;  // 1-byte blocks: words too
+      EXPECT_EQ(lds.size(), blocks ? 2u : 1u);
       EXPECT_TRUE(lds.contains(8 * unit)) << "the gather: U-byte units";
       EXPECT_EQ(count_space(k, mem_space::local), 0) << "local memory: spills or dynamic indexing";
       EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
@@ -145,22 +164,6 @@ TEST_F(library_sass, transpose_few_kernels_move_16_byte_vectors) {
     EXPECT_EQ(per_unit, (std::map<int, int>{{1, 5}, {2, 5}, {4, 5}, {8, 5}}))
         << arch << ": 4 units x (few_cols, and few_rows and small_matrices with the fixed layout and the general one)";
   }
-}
-
-// transpose_few_kernel<U, Path, Fixed> from its demangled name ("...<1, (memlab::transpose_path)9, true>(...)").
-struct few_kernel {
-  int unit = 0;
-  std::string path;
-  bool fixed = false;
-};
-std::optional<few_kernel> parse_few(const std::string& name) {
-  const auto at = name.find("transpose_few_kernel<");
-  if (at == std::string::npos) return std::nullopt;
-  const auto end = name.find(">(", at);
-  const std::string args = name.substr(at + 21, end - at - 21);  // "1, (memlab::transpose_path)9, true"
-  const auto c1 = args.find(", "), c2 = args.rfind(", ");
-  if (c1 == std::string::npos || c2 == c1) return std::nullopt;
-  return few_kernel{std::stoi(args.substr(0, c1)), args.substr(c1 + 2, c2 - c1 - 2), args.substr(c2 + 2) == "true"};
 }
 
 // The few kernel's image stores: the instructions after its last LDG.E.128 up to the __syncthreads after the
@@ -212,6 +215,31 @@ TEST_F(library_sass, transpose_few_kernels_fixed_layout_permutes_nothing) {
       EXPECT_LT(static_cast<int>(fs.size()), static_cast<int>(gs.size())) << "image stores";
       EXPECT_LT(instructions(f), instructions(g->code.opcodes)) << "the whole kernel";
     }
+  }
+}
+
+// 1-byte elements, few_rows and small_matrices (docs/notes/transpose_skinny.md section 7): the blocks of 2..8 rows
+// and of 3 x 3 and 4 x 4 matrices read their runs from the image as words (LDS.32: five a 16-byte run, 37 for the
+// 144 bytes of sixteen 3 x 3 matrices, 5 for one 4 x 4), join them with byte permutes (PRMT) and store every chunk
+// of a block with STG.E.128 (R a few_rows block, 9 and 1 the matrices'), beside the chunk-by-chunk gather's one.
+TEST_F(library_sass, transpose_few_u8_blocks_read_words_and_store_whole_chunks) {
+  ASSERT_FALSE(reports.empty()) << MEMLAB_C_API_LIBRARY << " carries no SASS";
+  for (const auto& [arch, r] : reports) {
+    int found = 0;
+    for (const auto& k : r.kernels) {
+      const auto fk = parse_few(k.code.name);
+      if (!fk || fk->unit != 1 || fk->path == few_cols_path) continue;
+      ++found;
+      SCOPED_TRACE(arch + " " + k.code.name);
+      const bool rows = fk->path == "(memlab::transpose_path)9";
+      const auto lds = shared_widths(k, mem_dir::load), stores = global_widths(k, mem_dir::store);
+      ASSERT_TRUE(lds.contains(32)) << "the blocks' words";
+      EXPECT_GE(lds.at(32), rows ? 5 * (2 + 3 + 4 + 5 + 6 + 7 + 8) : 37 + 5) << "five words a 16-byte run";
+      EXPECT_GE(stores.at(128), rows ? 1 + (2 + 3 + 4 + 5 + 6 + 7 + 8) : 1 + 9 + 1) << "a block's chunks, whole";
+      EXPECT_GE(count_op(k.code.opcodes, "PRMT"), rows ? 4 * (2 + 3 + 4 + 5 + 6 + 7 + 8) : 36 + 4)
+          << "at least one byte permute an output word";
+    }
+    EXPECT_EQ(found, 4) << arch << ": few_rows and small_matrices, the fixed layout and the general one";
   }
 }
 

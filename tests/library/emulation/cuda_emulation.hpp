@@ -112,7 +112,11 @@ inline void __syncthreads() { emu::yield(); }
 [[noreturn]] inline void __trap() { std::abort(); }
 
 // prmt.b32 default mode: byte n of the result is byte ((s >> 4n) & 7) of {y, x}.
+namespace emu {
+inline std::uint64_t byte_perms = 0;  // __byte_perm calls: tests see that a PRMT path ran
+}  // namespace emu
 inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  ++emu::byte_perms;
   const unsigned long long xy = x | static_cast<unsigned long long>(y) << 32;
   unsigned r = 0;
   for (unsigned n = 0; n < 4; ++n) r |= static_cast<unsigned>((xy >> (8 * ((s >> (4 * n)) & 7))) & 0xff) << (8 * n);
