@@ -502,26 +502,30 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
   store_bytes<U>(a.dst + g, first == 0 ? v : funnel16_any(zero, v, 16 - first), first, last);
 }
 
-// ---- 1-byte elements, few_rows with 2..8 rows and 3 x 3 / 4 x 4 matrices: whole blocks as one byte permutation ----
+// ---- 1-byte elements, few_rows of 2..6 or 8 rows and 4 x 4 matrices: whole blocks as one byte permutation -------
 // (docs/notes/transpose_skinny.md section 7) The element-by-element gather above costs ~9 instructions a byte
-// (an LDS.U8, the wrap counter, the swizzle, a PRMT). Where the shape is one of these, the output of a tile comes
-// in blocks whose byte permutation is a compile-time constant: few_rows, 16 columns of R runs (R chunks of dst:
-// output byte j is byte j / R of run j % R); small_matrices, lcm(R C, 16) bytes of whole matrices (output byte j is
-// the same matrix's byte r C + c, c = (j mod R C) / R, r = (j mod R C) mod R). A thread reads each run of its
-// block (one 16-byte run for few_rows, the whole block for small_matrices: the source of a run of whole
-// matrices is the same bytes) as 32-bit words (LDS.32 at the swizzled word: every layout keeps a word whole),
-// funnel-shifts them to the run's alignment, builds each output word from at most four of them with at most
-// three PRMTs whose selectors the compiler computes, and stores the block's chunks with STG.E.128: about two
-// instructions a byte. The chunks around the blocks (a tile's partly owned ends, a start not on a block)
-// take store_few_chunk.
+// (an LDS.U8, the wrap counter, the swizzle, a PRMT). For these shapes the output of a tile comes in blocks whose
+// byte permutation is a compile-time constant: few_rows, G columns of R runs (G R / 16 chunks of dst: output byte j
+// is byte j / R of run j mod R); small_matrices, lcm(R C, 16) bytes of whole matrices (output byte j is the same
+// matrix's byte r C + c, c = (j mod R C) / R, r = (j mod R C) mod R). A thread reads each run of its block (G bytes;
+// for small_matrices the whole block: the source of a run of whole matrices is the same bytes) as 32-bit words
+// (LDS.32 at the swizzled word: every layout keeps a word whole), funnel-shifts them to the run's alignment,
+// builds each output word from at most four of them with at most three PRMTs whose selectors the compiler
+// computes, and stores the block's chunks with STG.E.128: about three instructions a byte. G is the least width
+// that keeps whole words and whole chunks (4 for R = 4 and 8, 8 for 2 and 6, 16 for odd R), so that a warp's
+// lanes read neighbouring words and store neighbouring chunks: the shared-memory pipe's wavefronts, not the
+// instructions, decide what a block gains (7 rows and 3 x 3 matrices, whose blocks would be 7 and 9 chunks a
+// lane, lost 8-11 points of a copy and keep the element-by-element gather). The chunks around the blocks (a tile's
+// partly owned ends, a start not on a block) take store_few_chunk.
 
-// few_rows with R rows: a block is 16 columns, R runs of 16 bytes (segments), R chunks of dst.
-template <unsigned R>
+// few_rows with R rows: a block is G columns, R runs of G bytes (segments), G R / 16 chunks of dst.
+template <unsigned R, unsigned G>
 struct few_rows_block {
+  static_assert(G % 4 == 0 && G * R % 16 == 0, "whole words of each run, whole chunks of dst");
   static constexpr unsigned period = R;  // output elements from one block start to the next possible one
-  static constexpr unsigned bytes = 16 * R, segments = R, segment_bytes = 16;
-  // The byte of the block's source (segment s's bytes at 16 s ...) that output byte j takes.
-  static constexpr unsigned source(unsigned j) { return j % R * 16 + j / R; }
+  static constexpr unsigned bytes = G * R, segments = R, segment_bytes = G;
+  // The byte of the block's source (segment s's bytes at G s ...) that output byte j takes.
+  static constexpr unsigned source(unsigned j) { return j % R * G + j / R; }
   // Where segment s starts in the image (logical, before the swizzle), for a block at output element e.
   __device__ static unsigned at(unsigned s, unsigned p0, unsigned e, const transpose_few_map& m) {
     return p0 + s * m.pitch + e / R;
@@ -646,20 +650,15 @@ __device__ __forceinline__ bool with_few_block(const few_args& a, F&& f) {
     if (a.es != 1) return false;
     if constexpr (Path == transpose_path::few_rows) {
       switch (a.map.rows) {
-        case 2: f(few_rows_block<2>{}); return true;
-        case 3: f(few_rows_block<3>{}); return true;
-        case 4: f(few_rows_block<4>{}); return true;
-        case 5: f(few_rows_block<5>{}); return true;
-        case 6: f(few_rows_block<6>{}); return true;
-        case 7: f(few_rows_block<7>{}); return true;
-        case 8: f(few_rows_block<8>{}); return true;
+        case 2: f(few_rows_block<2, 8>{}); return true;
+        case 3: f(few_rows_block<3, 16>{}); return true;
+        case 4: f(few_rows_block<4, 4>{}); return true;
+        case 5: f(few_rows_block<5, 16>{}); return true;
+        case 6: f(few_rows_block<6, 8>{}); return true;
+        case 8: f(few_rows_block<8, 4>{}); return true;
         default: return false;
       }
     } else if constexpr (Path == transpose_path::small_matrices) {
-      if (a.map.rows == 3 && a.map.cols == 3) {
-        f(small_matrices_block<3, 3>{});
-        return true;
-      }
       if (a.map.rows == 4 && a.map.cols == 4) {
         f(small_matrices_block<4, 4>{});
         return true;
