@@ -642,27 +642,31 @@ __device__ __forceinline__ void store_few_block(const unsigned char* image, cons
   }
 }
 
-// Calls f(Block{}) for the shape's block type and returns true, or returns false (no block: every chunk
-// through store_few_chunk). Only 1-byte elements (the unit and the element: aligned pointers).
-template <int U, transpose_path Path, class F>
+// Calls f(Block{}) for the shape's block type (transpose_few_block_columns, transpose_few_small_block) and returns
+// true, or returns false (no block: every chunk through store_few_chunk).
+template <unsigned R, class F>
+__device__ __forceinline__ bool few_rows_block_if(unsigned rows, F& f) {
+  if constexpr (transpose_few_block_columns(R) != 0) {
+    if (rows == R) {
+      f(few_rows_block<R, transpose_few_block_columns(R)>{});
+      return true;
+    }
+  }
+  return false;
+}
+template <class F, unsigned... R>
+__device__ __forceinline__ bool few_rows_blocks(unsigned rows, F& f, std::integer_sequence<unsigned, R...>) {
+  return (few_rows_block_if<R>(rows, f) || ...);
+}
+template <transpose_path Path, class F>
 __device__ __forceinline__ bool with_few_block(const few_args& a, F&& f) {
-  if constexpr (U == 1) {
-    if (a.es != 1) return false;
-    if constexpr (Path == transpose_path::few_rows) {
-      switch (a.map.rows) {
-        case 2: f(few_rows_block<2, 8>{}); return true;
-        case 3: f(few_rows_block<3, 16>{}); return true;
-        case 4: f(few_rows_block<4, 4>{}); return true;
-        case 5: f(few_rows_block<5, 16>{}); return true;
-        case 6: f(few_rows_block<6, 8>{}); return true;
-        case 8: f(few_rows_block<8, 4>{}); return true;
-        default: return false;
-      }
-    } else if constexpr (Path == transpose_path::small_matrices) {
-      if (a.map.rows == 4 && a.map.cols == 4) {
-        f(small_matrices_block<4, 4>{});
-        return true;
-      }
+  if (a.es != 1) return false;
+  if constexpr (Path == transpose_path::few_rows) {
+    return few_rows_blocks(a.map.rows, f, std::make_integer_sequence<unsigned, 9>{});
+  } else if constexpr (Path == transpose_path::small_matrices) {
+    if (transpose_few_small_block(a.map.rows, a.map.cols)) {
+      f(small_matrices_block<transpose_few_small_block_side, transpose_few_small_block_side>{});
+      return true;
     }
   }
   return false;
@@ -677,9 +681,12 @@ __device__ __forceinline__ bool with_few_block(const few_args& a, F&& f) {
 // without bank conflicts runs the gather of the kernel before the per-shape layouts; else any candidate of
 // transpose_few_layout_of, the shift in a register and each chunk's words permuted before its STS.128 (a gather
 // ~3% slower on the H100 where it had no conflicts to remove: docs/notes/transpose_skinny.md section 6).
-template <int U, transpose_path Path, bool Fixed>
-MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning::few_min_ctas_per_sm)
-    transpose_few_kernel(few_args a) {
+// Blocks: the tile's output in blocks of a compile-time byte permutation where it has them (with_few_block:
+// transpose_few_blocks_kernel), the chunks around them one by one; else every chunk one by one. Two kernels, so
+// that the shapes without blocks run the element-by-element kernel unchanged (with the block code beside it, the
+// same kernel ran them 1-2% slower on the H100: docs/notes/transpose_skinny.md section 7).
+template <int U, transpose_path Path, bool Fixed, bool Blocks>
+__device__ __forceinline__ void transpose_few_tiles(const few_args& a) {
   static_assert(U == 1 || U == 2 || U == 4 || U == 8, "units of 1, 2, 4 or 8 bytes");
   static_assert(is_few(Path), "a few path");
   static_assert(Fixed || Path != transpose_path::few_cols, "few_cols keeps the fixed layout");
@@ -739,42 +746,61 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
       const std::uint64_t hi = transpose_few_bound(dst_at, r.run, r.run_bytes, r.at1);
       const auto g0 = static_cast<std::int64_t>((dst_at + lo) / 16 * 16 - dst_at);  // < 0: before a misaligned dst
       const auto chunks = static_cast<unsigned>((static_cast<std::int64_t>(hi) - g0 + 15) / 16);
-      const std::uint64_t nominal = r.run + r.at0;
-      // Chunks [first_block, first_block + in_blocks) go as whole blocks where the shape has them (with_few_block):
-      // from the first chunk all of it the tile's whose first output element starts a block, as many whole blocks
-      // as end at or before hi. The rest, chunk by chunk.
-      unsigned first_block = 0, blocks = 0, in_blocks = 0;
-      with_few_block<U, Path>(a, [&](auto block) {
-        using Block = decltype(block);
-        constexpr unsigned per_block = Block::bytes / 16, step = 16 % Block::period;
-        const unsigned whole0 = g0 >= static_cast<std::int64_t>(lo) ? 0u : 1u;
-        const auto whole_end = static_cast<unsigned>((static_cast<std::int64_t>(hi) - g0) / 16);
-        const auto e0 = static_cast<unsigned>(g0 + 16 * whole0 - static_cast<std::int64_t>(nominal));
-        unsigned f = whole0, phase = e0 % Block::period;
+      if constexpr (Blocks) {
+        const std::uint64_t nominal = r.run + r.at0;
+        // Chunks [first_block, first_block + in_blocks) go as whole blocks: from the first chunk all of it the
+        // tile's whose first output element starts a block, as many whole blocks as end at or before hi. The rest,
+        // chunk by chunk, from the thread after the last block's.
+        unsigned first_block = 0, blocks = 0, in_blocks = 0;
+        with_few_block<Path>(a, [&](auto block) {
+          using Block = decltype(block);
+          constexpr unsigned per_block = Block::bytes / 16, step = 16 % Block::period;
+          const unsigned whole0 = g0 >= static_cast<std::int64_t>(lo) ? 0u : 1u;
+          const auto whole_end = static_cast<unsigned>((static_cast<std::int64_t>(hi) - g0) / 16);
+          const auto e0 = static_cast<unsigned>(g0 + 16 * whole0 - static_cast<std::int64_t>(nominal));
+          unsigned f = whole0, phase = e0 % Block::period;
 #pragma unroll 1
-        for (unsigned n = 0; n < Block::period && phase != 0; ++n, ++f) {
-          phase += step;
-          if (phase >= Block::period) phase -= Block::period;
+          for (unsigned n = 0; n < Block::period && phase != 0; ++n, ++f) {
+            phase += step;
+            if (phase >= Block::period) phase -= Block::period;
+          }
+          if (phase != 0 || f >= whole_end) return;  // no output element in reach starts a block
+          first_block = f;
+          blocks = (whole_end - f) / per_block;
+          in_blocks = blocks * per_block;
+#pragma unroll 1
+          for (unsigned b = t; b < blocks; b += threads) {
+            const unsigned fb = f + per_block * b;
+            store_few_block<Block, Fixed>(tile, a, p0, e0 + 16 * (fb - whole0), g0 + 16 * std::int64_t{fb});
+          }
+        });
+        const unsigned rest = chunks - in_blocks, after = blocks % threads;
+#pragma unroll 1
+        for (unsigned i = (t + threads - after) % threads; i < rest; i += threads) {
+          const unsigned f = i < first_block ? i : i + in_blocks;
+          store_few_chunk<U, Path, Fixed>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, nominal, 0);
         }
-        if (phase != 0 || f >= whole_end) return;  // no output element in reach starts a block
-        first_block = f;
-        blocks = (whole_end - f) / per_block;
-        in_blocks = blocks * per_block;
+      } else {
 #pragma unroll 1
-        for (unsigned b = t; b < blocks; b += threads) {
-          const unsigned fb = f + per_block * b;
-          store_few_block<Block, Fixed>(tile, a, p0, e0 + 16 * (fb - whole0), g0 + 16 * std::int64_t{fb});
+        for (unsigned f = t; f < chunks; f += threads) {
+          store_few_chunk<U, Path, Fixed>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, r.run + r.at0, 0);
         }
-      });
-      // The other chunks, from the thread after the last block's (they are few: the tile's ends).
-      const unsigned rest = chunks - in_blocks, after = blocks % threads;
-#pragma unroll 1
-      for (unsigned i = after == 0 ? t : (t + threads - after) % threads; i < rest; i += threads) {
-        const unsigned f = i < first_block ? i : i + in_blocks;
-        store_few_chunk<U, Path, Fixed>(tile, a, p0, g0 + 16 * std::int64_t{f}, lo, hi, nominal, 0);
       }
     }
   }
+}
+
+template <int U, transpose_path Path, bool Fixed>
+MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning::few_min_ctas_per_sm)
+    transpose_few_kernel(few_args a) {
+  transpose_few_tiles<U, Path, Fixed, false>(a);
+}
+// 1-byte elements of the shapes transpose_few_has_blocks names (few_rows, small_matrices).
+template <transpose_path Path, bool Fixed>
+MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning::few_min_ctas_per_sm)
+    transpose_few_blocks_kernel(few_args a) {
+  static_assert(Path == transpose_path::few_rows || Path == transpose_path::small_matrices, "no blocks for few_cols");
+  transpose_few_tiles<1, Path, Fixed, true>(a);
 }
 
 // Launches `kernel` (transpose_tile_kernel or transpose_elem8_kernel) with the plan's grid, block and dynamic
@@ -837,6 +863,13 @@ inline few_args few_args_of(const transpose_plan& p, void* dst, const void* src)
 
 template <int U, transpose_path Path, bool Fixed>
 inline cudaError_t launch_few(const transpose_plan& p, const few_args& a, cudaStream_t stream) {
+  if constexpr (U == 1 && Path != transpose_path::few_cols) {
+    if (transpose_few_has_blocks(p)) {
+      static std::atomic<unsigned long long> opted_in{0};
+      return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_few_blocks_kernel<Path, Fixed>), opted_in, p,
+                                a, stream);
+    }
+  }
   static std::atomic<unsigned long long> opted_in{0};
   return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_few_kernel<U, Path, Fixed>), opted_in, p, a,
                             stream);

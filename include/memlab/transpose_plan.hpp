@@ -560,6 +560,24 @@ MEMLAB_HOST_DEVICE constexpr std::uint64_t transpose_few_bound(std::uintptr_t ds
   return up < run + run_bytes ? up : run + run_bytes;
 }
 
+// 1-byte elements: the shapes whose few-path tiles go out in blocks of a compile-time byte permutation
+// (transpose.cuh, transpose_few_blocks_kernel; docs/notes/transpose_skinny.md section 7). few_rows of R rows: the
+// block's width in columns, the least with whole 4-byte words of each run and whole 16-byte chunks of dst, or 0
+// (no block: 7 rows, whose 16-column blocks of 7 chunks a lane lost to the element-by-element gather on the H100,
+// and more than 8 rows, not compiled). small_matrices: 4 x 4 (one chunk a block; 3 x 3's nine chunks lost too).
+MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_block_columns(std::uint64_t rows) {
+  return rows == 4 || rows == 8 ? 4u : rows == 2 || rows == 6 ? 8u : rows == 3 || rows == 5 ? 16u : 0u;
+}
+inline constexpr unsigned transpose_few_small_block_side = 4;
+MEMLAB_HOST_DEVICE constexpr bool transpose_few_small_block(std::uint64_t rows, std::uint64_t cols) {
+  return rows == transpose_few_small_block_side && cols == transpose_few_small_block_side;
+}
+constexpr bool transpose_few_has_blocks(const transpose_plan& p) {
+  if (p.elem_size != 1 || p.unit_bytes != 1) return false;
+  if (p.path == transpose_path::few_rows) return transpose_few_block_columns(p.rows) != 0;
+  return p.path == transpose_path::small_matrices && transpose_few_small_block(p.rows, p.cols);
+}
+
 // The few paths' output map of a plan (transpose_few_source).
 constexpr transpose_few_map transpose_few_map_of(const transpose_plan& p) {
   transpose_few_map m;

@@ -46,6 +46,19 @@ void run_few(const transpose_plan& p, const detail::few_args& a, bool general) {
   const bool fixed = !general && transpose_few_whole_chunks(p.smem_swizzle, p.smem_swizzle_shift);
   ++few_instantiations[std::string(to_string(p.path)) + (fixed ? " fixed" : " general")];
   using P = transpose_path;
+  if constexpr (U == 1) {
+    if (transpose_few_has_blocks(p)) {  // launch_few: the blocks' kernel
+      ++few_instantiations[std::string(to_string(p.path)) + " blocks"];
+      if (p.path == P::few_rows) {
+        if (fixed) return emu::launch(grid, threads, [&] { detail::transpose_few_blocks_kernel<P::few_rows, true>(a); });
+        return emu::launch(grid, threads, [&] { detail::transpose_few_blocks_kernel<P::few_rows, false>(a); });
+      }
+      if (fixed) {
+        return emu::launch(grid, threads, [&] { detail::transpose_few_blocks_kernel<P::small_matrices, true>(a); });
+      }
+      return emu::launch(grid, threads, [&] { detail::transpose_few_blocks_kernel<P::small_matrices, false>(a); });
+    }
+  }
   switch (p.path) {
     case P::few_cols:
       if (!fixed) FAIL() << "few_cols has the fixed layout's kernel only";

@@ -119,8 +119,6 @@ std::optional<few_kernel> parse_few(const std::string& name) {
   return few_kernel{std::stoi(args.substr(0, c1)), args.substr(c1 + 2, c2 - c1 - 2), args.substr(c2 + 2) == "true"};
 }
 
-constexpr const char* few_cols_path = "(memlab::transpose_path)8";
-
 // The few kernel (few_cols, few_rows, small_matrices), per unit U: the image loaded with 16-byte loads
 // (LDG.E.128, all six steps) stored whole (STS.128), dst stored with 16-byte stores (STG.E.128); the gather
 // reads U-byte units from shared memory. The only narrower global accesses: the byte loads of the buffer's
@@ -155,8 +153,7 @@ TEST_F(library_sass, transpose_few_kernels_move_16_byte_vectors) {
       }
       EXPECT_EQ(shared_widths(k, mem_dir::store), (std::map<int, int>{{128, 6}})) << "whole 16-byte chunks";
       const auto lds = shared_widths(k, mem_dir::load);
-      const bool blocks = unit == 1 && parse_few(k.code.name)->path != few_cols_path;  // 1-byte blocks: words too
-      EXPECT_EQ(lds.size(), blocks ? 2u : 1u);
+      EXPECT_EQ(lds.size(), 1u);
       EXPECT_TRUE(lds.contains(8 * unit)) << "the gather: U-byte units";
       EXPECT_EQ(count_space(k, mem_space::local), 0) << "local memory: spills or dynamic indexing";
       EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
@@ -218,28 +215,38 @@ TEST_F(library_sass, transpose_few_kernels_fixed_layout_permutes_nothing) {
   }
 }
 
-// 1-byte elements, few_rows and small_matrices (docs/notes/transpose_skinny.md section 7): the blocks of 2, 3, 4, 5, 6
-// and 8 rows (G columns a block: 8, 16, 4, 16, 8, 4) and of 4 x 4 matrices read their runs from the image as words
-// (LDS.32: G / 4 + 1 a run, 88 in all; 5 for a 4 x 4 matrix), join them with byte permutes (PRMT, at least one an
-// output word: 60 and 4) and store every chunk of a block with STG.E.128 (15 and 1), beside the chunk-by-chunk
-// gather's one.
-TEST_F(library_sass, transpose_few_u8_blocks_read_words_and_store_whole_chunks) {
+// 1-byte elements, few_rows and small_matrices (docs/notes/transpose_skinny.md section 7): the blocks' kernel
+// (transpose_few_blocks_kernel, the fixed layout's and the general one for each path) reads the 16-byte chunks of
+// src like the others (LDG.E.128, six steps; STS.128 into the image); its blocks of 2, 3, 4, 5, 6 and 8 rows (G
+// columns a block: 8, 16, 4, 16, 8, 4) and of 4 x 4 matrices read their runs as words (LDS.32: G / 4 + 1 a run, 88 in
+// all; 5 for a 4 x 4 matrix), join them with byte permutes (PRMT, at least one an output word: 60 and 4) and store
+// every chunk of a block with STG.E.128 (15 and 1), beside the chunk-by-chunk gather's one (LDS.U8). No spills.
+TEST_F(library_sass, transpose_few_blocks_kernels_read_words_and_store_whole_chunks) {
   ASSERT_FALSE(reports.empty()) << MEMLAB_C_API_LIBRARY << " carries no SASS";
   for (const auto& [arch, r] : reports) {
-    int found = 0;
+    std::map<std::string, int> seen;
     for (const auto& k : r.kernels) {
-      const auto fk = parse_few(k.code.name);
-      if (!fk || fk->unit != 1 || fk->path == few_cols_path) continue;
-      ++found;
+      const auto at = k.code.name.find("transpose_few_blocks_kernel<");
+      if (at == std::string::npos) continue;
       SCOPED_TRACE(arch + " " + k.code.name);
-      const bool rows = fk->path == "(memlab::transpose_path)9";
-      const auto lds = shared_widths(k, mem_dir::load), stores = global_widths(k, mem_dir::store);
+      const bool rows = k.code.name.find("transpose_path)9", at) != std::string::npos;
+      ++seen[std::string(rows ? "few_rows" : "small_matrices") +
+             (k.code.name.find("true>", at) != std::string::npos ? " fixed" : " general")];
+      const auto loads = global_widths(k, mem_dir::load), stores = global_widths(k, mem_dir::store);
+      ASSERT_TRUE(loads.contains(128));
+      EXPECT_GE(loads.at(128), 6) << "the six load steps: LDG.E.128";
+      EXPECT_EQ(shared_widths(k, mem_dir::store), (std::map<int, int>{{128, 6}})) << "whole 16-byte chunks";
+      const auto lds = shared_widths(k, mem_dir::load);
+      EXPECT_EQ(lds.size(), 2u);
+      EXPECT_TRUE(lds.contains(8)) << "the chunks around the blocks: bytes";
       ASSERT_TRUE(lds.contains(32)) << "the blocks' words";
       EXPECT_GE(lds.at(32), rows ? 88 : 5) << "G / 4 + 1 words a run";
       EXPECT_GE(stores.at(128), rows ? 1 + 15 : 1 + 1) << "a block's chunks, whole";
       EXPECT_GE(count_op(k.code.opcodes, "PRMT"), rows ? 60 : 4) << "at least one byte permute an output word";
+      EXPECT_EQ(count_space(k, mem_space::local), 0) << "local memory: spills or dynamic indexing";
+      EXPECT_EQ(count_space(k, mem_space::generic), 0) << "generic LD/ST: the compiler lost the global space";
     }
-    EXPECT_EQ(found, 4) << arch << ": few_rows and small_matrices, the fixed layout and the general one";
+    EXPECT_EQ(seen.size(), 4u) << arch << ": few_rows and small_matrices, the fixed layout and the general one";
   }
 }
 
