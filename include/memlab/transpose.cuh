@@ -366,6 +366,7 @@ struct few_args {
   std::uint32_t es, per_tile, halo;
   std::uint32_t run_chunks, magic_run_chunks;  // few_rows: chunk slots per run of src, and its reciprocal
   std::uint32_t magic_cols;                    // few_cols: transpose_magic(cols)
+  std::uint32_t staging;                       // blocks: where the staging area starts (the image's bytes)
 };
 
 // U-byte units: the shared-memory load (LDS.U8 / U16 / 32 / 64), the global store of a partly owned chunk,
@@ -524,6 +525,7 @@ struct few_rows_block {
   static_assert(G % 4 == 0 && G * R % 16 == 0, "whole words of each run, whole chunks of dst");
   static constexpr unsigned period = R;  // output elements from one block start to the next possible one
   static constexpr unsigned bytes = G * R, segments = R, segment_bytes = G;
+  static constexpr bool staged = bytes >= 5 * 16;  // transpose_few_block_staging
   // The byte of the block's source (segment s's bytes at G s ...) that output byte j takes.
   static constexpr unsigned source(unsigned j) { return j % R * G + j / R; }
   // Where segment s starts in the image (logical, before the swizzle), for a block at output element e.
@@ -540,6 +542,7 @@ struct small_matrices_block {
   static constexpr unsigned bytes = matrix % 16 == 0 ? matrix : matrix % 8 == 0 ? 2 * matrix
                                     : matrix % 4 == 0 ? 4 * matrix : matrix % 2 == 0 ? 8 * matrix : 16 * matrix;
   static constexpr unsigned segments = 1, segment_bytes = bytes;
+  static constexpr bool staged = bytes >= 5 * 16;  // transpose_few_block_staging
   static constexpr unsigned source(unsigned j) {
     const unsigned mm = j / matrix, rem = j % matrix, c = rem / R, r = rem % R;
     return mm * matrix + r * C + c;
@@ -621,24 +624,63 @@ __device__ __forceinline__ void load_block(const unsigned char* image, unsigned 
   (load_block_segment<Block::segment_bytes, S * Block::segment_bytes / 4, Fixed>(image, Block::at(S, p0, e, m), m, a),
    ...);
 }
-template <class Block, unsigned Words, unsigned... Q>
-__device__ __forceinline__ void permute_block(const unsigned (&a)[Words], unsigned (&out)[Words],
-                                              std::integer_sequence<unsigned, Q...>) {
-  ((out[Q] = few_block_out<Block, Q>(a)), ...);
+// Chunk I of the block (its output words 4 I .. 4 I + 3) from the block's source words.
+template <class Block, unsigned I, unsigned Words>
+__device__ __forceinline__ uint4 few_block_chunk(const unsigned (&w)[Words]) {
+  return make_uint4(few_block_out<Block, 4 * I>(w), few_block_out<Block, 4 * I + 1>(w),
+                    few_block_out<Block, 4 * I + 2>(w), few_block_out<Block, 4 * I + 3>(w));
+}
+template <class Block, unsigned Words, class Store, unsigned... I>
+__device__ __forceinline__ void put_few_chunks(const unsigned (&w)[Words], Store& store,
+                                               std::integer_sequence<unsigned, I...>) {
+  (store(I, few_block_chunk<Block, I>(w)), ...);
 }
 
-// The block at output element e of the tile (a multiple of Block::period) into dst at g (16-byte aligned as an
-// address, all of it the tile's).
-template <class Block, bool Fixed>
-__device__ __forceinline__ void store_few_block(const unsigned char* image, const few_args& a, unsigned p0,
-                                                unsigned e, std::int64_t g) {
-  constexpr unsigned words = Block::bytes / 4;
-  unsigned w[words], out[words];
+// The block at output element e of the tile (a multiple of Block::period): its chunks, in order, each to
+// store(i, chunk) as soon as it is built (no array of the block's output: 5 to 9 chunks a lane stay in registers
+// only as long as needed).
+template <class Block, bool Fixed, class Store>
+__device__ __forceinline__ void emit_few_block(const unsigned char* image, const few_args& a, unsigned p0, unsigned e,
+                                               Store&& store) {
+  unsigned w[Block::bytes / 4];
   load_block<Block, Fixed>(image, p0, e, a.map, w, std::make_integer_sequence<unsigned, Block::segments>{});
-  permute_block<Block>(w, out, std::make_integer_sequence<unsigned, words>{});
-#pragma unroll
-  for (unsigned i = 0; i < words / 4; ++i) {
-    arch::st_global_v4(a.dst + g + 16 * i, make_uint4(out[4 * i], out[4 * i + 1], out[4 * i + 2], out[4 * i + 3]));
+  put_few_chunks<Block>(w, store, std::make_integer_sequence<unsigned, Block::bytes / 16>{});
+}
+
+// Blocks [0, blocks) of a tile, block b at output element e0 + b x Block::bytes and dst offset g + 16 x (b x
+// Block::bytes / 16), thread t's share. Unstaged: each thread stores its blocks' chunks. Staged: each warp builds
+// 32 consecutive blocks, writes them to its part of the staging area, and stores them from there, lane after lane
+// on consecutive chunks; every warp takes as many rounds (the emulation's barriers count them).
+template <class Block, bool Fixed>
+__device__ __forceinline__ void store_few_blocks(unsigned char* smem, const few_args& a, unsigned p0, unsigned e0,
+                                                 std::int64_t g, unsigned blocks, unsigned t) {
+  constexpr unsigned threads = transpose_tuning::threads, per_block = Block::bytes / 16;
+  if constexpr (!Block::staged) {
+#pragma unroll 1
+    for (unsigned b = t; b < blocks; b += threads) {
+      std::byte* to = a.dst + g + 16 * std::int64_t{per_block * b};
+      emit_few_block<Block, Fixed>(smem, a, p0, e0 + Block::bytes * b,
+                                   [&](unsigned i, uint4 v) { arch::st_global_v4(to + 16 * i, v); });
+    }
+  } else {
+    const unsigned lane = t % 32, warp = t / 32;
+    unsigned char* stage = smem + a.staging + warp * 32 * Block::bytes;
+#pragma unroll 1
+    for (unsigned base = warp * 32; base < (blocks + threads - 1) / threads * threads; base += threads) {
+      const unsigned b = base + lane, n = blocks > base ? (blocks - base < 32 ? blocks - base : 32) : 0;
+      if (b < blocks) {
+        unsigned char* mine = stage + lane * Block::bytes;
+        emit_few_block<Block, Fixed>(smem, a, p0, e0 + Block::bytes * b,
+                                     [&](unsigned i, uint4 v) { *reinterpret_cast<uint4*>(mine + 16 * i) = v; });
+      }
+      __syncwarp();
+      std::byte* to = a.dst + g + 16 * std::int64_t{per_block * base};
+#pragma unroll 1
+      for (unsigned c = lane; c < n * per_block; c += 32) {
+        arch::st_global_v4(to + 16 * c, *reinterpret_cast<const uint4*>(stage + 16 * c));
+      }
+      __syncwarp();
+    }
   }
 }
 
@@ -664,10 +706,13 @@ __device__ __forceinline__ bool with_few_block(const few_args& a, F&& f) {
   if constexpr (Path == transpose_path::few_rows) {
     return few_rows_blocks(a.map.rows, f, std::make_integer_sequence<unsigned, 9>{});
   } else if constexpr (Path == transpose_path::small_matrices) {
-    if (transpose_few_small_block(a.map.rows, a.map.cols)) {
-      f(small_matrices_block<transpose_few_small_block_side, transpose_few_small_block_side>{});
-      return true;
+    if (!transpose_few_small_block(a.map.rows, a.map.cols)) return false;
+    if (a.map.rows == 3) {
+      f(small_matrices_block<3, 3>{});
+    } else {
+      f(small_matrices_block<4, 4>{});
     }
+    return true;
   }
   return false;
 }
@@ -768,11 +813,7 @@ __device__ __forceinline__ void transpose_few_tiles(const few_args& a) {
           first_block = f;
           blocks = (whole_end - f) / per_block;
           in_blocks = blocks * per_block;
-#pragma unroll 1
-          for (unsigned b = t; b < blocks; b += threads) {
-            const unsigned fb = f + per_block * b;
-            store_few_block<Block, Fixed>(tile, a, p0, e0 + 16 * (fb - whole0), g0 + 16 * std::int64_t{fb});
-          }
+          store_few_blocks<Block, Fixed>(tile, a, p0, e0 + 16 * (f - whole0), g0 + 16 * std::int64_t{f}, blocks, t);
         });
         const unsigned rest = chunks - in_blocks, after = blocks % threads;
 #pragma unroll 1
@@ -858,7 +899,8 @@ inline few_args few_args_of(const transpose_plan& p, void* dst, const void* src)
           static_cast<std::uint32_t>(p.halo_rows),
           p.run_chunks,
           transpose_magic(p.run_chunks),
-          transpose_magic(p.path == transpose_path::few_cols ? static_cast<std::uint32_t>(p.cols) : 0u)};
+          transpose_magic(p.path == transpose_path::few_cols ? static_cast<std::uint32_t>(p.cols) : 0u),
+          p.smem_bytes};
 }
 
 template <int U, transpose_path Path, bool Fixed>
@@ -866,8 +908,10 @@ inline cudaError_t launch_few(const transpose_plan& p, const few_args& a, cudaSt
   if constexpr (U == 1 && Path != transpose_path::few_cols) {
     if (transpose_few_has_blocks(p)) {
       static std::atomic<unsigned long long> opted_in{0};
-      return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_few_blocks_kernel<Path, Fixed>), opted_in, p,
-                                a, stream);
+      transpose_plan with_staging = p;  // the image, then the blocks' staging area (a.staging: where it starts)
+      with_staging.smem_bytes += transpose_few_block_staging(p.path, p.rows, p.cols);
+      return launch_tile_kernel(reinterpret_cast<const void*>(&transpose_few_blocks_kernel<Path, Fixed>), opted_in,
+                                with_staging, a, stream);
     }
   }
   static std::atomic<unsigned long long> opted_in{0};

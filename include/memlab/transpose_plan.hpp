@@ -562,20 +562,32 @@ MEMLAB_HOST_DEVICE constexpr std::uint64_t transpose_few_bound(std::uintptr_t ds
 
 // 1-byte elements: the shapes whose few-path tiles go out in blocks of a compile-time byte permutation
 // (transpose.cuh, transpose_few_blocks_kernel; docs/notes/transpose_skinny.md section 7). few_rows of R rows: the
-// block's width in columns, the least with whole 4-byte words of each run and whole 16-byte chunks of dst, or 0
-// (no block: 7 rows, whose 16-column blocks of 7 chunks a lane lost to the element-by-element gather on the H100,
-// and more than 8 rows, not compiled). small_matrices: 4 x 4 (one chunk a block; 3 x 3's nine chunks lost too).
+// block's width in columns, the least with whole 4-byte words of each run and whole 16-byte chunks of dst (16 for
+// odd R), or 0 (no block: more than 8 rows are not compiled). small_matrices: 3 x 3 and 4 x 4 (blocks of lcm(R C,
+// 16) bytes: 144 and 16).
 MEMLAB_HOST_DEVICE constexpr unsigned transpose_few_block_columns(std::uint64_t rows) {
-  return rows == 4 || rows == 8 ? 4u : rows == 2 || rows == 6 ? 8u : rows == 3 || rows == 5 ? 16u : 0u;
+  if (rows < 2 || rows > 8) return 0;
+  return rows % 2 != 0 ? 16u : rows % 4 != 0 ? 8u : 4u;
 }
-inline constexpr unsigned transpose_few_small_block_side = 4;
 MEMLAB_HOST_DEVICE constexpr bool transpose_few_small_block(std::uint64_t rows, std::uint64_t cols) {
-  return rows == transpose_few_small_block_side && cols == transpose_few_small_block_side;
+  return rows == cols && (rows == 3 || rows == 4);
+}
+// A block's bytes (0: the shape has none), for 1-byte elements.
+constexpr std::uint32_t transpose_few_block_bytes(transpose_path path, std::uint64_t rows, std::uint64_t cols) {
+  if (path == transpose_path::few_rows) return static_cast<std::uint32_t>(transpose_few_block_columns(rows) * rows);
+  if (path != transpose_path::small_matrices || !transpose_few_small_block(rows, cols)) return 0;
+  const auto m = static_cast<std::uint32_t>(rows * cols);
+  return m % 16 == 0 ? m : m % 8 == 0 ? 2 * m : m % 4 == 0 ? 4 * m : m % 2 == 0 ? 8 * m : 16 * m;
+}
+// Blocks of five chunks or more (5 and 7 rows, 3 x 3) are staged: each warp writes its 32 blocks to shared memory
+// and stores them from there, lane after lane on consecutive chunks (stored straight from the lanes, a warp's
+// STG.E.128 would touch 20 to 36 lines of 128 bytes). The staging area follows the image: this many bytes a CTA.
+constexpr std::uint32_t transpose_few_block_staging(transpose_path path, std::uint64_t rows, std::uint64_t cols) {
+  const std::uint32_t b = transpose_few_block_bytes(path, rows, cols);
+  return b >= 5 * 16 ? static_cast<std::uint32_t>(transpose_tuning::threads) * b : 0u;
 }
 constexpr bool transpose_few_has_blocks(const transpose_plan& p) {
-  if (p.elem_size != 1 || p.unit_bytes != 1) return false;
-  if (p.path == transpose_path::few_rows) return transpose_few_block_columns(p.rows) != 0;
-  return p.path == transpose_path::small_matrices && transpose_few_small_block(p.rows, p.cols);
+  return p.elem_size == 1 && p.unit_bytes == 1 && transpose_few_block_bytes(p.path, p.rows, p.cols) != 0;
 }
 
 // The few paths' output map of a plan (transpose_few_source).

@@ -109,6 +109,8 @@ inline void launch(unsigned grid, unsigned threads, const std::function<void()>&
 }  // namespace emu
 
 inline void __syncthreads() { emu::yield(); }
+// A barrier of the whole block here: the kernels call it as often in every warp.
+inline void __syncwarp(unsigned = 0xffffffffu) { emu::yield(); }
 [[noreturn]] inline void __trap() { std::abort(); }
 
 // prmt.b32 default mode: byte n of the result is byte ((s >> 4n) & 7) of {y, x}.
