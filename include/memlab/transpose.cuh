@@ -836,13 +836,21 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning
     transpose_few_kernel(few_args a) {
   transpose_few_tiles<U, Path, Fixed, false>(a);
 }
-// 1-byte elements of the shapes transpose_few_has_blocks names (few_rows, small_matrices).
+// 1-byte elements of the shapes transpose_few_has_blocks names (few_rows, small_matrices). Before sm_90 (164 KiB
+// of shared memory a SM at most) four CTAs of a staged shape (up to 52 KiB each) do not fit a SM anyway, and at
+// 64 registers nvcc 13.0 spills 8-20 bytes here for sm_80: three CTAs a SM, as many registers as that allows.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define MEMLAB_FEW_BLOCKS_MIN_CTAS 3
+#else
+#define MEMLAB_FEW_BLOCKS_MIN_CTAS transpose_tuning::few_min_ctas_per_sm
+#endif
 template <transpose_path Path, bool Fixed>
-MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, transpose_tuning::few_min_ctas_per_sm)
+MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, MEMLAB_FEW_BLOCKS_MIN_CTAS)
     transpose_few_blocks_kernel(few_args a) {
   static_assert(Path == transpose_path::few_rows || Path == transpose_path::small_matrices, "no blocks for few_cols");
   transpose_few_tiles<1, Path, Fixed, true>(a);
 }
+#undef MEMLAB_FEW_BLOCKS_MIN_CTAS
 
 // Launches `kernel` (transpose_tile_kernel or transpose_elem8_kernel) with the plan's grid, block and dynamic
 // shared memory; above 48 KiB a kernel must opt in, once per device (1-byte elements: 64 KiB tiles).
