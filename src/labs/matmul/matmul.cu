@@ -40,6 +40,7 @@
 
 #include "harness/check.hpp"
 #include "harness/cublas_check.hpp"
+#include "harness/cublas_loader.hpp"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
 #include "harness/text.hpp"
@@ -98,11 +99,11 @@ namespace {
 class blas_handle {
  public:
   blas_handle() {
-    check_cublas(cublasCreate(&h_), "cublasCreate");
-    check_cublas(cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // no TF32 in SGEMM
+    check_cublas(cublas().cublasCreate_v2(&h_), "cublasCreate");
+    check_cublas(cublas().cublasSetMathMode(h_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // no TF32 in SGEMM
   }
   ~blas_handle() {
-    if (h_ != nullptr) (void)cublasDestroy(h_);
+    if (h_ != nullptr) (void)cublas().cublasDestroy_v2(h_);
   }
   blas_handle(const blas_handle&) = delete;
   blas_handle& operator=(const blas_handle&) = delete;
@@ -144,7 +145,9 @@ const rung_traits& traits_of(const variant& v) { return v.traits_as<rung_traits>
 
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info& /*dev*/) {
   if (p.type != dtype::f32) return "matmul is f32 only (" + std::string(to_string(p.type)) + " asked)";
-  return shape_rule(traits_of(v).tile, shape_of(p));
+  if (auto why = shape_rule(traits_of(v).tile, shape_of(p))) return why;
+  if (v.peer) return cublas_unavailable();  // the peers are cuBLAS's: skipped where it cannot be loaded
+  return std::nullopt;
 }
 
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
@@ -199,20 +202,22 @@ void launch_rung(const case_ctx& c, cudaStream_t st) {
 void launch_cublas(const case_ctx& c, cudaStream_t st) {
   const gemm_shape s = shape_of(c.p);
   if (s.m == 0 || s.n == 0) return;
+  const cublas_api& api = cublas();
   const cublasHandle_t h = state_of(c).blas->get();
-  check_cublas(cublasSetStream(h, st), "cublasSetStream");
+  check_cublas(api.cublasSetStream_v2(h, st), "cublasSetStream");
   // After cublasSetStream, which resets the workspace to cuBLAS's own pool.
-  check_cublas(cublasSetWorkspace(h, c.ptr(workspace_buffer), workspace_bytes), "cublasSetWorkspace");
+  check_cublas(api.cublasSetWorkspace_v2(h, c.ptr(workspace_buffer), workspace_bytes), "cublasSetWorkspace");
   const float alpha = 1.f, beta = 0.f;
   const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
   const float* a = c.ptr<const float>(a_buffer);
   const float* b = c.ptr<const float>(b_buffer);
   float* out = c.ptr<float>(c_buffer);
   if (!traits_of(*c.v).tf32) {
-    check_cublas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, out, n), "cublasSgemm");
+    check_cublas(api.cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, n, a, k, &beta, out, n),
+                 "cublasSgemm");
   } else {
-    check_cublas(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, CUDA_R_32F, n, a, CUDA_R_32F, k, &beta,
-                              out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+    check_cublas(api.cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, CUDA_R_32F, n, a, CUDA_R_32F, k,
+                                  &beta, out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx (TF32)");
   }
 }

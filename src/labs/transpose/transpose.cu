@@ -47,6 +47,7 @@
 #include "harness/check.hpp"
 #include "harness/copy_peer.hpp"
 #include "harness/cublas_check.hpp"
+#include "harness/cublas_loader.hpp"
 #include "harness/dispatch.cuh"
 #include "harness/error.hpp"
 #include "harness/launch.cuh"
@@ -273,8 +274,8 @@ struct cublas_handles {
 const cublas_handles& handles() {
   static const cublas_handles h = [] {
     cublas_handles x;
-    check_cublas(cublasCreate(&x.blas), "cublasCreate");
-    check_cublas(cublasLtCreate(&x.lt), "cublasLtCreate");
+    check_cublas(cublas().cublasCreate_v2(&x.blas), "cublasCreate");
+    check_cublas(cublas().cublasLtCreate(&x.lt), "cublasLtCreate");
     return x;
   }();
   return h;
@@ -286,19 +287,22 @@ struct lt_transform {
   cublasLtMatrixTransformDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, c = nullptr;
   lt_transform(std::uint64_t rows, std::uint64_t cols) {
-    check_cublas(cublasLtMatrixTransformDescCreate(&desc, CUDA_R_32F), "cublasLtMatrixTransformDescCreate");
+    const cublas_api& api = cublas();
+    check_cublas(api.cublasLtMatrixTransformDescCreate(&desc, CUDA_R_32F), "cublasLtMatrixTransformDescCreate");
     const cublasOperation_t t = CUBLAS_OP_T;
-    check_cublas(cublasLtMatrixTransformDescSetAttribute(desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &t, sizeof(t)),
-                 "cublasLtMatrixTransformDescSetAttribute");
-    check_cublas(cublasLtMatrixLayoutCreate(&a, CUDA_R_16F, cols, rows, static_cast<std::int64_t>(cols)),
+    check_cublas(
+        api.cublasLtMatrixTransformDescSetAttribute(desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &t, sizeof(t)),
+        "cublasLtMatrixTransformDescSetAttribute");
+    check_cublas(api.cublasLtMatrixLayoutCreate(&a, CUDA_R_16F, cols, rows, static_cast<std::int64_t>(cols)),
                  "cublasLtMatrixLayoutCreate");
-    check_cublas(cublasLtMatrixLayoutCreate(&c, CUDA_R_16F, rows, cols, static_cast<std::int64_t>(rows)),
+    check_cublas(api.cublasLtMatrixLayoutCreate(&c, CUDA_R_16F, rows, cols, static_cast<std::int64_t>(rows)),
                  "cublasLtMatrixLayoutCreate");
   }
   ~lt_transform() {
-    if (c != nullptr) (void)cublasLtMatrixLayoutDestroy(c);
-    if (a != nullptr) (void)cublasLtMatrixLayoutDestroy(a);
-    if (desc != nullptr) (void)cublasLtMatrixTransformDescDestroy(desc);
+    const cublas_api& api = cublas();  // loaded: the constructor ran
+    if (c != nullptr) (void)api.cublasLtMatrixLayoutDestroy(c);
+    if (a != nullptr) (void)api.cublasLtMatrixLayoutDestroy(a);
+    if (desc != nullptr) (void)api.cublasLtMatrixTransformDescDestroy(desc);
   }
   lt_transform(const lt_transform&) = delete;
   lt_transform& operator=(const lt_transform&) = delete;
@@ -419,6 +423,7 @@ std::vector<kernel_ref> auto_kernels() {
 void launch_cublas(const case_ctx& c, cudaStream_t s) {
   const dims d = dims_of(c.p);
   if (d.batch == 0 || d.rows == 0 || d.cols == 0) return;
+  const cublas_api& api = cublas();
   const cublas_handles& h = handles();
   const std::uint64_t per = d.rows * d.cols;
   const auto rows = static_cast<std::int64_t>(d.rows), cols = static_cast<std::int64_t>(d.cols);
@@ -426,25 +431,25 @@ void launch_cublas(const case_ctx& c, cudaStream_t s) {
     const auto& lt = *std::any_cast<const std::shared_ptr<lt_transform>&>(c.state);
     const float one = 1.0f, zero = 0.0f;
     for (std::uint64_t b = 0; b < d.batch; ++b) {
-      check_cublas(cublasLtMatrixTransform(h.lt, lt.desc, &one, c.ptr<const __half>(in_buffer) + b * per, lt.a, &zero,
-                                           nullptr, nullptr, c.ptr<__half>(out_buffer) + b * per, lt.c, s),
+      check_cublas(api.cublasLtMatrixTransform(h.lt, lt.desc, &one, c.ptr<const __half>(in_buffer) + b * per, lt.a,
+                                               &zero, nullptr, nullptr, c.ptr<__half>(out_buffer) + b * per, lt.c, s),
                    "cublasLtMatrixTransform");
     }
     return;
   }
-  check_cublas(cublasSetStream(h.blas, s), "cublasSetStream");
+  check_cublas(api.cublasSetStream_v2(h.blas, s), "cublasSetStream");
   for (std::uint64_t b = 0; b < d.batch; ++b) {
     if (c.p.type == dtype::f32) {
       const float one = 1.0f, zero = 0.0f;
       float* out = c.ptr<float>(out_buffer) + b * per;
-      check_cublas(cublasSgeam_64(h.blas, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one,
-                                  c.ptr<const float>(in_buffer) + b * per, cols, &zero, out, rows, out, rows),
+      check_cublas(api.cublasSgeam_64(h.blas, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one,
+                                      c.ptr<const float>(in_buffer) + b * per, cols, &zero, out, rows, out, rows),
                    "cublasSgeam_64");
     } else {
       const double one = 1.0, zero = 0.0;
       double* out = c.ptr<double>(out_buffer) + b * per;
-      check_cublas(cublasDgeam_64(h.blas, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one,
-                                  c.ptr<const double>(in_buffer) + b * per, cols, &zero, out, rows, out, rows),
+      check_cublas(api.cublasDgeam_64(h.blas, CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one,
+                                      c.ptr<const double>(in_buffer) + b * per, cols, &zero, out, rows, out, rows),
                    "cublasDgeam_64");
     }
   }
@@ -475,6 +480,7 @@ std::optional<std::string> refusal(const variant& v, const case_params& p, const
   if (tiles_of(t, es, d) > 0x7fffffffu) {
     return std::to_string(tiles_of(t, es, d)) + " tiles (one CTA each) exceed a grid of 2^31 - 1 CTAs";
   }
+  if (traits_of(v).cublas) return cublas_unavailable();  // skipped where cuBLAS cannot be loaded
   return std::nullopt;
 }
 
@@ -670,7 +676,7 @@ const lab& table() {
                   .teaches = "cuBLAS: cublasSgeam / cublasDgeam (1 x A^T + 0 x B); f16: cublasLtMatrixTransform",
                   .launch = launch_cublas,
                   .peer = true,
-                  .traits = rung_traits{.setup = setup_cublas, .verify = verify_values},
+                  .traits = rung_traits{.setup = setup_cublas, .verify = verify_values, .cublas = true},
               },
               // No kernels listed: memlab::copy's are the copy lab's `auto` rung's (`memlab inspect copy`),
               // and a kernel is labelled once.

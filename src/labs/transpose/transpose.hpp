@@ -255,6 +255,7 @@ struct rung_traits {
   launch_policy (*policy)(const case_params& p, const device_info& dev) = nullptr;  // the library's plan
   void (*setup)(case_ctx& c) = nullptr;                                             // outside any timing
   std::string (*verify)(const case_ctx& c) = nullptr;  // else byte for byte against the reference
+  bool cublas = false;                                 // calls cuBLAS: refused where it cannot be loaded
 };
 
 // Whether the rung launches a kernel of the lab's (with a tile the model replays).
