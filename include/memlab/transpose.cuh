@@ -527,7 +527,7 @@ struct few_rows_block {
   static constexpr unsigned bytes = G * R, segments = R, segment_bytes = G;
   static constexpr bool staged = bytes >= 5 * 16;  // transpose_few_block_staging
   // The byte of the block's source (segment s's bytes at G s ...) that output byte j takes.
-  static constexpr unsigned source(unsigned j) { return j % R * G + j / R; }
+  MEMLAB_HOST_DEVICE static constexpr unsigned source(unsigned j) { return j % R * G + j / R; }
   // Where segment s starts in the image (logical, before the swizzle), for a block at output element e.
   __device__ static unsigned at(unsigned s, unsigned p0, unsigned e, const transpose_few_map& m) {
     return p0 + s * m.pitch + e / R;
@@ -543,7 +543,7 @@ struct small_matrices_block {
                                     : matrix % 4 == 0 ? 4 * matrix : matrix % 2 == 0 ? 8 * matrix : 16 * matrix;
   static constexpr unsigned segments = 1, segment_bytes = bytes;
   static constexpr bool staged = bytes >= 5 * 16;  // transpose_few_block_staging
-  static constexpr unsigned source(unsigned j) {
+  MEMLAB_HOST_DEVICE static constexpr unsigned source(unsigned j) {
     const unsigned mm = j / matrix, rem = j % matrix, c = rem / R, r = rem % R;
     return mm * matrix + r * C + c;
   }
@@ -559,7 +559,7 @@ struct few_block_word {
   unsigned sel[3] = {0, 0, 0};
 };
 template <class Block>
-constexpr few_block_word few_block_word_of(unsigned q) {
+MEMLAB_HOST_DEVICE constexpr few_block_word few_block_word_of(unsigned q) {
   few_block_word w;
   unsigned which[4] = {0, 0, 0, 0}, byte[4] = {0, 0, 0, 0};
   for (unsigned i = 0; i < 4; ++i) {
