@@ -27,6 +27,7 @@ endif()
 foreach(_example IN LISTS EXAMPLES)
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE}/examples/${_example} -B ${WORK}/build_${_example} ${how}
                           -DCMAKE_CUDA_ARCHITECTURES=${ARCH} -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}
+                          -DCMAKE_CUDA_FLAGS=-G
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "configuring examples/${_example} with ${MODE} failed (${rc})")
