@@ -503,7 +503,7 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
   store_bytes<U>(a.dst + g, first == 0 ? v : funnel16_any(zero, v, 16 - first), first, last);
 }
 
-// ---- 1-byte elements, few_rows of 2..6 or 8 rows and 4 x 4 matrices: whole blocks as one byte permutation -------
+// ---- 1-byte elements, few_rows of 2..8 rows, 3 x 3 and 4 x 4 matrices: whole blocks as one byte permutation ----
 // (docs/notes/transpose_skinny.md section 7) The element-by-element gather above costs ~9 instructions a byte
 // (an LDS.U8, the wrap counter, the swizzle, a PRMT). For these shapes the output of a tile comes in blocks whose
 // byte permutation is a compile-time constant: few_rows, G columns of R runs (G R / 16 chunks of dst: output byte j
@@ -512,12 +512,12 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
 // for small_matrices the whole block: the source of a run of whole matrices is the same bytes) as 32-bit words
 // (LDS.32 at the swizzled word: every layout keeps a word whole), funnel-shifts them to the run's alignment,
 // builds each output word from at most four of them with at most three PRMTs whose selectors the compiler
-// computes, and stores the block's chunks with STG.E.128: about three instructions a byte. G is the least width
-// that keeps whole words and whole chunks (4 for R = 4 and 8, 8 for 2 and 6, 16 for odd R), so that a warp's
-// lanes read neighbouring words and store neighbouring chunks: the shared-memory pipe's wavefronts, not the
-// instructions, decide what a block gains (7 rows and 3 x 3 matrices, whose blocks would be 7 and 9 chunks a
-// lane, lost 8-11 points of a copy and keep the element-by-element gather). The chunks around the blocks (a tile's
-// partly owned ends, a start not on a block) take store_few_chunk.
+// computes, and stores the block's chunks with STG.E.128: about three instructions a byte. What a block gains is
+// decided by the shared-memory pipe's wavefronts, not by the instructions: G is the least width that keeps whole
+// words and whole chunks (transpose_few_block_columns: 4 for R = 4 and 8, 8 for 2 and 6, 16 for odd R), so that a
+// warp's lanes read neighbouring words, and the blocks of five chunks or more (5 and 7 rows, 3 x 3) are staged
+// in shared memory and stored from there on consecutive chunks (transpose_few_block_staging). The chunks around
+// the blocks (a tile's partly owned ends, a start not on a block) take store_few_chunk.
 
 // few_rows with R rows: a block is G columns, R runs of G bytes (segments), G R / 16 chunks of dst.
 template <unsigned R, unsigned G>
