@@ -30,7 +30,9 @@
 // are small (a batch of 3 x 3), a tile would be a sliver: transpose_few_kernel moves whole contiguous blocks
 // and runs instead (the aligned 16-byte chunks that cover them, loaded whole into shared memory unshifted),
 // gathers whole aligned 16-byte chunks of dst element by element, and stores each with one STG.E.128
-// (few_cols, few_rows, small_matrices in transpose_plan.hpp; docs/notes/transpose_skinny.md).
+// (few_cols, few_rows, small_matrices in transpose_plan.hpp; docs/notes/transpose_skinny.md); 1-byte elements
+// with 2..8 rows, and 3 x 3 and 4 x 4 matrices, gather blocks of several chunks at once as words joined by byte
+// permutes (transpose_few_blocks_kernel).
 // rows == 1 or cols == 1 is a copy of the same bytes (memlab::copy).
 #pragma once
 
