@@ -18,13 +18,7 @@ dir="$OUT/cublas_peers"
 mkdir -p "$dir"
 cd "$(dirname "$0")/.." || exit 1
 
-step() {  # step NAME COMMAND...: runs it, its output in NAME.log, its exit status in steps.log
-  local name=$1
-  shift
-  echo "== $name: $*" >>"$dir/steps.log"
-  "$@" >"$dir/$name.log" 2>&1
-  echo "   exit $?" >>"$dir/steps.log"
-}
+. tools/gpu_steps.sh  # step NAME COMMAND...: its output in NAME.log, its exit status in steps.log
 
 if [ -z "${BIN:-}" ]; then
   step build bash -c "cmake --preset dev -B build-gpu -DMEMLAB_ONLY_LABS='matmul;transpose' >/dev/null &&

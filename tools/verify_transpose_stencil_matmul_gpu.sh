@@ -17,13 +17,7 @@ dir="$OUT/lab_rungs"
 mkdir -p "$dir"
 cd "$(dirname "$0")/.."
 
-step() {  # step NAME COMMAND...: runs it, its output in NAME.log, its exit status in steps.log
-  local name=$1
-  shift
-  echo "== $name: $*" >>"$dir/steps.log"
-  "$@" >"$dir/$name.log" 2>&1
-  echo "   exit $?" >>"$dir/steps.log"
-}
+. tools/gpu_steps.sh  # step NAME COMMAND...: its output in NAME.log, its exit status in steps.log
 
 if [ -z "${BIN:-}" ]; then
   step build bash -c "cmake --preset dev -B build-gpu >/dev/null && cmake --build build-gpu -j --target memlab_cli memlab_gpu_tests"
