@@ -521,13 +521,15 @@ __device__ __forceinline__ void store_few_chunk(const unsigned char* image, cons
 // in shared memory and stored from there on consecutive chunks (transpose_few_block_staging). The chunks around
 // the blocks (a tile's partly owned ends, a start not on a block) take store_few_chunk.
 
-// few_rows with R rows: a block is G columns, R runs of G bytes (segments), G R / 16 chunks of dst.
-template <unsigned R, unsigned G>
+// few_rows with R rows: a block is G columns (transpose_few_block_columns), R runs of G bytes (segments), G R / 16
+// chunks of dst.
+template <unsigned R>
 struct few_rows_block {
-  static_assert(G % 4 == 0 && G * R % 16 == 0, "whole words of each run, whole chunks of dst");
+  static constexpr unsigned G = transpose_few_block_columns(R);
+  static_assert(G != 0 && G % 4 == 0 && G * R % 16 == 0, "whole words of each run, whole chunks of dst");
   static constexpr unsigned period = R;  // output elements from one block start to the next possible one
   static constexpr unsigned bytes = G * R, segments = R, segment_bytes = G;
-  static constexpr bool staged = bytes >= 5 * 16;  // transpose_few_block_staging
+  static constexpr bool staged = transpose_few_block_staging(transpose_path::few_rows, R, 0) != 0;
   // The byte of the block's source (segment s's bytes at G s ...) that output byte j takes.
   MEMLAB_HOST_DEVICE static constexpr unsigned source(unsigned j) { return j % R * G + j / R; }
   // Where segment s starts in the image (logical, before the swizzle), for a block at output element e.
@@ -541,10 +543,9 @@ template <unsigned R, unsigned C>
 struct small_matrices_block {
   static constexpr unsigned matrix = R * C;
   static constexpr unsigned period = matrix;
-  static constexpr unsigned bytes = matrix % 16 == 0 ? matrix : matrix % 8 == 0 ? 2 * matrix
-                                    : matrix % 4 == 0 ? 4 * matrix : matrix % 2 == 0 ? 8 * matrix : 16 * matrix;
+  static constexpr unsigned bytes = transpose_few_block_bytes(transpose_path::small_matrices, R, C);
   static constexpr unsigned segments = 1, segment_bytes = bytes;
-  static constexpr bool staged = bytes >= 5 * 16;  // transpose_few_block_staging
+  static constexpr bool staged = transpose_few_block_staging(transpose_path::small_matrices, R, C) != 0;
   MEMLAB_HOST_DEVICE static constexpr unsigned source(unsigned j) {
     const unsigned mm = j / matrix, rem = j % matrix, c = rem / R, r = rem % R;
     return mm * matrix + r * C + c;
@@ -692,7 +693,7 @@ template <unsigned R, class F>
 __device__ __forceinline__ bool few_rows_block_if(unsigned rows, F& f) {
   if constexpr (transpose_few_block_columns(R) != 0) {
     if (rows == R) {
-      f(few_rows_block<R, transpose_few_block_columns(R)>{});
+      f(few_rows_block<R>{});
       return true;
     }
   }

@@ -573,7 +573,8 @@ MEMLAB_HOST_DEVICE constexpr bool transpose_few_small_block(std::uint64_t rows, 
   return rows == cols && (rows == 3 || rows == 4);
 }
 // A block's bytes (0: the shape has none), for 1-byte elements.
-constexpr std::uint32_t transpose_few_block_bytes(transpose_path path, std::uint64_t rows, std::uint64_t cols) {
+MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_few_block_bytes(transpose_path path, std::uint64_t rows,
+                                                                   std::uint64_t cols) {
   if (path == transpose_path::few_rows) return static_cast<std::uint32_t>(transpose_few_block_columns(rows) * rows);
   if (path != transpose_path::small_matrices || !transpose_few_small_block(rows, cols)) return 0;
   const auto m = static_cast<std::uint32_t>(rows * cols);
@@ -582,7 +583,8 @@ constexpr std::uint32_t transpose_few_block_bytes(transpose_path path, std::uint
 // Blocks of five chunks or more (5 and 7 rows, 3 x 3) are staged: each warp writes its 32 blocks to shared memory
 // and stores them from there, lane after lane on consecutive chunks (stored straight from the lanes, a warp's
 // STG.E.128 would touch 20 to 36 lines of 128 bytes). The staging area follows the image: this many bytes a CTA.
-constexpr std::uint32_t transpose_few_block_staging(transpose_path path, std::uint64_t rows, std::uint64_t cols) {
+MEMLAB_HOST_DEVICE constexpr std::uint32_t transpose_few_block_staging(transpose_path path, std::uint64_t rows,
+                                                                     std::uint64_t cols) {
   const std::uint32_t b = transpose_few_block_bytes(path, rows, cols);
   return b >= 5 * 16 ? static_cast<std::uint32_t>(transpose_tuning::threads) * b : 0u;
 }
