@@ -651,10 +651,55 @@ struct transpose_few_sample {
   unsigned words = 0;                                     // 4-byte words a lane reads: 1, or 2 for 8-byte units
   unsigned floor = 0;  // groups with an active lane: no layout takes fewer wavefronts than this
 };
+// few_cols' sample: the kernel's store slots (transpose_few_cols_slot: lane pairs on one sector, pairs on
+// consecutive runs) of the second tile of the first matrix where there is one (a first tile owns its runs from
+// their starts, the others from the first sector boundary in each: every run at its own phase, which the lanes'
+// image addresses follow), each lane's chunk only where all of it is the tile's, as the kernel gathers it.
+// Runs of rows x es = 32 k - es bytes put consecutive runs' phases one element apart, so lanes of consecutive runs
+// read (cols + 1) elements apart: at 127 u8 columns all 16 runs of a warp in one bank (15 wavefronts a request).
+constexpr transpose_few_sample transpose_few_cols_sample_of(const transpose_plan& p, std::uintptr_t dst,
+                                                            std::uintptr_t src) {
+  const auto es = static_cast<std::uint64_t>(p.elem_size);
+  const bool pairs = p.unit_bytes == 8;
+  const unsigned per_group = pairs ? 16 : 32;
+  const auto cols = static_cast<std::uint32_t>(p.cols), per_tile = static_cast<std::uint32_t>(p.tile_rows);
+  const transpose_few_tile tp = transpose_few_tile_at(p.path, p.tiles_r > 1 ? 1 : 0, p.batch, p.rows, p.cols,
+                                                      p.tiles_r, per_tile, static_cast<std::uint32_t>(p.halo_rows));
+  const auto p0 = static_cast<std::uint32_t>((src + transpose_few_input_of(p.path, tp, p.rows, p.cols, es).in) % 16);
+  transpose_few_map m{};
+  m.es_shift = es == 8 ? 3u : es == 4 ? 2u : es == 2 ? 1u : 0u;
+  m.cols = cols;
+  const std::uint32_t magic = transpose_magic(cols);
+  const unsigned per_run = transpose_few_run_slots(
+      transpose_few_run_of(p.path, tp, 0, p.batch, p.rows, p.cols, es, per_tile), per_tile, es);
+  const unsigned slots = per_run * cols;
+  transpose_few_sample s;
+  s.groups = transpose_few_sample_requests * (pairs ? 2 : 1);
+  s.words = pairs ? 2 : 1;
+  for (unsigned i = 0; i < transpose_few_sample_requests; ++i) {
+    for (unsigned l = 0; l < 32; ++l) {
+      const unsigned f = 32 * (i / 2) + l;
+      if (f >= slots) break;
+      const transpose_few_store_slot sl = transpose_few_cols_slot(f, cols, magic);
+      const transpose_few_run r = transpose_few_run_of(p.path, tp, sl.c, p.batch, p.rows, p.cols, es, per_tile);
+      const std::uint64_t lo = transpose_few_bound(dst, r.run, r.run_bytes, r.at0);
+      const std::uint64_t hi = transpose_few_bound(dst, r.run, r.run_bytes, r.at1);
+      const std::uint64_t g = (dst + lo) / 16 * 16 - dst + 16 * std::uint64_t{sl.m};  // wraps where dst is misaligned
+      if (g + dst < lo + dst || g + 16 > hi) continue;  // a chunk partly (or not) the tile's
+      const auto o = static_cast<std::uint32_t>(g - (r.run + r.at0)) + 8 * (i % 2);
+      const unsigned grp = i * (pairs ? 2 : 1) + l / per_group, n = s.lanes[grp]++;
+      s.run[grp][n] = 0;
+      s.rest[grp][n] = p0 + transpose_few_source(p.path, m, o, sl.c);
+    }
+  }
+  for (unsigned g = 0; g < s.groups; ++g) s.floor += s.lanes[g] != 0 ? 1u : 0u;
+  return s;
+}
 constexpr transpose_few_sample transpose_few_sample_of(const transpose_plan& p, std::uintptr_t dst,
                                                        std::uintptr_t src) {
   const auto es = static_cast<std::uint64_t>(p.elem_size);
   const std::uint32_t es_shift = es == 8 ? 3u : es == 4 ? 2u : es == 2 ? 1u : 0u;
+  if (p.path == transpose_path::few_cols) return transpose_few_cols_sample_of(p, dst, src);
   const bool few_rows = p.path == transpose_path::few_rows;
   const std::uint64_t out =
       few_rows ? (p.cols < std::uint64_t(p.tile_cols) ? p.cols : std::uint64_t(p.tile_cols)) * p.rows * es
@@ -776,7 +821,6 @@ constexpr transpose_few_layout transpose_few_layout_search(const transpose_plan&
                                                            std::uintptr_t src) {
   const auto unit = static_cast<unsigned>(p.unit_bytes);
   transpose_few_layout best = transpose_few_layout_fixed(p);  // p.run_pitch: the least pitch
-  if (p.path == transpose_path::few_cols) return best;
   const transpose_few_sample s = transpose_few_sample_of(p, dst, src);
   unsigned least = transpose_few_sample_wavefronts(s, best.pitch, best.swizzle, best.swizzle_shift);
   const auto consider = [&](const transpose_few_layout& c) {  // whether the search is over
@@ -790,6 +834,12 @@ constexpr transpose_few_layout transpose_few_layout_search(const transpose_plan&
     return least <= s.floor;
   };
   if (least <= s.floor) return best;
+  if (p.path == transpose_path::few_cols) {  // its kernel has the whole-chunk swizzles only: none, the slot XOR
+    for (int i = 0; i < 2; ++i) {
+      if (consider(transpose_few_swizzle_at(i, unit))) return best;
+    }
+    return best;
+  }
   if (p.path == transpose_path::few_rows) {         // the pitch, under the first word swizzle
     constexpr std::uint32_t most_smem = 48 * 1024;  // no opt-in beyond the default
     const transpose_few_layout w = transpose_few_swizzle_at(2, unit);
@@ -817,13 +867,13 @@ namespace detail {
 struct transpose_few_layout_key {
   std::uint64_t rows = 0, cols = 0, matrices = 0;  // matrices: small_matrices, min(batch, tile_matrices)
   std::uint32_t tile_cols = 0, tile_matrices = 0, run_chunks = 0, run_pitch = 0;
-  std::uint8_t path = 0, elem_size = 0, unit = 0, src16 = 0, dst16 = 0;
+  std::uint8_t path = 0, elem_size = 0, unit = 0, src16 = 0, dst32 = 0;  // dst32: few_cols' runs end on sectors
   bool used = false;  // a slot of the memo that holds a layout
   // Spelled out: the header is C++17 (memlab::memlab requires cxx_std_17), which defaults no comparison.
   bool operator==(const transpose_few_layout_key& o) const {
     return rows == o.rows && cols == o.cols && matrices == o.matrices && tile_cols == o.tile_cols &&
            tile_matrices == o.tile_matrices && run_chunks == o.run_chunks && run_pitch == o.run_pitch &&
-           path == o.path && elem_size == o.elem_size && unit == o.unit && src16 == o.src16 && dst16 == o.dst16 &&
+           path == o.path && elem_size == o.elem_size && unit == o.unit && src16 == o.src16 && dst32 == o.dst32 &&
            used == o.used;
   }
 };
@@ -845,10 +895,10 @@ inline transpose_few_layout transpose_few_layout_memo(const transpose_plan& p, s
   k.elem_size = static_cast<std::uint8_t>(p.elem_size);
   k.unit = static_cast<std::uint8_t>(p.unit_bytes);
   k.src16 = static_cast<std::uint8_t>(src % 16);
-  k.dst16 = static_cast<std::uint8_t>(dst % 16);
+  k.dst32 = static_cast<std::uint8_t>(dst % 32);
   k.used = true;
   std::uint64_t h = k.rows * 0x9e3779b97f4a7c15u ^ k.cols * 0xc2b2ae3d27d4eb4fu ^ k.matrices * 0x165667b19e3779f9u;
-  h ^= (std::uint64_t{k.elem_size} << 8 | k.unit << 16 | std::uint64_t{k.src16} << 24 | std::uint64_t{k.dst16} << 32 |
+  h ^= (std::uint64_t{k.elem_size} << 8 | k.unit << 16 | std::uint64_t{k.src16} << 24 | std::uint64_t{k.dst32} << 32 |
         std::uint64_t{k.path} << 40) *
        0x27d4eb2f165667c5u;
   h ^= h >> 29;
@@ -872,16 +922,15 @@ inline transpose_few_layout transpose_few_layout_memo(const transpose_plan& p, s
 }  // namespace detail
 
 // The layout of a few plan whose geometry is filled in (plan_transpose_few), for these pointers: the fixed one for
-// few_cols and for jobs below transpose_tuning::few_layout_search_bytes, else transpose_few_layout_search's.
+// jobs below transpose_tuning::few_layout_search_bytes, else transpose_few_layout_search's (few_cols: none or the
+// slot XOR, the swizzles its kernel has).
 // memlab::transpose_bytes plans on every call, on the host, where the GPU may wait for it
 // (docs/notes/transpose_skinny.md section 6: the search inside every call cost the H100 heat map up to 5x on
 // its 64 MiB cells), so outside constant evaluation the choice is memoized (detail::transpose_few_layout_memo).
 constexpr transpose_few_layout transpose_few_layout_of(const transpose_plan& p, std::uintptr_t dst,
                                                        std::uintptr_t src) {
   const std::uint64_t bytes = p.batch * p.rows * p.cols * static_cast<std::uint64_t>(p.elem_size);
-  if (p.path == transpose_path::few_cols || bytes < transpose_tuning::few_layout_search_bytes) {
-    return transpose_few_layout_fixed(p);
-  }
+  if (bytes < transpose_tuning::few_layout_search_bytes) return transpose_few_layout_fixed(p);
 #if !defined(__CUDA_ARCH__)
   // __builtin_is_constant_evaluated: std::is_constant_evaluated is C++20, this header C++17 (GCC, Clang and nvcc
   // have the builtin in both).

@@ -695,6 +695,78 @@ double few_tile_wavefronts(const transpose_plan& p, std::uintptr_t dst, std::uin
   return requests == 0 ? 0.0 : sum / requests;
 }
 
+// few_cols' gather of a whole tile (the second of the first matrix), as the kernel's store loop addresses it
+// (transpose_few_cols_slot, each run's owned sectors from transpose_few_bound, whole chunks only), unit step by
+// unit step, through the bank model: the mean wavefronts per request for the layout the plan holds.
+double few_cols_tile_wavefronts(const transpose_plan& p, std::uintptr_t dst, std::uintptr_t src) {
+  const auto es = static_cast<std::uint64_t>(p.elem_size);
+  const auto unit = static_cast<unsigned>(p.unit_bytes);
+  const transpose_few_map m = transpose_few_map_of(p);
+  const auto cols = static_cast<std::uint32_t>(p.cols), per_tile = static_cast<std::uint32_t>(p.tile_rows);
+  const transpose_few_tile tp = transpose_few_tile_at(p.path, p.tiles_r > 1 ? 1 : 0, p.batch, p.rows, p.cols,
+                                                      p.tiles_r, per_tile, static_cast<std::uint32_t>(p.halo_rows));
+  const auto p0 = static_cast<std::uint32_t>((src + transpose_few_input_of(p.path, tp, p.rows, p.cols, es).in) % 16);
+  const unsigned slots = transpose_few_run_slots(
+                             transpose_few_run_of(p.path, tp, 0, p.batch, p.rows, p.cols, es, per_tile), per_tile, es) *
+                         cols;
+  double sum = 0;
+  int requests = 0;
+  for (unsigned w = 0; 32 * w < slots; ++w) {
+    for (unsigned u = 0; u < 16 / unit; ++u) {
+      warp_addresses lds{};
+      bool any = false;
+      for (unsigned l = 0; l < 32 && 32 * w + l < slots; ++l) {
+        const transpose_few_store_slot sl = transpose_few_cols_slot(32 * w + l, cols, transpose_magic(cols));
+        const transpose_few_run r = transpose_few_run_of(p.path, tp, sl.c, p.batch, p.rows, p.cols, es, per_tile);
+        const std::uint64_t lo = transpose_few_bound(dst, r.run, r.run_bytes, r.at0);
+        const std::uint64_t hi = transpose_few_bound(dst, r.run, r.run_bytes, r.at1);
+        const std::uint64_t g = (dst + lo) / 16 * 16 - dst + 16 * std::uint64_t{sl.m};
+        if (g + dst < lo + dst || g + 16 > hi) continue;
+        const auto o = static_cast<std::uint32_t>(g - (r.run + r.at0)) + unit * u;
+        const std::uint32_t at =
+            transpose_few_smem(p0 + transpose_few_source(p.path, m, o, sl.c), m.swizzle, m.swizzle_shift);
+        lds[l] = unit == 8 ? at : at / 4 * 4;
+        any = true;
+      }
+      if (!any) continue;
+      const bank_request b = shared_request(lds, unit == 8 ? 8 : 4);
+      sum += static_cast<double>(b.wavefronts) / b.ideal;
+      ++requests;
+    }
+  }
+  return requests == 0 ? 0.0 : sum / requests;
+}
+
+// few_cols' layout (docs/notes/transpose_skinny.md section 8): each run of a tile is owned from the first sector
+// boundary in it, so where a run is 32 k - 1 elements long consecutive runs start one element further along, and a
+// warp's lanes (consecutive runs) read (cols + 1) elements apart: at 127 u8 columns, one bank for all 16 runs. The
+// H100 heat map's worst cell, 33 x 8191 x 127 u8, read 0.41 of a copy (4095, 12287, 16383 rows too; 8192 rows
+// 0.93). The plan's search (from 4 MiB a job) counts few_cols' sample with those phases and takes the slot XOR
+// there: the whole tile's gather from ~15 to ~4 wavefronts a request; the aligned rows keep their layout.
+TEST(transpose_plan, few_cols_layout_follows_the_runs_phases) {
+  for (const auto& [rows, cols] : {std::pair<std::uint64_t, std::uint64_t>{8191, 127}, {4095, 127}, {8159, 127},
+                                   {8191, 63}}) {
+    const std::uint64_t batch = (32ull << 20) / (rows * cols) + 1;
+    const transpose_plan p = plan_transpose(base, 2 * base, batch, rows, cols, 1, h100);
+    SCOPED_TRACE(std::to_string(batch) + " x " + std::to_string(rows) + " x " + std::to_string(cols));
+    ASSERT_EQ(p.path, transpose_path::few_cols);
+    transpose_plan fixed = p;
+    const transpose_few_layout f = transpose_few_layout_fixed(p);
+    fixed.smem_swizzle = f.swizzle;
+    fixed.smem_swizzle_shift = f.swizzle_shift;
+    const double before = few_cols_tile_wavefronts(fixed, base, 2 * base), after = few_cols_tile_wavefronts(p, base, 2 * base);
+    EXPECT_GE(before, cols == 127 ? 14.0 : 7.0) << "the conflict the phases make";
+    EXPECT_EQ(p.smem_swizzle, 0x70u) << "the slot XOR";
+    EXPECT_LE(after, 0.6 * before);
+    EXPECT_TRUE(transpose_few_whole_chunks(p.smem_swizzle, p.smem_swizzle_shift)) << "few_cols' kernel has it";
+  }
+  // Rows of a whole number of sectors: every run at the same phase, no conflict to lift, the layout kept.
+  const transpose_plan aligned = plan_transpose(base, 2 * base, 33, 8192, 127, 1, h100);
+  ASSERT_EQ(aligned.path, transpose_path::few_cols);
+  EXPECT_EQ(aligned.smem_swizzle, transpose_few_layout_fixed(aligned).swizzle);
+  EXPECT_LE(few_cols_tile_wavefronts(aligned, base, 2 * base), 2.0);
+}
+
 // The layout search (transpose_few_layout_of; docs/notes/transpose_skinny.md section 6) on the H100 heat map's u8
 // cells under half a copy and the acceptance's u8 misses: the fixed layout's gathers at 3..17 wavefronts a
 // request, the chosen one's at the numbers section 6 quotes. And the search only from 4 MiB a buffer: smaller
