@@ -598,7 +598,9 @@ TEST(transpose_plan, few_replay_every_byte_once_from_the_right_source) {
 }
 
 // The gather's shared-memory requests: for the acceptance shapes (a side of 2..8, every element size) and
-// the batched 3x3..16x16, each warp's request of its first store step, unit by unit, through the bank model:
+// the batched 3x3..16x16, each warp's request of its first store step, unit by unit, through the bank model,
+// every few_cols run from the tile's nominal row (with aligned rows, as here, each run's first owned sector; where
+// rows are not whole sectors each run has its own phase: few_cols_layout_follows_the_runs_phases):
 // at most 2 wavefronts per request for a few side (the run-first lane order and transpose_few_swizzle). Small
 // matrices read around each lane's own 16 bytes in a pattern that repeats every matrix: up to 4 (4x4 u8:
 // every lane reads the same word of its slot at each step), which the u8 gather's ~0.2 requests per clock
