@@ -666,9 +666,7 @@ constexpr transpose_few_sample transpose_few_cols_sample_of(const transpose_plan
   const transpose_few_tile tp = transpose_few_tile_at(p.path, p.tiles_r > 1 ? 1 : 0, p.batch, p.rows, p.cols,
                                                       p.tiles_r, per_tile, static_cast<std::uint32_t>(p.halo_rows));
   const auto p0 = static_cast<std::uint32_t>((src + transpose_few_input_of(p.path, tp, p.rows, p.cols, es).in) % 16);
-  transpose_few_map m{};
-  m.es_shift = es == 8 ? 3u : es == 4 ? 2u : es == 2 ? 1u : 0u;
-  m.cols = cols;
+  const transpose_few_map m = transpose_few_map_of(p);  // few_cols' source reads its es_shift and cols
   const std::uint32_t magic = transpose_magic(cols);
   const unsigned per_run = transpose_few_run_slots(
       transpose_few_run_of(p.path, tp, 0, p.batch, p.rows, p.cols, es, per_tile), per_tile, es);
@@ -697,9 +695,9 @@ constexpr transpose_few_sample transpose_few_cols_sample_of(const transpose_plan
 }
 constexpr transpose_few_sample transpose_few_sample_of(const transpose_plan& p, std::uintptr_t dst,
                                                        std::uintptr_t src) {
+  if (p.path == transpose_path::few_cols) return transpose_few_cols_sample_of(p, dst, src);
   const auto es = static_cast<std::uint64_t>(p.elem_size);
   const std::uint32_t es_shift = es == 8 ? 3u : es == 4 ? 2u : es == 2 ? 1u : 0u;
-  if (p.path == transpose_path::few_cols) return transpose_few_cols_sample_of(p, dst, src);
   const bool few_rows = p.path == transpose_path::few_rows;
   const std::uint64_t out =
       few_rows ? (p.cols < std::uint64_t(p.tile_cols) ? p.cols : std::uint64_t(p.tile_cols)) * p.rows * es
