@@ -304,6 +304,20 @@ TEST(transpose_emulated, few_paths_wide_sides) {
   EXPECT_GT(paths[transpose_path::few_cols], 2);
 }
 
+// Candidate layout i of transpose_few_swizzle_at and, for few_rows, the pitch T + 16 k (T: the least, as
+// transpose_few_geometry_of gives it), onto a few plan: a layout transpose_few_layout_of may pick, forced.
+transpose_few_layout force_few_layout(transpose_plan& p, int i, unsigned k) {
+  const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(p.unit_bytes));
+  p.smem_swizzle = l.swizzle;
+  p.smem_swizzle_shift = l.swizzle_shift;
+  if (p.path == transpose_path::few_rows) {
+    const auto least = static_cast<std::uint32_t>(16 * p.run_chunks + 16 + p.cols * static_cast<std::uint64_t>(p.elem_size) % 16);
+    p.run_pitch = least + 16 * k;
+    p.smem_bytes = transpose_few_rows_smem(p.rows, p.run_pitch);
+  }
+  return l;
+}
+
 // Every shared-memory layout transpose_few_layout_of may pick (docs/notes/transpose_skinny.md section 6), forced
 // on shapes small enough to emulate (the search itself runs from 4 MiB): each swizzle (none, the slot XOR, the
 // word XORs, whose chunks are word-permuted before their STS.128) and, for few_rows, every pitch T + 16 k; every
@@ -329,15 +343,7 @@ TEST(transpose_emulated, few_paths_every_layout) {
       for (int i = 0; i < transpose_few_swizzles; ++i) {
         for (int k = 0; k < pitches; k += (i == 2 ? 1 : 3)) {  // every pitch under one swizzle, some under the rest
           const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(base_plan.unit_bytes));
-          const auto adjust = [&](transpose_plan& p) {
-            p.smem_swizzle = l.swizzle;
-            p.smem_swizzle_shift = l.swizzle_shift;
-            if (p.path == transpose_path::few_rows) {
-              const auto least = static_cast<std::uint32_t>(16 * p.run_chunks + 16 + p.cols * c.es % 16);
-              p.run_pitch = least + 16 * static_cast<std::uint32_t>(k);
-              p.smem_bytes = transpose_few_rows_smem(p.rows, p.run_pitch);
-            }
-          };
+          const auto adjust = [&](transpose_plan& p) { force_few_layout(p, i, static_cast<unsigned>(k)); };
           transpose_path path{};
           for (const bool general : {false, true}) {
             if (general && !transpose_few_whole_chunks(l.swizzle, l.swizzle_shift)) continue;  // the same run again
@@ -377,14 +383,7 @@ TEST(transpose_emulated, u8_blocks_every_row_count_and_layout) {
       for (int i = 0; i < transpose_few_swizzles; ++i) {
         const transpose_few_layout l = transpose_few_swizzle_at(i, 1);
         const int k = i % 3;  // a pitch T + 16 k for few_rows
-        const auto adjust = [&](transpose_plan& p) {
-          p.smem_swizzle = l.swizzle;
-          p.smem_swizzle_shift = l.swizzle_shift;
-          if (p.path == transpose_path::few_rows) {
-            p.run_pitch = static_cast<std::uint32_t>(16 * p.run_chunks + 16 + p.cols % 16 + 16 * static_cast<unsigned>(k));
-            p.smem_bytes = transpose_few_rows_smem(p.rows, p.run_pitch);
-          }
-        };
+        const auto adjust = [&](transpose_plan& p) { force_few_layout(p, i, static_cast<unsigned>(k)); };
         for (const bool general : {false, true}) {
           if (general && !transpose_few_whole_chunks(l.swizzle, l.swizzle_shift)) continue;
           const std::uint64_t before = emu::byte_perms;

@@ -352,6 +352,21 @@ TEST_F(transpose_library, small_few_paths_ctas_loop_over_tiles_when_the_grid_is_
   }
 }
 
+// Candidate layout i of transpose_few_swizzle_at and, for few_rows, the pitch T + 16 k (T: the least, as
+// transpose_few_geometry_of gives it), onto a few plan: a layout transpose_few_layout_of may pick, forced.
+transpose_few_layout force_few_layout(transpose_plan& p, int i, unsigned k) {
+  const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(p.unit_bytes));
+  p.smem_swizzle = l.swizzle;
+  p.smem_swizzle_shift = l.swizzle_shift;
+  if (p.path == transpose_path::few_rows) {
+    const auto least =
+        static_cast<std::uint32_t>(16 * p.run_chunks + 16 + p.cols * static_cast<std::uint64_t>(p.elem_size) % 16);
+    p.run_pitch = least + 16 * k;
+    p.smem_bytes = transpose_few_rows_smem(p.rows, p.run_pitch);
+  }
+  return l;
+}
+
 // Every shared-memory layout the plan may pick for few_rows and small_matrices (transpose_few_layout_of;
 // docs/notes/transpose_skinny.md section 6: none, the slot XOR, the word XORs whose chunks are word-permuted
 // before their STS.128, few_rows' pitch T + 16 k), forced on jobs below the 4 MiB from which the plan searches
@@ -380,14 +395,7 @@ std::map<std::string, int> every_layout(transpose_bench& bench, const std::vecto
               if (plan.path != transpose_path::few_rows && plan.path != transpose_path::small_matrices) {
                 return memlab::transpose_bytes(d, p, s.batch, s.rows, s.cols, c.es);  // other paths: as planned
               }
-              const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(plan.unit_bytes));
-              plan.smem_swizzle = l.swizzle;
-              plan.smem_swizzle_shift = l.swizzle_shift;
-              if (plan.path == transpose_path::few_rows) {
-                plan.run_pitch = static_cast<std::uint32_t>(16 * plan.run_chunks + 16 + s.cols * c.es % 16) +
-                                 16 * static_cast<std::uint32_t>(k);
-                plan.smem_bytes = transpose_few_rows_smem(s.rows, plan.run_pitch);
-              }
+              const transpose_few_layout l = force_few_layout(plan, i, static_cast<unsigned>(k));
               layout = std::to_string(l.swizzle) + ">>" + std::to_string(l.swizzle_shift) + " " + to_string(plan.path);
               return launch_transpose(plan, d, p);
             });
@@ -446,13 +454,7 @@ TEST_F(transpose_library, small_few_u8_blocks_every_row_count_and_layout) {
                                                s.batch, s.rows, s.cols, 1, copy_device{132, 2048, 9});
           EXPECT_TRUE(plan.path == transpose_path::few_rows || plan.path == transpose_path::small_matrices)
               << to_string(plan.path);
-          const transpose_few_layout l = transpose_few_swizzle_at(i, static_cast<unsigned>(plan.unit_bytes));
-          plan.smem_swizzle = l.swizzle;
-          plan.smem_swizzle_shift = l.swizzle_shift;
-          if (plan.path == transpose_path::few_rows) {
-            plan.run_pitch = static_cast<std::uint32_t>(16 * plan.run_chunks + 16 + s.cols % 16 + 16 * (i % 3));
-            plan.smem_bytes = transpose_few_rows_smem(s.rows, plan.run_pitch);
-          }
+          force_few_layout(plan, i, static_cast<unsigned>(i % 3));  // a pitch T + 16 k for few_rows
           return launch_transpose(plan, d, p);
         });
         ASSERT_EQ(e, "") << str(s) << " u8, src+" << so << " dst+" << doff << ", layout " << i;
