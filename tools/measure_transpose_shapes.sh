@@ -67,7 +67,7 @@ for s in "${steps[@]}"; do
         --gtest_filter='transpose_library*:transpose_library_errors*:*transpose_gpu*auto*' ;;
     accept)
       step accept $(( ${ACCEPT_BUDGET:-60} + 60 )) env MEMLAB_LIBRARY="$lib" PYTHONPATH=python:tools/python \
-        python3 -m memlab_tools.transpose_shapes accept -o "$out" --samples 15 --budget "${ACCEPT_BUDGET:-60}" ;;
+        python3 -m memlab_tools.transpose_shapes accept -o "$out" --samples 30 --budget "${ACCEPT_BUDGET:-60}" ;;
     sanitizer)
       few='transpose_library.small_few_paths_edge*:transpose_library.small_few_paths_batches:transpose_library.small_few_paths_ctas*'
       step memcheck 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/memlab_gpu_tests" --gtest_brief=1 \

@@ -478,5 +478,34 @@ TEST(transpose_emulated, the_checks_are_not_vacuous) {
   emu::error.clear();
 }
 
+// The emulation's barriers are the GPU's: a whole warp may skip shuffles the other warps make (the tiled
+// kernel's warps past a cut tile's columns do); a warp whose lanes part at a shuffle, or a thread that misses
+// __syncthreads, is an error.
+TEST(transpose_emulated, barriers_of_the_warp_and_of_the_block) {
+  emu::error.clear();
+  std::vector<unsigned> got(64, 0);
+  emu::launch(1, 64, [&] {
+    const unsigned t = threadIdx.x;
+    unsigned v = 1000 + t;
+    if (t / 32 == 0) v = arch::shfl_down1_half(t);  // warp 0 only
+    __syncthreads();
+    got[t] = v;
+  });
+  EXPECT_TRUE(emu::error.empty()) << emu::error;
+  for (unsigned t = 0; t < 64; ++t) {
+    EXPECT_EQ(got[t], t >= 32 ? 1000 + t : (t % 16 == 15 ? t : t + 1)) << "thread " << t;
+  }
+  emu::launch(1, 64, [&] {
+    if (threadIdx.x % 32 < 16) (void)arch::shfl_down1_half(threadIdx.x);  // half of each warp
+  });
+  EXPECT_NE(emu::error.find("warp barrier"), std::string::npos) << emu::error;
+  emu::error.clear();
+  emu::launch(1, 64, [&] {
+    if (threadIdx.x != 5) __syncthreads();
+  });
+  EXPECT_NE(emu::error.find("block"), std::string::npos) << emu::error;
+  emu::error.clear();
+}
+
 }  // namespace
 }  // namespace memlab

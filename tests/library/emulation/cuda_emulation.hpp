@@ -1,6 +1,8 @@
 // A CUDA thread block on the host, for testing header kernels without a GPU: each of the block's threads
-// is a fiber (ucontext) of one OS thread, run until it reaches a barrier, in thread order; __syncthreads()
-// and the shuffles (memlab/arch/shfl.cuh shadowed by the file of the same name here) are barriers. Included
+// is a fiber (ucontext) of one OS thread, run until it reaches a barrier, in thread order. __syncthreads()
+// is a barrier of the block; the shuffles (memlab/arch/shfl.cuh shadowed by the file of the same name here)
+// and __syncwarp() are barriers of the warp, so a warp may skip work (shuffles included) that the others
+// do, as on the GPU, as long as every lane of the warp takes the same way. Included
 // before any memlab header by a host (g++) translation unit whose include path puts this directory before
 // include/, so that the PTX wrappers in memlab/arch/ are replaced by checked C++ (ld_global.cuh,
 // st_global.cuh: alignment and the buffer each access must stay in). Kernels run unchanged otherwise.
@@ -49,22 +51,48 @@ inline void check(const void* p, std::size_t n, std::size_t align, bool store) {
   if (a < lo || a + n > hi) fail(std::string(store ? "a store" : "a load") + " outside its buffer", p);
 }
 
+enum class state { ready, at_warp, at_block, done };
 struct fiber {
   ucontext_t ctx{};
   std::vector<char> stack;
-  bool done = false;
+  state at = state::ready;
 };
 inline ucontext_t scheduler;
 inline std::vector<fiber> fibers;
 inline unsigned current = 0;
 inline std::function<void()> body;
 
-inline void yield() { swapcontext(&fibers[current].ctx, &scheduler); }
+// The running thread waits at a barrier of its block (__syncthreads) or of its warp (shuffles, __syncwarp).
+inline void yield(state barrier = state::at_block) {
+  fibers[current].at = barrier;
+  swapcontext(&fibers[current].ctx, &scheduler);
+}
 
 inline void entry() {
   body();
-  fibers[current].done = true;
+  fibers[current].at = state::done;
   // returning resumes uc_link: the scheduler
+}
+
+// Releases every warp whose threads all wait at a warp barrier; false where none does. A warp barrier that
+// some thread of the warp can no longer reach (it has ended, or waits at the block's barrier) is an error.
+inline bool release_warps(unsigned threads) {
+  bool released = false;
+  for (unsigned w0 = 0; w0 < threads; w0 += 32) {
+    const unsigned w1 = w0 + 32 < threads ? w0 + 32 : threads;
+    unsigned waiting = 0;
+    for (unsigned t = w0; t < w1; ++t) waiting += fibers[t].at == state::at_warp;
+    if (waiting == 0) continue;
+    if (waiting != w1 - w0) {
+      bool blocked = true;  // the rest can still arrive only if one of them is ready; none is after a round
+      for (unsigned t = w0; t < w1; ++t) blocked = blocked && fibers[t].at != state::ready;
+      if (blocked) fail("a warp barrier not reached by every thread of the warp", nullptr);
+      continue;
+    }
+    for (unsigned t = w0; t < w1; ++t) fibers[t].at = state::ready;
+    released = true;
+  }
+  return released;
 }
 
 // Runs `kernel()` as every thread of blocks 0 .. grid - 1 of `threads` threads, block after block.
@@ -76,7 +104,7 @@ inline void launch(unsigned grid, unsigned threads, const std::function<void()>&
   body = kernel;
   for (unsigned b = 0; b < grid && error.empty(); ++b) {
     for (auto& f : fibers) {
-      f.done = false;
+      f.at = state::ready;
       f.stack.resize(stack_bytes);
       getcontext(&f.ctx);
       f.ctx.uc_stack.ss_sp = f.stack.data();
@@ -84,33 +112,36 @@ inline void launch(unsigned grid, unsigned threads, const std::function<void()>&
       f.ctx.uc_link = &scheduler;
       makecontext(&f.ctx, entry, 0);
     }
-    for (;;) {  // a round: every live thread runs to its next barrier (or its end)
-      unsigned finished = 0;
+    for (;;) {  // a round: every ready thread runs to its next barrier (or its end)
       for (unsigned t = 0; t < threads; ++t) {
-        if (fibers[t].done) {
-          ++finished;
-          continue;
-        }
+        if (fibers[t].at != state::ready) continue;
         current = t;
         threadIdx = {t, 0, 0};
         blockIdx = {b, 0, 0};
         swapcontext(&scheduler, &fibers[t].ctx);
-        finished += fibers[t].done;
+      }
+      if (release_warps(threads)) continue;
+      if (!error.empty()) return;
+      unsigned finished = 0, at_block = 0;
+      for (const auto& f : fibers) {
+        finished += f.at == state::done;
+        at_block += f.at == state::at_block;
       }
       if (finished == threads) break;
-      if (finished != 0) {
+      if (at_block != threads) {
         fail("a barrier not reached by every thread of the block", nullptr);
         return;
       }
+      for (auto& f : fibers) f.at = state::ready;
     }
   }
 }
 
 }  // namespace emu
 
-inline void __syncthreads() { emu::yield(); }
-// A barrier of the whole block here: the kernels call it as often in every warp.
-inline void __syncwarp(unsigned = 0xffffffffu) { emu::yield(); }
+inline void __syncthreads() { emu::yield(emu::state::at_block); }
+// Every lane of the warp (the kernels pass the full mask).
+inline void __syncwarp(unsigned = 0xffffffffu) { emu::yield(emu::state::at_warp); }
 [[noreturn]] inline void __trap() { std::abort(); }
 
 // prmt.b32 default mode: byte n of the result is byte ((s >> 4n) & 7) of {y, x}.

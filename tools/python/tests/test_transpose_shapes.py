@@ -135,3 +135,34 @@ def test_acceptance_cases_cover_the_issue():
     assert all(c[1] * c[2] * c[3] >= 128 << 20 for c in skinny)  # >= 256 MiB moved
     assert len(skinny) == 4 * 7 * 2  # both ways round (1 x N and N x 1 are both copies)
     assert sorted({(c[1], c[2]) for c in cases if c[0] == 10**6}) == [(3, 3), (4, 4), (8, 8), (16, 16)]
+
+
+def _accept_record(batch, vs_torch, word, pct=99.0, verified="ok"):
+    mine_ms = 1.0
+    return {"batch": batch, "rows": 1, "cols": 64, "elem_size": 1, "path": "copy", "bytes": 2 << 20,
+            "pct_of_copy": pct, "torch": "torch out.copy_(x.t())", "vs_torch": vs_torch,
+            "vs_torch_paired": {"diff_ms": 0.0004, "low_ms": -0.0003 if word == "SAME" else 0.0001, "high_ms": 0.0011,
+                                "word": word},
+            "candidates": {"memlab.transpose": {"verified": verified, "median_ms": mine_ms, "gbps": 2.1},
+                           "torch out.copy_(x.t())": {"verified": "ok", "median_ms": mine_ms * vs_torch, "gbps": 2.0}}}
+
+
+def test_torch_bar_counts_a_tie_only_where_the_paired_interval_holds_zero():
+    assert ts.torch_bar(_accept_record(1, 1.02, "FASTER")) == (True, "")
+    assert ts.torch_bar(_accept_record(1, 0.998, "SAME")) == (True, "same as torch")
+    assert ts.torch_bar(_accept_record(1, 0.998, "SLOWER")) == (False, "")
+    assert ts.torch_bar(_accept_record(10**6, 0.5, "SLOWER")) == (True, "")  # batches: torch shown, not judged
+
+
+def test_accept_markdown_names_each_verdict():
+    text = ts.accept_markdown({"device": "NVIDIA H100 80GB HBM3"}, [
+        _accept_record(1, 0.998, "SAME"), _accept_record(1, 0.990, "SLOWER"), _accept_record(1, 1.5, "FASTER", pct=79.0),
+        _accept_record(1, 1.5, "FASTER", verified="WRONG"),
+        {"batch": 1, "rows": 3, "cols": 5, "elem_size": 8, "skipped": "budget"}])
+    rows = [line for line in text.splitlines() if line.startswith("| 1 x ")]
+    assert rows[0].endswith("| 0.998 (paired +0.4 us, [-0.3, +1.1]) | met (same as torch) |")
+    assert rows[1].endswith("| 0.99 | MISSED |")
+    assert rows[2].endswith("| 1.50 | MISSED |")  # under 80% of a copy
+    assert rows[3].endswith("| MISSED (WRONG) |")
+    assert "skipped (budget)" in rows[4]
+    assert "NVIDIA H100 80GB HBM3" in text.splitlines()[0]
