@@ -268,16 +268,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads,
     for (int j = 0; j < store_steps; ++j) {
       const unsigned c = transpose_store_row(Es, t, static_cast<unsigned>(j));
       uint4 out[group];
-      // A warp's output rows of a step are consecutive from its lane 0's. Where they all lie past the tile's
-      // columns (a cut tile, or the last step of a realigning load's 240-byte tile), the warp skips the gather
-      // (16 LDS.32 and 24 PRMT a lane for u8; 8-byte elements: 2 LDS.64, nothing to gain). The rest of the step
-      // runs: the shuffles below need every lane, and skipping them too made ptxas spill the realigning kernels
-      // at their register bounds (u8 realign_both 80 registers, 8-byte realign_out 40).
-      if (Es == 8 || transpose_store_row(Es, t & ~31u, static_cast<unsigned>(j)) < wc) {
-        gather<Es>(tile, q, c, out);
-      } else {
-        for (auto& o : out) o = make_uint4(0, 0, 0, 0);
-      }
+      gather<Es>(tile, q, c, out);  // every lane, also past wc: the shuffles below need them all
       if constexpr (RealignOut) {
         // Lane q (q < 14) stores chunk q: the 16 bytes e % 16 into the pair of vectors e / 16 and e / 16 + 1
         // lanes on (lane 15's: the halo's last).
