@@ -26,7 +26,8 @@
 // With --crossover, shapes next to the few paths' thresholds (a side of 17..128 elements, or a matrix of
 // 1..16 KiB) are also timed on the path plan_transpose did not take (the tiled path where it took a few
 // path, and the other way round), verified the same way first: the alt_* columns (alt_path ends in "(WRONG)"
-// where its output was wrong), data for the thresholds in transpose_plan.hpp.
+// where its output was wrong), data for the thresholds in transpose_plan.hpp. --crossover-all does so at every
+// shape (for the tiled paths: the few path whose plan fits, small matrices first, then the shorter side's).
 //
 // Crash tolerance (tools/measure_transpose_heatmap.sh): --progress FILE holds the case being run ("running
 // ES ROWS COLS BATCH") and "done" at the end; --resume appends to --out and skips the cases already in it,
@@ -197,7 +198,7 @@ int main(int argc, char** argv) {
   const char* progress_path = nullptr;
   double budget_s = 150;
   int samples = 3;
-  bool crossover = false, resume = false;
+  bool crossover = false, crossover_all = false, resume = false;
   std::vector<std::uint64_t> elem_sizes{1, 2, 4, 8}, sides = default_sides();
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -216,11 +217,13 @@ int main(int argc, char** argv) {
       progress_path = v, ++i;
     } else if (a == "--crossover") {
       crossover = true;
+    } else if (a == "--crossover-all") {
+      crossover = crossover_all = true;
     } else if (a == "--resume") {
       resume = true;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--out CSV] [--budget S] [--samples N] [--es 1,2,4,8] [--sides ...] [--crossover] "
+                   "usage: %s [--out CSV] [--budget S] [--samples N] [--es 1,2,4,8] [--sides ...] [--crossover] [--crossover-all] "
                    "[--progress FILE] [--resume]\n",
                    argv[0]);
       return 2;
@@ -346,7 +349,7 @@ int main(int argc, char** argv) {
       // The other path, near the thresholds.
       std::string alt_path;
       float alt = 0;
-      if (crossover && near_threshold(rows, cols, es) && plan.path != memlab::transpose_path::copy) {
+      if (crossover && (crossover_all || near_threshold(rows, cols, es)) && plan.path != memlab::transpose_path::copy) {
         using memlab::transpose_path;
         memlab::transpose_plan other = memlab::plan_transpose_tiled(d, s, batch, rows, cols, es, dev);
         if (memlab::is_tiled(plan.path)) {  // the few path that fits: small matrices, else the shorter side
