@@ -1066,9 +1066,14 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
   }
   if (few == transpose_path::few_cols) return plan_transpose_few(few, dst, src, batch, rows, cols, elem_size);
   if (transpose_few_wide(cols, realigns_in(tiled.path), g.tile_cols)) {
+    // Its halo at most half its tile, or the tiled path realigns both sides: there few_cols wins even where the
+    // halo is as large as the tile (u8, 257 columns: K = 32 rows and 32 halo rows; H100, every such cell of the
+    // heat map, 1.16-1.41x: docs/notes/transpose_skinny.md section 9).
     const transpose_plan p = plan_transpose_few(transpose_path::few_cols, dst, src, batch, rows, cols, elem_size);
-    if (p.path == transpose_path::few_cols && 2 * static_cast<std::uint64_t>(p.halo_rows) <= static_cast<std::uint64_t>(p.tile_rows)) {
-      return p;  // its halo at most half its tile
+    if (p.path == transpose_path::few_cols &&
+        (tiled.path == transpose_path::realign_both ||
+         2 * static_cast<std::uint64_t>(p.halo_rows) <= static_cast<std::uint64_t>(p.tile_rows))) {
+      return p;
     }
   }
   return tiled;
