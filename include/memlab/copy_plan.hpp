@@ -78,13 +78,22 @@ inline constexpr int max_vectors_per_thread = 4;
 // 1 where 2048 threads x 16 B = 32 KiB already do (H100, H200: measured there, one vector per thread
 // beat two by ~3% at 2^24..2^31 f16, docs/notes/copy.md section 2); more on GPUs with fewer threads
 // per SM. Only for copies of at least one full wave; a smaller copy is all in flight at once anyway.
+// And a copy of more than one wave of one-vector threads but at most max_vectors_per_thread runs as one wave
+// of 2 or 4 vectors a thread (every CTA resident from the start, no wave waiting for the last to retire:
+// docs/notes/copy.md, "Copies of one to four waves").
 constexpr int copy_vectors_per_thread(std::size_t vectors, const copy_device& dev, std::size_t vec_bytes = 16) {
   const auto threads_per_sm = static_cast<std::size_t>(dev.max_threads_per_sm > 0 ? dev.max_threads_per_sm : 2048);
   const auto sms = static_cast<std::size_t>(dev.sm_count > 0 ? dev.sm_count : 1);
-  if (vectors < sms * threads_per_sm) return 1;
+  const std::size_t wave = sms * threads_per_sm;  // vectors of one wave of one-vector threads
+  if (vectors <= wave) return 1;
   const std::size_t per_sm_at_one = threads_per_sm * vec_bytes;
   std::size_t u = (copy_tuning::bytes_in_flight_per_sm + per_sm_at_one - 1) / per_sm_at_one;
-  if (u > static_cast<std::size_t>(copy_tuning::max_vectors_per_thread)) u = copy_tuning::max_vectors_per_thread;
+  constexpr auto most = static_cast<std::size_t>(copy_tuning::max_vectors_per_thread);
+  if (vectors <= most * wave) {
+    const std::size_t one_wave = vectors <= 2 * wave ? 2 : 4;
+    if (u < one_wave) u = one_wave;
+  }
+  if (u > most) u = most;
   return u <= 1 ? 1 : u <= 2 ? 2 : 4;  // the kernel is instantiated for 1, 2 and 4
 }
 

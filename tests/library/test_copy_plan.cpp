@@ -128,6 +128,33 @@ TEST(copy_plan, vectors_per_thread_keep_32_kib_in_flight_per_sm_on_large_copies)
   }
 }
 
+// More than one wave of one-vector threads and at most four: one wave of 2 or 4 vectors a thread (H100: 132 SMs x 2048
+// threads x 16 B = 4.125 MiB a wave).
+TEST(copy_plan, copies_of_two_to_four_waves_run_as_one) {
+  const std::size_t wave = std::size_t{132} * 2048 * 16;
+  const auto u = [](std::size_t bytes, copy_device dev = h100) {
+    return plan_copy(0x10000, 0x90000, bytes, dev).vectors_per_thread;
+  };
+  EXPECT_EQ(u(wave), 1) << "one wave exactly";
+  EXPECT_EQ(u(wave + 16), 2);
+  EXPECT_EQ(u(std::size_t{8} << 20), 2) << "2^22 f16: 1.9 waves";
+  EXPECT_EQ(u(2 * wave), 2);
+  EXPECT_EQ(u(2 * wave + 16), 4);
+  EXPECT_EQ(u(std::size_t{16} << 20), 4) << "2^23 f16: 3.9 waves";
+  EXPECT_EQ(u(4 * wave), 4);
+  EXPECT_EQ(u(4 * wave + 16), 1) << "past four waves: section 2's one vector";
+  EXPECT_EQ(u(std::size_t{32} << 20), 1) << "2^24 f16: 7.8 waves";
+  // The grid is one wave: at most 132 x 8 CTAs of 256 threads.
+  for (const std::size_t bytes : {wave + 16, std::size_t{8} << 20, std::size_t{16} << 20, 4 * wave}) {
+    EXPECT_LE(plan_copy(0x10000, 0x90000, bytes, h100).grid, 132u * 8) << bytes;
+    EXPECT_EQ(check(0x10000, 0x90000, bytes, plan_copy(0x10000, 0x90000, bytes, h100)), "") << bytes;
+  }
+  // Realigned copies too; and GPUs that need more vectors for bytes in flight keep the larger count.
+  EXPECT_EQ(plan_copy(0x10000, 0x90002, std::size_t{16} << 20, h100).vectors_per_thread, 4);
+  EXPECT_EQ(u(3 * 84 * 1536 * 16, copy_device{84, 1536}), 4);
+  EXPECT_EQ(u(std::size_t{4} << 30, copy_device{84, 1536}), 2);
+}
+
 // sm_100 and newer: a 32-byte body wherever src and dst share their misalignment modulo 32; the
 // 16-byte paths everywhere else, exactly as before. Every 32 x 32 misalignment pair, many sizes.
 TEST(copy_plan, sm_100_takes_32_byte_accesses_where_both_pointers_allow) {

@@ -7,7 +7,8 @@
 //   memcpy          cudaMemcpyAsync, device to device
 //   memlab          memlab::copy_bytes (this binary's copy of the library's kernels: aligned, the edge-free body)
 //   memlab_edges    the same body behind CTA 0's head-and-tail code: what memlab::copy ran before
-//   memlab_u2/_u4   memlab::launch_copy with 2 / 4 vectors a thread (fewer CTAs, the same kernel family)
+//   memlab_u1/_u2/_u4  memlab::launch_copy with 1 / 2 / 4 vectors a thread (the same kernel family; u1 is the plan of
+//                   every size on an H100 before copies of two to four waves ran as one wave)
 //   plain<T>        a minimal copy: one 16-byte vector a thread, T threads a CTA, 32-bit index, no edge code
 //   plain256_twin   plain256 compiled twice (another symbol, other addresses): the spread placement alone makes
 //   plain256_u2     two vectors a thread
@@ -18,7 +19,7 @@
 // Every copy is verified first (random bytes, the destination poisoned). Prints, per size, each contender's
 // median (us) and its paired median difference from memcpy (ns; a round's samples are paired), cold then warm.
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Iinclude -o copy_small_floor \
-//        tools/experiments/copy_small_floor.cu && ./copy_small_floor [samples=100]
+//        tools/experiments/copy_small_floor.cu && ./copy_small_floor [samples=100] [first=12] [last=24] (log2 f16 elements)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -79,6 +80,7 @@ struct contender {
 
 int main(int argc, char** argv) {
   const int samples = argc > 1 ? std::atoi(argv[1]) : 100;
+  const int lg_first = argc > 2 ? std::atoi(argv[2]) : 12, lg_last = argc > 3 ? std::atoi(argv[3]) : 24;
   int dev = 0, l2 = 0, sms = 0;
   CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -122,6 +124,8 @@ int main(int argc, char** argv) {
          memlab::detail::copy_aligned16_kernel<1, true>
              <<<static_cast<unsigned>((n / 16 + 255) / 256), 256, 0, t>>>(args);
        }},
+      {"memlab_u1", [&](void* d, const void* s, size_t n,
+                        cudaStream_t t) { CHECK(memlab::launch_copy(plan_with(d, s, n, 1), d, s, t)); }},
       {"memlab_u2", [&](void* d, const void* s, size_t n,
                         cudaStream_t t) { CHECK(memlab::launch_copy(plan_with(d, s, n, 2), d, s, t)); }},
       {"memlab_u4", [&](void* d, const void* s, size_t n,
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
                 warm ? "warm (no flush)" : "cold (L2 flushed)", "n");
     for (const auto& c : cs) std::printf(" %16s", c.name.c_str());
     std::printf("\n");
-    for (int lg = 12; lg <= 24; ++lg) {
+    for (int lg = lg_first; lg <= lg_last; ++lg) {
       const size_t bytes = size_t{2} << lg;
       void* src;
       CHECK(cudaMalloc(&src, bytes));
