@@ -1,9 +1,10 @@
 """memlab-peers copy-floor: the copy at small sizes, on the launch floor. In one process, at every size,
 memlab.copy_, torch's copy_ and cudaMemcpyAsync (what torch's copy_ calls for a contiguous copy within one device)
-are timed cold, interleaved sample by sample, beside two empty kernels: one CTA, and memlab's own grid for that
-size (the launch floor, and the floor of memlab's launch shape). A second load of libmemlab (the same file
-copied, so its kernels sit at other addresses) is raced too: where it differs from the first as much as from
-torch, the difference is where the code landed, not what it does.
+are timed cold, interleaved sample by sample, beside two empty kernels: one CTA (the launch floor), and a CTA of 256
+threads per 4 KiB (the floor of memlab's launch shape wherever its plan moves one 16-byte vector a thread: up to one
+wave of the GPU's threads, and past four). A second load of libmemlab (the same file copied, so its kernels sit at
+other addresses) is raced too: where it differs from the first as much as from torch, the difference is where the
+code landed, not what it does.
 
   memlab-peers copy-floor                                    # f16, 2^12..2^24, 60 samples each, cold and warm
   memlab-peers copy-floor --sizes 2^16,2^22 --samples 200 --out floor.json --md floor.md
@@ -99,7 +100,7 @@ def markdown(rows: list[dict], tick: float, dtype: str, warm_rows: list[dict] | 
     def table(rs: list[dict], title: str):
         lines.append(title)
         lines.append("")
-        lines.append("| n | empty kernel (1 CTA) | empty kernel (memlab's grid) | cudaMemcpyAsync | torch copy_ | "
+        lines.append("| n | empty kernel (1 CTA) | empty kernel (a CTA per 4 KiB) | cudaMemcpyAsync | torch copy_ | "
                      "memlab.copy_ | memlab (2nd load) | above the floor: torch / memlab | memlab vs torch: speed | "
                      "memlab - torch (paired, 95%) | verdict |")
         lines.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -212,7 +213,7 @@ def _cudart():
 
 
 def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int, seed: int) -> tuple[list[Contender], int]:
-    """Every contender at one size, on buffers of its own (the same bytes to copy), and memlab's grid there."""
+    """Every contender at one size, on buffers of its own (the same bytes to copy), and the one-vector grid there."""
     from .peers import _first_difference, _random_bytes, _torch_dtype
 
     es = ELEM[dtype]
@@ -245,14 +246,16 @@ def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int, seed: 
                              lambda: second(d4.data_ptr(), src.data_ptr(), nbytes, stream()), c4,
                              note="memlab_copy_bytes of a second load of libmemlab (the same file, copied): the same "
                                   "kernels at other addresses"))
-    grid = max(1, math.ceil(nbytes // 16 / MEMLAB_THREADS))  # the plan of an aligned copy: one 16-byte vector a thread
+    # A CTA of 256 per 4 KiB: memlab's grid where its plan moves one 16-byte vector a thread (up to one wave of the GPU's
+    # threads, and past four; between, one wave of 2 or 4 vectors a thread: copy_plan.hpp, copy_vectors_per_thread).
+    grid = max(1, math.ceil(nbytes // 16 / MEMLAB_THREADS))
     if driver is not None:
         out.append(Contender("empty_kernel", "launch", "cuda driver", lambda: driver.empty(1, 32, stream()),
                              lambda: "", note="an empty kernel (PTX `ret`), 1 CTA of 32 threads: the launch floor",
                              policy={"threads": 32, "items_per_thread": 0, "vec_bytes": 0, "stages": 0, "grid": 1}))
         out.append(Contender("empty_kernel_memlab_grid", "launch", "cuda driver",
                              lambda: driver.empty(grid, MEMLAB_THREADS, stream()), lambda: "",
-                             note=f"the empty kernel on memlab's grid for this size ({grid} CTAs of {MEMLAB_THREADS})",
+                             note=f"the empty kernel on a CTA per 4 KiB ({grid} CTAs of {MEMLAB_THREADS}): memlab's one-vector grid",
                              policy={"threads": MEMLAB_THREADS, "items_per_thread": 0, "vec_bytes": 0, "stages": 0,
                                      "grid": grid}))
     return out, grid
