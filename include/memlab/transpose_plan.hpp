@@ -181,6 +181,12 @@ inline constexpr int few_max_side = 64;
 // H100 heat map before the rule: u8 67 x 251 realign_both 0.15 of a copy, 131 x 64 few_cols 0.32.
 inline constexpr int few_wide_tiles = 2;
 inline constexpr std::uint64_t few_max_wide_bytes = 480;
+// Wider still: a side of up to few_wider_tiles tiles and few_max_wider_bytes takes its few path where the tiled path
+// realigns it and the columns' few path is not better placed (H100, every such cell of a sweep, both rounds: rows that
+// realign 1.14-1.61x on few_rows; columns 1.04-1.39x on few_cols where both sides realign, 0.92-1.03x where only the
+// loads do, so not there: docs/notes/transpose_skinny.md section 10).
+inline constexpr int few_wider_tiles = 3;
+inline constexpr std::uint64_t few_max_wider_bytes = 512;
 inline constexpr int few_tile_bytes = 16384;
 inline constexpr int few_load_steps = 6;
 inline constexpr int few_min_ctas_per_sm = 4;
@@ -372,10 +378,10 @@ constexpr transpose_few_geometry transpose_few_geometry_of(transpose_path path, 
   return g;
 }
 
-// A side a few path can take: at most few_max_side elements, or (a wide side) at most few_max_wide_bytes.
+// A side a few path can take: at most few_max_side elements, or (a wide side) at most few_max_wider_bytes.
 constexpr bool transpose_few_side_fits(std::uint64_t side, std::uint64_t es) {
   return side <= static_cast<std::uint64_t>(transpose_tuning::few_max_side) ||
-         side * es <= transpose_tuning::few_max_wide_bytes;
+         side * es <= transpose_tuning::few_max_wider_bytes;
 }
 
 // Which few path (transpose_path::none: none) a shape takes, given the tiles the tiled path would use: a
@@ -402,6 +408,12 @@ constexpr transpose_path transpose_few_path(std::uint64_t rows, std::uint64_t co
 constexpr bool transpose_few_wide(std::uint64_t side, bool realigned, int tile) {
   return side > static_cast<std::uint64_t>(transpose_tuning::few_max_side) && realigned &&
          side <= static_cast<std::uint64_t>(transpose_tuning::few_wide_tiles) * static_cast<std::uint64_t>(tile);
+}
+// Wider: up to few_wider_tiles tiles and few_max_wider_bytes (plan_transpose asks it after the wide rules).
+constexpr bool transpose_few_wider(std::uint64_t side, std::uint64_t es, bool realigned, int tile) {
+  return side > static_cast<std::uint64_t>(transpose_tuning::few_max_side) && realigned &&
+         side <= static_cast<std::uint64_t>(transpose_tuning::few_wider_tiles) * static_cast<std::uint64_t>(tile) &&
+         side * es <= transpose_tuning::few_max_wider_bytes;
 }
 
 // The map from an output byte to the byte of the shared-memory image that holds it (before the swizzle,
@@ -1065,16 +1077,34 @@ constexpr transpose_plan plan_transpose(std::uintptr_t dst, std::uintptr_t src, 
     if (p.path == transpose_path::few_rows) return p;
   }
   if (few == transpose_path::few_cols) return plan_transpose_few(few, dst, src, batch, rows, cols, elem_size);
+  const bool both = tiled.path == transpose_path::realign_both;
+  transpose_plan wide_cols;  // few_cols' plan for a wide side of columns, where there is one
   if (transpose_few_wide(cols, realigns_in(tiled.path), g.tile_cols)) {
-    // Its halo at most half its tile, or the tiled path realigns both sides: there few_cols wins even where the
-    // halo is as large as the tile (u8, 257 columns: K = 32 rows and 32 halo rows; H100, every such cell of the
-    // heat map, 1.16-1.41x: docs/notes/transpose_skinny.md section 9).
-    const transpose_plan p = plan_transpose_few(transpose_path::few_cols, dst, src, batch, rows, cols, elem_size);
-    if (p.path == transpose_path::few_cols &&
-        (tiled.path == transpose_path::realign_both ||
-         2 * static_cast<std::uint64_t>(p.halo_rows) <= static_cast<std::uint64_t>(p.tile_rows))) {
-      return p;
+    wide_cols = plan_transpose_few(transpose_path::few_cols, dst, src, batch, rows, cols, elem_size);
+    if (wide_cols.path == transpose_path::few_cols &&
+        2 * static_cast<std::uint64_t>(wide_cols.halo_rows) <= static_cast<std::uint64_t>(wide_cols.tile_rows)) {
+      return wide_cols;  // its halo at most half its tile
     }
+  }
+  // Wider rows (transpose_few_wider): few_rows, ahead of a few_cols whose halo is as large as its tile (u8 509 x 257:
+  // 0.71 of a copy against 0.62; docs/notes/transpose_skinny.md section 10).
+  if (transpose_few_wider(rows, elem_size, realigns_out(tiled.path), g.tile_rows)) {
+    const transpose_plan p = plan_transpose_few(transpose_path::few_rows, dst, src, batch, rows, cols, elem_size);
+    if (p.path == transpose_path::few_rows) return p;
+  }
+  // Where the tiled path realigns both sides, few_cols wins even with a halo as large as its tile (u8, 257 columns:
+  // K = 32 rows and 32 halo rows; H100, 1.16-1.41x: section 9), and at wider columns too (section 10).
+  if (both && wide_cols.path == transpose_path::few_cols) return wide_cols;
+  if (both && transpose_few_wider(cols, elem_size, true, g.tile_cols)) {
+    const transpose_plan p = plan_transpose_few(transpose_path::few_cols, dst, src, batch, rows, cols, elem_size);
+    if (p.path == transpose_path::few_cols) return p;
+  }
+  // Aligned columns that fill less than one tile where the stores realign: every tile is cut along the columns and
+  // costs a whole one (u8, 128 columns: few_cols 1.22-1.43x; section 10).
+  if (tiled.path == transpose_path::realign_out && cols > static_cast<std::uint64_t>(transpose_tuning::few_max_side) &&
+      cols < static_cast<std::uint64_t>(g.tile_cols)) {
+    const transpose_plan p = plan_transpose_few(transpose_path::few_cols, dst, src, batch, rows, cols, elem_size);
+    if (p.path == transpose_path::few_cols) return p;
   }
   return tiled;
 }

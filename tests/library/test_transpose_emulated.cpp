@@ -290,8 +290,11 @@ TEST(transpose_emulated, few_paths_wide_sides) {
     unsigned es;
     std::uint64_t batch, rows, cols;
   } cases[] = {{1, 3, 67, 251}, {1, 2, 131, 64}, {1, 2, 257, 33}, {1, 1, 448, 97}, {1, 1, 509, 67},
-               {1, 1, 2000, 251}, {1, 2, 509, 257}, {2, 3, 67, 127}, {2, 2, 131, 131}, {4, 2, 67, 67},
-               {4, 1, 97, 300}};  // 509 x 257 u8: few_cols with a halo as large as its tile (realign_both's rule)
+               {1, 1, 2000, 251}, {1, 2, 521, 257}, {1, 1, 509, 257}, {1, 1, 600, 128}, {2, 3, 67, 127},
+               {2, 2, 131, 131}, {2, 1, 300, 251}, {4, 2, 67, 67}, {4, 1, 97, 300}};
+  // 521 x 257 u8: few_cols with a halo as large as its tile (both sides realign); 509 rows of u8: few_rows, wider than
+  // two tiles; 600 x 128 u8: few_cols, the columns half a tile of the realigning stores; 300 x 251 f16: few_cols, 502
+  // bytes of columns.
   for (const auto& c : cases) {
     for (const auto& [so, doff] : {std::pair<unsigned, unsigned>{0, 0}, {c.es % 16, 3 * c.es % 16}, {1, 7}}) {
       transpose_path path{};
@@ -303,9 +306,12 @@ TEST(transpose_emulated, few_paths_wide_sides) {
   }
   EXPECT_GT(paths[transpose_path::few_rows], 10);
   EXPECT_GT(paths[transpose_path::few_cols], 2);
-  const transpose_plan wide = plan_transpose((1u << 20) + 7, 2u << 20, 2, 509, 257, 1, h100);
+  const transpose_plan wide = plan_transpose((1u << 20) + 7, 2u << 20, 2, 521, 257, 1, h100);
   EXPECT_EQ(wide.path, transpose_path::few_cols);
-  EXPECT_EQ(wide.halo_rows, wide.tile_rows) << "509 x 257 u8: a halo of the tile's 32 rows again";
+  EXPECT_EQ(wide.halo_rows, wide.tile_rows) << "521 x 257 u8: a halo of the tile's 32 rows again";
+  EXPECT_EQ(plan_transpose(1u << 20, 2u << 20, 1, 509, 257, 1, h100).path, transpose_path::few_rows);
+  EXPECT_EQ(plan_transpose(1u << 20, 2u << 20, 1, 600, 128, 1, h100).path, transpose_path::few_cols);
+  EXPECT_EQ(plan_transpose(1u << 20, 2u << 20, 1, 300, 251, 2, h100).path, transpose_path::few_cols);
 }
 
 // Candidate layout i of transpose_few_swizzle_at and, for few_rows, the pitch T + 16 k (T: the least, as

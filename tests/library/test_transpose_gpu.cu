@@ -310,8 +310,11 @@ TEST_F(transpose_library, small_few_paths_wide_sides) {
   const struct {
     std::size_t es;
     std::uint64_t rows, cols;
-  } cases[] = {{1, 67, 251}, {1, 131, 64}, {1, 257, 48},  {1, 448, 97}, {1, 521, 67},
-               {1, 67, 65536}, {2, 67, 127}, {2, 131, 131}, {4, 67, 67}, {4, 97, 1031}};
+  } cases[] = {{1, 67, 251},   {1, 131, 64}, {1, 257, 48},  {1, 448, 97},  {1, 521, 67},  {1, 67, 65536},
+               {1, 521, 257},  {1, 509, 257}, {1, 509, 509}, {1, 600, 128}, {2, 67, 127},  {2, 131, 131},
+               {2, 300, 251},  {2, 251, 999}, {4, 67, 67},   {4, 97, 1031}, {4, 127, 999}, {4, 300, 127}};
+  // The second and third rows: a halo as large as few_cols' tile, sides wider than two tiles (up to 512 bytes), and
+  // aligned columns of half a tile under realigning stores (docs/notes/transpose_skinny.md sections 9 and 10).
   transpose_bench bench(8 << 20);  // compute-sanitizer runs this test
   std::map<std::string, int> paths;
   for (const auto& c : cases) {

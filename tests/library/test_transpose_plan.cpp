@@ -141,7 +141,7 @@ TEST(transpose_plan, elem8_for_8_byte_elements) {
   EXPECT_EQ(plan_transpose(base + 8, 2 * base, 1, 200, 200, 8, h100).path, transpose_path::realign_out);
   EXPECT_EQ(plan_transpose(base, 2 * base, 1, 200, 200, 8, h100).path, transpose_path::aligned);
   EXPECT_EQ(plan_transpose(base + 4, 2 * base, 1, 200, 200, 8, h100).path, transpose_path::realign_out);
-  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 129, 127, 4, h100).path, transpose_path::realign_both);
+  EXPECT_EQ(plan_transpose(base, 2 * base, 1, 1029, 1027, 4, h100).path, transpose_path::realign_both);
   EXPECT_EQ(plan_transpose(base + 8, 2 * base + 8, 1, 64, 64, 8, h100).path, transpose_path::elem8)
       << "64 columns: two whole 32-element tiles";
   // The span: from the first sector boundary to 32 elements on, or the end of the row.
@@ -340,9 +340,9 @@ TEST(transpose_plan, few_paths_take_the_skinny_shapes) {
   EXPECT_EQ(plan_transpose_few(transpose_path::few_cols, base, 2 * base, 1, 1000, 65, 4).path,
             transpose_path::few_cols)
       << "a wide side: 260 bytes";
-  EXPECT_EQ(plan_transpose_few(transpose_path::few_cols, base, 2 * base, 1, 1000, 121, 4).path,
+  EXPECT_EQ(plan_transpose_few(transpose_path::few_cols, base, 2 * base, 1, 1000, 129, 4).path,
             transpose_path::unsupported)
-      << "484 bytes: wider than few_max_wide_bytes";
+      << "516 bytes: wider than few_max_wider_bytes";
   EXPECT_EQ(plan_transpose_few(transpose_path::few_rows, base, 2 * base, 1, 1, 60, 4).path, transpose_path::unsupported)
       << "one row: a copy";
   EXPECT_EQ(plan_transpose_few(transpose_path::small_matrices, base, 2 * base, 9, 64, 64, 4).path,
@@ -379,10 +379,22 @@ TEST(transpose_plan, wide_sides_take_the_few_paths) {
   EXPECT_EQ(batched(0, 0, 1, 8208, 257, 1), transpose_path::realign_in)
       << "the same halo (8208 rows: runs of dst 16 bytes off their sectors), stores aligned: not measured, kept";
   EXPECT_EQ(batched(0, 0, 1, 8192, 257, 1), transpose_path::few_cols) << "rows of whole sectors: no halo";
-  // Not wide: aligned rows of bytes (the tiled path does not realign them), more than two tiles, 8-byte elements.
+  // Wider sides (up to three tiles and 512 bytes; H100, section 10 of docs/notes/transpose_skinny.md).
+  EXPECT_EQ(batched(0, 0, 257, 509, 257, 1), transpose_path::few_rows) << "509 rows: ahead of few_cols' whole halo";
+  EXPECT_EQ(batched(0, 0, 130, 509, 509, 1), transpose_path::few_rows) << "the heat map's last cell under 0.5";
+  EXPECT_EQ(batched(0, 0, 520, 509, 127, 1), transpose_path::few_cols) << "few_cols with a halo of half its tile first";
+  EXPECT_EQ(batched(0, 0, 251, 521, 257, 1), transpose_path::few_cols) << "521 bytes: not wider";
+  EXPECT_EQ(batched(0, 0, 1, 4099, 251, 2), transpose_path::few_cols) << "502 bytes of columns, both sides realign";
+  EXPECT_EQ(batched(0, 0, 1, 4096, 251, 2), transpose_path::realign_in) << "only the loads realign: not";
+  EXPECT_EQ(batched(0, 0, 1033, 127, 64, 4), transpose_path::few_rows) << "508 bytes of rows, the stores realign";
+  EXPECT_EQ(batched(0, 0, 504, 521, 128, 1), transpose_path::few_cols) << "128 u8 columns: half a tile, every tile cut";
+  EXPECT_EQ(batched(0, 0, 1, 512, 128, 1), transpose_path::aligned) << "the same columns, stores aligned: not";
+  EXPECT_EQ(batched(0, 0, 1, 509, 8192, 1), transpose_path::few_rows) << "509 u8 rows: three tiles of 224, wider";
+  EXPECT_EQ(batched(0, 0, 1, 251, 8192, 2), transpose_path::few_rows) << "251 f16 rows: three tiles of 112, wider";
+  // Not wide: aligned rows of bytes (the tiled path does not realign them), over 512 bytes, 8-byte elements.
   EXPECT_EQ(batched(0, 0, 1, 128, 8192, 1), transpose_path::aligned);
-  EXPECT_EQ(batched(0, 0, 1, 509, 8192, 1), transpose_path::realign_out) << "509 u8 rows: three tiles of 224";
-  EXPECT_EQ(batched(0, 0, 1, 251, 8192, 2), transpose_path::realign_out) << "251 f16 rows: three tiles of 112";
+  EXPECT_EQ(batched(0, 0, 1, 521, 8192, 1), transpose_path::realign_out) << "521 u8 rows: over 512 bytes";
+  EXPECT_EQ(batched(0, 0, 1, 257, 8192, 2), transpose_path::realign_out) << "257 f16 rows: 514 bytes";
   EXPECT_EQ(batched(0, 0, 1, 67, 65521, 8), transpose_path::elem8);
   EXPECT_EQ(batched(0, 0, 1, 40000003, 3, 4), transpose_path::few_cols) << "the skinny shapes as before";
   EXPECT_EQ(batched(0, 0, 1, 3, 40000003, 1), transpose_path::few_rows);
@@ -391,12 +403,12 @@ TEST(transpose_plan, wide_sides_take_the_few_paths) {
   EXPECT_FALSE(transpose_few_wide(449, true, 224));
   EXPECT_FALSE(transpose_few_wide(64, true, 224)) << "64 and less: transpose_few_path's rule";
   EXPECT_FALSE(transpose_few_wide(100, false, 224)) << "not realigned";
-  EXPECT_TRUE(transpose_few_side_fits(480, 1));
-  EXPECT_FALSE(transpose_few_side_fits(481, 1));
+  EXPECT_TRUE(transpose_few_side_fits(512, 1));
+  EXPECT_FALSE(transpose_few_side_fits(513, 1));
   EXPECT_TRUE(transpose_few_side_fits(64, 8));
   // Every wide few plan fits its loads in one pass and its magic divisions stay exact.
   for (const std::size_t es : {1u, 2u, 4u, 8u}) {
-    for (std::uint64_t side = 65; side * es <= 480; ++side) {
+    for (std::uint64_t side = 65; side * es <= 512; ++side) {
       for (const std::uint64_t other : {3u, 64u, 67u, 251u, 4099u}) {
         for (const auto& [r, c] : {std::pair{side, other}, std::pair{other, side}}) {
           const transpose_plan p = plan_transpose(base + 3, 2 * base + 1, 5, r, c, es, h100);
