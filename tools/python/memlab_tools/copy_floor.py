@@ -9,7 +9,10 @@ code landed, not what it does.
   memlab-peers copy-floor                                    # f16, 2^12..2^24, 60 samples each, cold and warm
   memlab-peers copy-floor --sizes 2^16,2^22 --samples 200 --out floor.json --md floor.md
 
-Every contender is verified first (never-zero random bytes, the destination poisoned). A sample is memlab's
+Every contender copies the same source into the same destination: a small copy's time moves by several ticks with
+where its buffers sit in DRAM, and with buffers of its own each contender drew its own placement (two loads of the
+same library read 4.160 and 3.968 us at 2^17 f16 that way). Every contender is verified first (never-zero random
+bytes, the destination poisoned before each). A sample is memlab's
 cold sample (gpu_timing.py): the L2 flushed, torch.cuda._sleep holding the stream while the host enqueues the
 start event, one launch and the stop event; `--warm` adds the same samples without the flush. The samples of one
 size are taken in rounds, each round one sample of every contender in a rotating order, so a drift of the GPU
@@ -212,8 +215,11 @@ def _cudart():
     return None, "no libcudart found (neither in the process nor by the loader)"
 
 
-def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int, seed: int) -> tuple[list[Contender], int]:
-    """Every contender at one size, on buffers of its own (the same bytes to copy), and the one-vector grid there."""
+def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int,
+               seed: int) -> tuple[list[Contender], int, Callable[[], None]]:
+    """Every contender at one size, all on the same source and destination buffers (so that where the buffers sit in
+    DRAM, which moves a small copy's time by several ticks, is the same for all of them), the one-vector grid there,
+    and the function that poisons the destination (zero: the source has no zero byte) before each is verified."""
     from .peers import _first_difference, _random_bytes, _torch_dtype
 
     es = ELEM[dtype]
@@ -221,29 +227,22 @@ def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int, seed: 
     src = _random_bytes(torch, nbytes, seed).view(_torch_dtype(torch, dtype))
     want = src.view(torch.uint8)
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+    dst = torch.zeros(n, dtype=src.dtype, device="cuda")
+    check = lambda: _first_difference(dst.view(torch.uint8), want, es)  # noqa: E731
 
-    def dst_and_check():
-        dst = torch.zeros(n, dtype=src.dtype, device="cuda")
-        return dst, lambda: _first_difference(dst.view(torch.uint8), want, es)
-
-    out = []
-    d1, c1 = dst_and_check()
-    out.append(Contender("torch_copy_", "copy", f"torch {torch.__version__}", lambda: d1.copy_(src), c1))
+    out = [Contender("torch_copy_", "copy", f"torch {torch.__version__}", lambda: dst.copy_(src), check)]
     if memcpy is not None:
-        d2, c2 = dst_and_check()
         fn, where = memcpy
         out.append(Contender("cuda_memcpy_async", "copy", f"cudart ({os.path.basename(where)})",
-                             lambda: fn(d2.data_ptr(), src.data_ptr(), nbytes, 3, stream()), c2,
+                             lambda: fn(dst.data_ptr(), src.data_ptr(), nbytes, 3, stream()), check,
                              note="cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, torch's stream) through "
                                   "ctypes"))
     if memlab is not None:
-        d3, c3 = dst_and_check()
         out.append(Contender("memlab_copy_", "copy", f"memlab {memlab.library_version()}",
-                             lambda: memlab.copy_(d3, src), c3))
+                             lambda: memlab.copy_(dst, src), check))
     if second is not None:
-        d4, c4 = dst_and_check()
         out.append(Contender("memlab_copy_bytes_second_load", "copy", f"memlab {memlab.library_version()}",
-                             lambda: second(d4.data_ptr(), src.data_ptr(), nbytes, stream()), c4,
+                             lambda: second(dst.data_ptr(), src.data_ptr(), nbytes, stream()), check,
                              note="memlab_copy_bytes of a second load of libmemlab (the same file, copied): the same "
                                   "kernels at other addresses"))
     # A CTA of 256 per 4 KiB: memlab's grid where its plan moves one 16-byte vector a thread (up to one wave of the GPU's
@@ -258,7 +257,7 @@ def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int, seed: 
                              note=f"the empty kernel on a CTA per 4 KiB ({grid} CTAs of {MEMLAB_THREADS}): memlab's one-vector grid",
                              policy={"threads": MEMLAB_THREADS, "items_per_thread": 0, "vec_bytes": 0, "stages": 0,
                                      "grid": grid}))
-    return out, grid
+    return out, grid, dst.zero_
 
 
 def _second_load(memlab):
@@ -387,9 +386,10 @@ def main(argv=None) -> int:
     for n in sizes:
         if stop["signal"]:
             break
-        cs, grid = contenders(torch, memlab, driver, memcpy, second, args.dtype, n, seed=0x5EED + n)
+        cs, grid, poison = contenders(torch, memlab, driver, memcpy, second, args.dtype, n, seed=0x5EED + n)
         problems = {}
         for c in cs:
+            poison()
             c.launch()
             torch.cuda.synchronize()
             problems[c.variant] = c.verify()
