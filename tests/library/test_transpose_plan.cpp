@@ -380,17 +380,25 @@ TEST(transpose_plan, wide_sides_take_the_few_paths) {
       << "the same halo (8208 rows: runs of dst 16 bytes off their sectors), stores aligned: not measured, kept";
   EXPECT_EQ(batched(0, 0, 1, 8192, 257, 1), transpose_path::few_cols) << "rows of whole sectors: no halo";
   // Wider sides (up to three tiles and 512 bytes; H100, section 10 of docs/notes/transpose_skinny.md).
-  EXPECT_EQ(batched(0, 0, 257, 509, 257, 1), transpose_path::few_rows) << "509 rows: ahead of few_cols' whole halo";
-  EXPECT_EQ(batched(0, 0, 130, 509, 509, 1), transpose_path::few_rows) << "the heat map's last cell under 0.5";
-  EXPECT_EQ(batched(0, 0, 520, 509, 127, 1), transpose_path::few_cols) << "few_cols with a halo of half its tile first";
-  EXPECT_EQ(batched(0, 0, 251, 521, 257, 1), transpose_path::few_cols) << "521 bytes: not wider";
-  EXPECT_EQ(batched(0, 0, 1, 4099, 251, 2), transpose_path::few_cols) << "502 bytes of columns, both sides realign";
-  EXPECT_EQ(batched(0, 0, 1, 4096, 251, 2), transpose_path::realign_in) << "only the loads realign: not";
-  EXPECT_EQ(batched(0, 0, 1033, 127, 64, 4), transpose_path::few_rows) << "508 bytes of rows, the stores realign";
-  EXPECT_EQ(batched(0, 0, 504, 521, 128, 1), transpose_path::few_cols) << "128 u8 columns: half a tile, every tile cut";
-  EXPECT_EQ(batched(0, 0, 1, 512, 128, 1), transpose_path::aligned) << "the same columns, stores aligned: not";
-  EXPECT_EQ(batched(0, 0, 1, 509, 8192, 1), transpose_path::few_rows) << "509 u8 rows: three tiles of 224, wider";
-  EXPECT_EQ(batched(0, 0, 1, 251, 8192, 2), transpose_path::few_rows) << "251 f16 rows: three tiles of 112, wider";
+  const struct {
+    std::uint64_t batch, rows, cols;
+    std::size_t es;
+    transpose_path path;
+    const char* why;
+  } wider[] = {
+      {257, 509, 257, 1, transpose_path::few_rows, "509 rows: ahead of few_cols' whole halo"},
+      {130, 509, 509, 1, transpose_path::few_rows, "the heat map's last cell under 0.5"},
+      {520, 509, 127, 1, transpose_path::few_cols, "few_cols with a halo of half its tile first"},
+      {251, 521, 257, 1, transpose_path::few_cols, "521 bytes: not wider"},
+      {1, 4099, 251, 2, transpose_path::few_cols, "502 bytes of columns, both sides realign"},
+      {1, 4096, 251, 2, transpose_path::realign_in, "only the loads realign: not"},
+      {1033, 127, 64, 4, transpose_path::few_rows, "508 bytes of rows, the stores realign"},
+      {504, 521, 128, 1, transpose_path::few_cols, "128 u8 columns: half a tile, every tile cut"},
+      {1, 512, 128, 1, transpose_path::aligned, "the same columns, stores aligned: not"},
+      {1, 509, 8192, 1, transpose_path::few_rows, "509 u8 rows: three tiles of 224"},
+      {1, 251, 8192, 2, transpose_path::few_rows, "251 f16 rows: three tiles of 112"},
+  };
+  for (const auto& w : wider) EXPECT_EQ(batched(0, 0, w.batch, w.rows, w.cols, w.es), w.path) << w.why;
   // Not wide: aligned rows of bytes (the tiled path does not realign them), over 512 bytes, 8-byte elements.
   EXPECT_EQ(batched(0, 0, 1, 128, 8192, 1), transpose_path::aligned);
   EXPECT_EQ(batched(0, 0, 1, 521, 8192, 1), transpose_path::realign_out) << "521 u8 rows: over 512 bytes";

@@ -19,7 +19,8 @@
 // Every copy is verified first (random bytes, the destination poisoned). Prints, per size, each contender's
 // median (us) and its paired median difference from memcpy (ns; a round's samples are paired), cold then warm.
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Iinclude -o copy_small_floor \
-//        tools/experiments/copy_small_floor.cu && ./copy_small_floor [samples=100] [first=12] [last=24] (log2 f16 elements)
+//        tools/experiments/copy_small_floor.cu && ./copy_small_floor [samples=100] [first=12] [last=24]
+//   (first and last: log2 of the f16 element counts)
 #include <cuda_runtime.h>
 
 #include <algorithm>

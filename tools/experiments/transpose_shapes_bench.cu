@@ -223,8 +223,8 @@ int main(int argc, char** argv) {
       resume = true;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--out CSV] [--budget S] [--samples N] [--es 1,2,4,8] [--sides ...] [--crossover] [--crossover-all] "
-                   "[--progress FILE] [--resume]\n",
+                   "usage: %s [--out CSV] [--budget S] [--samples N] [--es 1,2,4,8] [--sides ...] [--crossover] "
+                   "[--crossover-all] [--progress FILE] [--resume]\n",
                    argv[0]);
       return 2;
     }

@@ -245,8 +245,9 @@ def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int,
                              lambda: second(dst.data_ptr(), src.data_ptr(), nbytes, stream()), check,
                              note="memlab_copy_bytes of a second load of libmemlab (the same file, copied): the same "
                                   "kernels at other addresses"))
-    # A CTA of 256 per 4 KiB: memlab's grid where its plan moves one 16-byte vector a thread (up to one wave of the GPU's
-    # threads, and past four; between, one wave of 2 or 4 vectors a thread: copy_plan.hpp, copy_vectors_per_thread).
+    # A CTA of 256 per 4 KiB: memlab's grid where its plan moves one 16-byte vector a thread (up to one wave of the
+    # GPU's threads, and past four; between, one wave of 2 or 4 vectors a thread: copy_plan.hpp,
+    # copy_vectors_per_thread).
     grid = max(1, math.ceil(nbytes // 16 / MEMLAB_THREADS))
     if driver is not None:
         out.append(Contender("empty_kernel", "launch", "cuda driver", lambda: driver.empty(1, 32, stream()),
@@ -254,7 +255,8 @@ def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int,
                              policy={"threads": 32, "items_per_thread": 0, "vec_bytes": 0, "stages": 0, "grid": 1}))
         out.append(Contender("empty_kernel_memlab_grid", "launch", "cuda driver",
                              lambda: driver.empty(grid, MEMLAB_THREADS, stream()), lambda: "",
-                             note=f"the empty kernel on a CTA per 4 KiB ({grid} CTAs of {MEMLAB_THREADS}): memlab's one-vector grid",
+                             note=f"the empty kernel on a CTA per 4 KiB ({grid} CTAs of {MEMLAB_THREADS}): memlab's "
+                                  "one-vector grid",
                              policy={"threads": MEMLAB_THREADS, "items_per_thread": 0, "vec_bytes": 0, "stages": 0,
                                      "grid": grid}))
     return out, grid, dst.zero_

@@ -23,8 +23,9 @@ the stream held by torch.cuda._sleep while the host enqueues start event, launch
 a shape interleaved sample by sample (rounds in a rotating order, as memlab-peers copy-floor), medians. The torch
 bar is judged on the paired samples: met where memlab.transpose is at least as fast, or where the median of the
 paired differences has a 95% interval holding 0 (the two are the same within what the timer resolves: a side of 1,
-where both are copies of the same bytes). GB/s count the bytes read plus written (2 x the matrix). Exit codes: 0 done (accept: every case verified);
-1 a case failed verification; 2 bad input; 3 matplotlib, numpy or torch missing.
+where both are copies of the same bytes). GB/s count the bytes read plus written (2 x the matrix). Exit codes:
+0 done (accept: every case verified); 1 a case failed verification; 2 bad input; 3 matplotlib, numpy or torch
+missing.
 """
 
 from __future__ import annotations
@@ -337,7 +338,8 @@ def accept_markdown(header: dict, records: list[dict]) -> str:
              "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for r in records:
         if "skipped" in r:
-            lines.append(f"| {r['batch']} x {r['rows']} x {r['cols']} | {r['elem_size']} B | skipped ({r['skipped']}) | | | | | |")
+            lines.append(f"| {r['batch']} x {r['rows']} x {r['cols']} | {r['elem_size']} B | "
+                         f"skipped ({r['skipped']}) | | | | | |")
             continue
         c = r["candidates"]
         mine = c.get("memlab.transpose", {})

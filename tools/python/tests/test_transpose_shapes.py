@@ -156,7 +156,8 @@ def test_torch_bar_counts_a_tie_only_where_the_paired_interval_holds_zero():
 
 def test_accept_markdown_names_each_verdict():
     text = ts.accept_markdown({"device": "NVIDIA H100 80GB HBM3"}, [
-        _accept_record(1, 0.998, "SAME"), _accept_record(1, 0.990, "SLOWER"), _accept_record(1, 1.5, "FASTER", pct=79.0),
+        _accept_record(1, 0.998, "SAME"), _accept_record(1, 0.990, "SLOWER"),
+        _accept_record(1, 1.5, "FASTER", pct=79.0),
         _accept_record(1, 1.5, "FASTER", verified="WRONG"),
         {"batch": 1, "rows": 3, "cols": 5, "elem_size": 8, "skipped": "budget"}])
     rows = [line for line in text.splitlines() if line.startswith("| 1 x ")]
