@@ -19,8 +19,8 @@
 // Every copy is verified first (random bytes, the destination poisoned). Prints, per size, each contender's
 // median (us) and its paired median difference from memcpy (ns; a round's samples are paired), cold then warm.
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Iinclude -o copy_small_floor \
-//        tools/experiments/copy_small_floor.cu && ./copy_small_floor [samples=100] [first=12] [last=24]
-//   (first and last: log2 of the f16 element counts)
+//        tools/experiments/copy_small_floor.cu && ./copy_small_floor [samples=100] [first=12] [last=24] [peer]
+//   (first and last: log2 of the f16 element counts; peer: a GPU whose memory receives the copies, peer access on)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -82,7 +82,14 @@ struct contender {
 int main(int argc, char** argv) {
   const int samples = argc > 1 ? std::atoi(argv[1]) : 100;
   const int lg_first = argc > 2 ? std::atoi(argv[2]) : 12, lg_last = argc > 3 ? std::atoi(argv[3]) : 24;
+  const int peer = argc > 4 ? std::atoi(argv[4]) : -1;  // a second GPU: the destinations live there (peer access on)
   int dev = 0, l2 = 0, sms = 0;
+  if (peer >= 0) {
+    CHECK(cudaSetDevice(peer));
+    CHECK(cudaDeviceEnablePeerAccess(dev, 0));
+    CHECK(cudaSetDevice(dev));
+    CHECK(cudaDeviceEnablePeerAccess(peer, 0));
+  }
   CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   cudaDeviceProp prop{};
@@ -114,7 +121,7 @@ int main(int argc, char** argv) {
   };
   std::vector<contender> cs = {
       {"memcpy", [](void* d, const void* s, size_t n,
-                    cudaStream_t t) { CHECK(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, t)); }},
+                    cudaStream_t t) { CHECK(cudaMemcpyAsync(d, s, n, cudaMemcpyDefault, t)); }},
       {"memlab", [](void* d, const void* s, size_t n, cudaStream_t t) { CHECK(memlab::copy_bytes(d, s, n, t)); }},
       {"memlab_edges",
        [](void* d, const void* s, size_t n, cudaStream_t t) {
@@ -172,8 +179,8 @@ int main(int argc, char** argv) {
        false},
   };
 
-  std::printf("# %s, %d SMs, L2 %d MB; f16 aligned copies; %d interleaved samples per contender and size\n", prop.name,
-              sms, l2 >> 20, samples);
+  std::printf("# %s, %d SMs, L2 %d MB; f16 aligned copies; %d interleaved samples per contender and size%s\n",
+              prop.name, sms, l2 >> 20, samples, peer >= 0 ? "; into GPU peer's memory (the copies run on GPU 0)" : "");
   for (int warm = 0; warm < 2; ++warm) {
     std::printf("\n== %s: median us | paired median difference from memcpy, ns\n%-8s",
                 warm ? "warm (no flush)" : "cold (L2 flushed)", "n");
@@ -189,8 +196,10 @@ int main(int argc, char** argv) {
       std::vector<void*> dst(cs.size());
       std::vector<unsigned char> back(bytes);
       for (size_t k = 0; k < cs.size(); ++k) {
+        if (peer >= 0) CHECK(cudaSetDevice(peer));
         CHECK(cudaMalloc(&dst[k], bytes));
         CHECK(cudaMemset(dst[k], 0, bytes));
+        if (peer >= 0) CHECK(cudaSetDevice(dev));
         cs[k].launch(dst[k], src, bytes, st);
         CHECK(cudaStreamSynchronize(st));
         CHECK(cudaGetLastError());
