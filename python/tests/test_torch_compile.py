@@ -174,6 +174,30 @@ def test_cuda_graph_capture_and_replay_match_eager():
 
 @needs_gpu
 @pytest.mark.gpu
+def test_cuda_graph_captures_copies_that_ask_where_their_pointers_are():
+    # From two waves of the GPU's threads (4 MiB on an H100) memlab.copy_ asks whether the pointers are on two GPUs
+    # (cudaPointerGetAttributes, a query torch's global capture mode allows); from 64 MiB too.
+    _gpu_ready()
+    for mib in (8, 16, 128):
+        src = torch.randint(1, 255, (mib << 20,), dtype=torch.uint8, device="cuda")
+        dst = torch.zeros_like(src)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            memlab.copy_(dst, src)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            memlab.copy_(dst, src)
+        src.copy_(torch.randint(1, 255, (mib << 20,), dtype=torch.uint8, device="cuda"))
+        dst.zero_()
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(dst, src), f"{mib} MiB"
+
+
+@needs_gpu
+@pytest.mark.gpu
 def test_compiled_with_cuda_graphs_reduce_overhead():
     _gpu_ready()
     x = _random((128, 96))
