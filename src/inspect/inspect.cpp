@@ -15,12 +15,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <future>
 #include <iterator>
 #include <ostream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -170,16 +172,18 @@ std::string first_lines(const std::string& s, int n) {
   return out;
 }
 
-// Runs `tool <args> binary`, stdout captured through popen, stderr through a temp file so that a
-// diagnostic cannot interleave with the listing and can be quoted in the error.
-std::string run_cuobjdump(const std::string& tool, const std::string& args, const std::string& binary) {
+// Runs `tool <args> binary` (in directory `dir` where one is given), stdout captured through popen, stderr through a
+// temp file so that a diagnostic cannot interleave with the listing and can be quoted in the error.
+std::string run_cuobjdump(const std::string& tool, const std::string& args, const std::string& binary,
+                          const std::string& dir = {}) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "memlab_cuobjdump_XXXXXX").string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error("cannot create a temporary file: " + std::string(std::strerror(errno)));
   ::close(fd);
   // "./" keeps a relative path that starts with '-' from reading as an option.
   const std::string arg = binary.starts_with("-") ? "./" + binary : binary;
-  const std::string cmd = shell_quote(tool) + " " + args + " " + shell_quote(arg) + " 2>" + shell_quote(tmpl);
+  const std::string cmd = (dir.empty() ? std::string() : "cd " + shell_quote(dir) + " && ") + shell_quote(tool) + " " +
+                          args + " " + shell_quote(arg) + " 2>" + shell_quote(tmpl);
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) {
     std::filesystem::remove(tmpl);
@@ -239,17 +243,32 @@ std::string check_binary(const std::string& binary) {
 
 namespace {
 
-// The SASS archs of `binary` from the names of its cubins (`cuobjdump -lelf`: "copy.sm_90.cubin"),
-// which costs no disassembly; oldest first. Empty when no name says, or the listing fails (a binary
-// without device code makes it exit 255): then a full dump tells.
-std::vector<std::string> listed_archs(const std::string& tool, const std::string& binary) {
-  std::vector<std::string> archs;
-  std::string listing;
+// What `cuobjdump -lelf` lists for `binary` ("ELF file 2: copy.sm_90.cubin", a line a cubin), which costs no
+// disassembly; empty where the listing fails (a binary without device code makes it exit 255).
+std::string elf_listing(const std::string& tool, const std::string& binary) {
   try {
-    listing = run_cuobjdump(tool, "-lelf", binary);
+    return run_cuobjdump(tool, "-lelf", binary);
   } catch (const std::runtime_error&) {
-    return archs;
+    return {};
   }
+}
+
+// The names of the listing's cubins ("copy.sm_90.cubin"), in its order.
+std::vector<std::string> cubins_of(const std::string& listing) {
+  std::vector<std::string> names;
+  std::istringstream in(listing);
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(": ");
+    if (colon == std::string::npos || !line.ends_with(".cubin")) continue;
+    names.push_back(line.substr(colon + 2));
+  }
+  return names;
+}
+
+// The SASS archs of the listing's cubins' names ("copy.sm_90.cubin"); oldest first. Empty when no name says: then a
+// full dump tells.
+std::vector<std::string> listed_archs(const std::string& listing) {
+  std::vector<std::string> archs;
   for (std::size_t pos = 0; (pos = listing.find(".sm_", pos)) != std::string::npos;) {
     std::size_t end = pos + 4;
     while (end < listing.size() && std::isalnum(static_cast<unsigned char>(listing[end]))) ++end;
@@ -262,6 +281,62 @@ std::vector<std::string> listed_archs(const std::string& tool, const std::string
   std::sort(archs.begin(), archs.end(),
             [](const std::string& a, const std::string& b) { return arch_key(a) < arch_key(b); });
   return archs;
+}
+
+// The SASS of one arch of `binary`. A binary built from several .cu files holds a cubin per file and arch, and
+// cuobjdump disassembles one file on one core: the arch's cubins are extracted (cuobjdump -xelf, no disassembly) and
+// disassembled a cubin a process, as many side by side as the machine has cores (memlab's sm_90 on two cores:
+// 8.6 s in one process). One cuobjdump of the whole arch where there is one cubin, or the extraction fails.
+std::vector<kernel_code> sass_of_arch(const std::string& tool, const std::string& binary, const std::string& arch,
+                                      const std::string& listing) {
+  std::vector<std::string> cubins;
+  for (const auto& c : cubins_of(listing))
+    if (c.ends_with("." + arch + ".cubin")) cubins.push_back(c);
+  const auto whole = [&] { return parse_sass(run_cuobjdump(tool, "-sass -arch " + shell_quote(arch), binary)); };
+  if (cubins.size() < 2) return whole();
+  std::string dir = (std::filesystem::temp_directory_path() / "memlab_cubins_XXXXXX").string();
+  if (::mkdtemp(dir.data()) == nullptr) return whole();
+  struct remove_dir {
+    std::string path;
+    ~remove_dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } cleanup{dir};
+  std::string names;
+  for (const auto& c : cubins) names += (names.empty() ? "" : ",") + c;
+  try {
+    run_cuobjdump(tool, "-xelf " + shell_quote(names), std::filesystem::absolute(binary).string(), dir);
+  } catch (const std::runtime_error&) {
+    return whole();
+  }
+  for (const auto& c : cubins)
+    if (!std::filesystem::exists(std::filesystem::path(dir) / c)) return whole();
+  std::vector<std::string> sass(cubins.size());
+  std::vector<std::string> errors(cubins.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next++) < cubins.size();) {
+      try {
+        sass[i] = run_cuobjdump(tool, "-sass", (std::filesystem::path(dir) / cubins[i]).string());
+      } catch (const std::runtime_error& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  const auto jobs = std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(), cubins.size()));
+  std::vector<std::thread> pool;
+  for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw std::runtime_error(e);
+  std::vector<kernel_code> code;
+  for (const auto& text : sass) {
+    std::vector<kernel_code> part = parse_sass(text);
+    std::move(part.begin(), part.end(), std::back_inserter(code));
+  }
+  return code;
 }
 
 // The arch of `archs` that `arch` names: exact name first; else the same number and suffix ("90",
@@ -361,12 +436,13 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
   r.tool = tool + " -sass";
   // Only the chosen arch is disassembled when the cubins' names list the archs (a third of the time
   // for three); else the whole binary.
-  r.archs = listed_archs(tool, binary);
+  const std::string listing = elf_listing(tool, binary);
+  r.archs = listed_archs(listing);
   std::vector<kernel_code> code;
   std::string chosen;
   if (!r.archs.empty()) {
     chosen = choose_arch(r.archs, arch, binary);
-    code = parse_sass(run_cuobjdump(tool, "-sass -arch " + shell_quote(chosen), binary));
+    code = sass_of_arch(tool, binary, chosen, listing);
   }
   if (code.empty()) {
     code = parse_sass(run_cuobjdump(tool, "-sass", binary));
@@ -383,23 +459,23 @@ std::map<std::string, inspect_report> inspect_every_arch(const std::string& bina
                                                          std::span<const kernel_label> labels, std::string_view only,
                                                          bool all_kernels) {
   const std::string tool = checked_tool(binary);
-  const std::vector<std::string> listed = listed_archs(tool, binary);
+  const std::string listing = elf_listing(tool, binary);
+  const std::vector<std::string> listed = listed_archs(listing);
   if (!only.empty() && std::find(listed.begin(), listed.end(), only) == listed.end())
     throw std::invalid_argument("'" + binary + "' carries no SASS for " + std::string(only));
   // One cuobjdump per arch, side by side: disassembling is what costs, and each arch's is its own.
   std::vector<std::future<std::vector<kernel_code>>> dumps;
   for (const auto& a : listed) {
     if (!only.empty() && a != only) continue;
-    dumps.push_back(std::async(std::launch::async, [&tool, &binary, a] {
-      return parse_sass(run_cuobjdump(tool, "-sass -arch " + shell_quote(a), binary));
-    }));
+    dumps.push_back(std::async(std::launch::async,
+                               [&tool, &binary, &listing, a] { return sass_of_arch(tool, binary, a, listing); }));
   }
   std::map<std::string, std::vector<kernel_code>> code;  // by arch
   const auto add = [&code](std::vector<kernel_code> part) {
     for (auto& k : part) code[k.arch].push_back(std::move(k));
   };
   for (auto& d : dumps) add(d.get());
-  if (code.empty() && only.empty()) add(parse_sass(run_cuobjdump(tool, "-sass", binary)));  // archs not in the cubins' names
+  if (code.empty() && only.empty()) add(parse_sass(run_cuobjdump(tool, "-sass", binary)));  // no arch in the names
   if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
   std::vector<std::string> archs = listed;
   for (const auto& [a, kernels] : code)
