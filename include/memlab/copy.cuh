@@ -288,8 +288,8 @@ inline cudaError_t check_ranges_and_device(std::uintptr_t d, std::uintptr_t s, s
 // library's SM kernel 369 (stores into the peer) to 375 (loads from it) (docs/labs/transfer.md).
 inline constexpr std::size_t engine_between_gpus_bytes = std::size_t{64} << 20;
 
-// Whether dst and src lie in the memory of two different devices. Asked only of copies of more than one
-// wave (4.125 MiB on an H100): a pointer query costs about a microsecond on the host.
+// Whether dst and src lie in the memory of two different devices. Asked only where the answer changes the plan
+// (copy_bytes): a pointer query costs about a microsecond on the host.
 inline bool between_gpus(const void* dst, const void* src) noexcept {
   cudaPointerAttributes a{}, b{};
   if (cudaPointerGetAttributes(&a, dst) != cudaSuccess || cudaPointerGetAttributes(&b, src) != cudaSuccess) {
@@ -337,17 +337,18 @@ inline cudaError_t copy_bytes(void* dst, const void* src, std::size_t bytes, cud
   const auto d = reinterpret_cast<std::uintptr_t>(dst), s = reinterpret_cast<std::uintptr_t>(src);
   copy_device dev;
   if (const cudaError_t e = detail::check_ranges_and_device(d, s, bytes, dev); e != cudaSuccess) return e;
-  // Where the answer changes the plan: from 64 MiB (the copy engine), and copies of two to four waves of 16- or
-  // 32-byte vectors (the one-wave rule, which peer copies do without).
-  const std::size_t wave_bytes =
-      static_cast<std::size_t>(dev.sm_count) * static_cast<std::size_t>(dev.max_threads_per_sm) * 16;
-  constexpr auto most = static_cast<std::size_t>(copy_tuning::max_vectors_per_thread);
-  const bool ask = bytes >= detail::engine_between_gpus_bytes || (bytes > wave_bytes && bytes <= 2 * most * wave_bytes);
+  const copy_plan plan = plan_copy(d, s, bytes, dev);
+  // Ask where the pointers are only where the answer changes what runs: from 64 MiB (the copy engine), and where a
+  // peer copy's plan differs (the one-wave rule, which peer copies do without).
+  copy_device peer = dev;
+  peer.peer = true;
+  const bool ask = bytes >= detail::engine_between_gpus_bytes ||
+                   plan_copy(d, s, bytes, peer).vectors_per_thread != plan.vectors_per_thread;
   if (ask && detail::between_gpus(dst, src)) {
     if (bytes >= detail::engine_between_gpus_bytes) return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
-    dev.peer = true;
+    return launch_copy(plan_copy(d, s, bytes, peer), dst, src, stream);
   }
-  return launch_copy(plan_copy(d, s, bytes, dev), dst, src, stream);
+  return launch_copy(plan, dst, src, stream);
 }
 
 // Copies `count` elements of T from `src` to `dst` (device memory, not overlapping) on `stream`.

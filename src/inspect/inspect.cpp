@@ -269,14 +269,12 @@ std::vector<std::string> cubins_of(const std::string& listing) {
 // full dump tells.
 std::vector<std::string> listed_archs(const std::string& listing) {
   std::vector<std::string> archs;
-  for (std::size_t pos = 0; (pos = listing.find(".sm_", pos)) != std::string::npos;) {
-    std::size_t end = pos + 4;
-    while (end < listing.size() && std::isalnum(static_cast<unsigned char>(listing[end]))) ++end;
-    if (listing.compare(end, 6, ".cubin") == 0) {
-      std::string a = listing.substr(pos + 1, end - pos - 1);
-      if (std::find(archs.begin(), archs.end(), a) == archs.end()) archs.push_back(std::move(a));
-    }
-    pos = end;
+  for (const auto& name : cubins_of(listing)) {
+    const std::string_view stem = std::string_view(name).substr(0, name.size() - 6);  // less ".cubin"
+    const auto dot = stem.rfind('.');
+    if (dot == std::string_view::npos || !stem.substr(dot + 1).starts_with("sm_")) continue;
+    std::string a(stem.substr(dot + 1));
+    if (std::find(archs.begin(), archs.end(), a) == archs.end()) archs.push_back(std::move(a));
   }
   std::sort(archs.begin(), archs.end(),
             [](const std::string& a, const std::string& b) { return arch_key(a) < arch_key(b); });
