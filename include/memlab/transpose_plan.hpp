@@ -53,7 +53,10 @@
 //   few_rows      at most 64 rows, likewise (3 x N): a CTA reads `rows` runs of K elements of src and writes
 //                 K whole rows of dst (one contiguous block of K x rows elements).
 //                 Also a longer side (up to 480 bytes) that the tiled path would realign and that spans at most
-//                 two of its tiles (transpose_few_wide): few_rows first, whose output blocks have no per-row ends.
+//                 two of its tiles (transpose_few_wide): few_rows first, whose output blocks have no per-row ends;
+//                 then (transpose_few_wider) rows of up to three tiles and 512 bytes, columns of that width where
+//                 the tiled path realigns both sides, and aligned columns of less than a tile under realigning
+//                 stores: a cut tile of the tiled path costs about a whole one (docs/notes/transpose_skinny.md 9, 10).
 //   small_matrices  a matrix of at most 8 KiB and smaller than one tile of the tiled path (a batch of 3 x 3,
 //                 16 x 16): a CTA reads M whole matrices (one contiguous block) and writes their M transposes
 //                 (one contiguous block).
