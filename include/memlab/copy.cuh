@@ -342,11 +342,12 @@ inline cudaError_t copy_bytes(void* dst, const void* src, std::size_t bytes, cud
   // peer copy's plan differs (the one-wave rule, which peer copies do without).
   copy_device peer = dev;
   peer.peer = true;
-  const bool ask = bytes >= detail::engine_between_gpus_bytes ||
-                   plan_copy(d, s, bytes, peer).vectors_per_thread != plan.vectors_per_thread;
+  const copy_plan peer_plan = plan_copy(d, s, bytes, peer);
+  const bool ask =
+      bytes >= detail::engine_between_gpus_bytes || peer_plan.vectors_per_thread != plan.vectors_per_thread;
   if (ask && detail::between_gpus(dst, src)) {
     if (bytes >= detail::engine_between_gpus_bytes) return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
-    return launch_copy(plan_copy(d, s, bytes, peer), dst, src, stream);
+    return launch_copy(peer_plan, dst, src, stream);
   }
   return launch_copy(plan, dst, src, stream);
 }

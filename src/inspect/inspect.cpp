@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -15,8 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
-#include <future>
 #include <iterator>
 #include <ostream>
 #include <set>
@@ -461,18 +460,13 @@ std::map<std::string, inspect_report> inspect_every_arch(const std::string& bina
   const std::vector<std::string> listed = listed_archs(listing);
   if (!only.empty() && std::find(listed.begin(), listed.end(), only) == listed.end())
     throw std::invalid_argument("'" + binary + "' carries no SASS for " + std::string(only));
-  // One cuobjdump per arch, side by side: disassembling is what costs, and each arch's is its own.
-  std::vector<std::future<std::vector<kernel_code>>> dumps;
-  for (const auto& a : listed) {
-    if (!only.empty() && a != only) continue;
-    dumps.push_back(std::async(std::launch::async,
-                               [&tool, &binary, &listing, a] { return sass_of_arch(tool, binary, a, listing); }));
-  }
+  // An arch after another: each is disassembled on every core already (sass_of_arch).
   std::map<std::string, std::vector<kernel_code>> code;  // by arch
   const auto add = [&code](std::vector<kernel_code> part) {
     for (auto& k : part) code[k.arch].push_back(std::move(k));
   };
-  for (auto& d : dumps) add(d.get());
+  for (const auto& a : listed)
+    if (only.empty() || a == only) add(sass_of_arch(tool, binary, a, listing));
   if (code.empty() && only.empty()) add(parse_sass(run_cuobjdump(tool, "-sass", binary)));  // no arch in the names
   if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
   std::vector<std::string> archs = listed;
