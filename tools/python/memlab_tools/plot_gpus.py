@@ -13,7 +13,7 @@
 
 FILES are memlab.results/1 files (transfer records are read, others left out); --nccl-tests takes the
 logs nccl-tests printed (each `####` section a test: `all_reduce_perf -g 2`), as
-tools/measure_transfer_gpus.sh writes them. Exit 2 on a file it cannot read.
+tools/gpu/measure_transfer_gpus.sh writes them. Exit 2 on a file it cannot read.
 """
 import argparse
 import os

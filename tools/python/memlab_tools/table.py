@@ -6,7 +6,7 @@ labs' own tables (src/labs/<lab>/<lab>.cu), so that no tool keeps a list of its 
 them, each rung's facts (what its traits say the kernel is), by which a tool picks rungs without naming them.
 
 labs.json beside this file is that output, committed, so the tools run without a memlab binary (the GPU
-machine's Python, a laptop with results files). `python3 tools/update_lab_table.py --write` rewrites it from
+machine's Python, a laptop with results files). `python3 tools/docs/update_lab_table.py --write` rewrites it from
 build/default/bin/memlab; the ctest lab_table_current fails when it is not what the built memlab prints.
 """
 

@@ -1,7 +1,7 @@
 """memlab-transpose-shapes: memlab::transpose at every shape (docs/labs/transpose.md, "Every shape").
 
-  summary SHAPES.csv -o FILE  the Markdown summary of the sweep's CSV (tools/experiments/transpose_shapes_bench.cu,
-                              run by tools/measure_transpose_heatmap.sh); standard library only: per element size
+  summary SHAPES.csv -o FILE  the Markdown summary of the sweep's CSV (tools/studies/transpose_shapes_bench.cu,
+                              run by tools/gpu/measure_transpose_heatmap.sh); standard library only: per element size
                               the worst cell, the median, how many cells fall below 0.5 and 0.8; per path the same;
                               the lowest cells; cells that failed verification or crashed; (where the sweep ran with
                               --crossover) the shapes where the path not taken was faster.

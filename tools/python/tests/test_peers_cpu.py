@@ -1,6 +1,6 @@
 """memlab-peers without a GPU: planning and usage errors, the gather lab's index draw reproduced
 exactly, the derived fields as memlab derives them, and a results document that validates. The
-GPU paths run on the H100 (tools/device_check.sh, tools/device_library.sh); here they are skipped with the reason."""
+GPU paths run on the H100 (tools/gpu/device_check.sh, tools/gpu/device_library.sh); here they are skipped with the reason."""
 import json
 
 import numpy as np

@@ -1,7 +1,7 @@
 """memlab's own library as peers (memlab.copy_, memlab.transpose), without a GPU: they are in the registry and
 the plans, their records say library "memlab", and where `import memlab` or libmemlab is missing they are
 skipped with one line saying why while the other peers run. The timing itself runs on the H100
-(tools/device_library.sh peers1)."""
+(tools/gpu/device_library.sh peers1)."""
 import json
 import os
 import sys

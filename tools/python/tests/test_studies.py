@@ -1,7 +1,7 @@
 """memlab-peers' studies of their own, without a GPU: copy-floor (small copies against the launch floor) and
 layout-claim (torch.matmul of a transposed view): their statistics, verdicts, tables, tolerance checks, usage
 errors, and that their records validate against the schema. The timing runs on the H100
-(tools/measure_python_edges.sh)."""
+(tools/gpu/measure_python_edges.sh)."""
 
 import json
 import math

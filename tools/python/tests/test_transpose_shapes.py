@@ -1,7 +1,7 @@
 """memlab-transpose-shapes summary and heatmap on a small synthetic sweep (made up here, not a measurement): the
 CSV is read with its device line, the summary names each element size's worst cell, counts the cells below 0.5 and
 0.8 and the unverified ones (failed or crashed), reports where the crossover's other path was faster; one picture
-per element size is written; bad input is one line and exit 2. tools/measure_transpose_heatmap.sh with a stand-in
+per element size is written; bad input is one line and exit 2. tools/gpu/measure_transpose_heatmap.sh with a stand-in
 bench that crashes once: the crashed cell is recorded and the sweep resumes after it. (accept needs a GPU.)"""
 import os
 import subprocess
@@ -31,7 +31,7 @@ ROWS = ["1,3,5,1000,30000,small_matrices,1,0.02,0.018,0.9000,1500.0,ok,,,\n",
         "4,3,40000003,1,960000072,few_rows,4,0.35,0.33,0.9428,2742.0,WRONG,,,\n"]
 
 
-CRASHED = "8,131,131,245,,,,,,nan,,CRASH,,,\n"  # as tools/measure_transpose_heatmap.sh records a crash
+CRASHED = "8,131,131,245,,,,,,nan,,CRASH,,,\n"  # as tools/gpu/measure_transpose_heatmap.sh records a crash
 
 
 def test_summary_names_the_worst_cells_and_counts(tmp_path):
