@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The two docs checks catch what they claim to: tools/check_markdown.py (fences, tables, links) and
-tools/results_catalogue.py (a manifest against its folder and the pages that cite its files), each on a
+"""The two docs checks catch what they claim to: tools/docs/check_markdown.py (fences, tables, links) and
+tools/docs/results_catalogue.py (a manifest against its folder and the pages that cite its files), each on a
 small tree made here. The ctests docs_markdown and docs_results_catalogue run them on the real tree."""
 import csv
 import json
@@ -9,7 +9,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "docs"))
 import check_markdown  # noqa: E402
 import results_catalogue as rc  # noqa: E402
 
@@ -68,7 +68,7 @@ class Markdown(unittest.TestCase):
                                                        "docs/notes/history.md", root), [])
 
     def test_files_named_for_an_issue(self):
-        names = ["tools/device_issue20.sh", "tools/issue21_checks.py", "tools/sass_diff.py", "docs/tissue.md"]
+        names = ["tools/device_issue20.sh", "tools/issue21_checks.py", "tools/gpu/sass_diff.py", "docs/tissue.md"]
         self.assertEqual([n for n in names if check_markdown.ISSUE_FILE.search(n)], names[:2])
 
 

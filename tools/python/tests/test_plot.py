@@ -34,7 +34,7 @@ def _one(made, kind, lab):
 @pytest.fixture(scope="module")
 def copy_and_friends(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
-    files = fx("copy/copy_f16_peers_session.json", "copy/peers_copy_f16.json", "stride/stride_f32.json",
+    files = fx("copy/copy_f16_with_peers.json", "copy/peers_copy_f16.json", "stride/stride_f32.json",
                "gather/gather_f32.json", "gather/peers_gather_f32.json", "tile/tile_f32.json")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
