@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The two docs checks catch what they claim to: tools/docs/check_markdown.py (fences, tables, links) and
+"""The docs checks catch what they claim to: tools/docs/check_markdown.py (fences, tables, links) and
 tools/docs/results_catalogue.py (a manifest against its folder and the pages that cite its files), each on a
 small tree made here. The ctests docs_markdown and docs_results_catalogue run them on the real tree."""
 import csv
@@ -89,7 +89,7 @@ class Catalogue(unittest.TestCase):
     ROW = {"file": "run.json", "what": "a run", "command": "memlab run lab --out run.json", "commit": "abcdef1",
            "date": "2026-11-25", "device": "GPU", "pages": "docs/labs/lab.md"}
     RUN = json.dumps({"schema": "memlab.results/1", "git_sha": "abcdef1234", "created": "2026-11-25T10:00:00Z",
-                      "device": {"name": "GPU"}, "command": ["/x/memlab", "run", "lab", "--out", "/tmp/r.json"]})
+                      "device": {"name": "GPU"}, "command": ["build/bin/memlab", "run", "lab", "--out", "out/r.json"]})
 
     def test_a_consistent_folder_passes(self):
         self.assertEqual(rc.check(self.tree([self.ROW], {"run.json": self.RUN})), [])
@@ -117,6 +117,29 @@ class Catalogue(unittest.TestCase):
         (row,) = rc.read_manifest(folder)
         self.assertEqual((row["commit"], row["date"], row["device"], row["command"]),
                          ("abcdef1", "2026-11-25", "GPU", "memlab run lab --out r.json"))
+
+    def test_a_machine_path_in_a_committed_file(self):
+        ncu = "==PROF== Connected to process 617 (/work/main/.carry/bin/memlab)\nwrote /tmp/w3/a.json\n"
+        root = self.tree([self.ROW, dict(self.ROW, file="ncu.csv")], {"run.json": self.RUN, "ncu.csv": ncu},
+                         page="[run.json](../results/gpu/lab/run.json) [ncu](../results/gpu/lab/ncu.csv)\n")
+        (p,) = rc.check(root)
+        self.assertIn("docs/results/gpu/lab/ncu.csv:1: a machine's path (/work/main/.carry/bin/memlab, and 1 more)", p)
+
+    def test_scrub_makes_each_path_one_a_reader_can_repeat(self):
+        cases = {
+            "cannot be captured: /work/main/src/labs/transfer/transfer.cu:511: failed":
+                "cannot be captured: src/labs/transfer/transfer.cu:511: failed",
+            '"command": ["/work/main/build/dev/bin/memlab", "run", "--out", "/root/out/r/copy_f16.json"]':
+                '"command": ["memlab", "run", "--out", "copy_f16.json"]',
+            "NCCL: /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl":
+                "NCCL: $VIRTUAL_ENV/lib/python3.12/site-packages/nvidia/nccl",
+            "--out /tmp/s/a.json,/tmp/s/a.md (/work/main/.carry/bin/memlab) /tmp/x/": "--out a.json,a.md (memlab) x",
+            # Not machine paths: inside a longer path, a URL, a repository path, a number.
+            "docs/results/h100/tmp/x https://example.com/work/x src/root/y 3.0/tmp": None,
+        }
+        for before, after in cases.items():
+            self.assertEqual(rc.scrub_text(before), before if after is None else after)
+        self.assertEqual(rc.machine_paths("a\nb /home/u/x.log c\n"), [(2, "/home/u/x.log")])
 
 
 if __name__ == "__main__":
