@@ -266,6 +266,14 @@ format = "{:.0f}"
             self.assertEqual(len(got), 1, (kw, got))
             self.assertIn(want, got[0], kw)
 
+    def test_a_named_value_without_a_quote_feeds_an_expr(self):
+        ratio = ('[[claim]]\nname = "v"\nfile = "docs/results/gpu/lab/run.json"\njson_path = "results.0.gbps"\n'
+                 '[[claim]]\nname = "peak"\nfile = "docs/results/gpu/lab/run.json"\njson_path = "device.peak_gbps"\n'
+                 '[[claim]]\nquote = "48%"\nexpr = "v / peak * 53"\nformat = "{:.0f}"\n')
+        self.assertEqual(self.problems(ratio), [])
+        (p,) = self.problems('[[claim]]\nfile = "docs/results/gpu/lab/run.json"\njson_path = "results.0.gbps"\n')
+        self.assertIn("no quote", p)
+
     def test_a_headline_from_an_uncommitted_tree(self):
         got = self.problems(self.claim(), dirty=True)
         self.assertEqual(len(got), 1, got)
@@ -275,6 +283,13 @@ format = "{:.0f}"
         (p,) = self.problems(self.claim(**log), dirty=True)
         self.assertIn("its manifest row says commit abcdef1-dirty", p)
         self.assertEqual(self.problems(self.claim(headline=False), dirty=True), [])
+        root, path = self.tree(self.claim(remeasure="memlab run lab"), dirty=True)
+        pending = []
+        self.assertEqual(drift.check_claims(root, path, pending), [])
+        self.assertEqual(len(pending), 1)
+        self.assertIn("run.json (its git_sha is abcdef1234-dirty): memlab run lab", pending[0])
+        (p,) = self.problems(self.claim(remeasure="memlab run lab"))
+        self.assertIn("remeasure, but docs/results/gpu/lab/run.json was made from a commit: drop the flag", p)
         root, path = self.tree(self.claim(), dirty=True)
         self.assertEqual(drift.dirty_claims(root, [path]),
                          ["docs/labs/lab.md: 'vec16 moves 3035 GB/s' from docs/results/gpu/lab/run.json"])
@@ -296,6 +311,7 @@ format = "{:.0f}"
         for not_there in ("90.5", "0.5", "9"):
             self.assertFalse(drift.quoted(not_there, "190.55 and 190.5 and 90.55"), not_there)
         self.assertFalse(drift.quoted("1.0", "-1.0"))
+        self.assertTrue(drift.quoted("1.3", "(+1.3%, [x]"))
 
 
 if __name__ == "__main__":

@@ -20,16 +20,21 @@ A page's claims live in docs/claims/<page>.toml, <page> being the page's path wi
       expr = "a / b * 100"                 (no file) arithmetic over the values of named claims of this file
     format  a Python format for the value ("{:.1f}"; default "{}")
     scale   multiplies the value first (optional; 1e-3, 1000)
-    name    names the value for an expr (optional)
-    headline = false    (optional) says the figure is not one of the page's headline figures: the one way a
-                        claim may come from a file made from an uncommitted tree (below)
+    name    names the value for an expr (optional); a claim with a name and no quote only defines a value
+            (a figure the page does not print, such as the two sides of a ratio it does)
+    headline = false    (optional) says the figure is not one of the page's headline figures: a claim that says
+                        so may come from a file made from an uncommitted tree (below)
+    remeasure = "..."   (optional) a headline figure from such a file, waiting for its measurement from a commit:
+                        the command or script that makes it. Listed as pending (the check still holds the value),
+                        not failed; a claim that says it of a file made from a commit fails (the flag is stale)
 
 A claim holds when: the page contains `quote`; the page cites `file`; the extractor finds exactly one value
 (several matching records must agree); and the value, scaled and formatted, is one of the numbers in `quote`
-(a whole number there: "90.5" is not found in "190.5" nor in "90.55"; a Unicode minus reads as "-"). A quote
+(a whole number there: "90.5" is not found in "190.5" nor in "90.55", "1.0" not in "-1.0" but in "+1.0" and
+"0.6-1.0"; a Unicode minus reads as "-"). A quote
 with two figures carries two claims. A file made from an uncommitted tree is one whose manifest row's commit
 ends in "-dirty" (docs/results), or a JSON file whose git_sha (top level, or one level down) does: a headline
-figure must not come from one, so such a claim fails unless it says `headline = false`.
+figure must not come from one, so such a claim fails unless it says `headline = false` (or, pending, `remeasure`).
 Also fails: a claims file whose page does not exist, a claim without quote, an unknown key, two extractors.
 Exit 1 with one line per problem (claims file:claim number: what), 0 when every claim holds.
 """
@@ -51,7 +56,7 @@ import results_catalogue  # noqa: E402  (how a page cites a file; the manifests)
 
 CLAIMS = os.path.join("docs", "claims")
 EXTRACTORS = ("field", "regex", "csv", "json_path", "expr")
-KEYS = {"quote", "file", "select", "records", "format", "scale", "name", "headline"} | set(EXTRACTORS)
+KEYS = {"quote", "file", "select", "records", "format", "scale", "name", "headline", "remeasure"} | set(EXTRACTORS)
 
 
 class Problem(Exception):
@@ -106,8 +111,9 @@ def to_number(v):
         raise Problem(f"the value {v!r} is not a number")
     if isinstance(v, (int, float)):
         return v
+    text = str(v).replace(",", "").strip()
     try:
-        return float(str(v).replace(",", "").strip())
+        return int(text) if re.fullmatch(r"[-+]?\d+", text) else float(text)
     except ValueError:
         raise Problem(f"the value {v!r} is not a number")
 
@@ -228,8 +234,8 @@ def quoted(formatted, quote):
         before, after = q[m.start() - 1:m.start()], q[m.end():m.end() + 2]
         if before and (before.isdigit() or before in ".,"):
             continue
-        if before in ("+", "-") and f[:1].isdigit() and not q[m.start() - 2:m.start() - 1].isdigit():
-            continue  # "-1.0" is another number than "1.0"; "0.6-1.0" is a range that holds 1.0
+        if before == "-" and f[:1].isdigit() and not q[m.start() - 2:m.start() - 1].isdigit():
+            continue  # "-1.0" is another number than "1.0"; "0.6-1.0" is a range that holds 1.0; "+1.0" is 1.0
         if after[:1].isdigit() or (after[:1] in ".," and after[1:2].isdigit()):
             continue
         return True
@@ -266,7 +272,8 @@ def uncommitted_tree(root, rel):
     return None
 
 
-def check_claims(root, claims_path):
+def check_claims(root, claims_path, pending=None):
+    """The problems of one claims file; claims waiting for a re-measurement are appended to `pending`."""
     rel_claims = os.path.relpath(claims_path, root)
     page = page_of(claims_path)
     page_full = os.path.join(root, page)
@@ -285,9 +292,12 @@ def check_claims(root, claims_path):
     text = read_text(page_full)
     problems, names = [], {}
     for n, c in enumerate(claims, 1):
-        where = f"{rel_claims}:claim {n} ({str(c.get('quote', ''))[:60]!r})"
+        where = f"{rel_claims}:claim {n} ({str(c.get('quote', c.get('name', '')))[:60]!r})"
         try:
-            names_value = check_claim(root, page, text, c, names)
+            waiting = []
+            names_value = check_claim(root, page, text, c, names, waiting)
+            if pending is not None:
+                pending += [f"{page}: {str(c.get('quote', c.get('name')))[:60]!r} from {w}" for w in waiting]
             if "name" in c:
                 names[c["name"]] = names_value
         except Problem as e:
@@ -295,19 +305,20 @@ def check_claims(root, claims_path):
     return problems
 
 
-def check_claim(root, page, text, c, names):
+def check_claim(root, page, text, c, names, pending=None):
     unknown = set(c) - KEYS
     if unknown:
         raise Problem(f"unknown key(s) {sorted(unknown)}")
-    if not isinstance(c.get("quote"), str) or not c["quote"]:
-        raise Problem("no quote")
+    definition = "quote" not in c and "name" in c  # a value named for an expr, not quoted itself
+    if not definition and (not isinstance(c.get("quote"), str) or not c["quote"]):
+        raise Problem("no quote (a claim without one only names a value for an expr: give it a name)")
     kinds = [k for k in EXTRACTORS if k in c]
     if len(kinds) != 1:
         raise Problem(f"one extractor ({', '.join(EXTRACTORS)}), not {kinds or 'none'}")
     kind = kinds[0]
     if ("select" in c or "records" in c) and kind != "field":
         raise Problem("select and records go with field")
-    if c["quote"] not in text:
+    if not definition and c["quote"] not in text:
         raise Problem(f"{page} does not contain the quote")
     if kind == "expr":
         if "file" in c:
@@ -323,9 +334,13 @@ def check_claim(root, page, text, c, names):
         if not results_catalogue.cites(page, text, rel, root):
             raise Problem(f"{page} does not cite {rel} (its path, or a link to it)")
         why = uncommitted_tree(root, rel)
-        if why and c.get("headline", True) is not False:
+        if why and c.get("headline", True) is not False and "remeasure" not in c:
             raise Problem(f"{rel} was made from an uncommitted tree ({why}): a headline figure needs a file made "
                           f"from a commit (measure again), or say headline = false")
+        if "remeasure" in c and not why:
+            raise Problem(f"remeasure, but {rel} was made from a commit: drop the flag")
+        if why and "remeasure" in c and pending is not None:
+            pending.append(f"{rel} ({why}): {c['remeasure']}")
         value = {"field": extract_select, "regex": extract_regex, "csv": extract_csv,
                  "json_path": lambda p, cl: dotted(read_json(p), cl["json_path"])}[kind](full, c)
     value = to_number(value)
@@ -336,7 +351,7 @@ def check_claim(root, page, text, c, names):
         shown = fmt.format(value)
     except (ValueError, IndexError, KeyError) as e:
         raise Problem(f"format {fmt!r}: {e}")
-    if not quoted(shown, c["quote"]):
+    if not definition and not quoted(shown, c["quote"]):
         raise Problem(f"the file says {shown} (value {value!r}), the quote does not")
     return value
 
@@ -350,7 +365,8 @@ def dirty_claims(root, files):
             why = uncommitted_tree(root, c["file"]) if isinstance(c.get("file"), str) and \
                 os.path.isfile(os.path.join(root, c["file"])) else None
             if why:
-                flag = " (headline = false)" if c.get("headline", True) is False else ""
+                flag = (" (headline = false)" if c.get("headline", True) is False else
+                        " (remeasure)" if "remeasure" in c else "")
                 out.append(f"{page_of(path)}: {c.get('quote')!r} from {c['file']}{flag}")
     return out
 
@@ -367,20 +383,23 @@ def main(argv=None):
         for line in dirty_claims(root, files):
             print(line)
         return 0
-    problems, count = [], 0
+    problems, pending, count = [], [], 0
     for f in files:
-        problems += check_claims(root, f)
+        problems += check_claims(root, f, pending)
         try:
             with open(f, "rb") as fh:
                 count += len(tomllib.load(fh).get("claim", []))
         except (OSError, tomllib.TOMLDecodeError):
             pass
+    for p in dict.fromkeys(pending):
+        print(f"pending re-measurement: {p}")
     for p in problems:
         print(p)
     if problems:
         print(f"drift: {len(problems)} of {count} claim(s) in {len(files)} file(s) do not hold", file=sys.stderr)
         return 1
-    print(f"drift: {count} claim(s) in {len(files)} claims file(s): every quoted figure is its file's")
+    print(f"drift: {count} claim(s) in {len(files)} claims file(s): every quoted figure is its file's"
+          + (f" ({len(pending)} headline figure(s) from uncommitted trees pending re-measurement)" if pending else ""))
     return 0
 
 
