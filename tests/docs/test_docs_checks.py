@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import check_markdown  # noqa: E402
 import drift  # noqa: E402
 import results_catalogue as rc  # noqa: E402
+import user_pages  # noqa: E402
 
 
 def write(root, path, text):
@@ -312,6 +313,40 @@ format = "{:.0f}"
             self.assertFalse(drift.quoted(not_there, "190.55 and 190.5 and 90.55"), not_there)
         self.assertFalse(drift.quoted("1.0", "-1.0"))
         self.assertTrue(drift.quoted("1.3", "(+1.3%, [x]"))
+
+
+class UserPages(unittest.TestCase):
+    def words(self, text):
+        with tempfile.TemporaryDirectory() as root:
+            write(root, "docs/page.md", text)
+            return [p.split(": ", 2)[1] for p in user_pages.check_page(os.path.join(root, "docs/page.md"),
+                                                                       "docs/page.md")]
+
+    def test_each_development_word(self):
+        text = ("In the first session the prediction was falsified; the first run and the same call of main's library\n"
+                "met the issue's acceptance bar after two attempts: we tried a second round, binary 5738c8a, 2026-11-25.\n")
+        self.assertEqual(self.words(text),
+                         ["'session' (session)", "'prediction' (prediction)", "'falsified' (falsified)",
+                          "'first run' (first run)", "'same call' (the same call)", '"main\'s" (main\'s)',
+                          '"the issue\'s" (the issue)', "'acceptance' (acceptance)", "'bar' (bar)",
+                          "'attempts' (attempt)", "'tried' (tried)", "'round' (round)", "'2026-11-25' (date)",
+                          "'5738c8a' (commit hash)"])
+
+    def test_what_is_not_a_development_word(self):
+        text = ("A DRAM round trip, paired round by round, 1024 rounds of ping-pong; bars from zero; rounding.\n"
+                "The model predicts 32x. `session_id` and [the notes](notes/session.md#predicted) link there.\n"
+                "```sh\nmemlab run copy --out session.json   # 2026-11-25, 5738c8a\n```\n"
+                "| file | commit | date |\n| --- | --- | --- |\n| a.json | 5738c8a | 2026-11-25 |\n\n"
+                "- [A] gpu-benches (github:RRZE-HPC/gpu-benches, commit 1038c5d), read\n  on 2023-07-02\n"
+                "- [C] a post, 2023-07-02\n  (https://example.com/post)\n")
+        self.assertEqual(self.words(text), [])
+
+    def test_the_user_pages(self):
+        with tempfile.TemporaryDirectory() as root:
+            for p in ("README.md", "docs/a.md", "docs/labs/b.md", "docs/notes/c.md", "docs/results/README.md"):
+                write(root, p, "x")
+            self.assertEqual(user_pages.user_pages(root),
+                             ["README.md", "docs/a.md", "docs/labs/b.md", "docs/results/README.md"])
 
 
 if __name__ == "__main__":
