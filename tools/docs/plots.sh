@@ -67,5 +67,5 @@ for c in a b; do
   table docs/results/h200x2/transfer/graph_memlab.json docs/results/h200x2/transfer/graph_nccl_tests_$c.log \
     docs/results/h200x2/transfer/graph_vs_nccl_tests_$c.md
 done
-table $x/mid_memlab.json $x/mid_nccl_tests.log $x/mid_vs_nccl_tests.md
-table $x/small_same_call_memlab.json $x/small_same_call_nccl_tests.log $x/small_same_call_vs_nccl_tests.md
+table $x/host_16MiB_1GiB_memlab.json $x/host_16MiB_1GiB_nccl_tests.log $x/host_16MiB_1GiB_vs_nccl_tests.md
+table $x/below_16MiB_memlab.json $x/below_16MiB_nccl_tests.log $x/below_16MiB_vs_nccl_tests.md

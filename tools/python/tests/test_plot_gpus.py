@@ -50,9 +50,9 @@ def test_the_pictures_are_drawn(tmp_path):
 
 def test_the_comparison_is_the_committed_table(tmp_path):
     table = tmp_path / "t.md"
-    assert plot_gpus.main([run("mid_memlab.json"), "--nccl-tests", run("mid_nccl_tests.log"), "--only", "table",
+    assert plot_gpus.main([run("host_16MiB_1GiB_memlab.json"), "--nccl-tests", run("host_16MiB_1GiB_nccl_tests.log"), "--only", "table",
                            "--table", str(table), "-o", str(tmp_path)]) == 0
-    with open(run("mid_vs_nccl_tests.md"), encoding="utf-8") as f:
+    with open(run("host_16MiB_1GiB_vs_nccl_tests.md"), encoding="utf-8") as f:
         assert table.read_text() == f.read()
 
 
@@ -62,7 +62,7 @@ def test_the_comparison_is_the_committed_table(tmp_path):
     (["--nccl-tests", "/nonexistent.log"], "/nonexistent.log: cannot be read"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, says):
-    assert exit_code(plot_gpus.main, [run("mid_memlab.json"), "-o", str(tmp_path)] + argv) == 2
+    assert exit_code(plot_gpus.main, [run("host_16MiB_1GiB_memlab.json"), "-o", str(tmp_path)] + argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err, err
 
