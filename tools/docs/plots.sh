@@ -10,8 +10,8 @@ cd "$(dirname "$0")/../.."
 h=docs/results/h100
 plot() { local out=$1; shift; rm -rf "$out"; PYTHONPATH=tools/python python3 -m memlab_tools.plot "$@" -o "$out"; }
 lab() { plot "$@" --only ladder,size,sweep,table; }
-lab $h/copy/plots $h/copy/copy_f16_peers_session.json $h/copy/peers_copy_f16.json \
-  $h/copy/copy_f16_misaligned_peers_session.json $h/copy/peers_copy_f16_misaligned.json
+lab $h/copy/plots $h/copy/copy_f16_with_peers.json $h/copy/peers_copy_f16.json \
+  $h/copy/copy_f16_misaligned_with_peers.json $h/copy/peers_copy_f16_misaligned.json
 lab $h/stride/plots $h/stride/stride_f16.json $h/stride/stride_f32.json $h/stride/stride_offsets_f32.json
 lab $h/gather/plots $h/gather/gather_f32.json
 lab $h/tile/plots $h/tile/tile_f32.json $h/tile/tile_f16.json

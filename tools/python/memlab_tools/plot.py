@@ -26,8 +26,14 @@ roofs thin black lines named on the plot, never in the series' colours.
 Files from several runs may hold the same case: the last file given that holds it is drawn, and
 index.md says how many cases that concerned. Runs made with --profile (times under a profiler) and
 results a run skipped or failed are not drawn; index.md lists them with the reason, and so does
-stderr, once per reason. Exit codes: 0 drawn; 2 bad input (a file that cannot be read or is not a
-memlab results file, an --out folder that cannot be written); 3 matplotlib or numpy missing.
+stderr, once per reason.
+
+A mixed set of files (`memlab-plot docs/results/h100/*/*.json`, which holds check runs and check references
+beside the results) is drawn whole: every memlab results file given is drawn, and each other file (not a
+memlab.results/1 file, not JSON, unreadable) is skipped with one line on stderr naming it and why; index.md
+lists them too. Exit codes: 0 something was drawn (files may have been skipped); 2 nothing could be drawn
+(every file skipped, or no result in them that a picture can show), or bad input (a flag, an --out folder
+that cannot be written); 3 matplotlib or numpy missing.
 """
 
 from __future__ import annotations
@@ -1044,7 +1050,22 @@ def plot_files(paths: list[str], out: str, kinds=KINDS, labs=None) -> Plotter:
     return p
 
 
-def write_index(p: Plotter, paths: list[str]):
+def load_each(paths: list[str]) -> tuple[list[Record], list[str], list[str]]:
+    """(records, the files they came from, one line per file skipped: "PATH: why"): every memlab results file of
+    `paths` read, every other file passed over with the reason (ResultsError's line), in the order given."""
+    recs, used, skipped = [], [], []
+    for path in paths:
+        try:
+            recs += records([path])
+            used.append(path)
+        except ResultsError as e:
+            skipped.append(str(e))
+    return recs, used, skipped
+
+
+def write_index(p: Plotter, paths: list[str], skipped: list[str] = ()):
+    """index.md of `p.out`: the files drawn, every picture with its sentence, what was not drawn and the files
+    skipped (`skipped`: lines "PATH: why", as load_each gives them)."""
     with open(os.path.join(p.out, "index.md"), "w") as f:
         f.write("# memlab plots\n\nFrom: " + ", ".join(f"`{os.path.basename(x)}`" for x in paths) + "\n\n")
         for m in p.made:
@@ -1054,16 +1075,21 @@ def write_index(p: Plotter, paths: list[str]):
                 f.write(f"## {m['file']}\n\n{m['sentence']} [{m['file']}]({m['file']})\n\n")
         if p.notes:
             f.write("## Not drawn\n\n" + "".join(f"- {n}\n" for n in p.notes))
+        if skipped:
+            f.write("## Files skipped\n\n" + "".join(f"- {s}\n" for s in skipped))
 
 
 def parser() -> cli.Parser:
     ap = cli.Parser(prog="memlab-plot",
                     description="Pictures of memlab results files (memlab's and memlab-peers'), merged: every lab's "
                                 "ladder, bandwidth and time against size, sweeps beside their models, a roofline.",
-                    epilog="Exit codes: 0 drawn; 2 bad input (a file that cannot be read or is not a memlab results "
-                           "file; an -o folder that cannot be written), one line naming it; 3 matplotlib or numpy "
+                    epilog="Files that are not memlab results files (a check run, a check reference, a log, JSON of "
+                           "another schema) are skipped, each named on stderr with why in one line (and in "
+                           "index.md); the rest are drawn. Exit codes: 0 something was drawn, whatever was skipped; "
+                           "2 nothing could be drawn (every file skipped, or no result a picture can show), a bad "
+                           "flag, or an -o folder that cannot be written, one line naming it; 3 matplotlib or numpy "
                            "missing.")
-    ap.add_argument("results", nargs="+", help="memlab.results/1 files")
+    ap.add_argument("results", nargs="+", help="memlab.results/1 files (others are skipped, each named)")
     ap.add_argument("-o", "--out", required=True, help="folder for the PNGs, tables and index.md")
     ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
     ap.add_argument("--lab", help="draw only the results of these labs, comma-separated (default: every lab in the "
@@ -1080,24 +1106,32 @@ def _main(argv=None) -> int:
     if MISSING:
         return cli.fail(prog, f"{MISSING} is not installed (pip install ./tools/python)", cli.MISSING_DEPENDENCY)
     labs = set(args.lab.split(",")) if args.lab else None
+    recs, used, skipped = load_each(args.results)  # every file read before the folder is made
+    for line in skipped:
+        print(f"{prog}: skipped {line}", file=sys.stderr)
+    if not used:
+        return cli.fail(prog, f"nothing to draw: none of the {len(args.results)} file(s) given is a memlab results "
+                              "file")
+    if labs and labs - {r.lab for r in recs}:
+        return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
+                              f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
     try:
-        recs = records(args.results)  # every file checked before the folder is made
-        if labs and labs - {r.lab for r in recs}:
-            return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
-                                  f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "index.md"), "a"):
             pass
-        p = plot_files(args.results, args.out, kinds, labs)
-    except ResultsError as e:
-        return cli.fail(prog, str(e))
+        p = draw([r for r in recs if not labs or r.lab in labs], args.out, kinds)
+        write_index(p, used, skipped)
     except OSError as e:
         why = "a file, not a folder" if os.path.exists(args.out) and not os.path.isdir(args.out) else e.strerror or e
         return cli.fail(prog, f"-o {args.out}: cannot write there ({why})")
     for n in p.notes:
         print(f"{prog}: not drawn: {n}", file=sys.stderr)
-    print(f"{prog}: {len(p.made)} files in {args.out} (index.md lists them"
-          + (f", and {len(p.notes)} reason(s) something was not drawn" if p.notes else "") + ")", file=sys.stderr)
+    if not p.made:
+        return cli.fail(prog, f"nothing drawn from the {len(used)} results file(s): no result a picture can show "
+                              f"({len(p.notes)} reason(s) above; index.md in {args.out} lists them)")
+    print(f"{prog}: {len(p.made)} files in {args.out} from {len(used)} results file(s) (index.md lists them"
+          + (f", and {len(p.notes)} reason(s) something was not drawn" if p.notes else "")
+          + (f"; {len(skipped)} file(s) skipped" if skipped else "") + ")", file=sys.stderr)
     return cli.OK
 
 

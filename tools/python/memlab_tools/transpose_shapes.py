@@ -20,7 +20,7 @@
 
 Timing (accept): cold, as memlab's harness times (tools/python/memlab_tools/gpu_timing.py): the L2 flushed,
 the stream held by torch.cuda._sleep while the host enqueues start event, launch and stop event; the contenders of
-a shape interleaved sample by sample (rounds in a rotating order, as memlab-peers copy-floor), medians. The torch
+a shape interleaved sample by sample (rounds in a rotating order, as tools/studies/copy_floor.py), medians. The torch
 bar is judged on the paired samples: met where memlab.transpose is at least as fast, or where the median of the
 paired differences has a 95% interval holding 0 (the two are the same within what the timer resolves: a side of 1,
 where both are copies of the same bytes). GB/s count the bytes read plus written (2 x the matrix). Exit codes:
@@ -372,8 +372,7 @@ def accept_main(args) -> int:
         return cli.fail(args.prog, "no GPU", cli.MISSING_DEPENDENCY)
     os.makedirs(args.out, exist_ok=True)
     dtypes = {1: torch.uint8, 2: torch.float16, 4: torch.float32, 8: torch.float64}
-    from .copy_floor import interleaved, judge, tick_ms
-    from .gpu_timing import Timer
+    from .gpu_timing import Timer, interleaved, judge, tick_ms
 
     props = torch.cuda.get_device_properties(0)
     timer = Timer(torch, getattr(props, "L2_cache_size", 50 << 20), max_time_s=3.0)
@@ -444,7 +443,7 @@ def accept_main(args) -> int:
     header = {"schema": "memlab.transpose_shapes.accept/1", "device": torch.cuda.get_device_name(0),
               "torch": torch.__version__, "memlab_library": str(memlab.library_path()),
               "method": "cold: L2 flushed, stream held while enqueuing; the contenders interleaved sample by sample, "
-                        "medians; the torch bar on the paired samples (memlab-peers copy-floor's judge)",
+                        "medians; the torch bar on the paired samples (gpu_timing.judge)",
               "bytes": "read + written (2 x the matrices)",
               "pct_of_copy": "the faster copy of the same bytes (memlab.copy_, torch copy_) over memlab.transpose",
               "vs_torch": "torch's time over memlab.transpose's: .t().contiguous(), or out.copy_(x.t()) where "
