@@ -9,6 +9,7 @@
 #   NCCL (for the transfer lab's nccl_* rungs): PyPI's nvidia-nccl-cu13 (pip; cmake finds
 #   nvidia/nccl in python3's site-packages), unless the system has it (Debian's libnccl-dev).
 #   jsonschema (the tests validate results files against docs/results.schema.json): PyPI.
+#   Chromium (headless: the tests load memlab-report's and memlab-fleet's pages in it): Debian's package (apt-get).
 #   memlab's Python tools (tools/python: memlab-peers, memlab-plot, memlab-compare) with their test
 #   packages (numpy, matplotlib, tqdm, pytest): pip. PyTorch and Triton are not installed here:
 #   memlab-peers needs them on the GPU machine.
@@ -31,6 +32,7 @@ have_header gtest/gtest.h || missing+=(libgtest-dev)
 command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || missing+=(slurm-wlm)
 command -v munged >/dev/null || [ -x /usr/sbin/munged ] || missing+=(munge)
 [ -e /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so ] || [ -e /usr/lib/aarch64-linux-gnu/pmix2/lib/libpmix.so ] || missing+=(libpmix-dev)
+command -v chromium >/dev/null || missing+=(chromium)  # memlab-report's pages are tested in headless Chromium
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

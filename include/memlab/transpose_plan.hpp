@@ -953,7 +953,7 @@ constexpr transpose_few_layout transpose_few_layout_of(const transpose_plan& p, 
 }
 
 // The plan of a few path for this shape, whichever plan_transpose would pick: for tools that compare paths
-// (tools/experiments/transpose_shapes_bench.cu) and tests. transpose_path::unsupported where the shape does
+// (tools/studies/transpose_shapes_bench.cu) and tests. transpose_path::unsupported where the shape does
 // not fit the path (few_cols: 2..64 columns and 2 or more rows; few_rows: likewise; small_matrices: rows and
 // cols 2 or more, at most 8 KiB a matrix), or the job is none, a copy or unsupported.
 constexpr transpose_plan plan_transpose_few(transpose_path few, std::uintptr_t dst, std::uintptr_t src,

@@ -233,7 +233,7 @@ int list_command(const lab_set& labs, const list_options& o) {
     return exit_ok;  // missing labs: only in the table, so the JSON holds what this binary runs
   }
   if (o.format == "md") {
-    // Each lab's ladder as the Markdown table its docs page carries (tools/update_ladders.py copies
+    // Each lab's ladder as the Markdown table its docs page carries (tools/docs/update_ladders.py copies
     // it there); a heading per lab when several are listed.
     for (const lab* l : chosen) {
       if (chosen.size() > 1) std::cout << fmt::format("### {}: {}\n\n", l->name, l->teaches);

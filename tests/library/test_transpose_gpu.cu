@@ -4,8 +4,8 @@
 // pair 0..15 at two shapes), a grid smaller than the tiles (each CTA loops), and the caller's stream. The
 // output is poisoned (zero bytes; the input has none) with a guard before and after it, and compared on
 // the device: every byte of the output must be its source byte, every other byte of the allocation still
-// poison. Tests named small_* are the ones compute-sanitizer runs (tools/device_library.sh; the few paths':
-// tools/measure_transpose_shapes.sh). Without a
+// poison. Tests named small_* are the ones compute-sanitizer runs (tools/gpu/device_library.sh; the few paths':
+// tools/gpu/measure_transpose_shapes.sh). Without a
 // GPU every test here reports SKIPPED; the error tests at the end need none.
 #include <gtest/gtest.h>
 #include <algorithm>

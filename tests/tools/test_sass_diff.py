@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/sass_diff.py on two small listings made here (its .txt input: saved `cuobjdump -sass` output): kernels
+"""tools/gpu/sass_diff.py on two small listings made here (its .txt input: saved `cuobjdump -sass` output): kernels
 matched by name with nvcc's anonymous-namespace hash normalised away, a kernel whose name changed but whose SASS
 did not reported as a rename (not a difference), and a changed body, a kernel gone and a kernel added failing."""
 import contextlib
@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "gpu"))
 import sass_diff  # noqa: E402
 
 

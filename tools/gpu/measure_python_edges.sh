@@ -5,11 +5,11 @@
 #   pytest    python/tests on the GPU: torch (eager, torch.compile, torch.cuda.graph, opcheck) and jax (jit, vmap)
 #   demo      tools/studies/memlab_compile_demo.py: Dynamo's account (graphs, breaks, the graph), the compiled
 #             and the replayed results against eager, jax.jit(memlab.transpose) against x.T
-#   floor     memlab-peers copy-floor: memlab.copy_, torch's copy_ and cudaMemcpyAsync at f16 2^12..2^24, cold and
+#   floor     tools/studies/copy_floor.py: memlab.copy_, torch's copy_ and cudaMemcpyAsync at f16 2^12..2^24, cold and
 #             warm, interleaved, beside the empty kernel's launch floor; then memlab-compare --race on its file
 #   floor_cpp tools/studies/copy_small_floor: the same race in C++ with candidate launch shapes (why, if slower)
 #   host      tools/studies/memlab_py_host_overhead.py: the Python wrapper's own host cost (stub library)
-#   claim     memlab-peers layout-claim: torch.matmul(A.t(), B) against A.t().contiguous() and memlab.transpose,
+#   claim     tools/studies/layout_claim.py: torch.matmul(A.t(), B) against A.t().contiguous() and memlab.transpose,
 #             f32, TF32, bf16 at 1024..8192
 # Everything lands in $OUT/py/ (default OUT=/tmp/measure-python-edges), seven files at most (the device machine
 # sends back eight): the results (copy_floor.json/.md, copy_floor_race.md, layout_claim.json/.md,
@@ -98,7 +98,7 @@ for s in "${steps[@]}"; do
     pytest) step pytest 240 python3 -m pytest -q -p no:cacheprovider -rs python/tests ;;
     demo) step demo 180 python3 tools/studies/memlab_compile_demo.py ;;
     floor)
-      step floor 180 python3 -m memlab_tools.peers copy-floor --dtype f16 --sizes 2^12..2^24 --samples 60 --warm \
+      step floor 180 python3 tools/studies/copy_floor.py --dtype f16 --sizes 2^12..2^24 --samples 60 --warm \
         --out "$out/copy_floor.json" --md "$out/copy_floor.md"
       step floor_race 60 python3 -m memlab_tools.compare "$out/copy_floor.json" --race --out "$out/copy_floor_race.md" ;;
     floor_cpp)
@@ -106,7 +106,7 @@ for s in "${steps[@]}"; do
       cp "$work/logs/floor_cpp.log" "$out/copy_small_floor.txt" ;;
     host) step host 60 python3 tools/studies/memlab_py_host_overhead.py --calls 200000 ;;
     claim)
-      step claim 240 python3 -m memlab_tools.peers layout-claim --math f32,tf32,bf16 --sizes 1024,2048,4096,8192 \
+      step claim 240 python3 tools/studies/layout_claim.py --math f32,tf32,bf16 --sizes 1024,2048,4096,8192 \
         --samples 30 --out "$out/layout_claim.json" --md "$out/layout_claim.md" ;;
     *) echo "unknown step $s (build pytest demo floor floor_cpp host claim)"; exit 2 ;;
   esac

@@ -2,7 +2,7 @@
 that expose __cuda_array_interface__ (made-up addresses), calling a stub libmemlab whose functions return 0 at
 once. What is left is the wrapper's own cost: reading the arrays, its checks, the device switch and the ctypes
 calls. On the GPU the real libmemlab adds its C side (plan, checks, cudaLaunchKernel: ~2-3 us) and torch
-tensors add torch's attribute reads; memlab-peers copy-floor measures those there (host_us).
+tensors add torch's attribute reads; tools/studies/copy_floor.py measures those there (host_us).
 
   python3 tools/studies/memlab_py_host_overhead.py [--calls 200000] [--profile]
 

@@ -2,7 +2,7 @@
 // C = A·B in f32, row-major: A (m, k) leading dimension k, B (k, n) with n, C (m, n) with n.
 // Extents are ints: the lab refuses a matrix of 2^31 elements or more, so every index below fits.
 //
-// Shared by the lab (matmul.cu) and the tile sweep (tools/experiments/matmul_tile_sweep.cu); no
+// Shared by the lab (matmul.cu) and the tile sweep (tools/studies/matmul_tile_sweep.cu); no
 // harness code here. Every kernel but warptiled's is a template on its rung's tiling (tiling_t,
 // matmul.hpp), which the lab's table writes once, in the rung's record (matmul.cu); warptiled's takes
 // the numbers, so that the sweep can try others.

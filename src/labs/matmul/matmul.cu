@@ -357,7 +357,7 @@ const lab& table() {
       .axes = {m_axis, k_axis},
       .roof = roof_kind::fp32,
       // The tiles of the last three rungs were chosen on an H100 80GB HBM3 (docs/notes/matmul.md, the
-      // sweep of tools/experiments/matmul_tile_sweep.cu).
+      // sweep of tools/studies/matmul_tile_sweep.cu).
       .variants =
           {
               lab_rung<naive, tiling{.tile_m = 8, .tile_n = 32, .threads = 256, .outputs = 1, .vec_bytes = 4}>({

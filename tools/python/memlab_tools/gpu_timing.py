@@ -15,10 +15,14 @@ dropped and the wait doubled: the host never leaks into a kept sample.
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass
 from typing import Callable
 
-from .stats import StoppingRule
+from .stats import StoppingRule, quantile
+
+CUDA_DOCUMENTED_RESOLUTION_US = 0.5  # cudaEventElapsedTime: "a resolution of around 0.5 microseconds"
 
 
 class Timer:
@@ -141,3 +145,60 @@ class Timer:
         torch.cuda.synchronize()
         host = self._host_ms(g.replay)
         return self.rule(0.25).run(lambda: self._held_sample(g.replay, k, host)), ""
+
+
+# ---- contenders raced in one process, sample by sample (the studies in tools/studies/, transpose_shapes accept) ----
+
+def interleaved(timer, launches: dict, samples: int, flush: bool = True) -> dict:
+    """`samples` cold samples (flush=False: warm) of every launch, in rounds: each round one sample of each, the
+    order rotating by one from round to round. A sample whose host enqueue outlasted the hold is dropped and taken
+    again (gpu_timing.Timer.held_sample). {name: [ms, ...]}, the i-th sample of each from the same round."""
+    names = list(launches)
+    out = {name: [] for name in names}
+    for rnd in range(samples):
+        k = rnd % len(names)
+        for name in names[k:] + names[:k]:
+            ms = None
+            while ms is None:
+                ms = timer.held_sample(launches[name], flush=flush)
+            out[name].append(ms)
+    return out
+
+
+def tick_ms(samples: list[float]) -> float:
+    """The timer's measured step: the smallest difference between two distinct sample values (0 if there are not
+    two). Event times come in whole ticks of the GPU's timer (32 ns on an H100)."""
+    values = sorted(set(samples))
+    steps = [b - a for a, b in zip(values, values[1:]) if b - a > 1e-9]
+    return min(steps) if steps else 0.0
+
+
+def paired_difference(a: list[float], b: list[float], z: float = 1.96) -> tuple[float, float, float]:
+    """(median, low, high) of a[i] - b[i]: the median of the paired differences and its ~95% interval from the
+    sign test's order statistics (ranks n/2 -+ z sqrt(n)/2; exact enough from n = 20)."""
+    d = sorted(x - y for x, y in zip(a, b))
+    n = len(d)
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    half = z * math.sqrt(n) / 2
+    lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half) - 1)
+    return quantile(d, 0.5), d[lo], d[hi]
+
+
+@dataclass
+class Verdict:
+    speed: float       # torch's median over memlab's: memlab's speed relative to torch (>= 1: as fast or faster)
+    diff_ms: float     # median of memlab - torch, paired by round
+    low_ms: float
+    high_ms: float
+    word: str          # SAME (the interval holds 0), SLOWER or FASTER
+    inside_documented: bool  # |diff| under CUDA's documented 0.5 us
+    ticks: float       # |diff| in measured ticks
+
+
+def judge(memlab_ms: list[float], torch_ms: list[float], tick: float) -> Verdict:
+    d, lo, hi = paired_difference(memlab_ms, torch_ms)
+    m, t = quantile(sorted(memlab_ms), 0.5), quantile(sorted(torch_ms), 0.5)
+    word = "SLOWER" if lo > 0 else "FASTER" if hi < 0 else "SAME"
+    return Verdict(t / m if m > 0 else 0.0, d, lo, hi, word, abs(d) * 1e3 < CUDA_DOCUMENTED_RESOLUTION_US,
+                   abs(d) / tick if tick > 0 else 0.0)

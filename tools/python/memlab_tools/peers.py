@@ -698,9 +698,7 @@ def parser() -> argparse.ArgumentParser:
         description="PyTorch and Triton peers of memlab's labs, and memlab's own library from Python (import "
                     "memlab) in the same process, verified and timed like memlab (cold with the L2 flushed and the "
                     "host launch hidden, batch, CUDA graph), written as memlab.results/1.",
-        epilog="Studies of their own: `memlab-peers copy-floor` (small copies against the launch floor) and "
-               "`memlab-peers layout-claim` (matmul of a transposed view), each with its --help. "
-               "Exit codes: 0 ok; 1 a verification failed; 2 usage error; 3 no PyTorch or no GPU; "
+        epilog="Exit codes: 0 ok; 1 a verification failed; 2 usage error; 3 no PyTorch or no GPU; "
                "4 every case skipped; 130 interrupted (results so far written).")
     ap.add_argument("lab", choices=LABS, help="the lab whose peers to run")
     ap.add_argument("--variant", action="append", help="peers to run, comma-separated (default: all of the lab)")
@@ -737,16 +735,8 @@ def _writable_folder(path: str) -> str:
     return ""
 
 
-# Studies of their own, run as `memlab-peers <name> ...` (each module's main parses its own flags).
-STUDIES = {"copy-floor": "copy_floor", "layout-claim": "layout_claim"}
-
-
 def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in STUDIES:
-        import importlib
-
-        return importlib.import_module(f".{STUDIES[argv[0]]}", __package__).main(argv[1:])
     args = parser().parse_args(argv)
     args.like_device = None
     try:

@@ -1,5 +1,5 @@
-"""The memlab.results/1 document of a memlab-peers study that is not a lab's peer sweep (copy-floor,
-layout-claim): the run's header, one record per measured case, written after every case (a temporary file
+"""The memlab.results/1 document of a study that is not a lab's peer sweep (tools/studies/copy_floor.py,
+layout_claim.py): the run's header, one record per measured case, written after every case (a temporary file
 renamed into place) so that an interrupted run keeps what it measured."""
 
 from __future__ import annotations

@@ -1,17 +1,24 @@
-"""memlab-peers' studies of their own, without a GPU: copy-floor (small copies against the launch floor) and
-layout-claim (torch.matmul of a transposed view): their statistics, verdicts, tables, tolerance checks, usage
+"""The Python studies in tools/studies/, without a GPU: copy_floor.py (small copies against the launch floor) and
+layout_claim.py (torch.matmul of a transposed view), and the timing helper they share (memlab_tools.gpu_timing:
+rounds interleaved sample by sample, paired verdicts): their statistics, verdicts, tables, tolerance checks, usage
 errors, and that their records validate against the schema. The timing runs on the H100
 (tools/gpu/measure_python_edges.sh)."""
 
 import json
 import math
+import os
+import sys
 import types
 
 import pytest
 
-from memlab_tools import copy_floor, layout_claim, peers, runfile
+from memlab_tools import gpu_timing, runfile
 
-from conftest import SCHEMA
+from conftest import REPO, SCHEMA
+
+sys.path.insert(0, os.path.join(REPO, "tools", "studies"))
+import copy_floor  # noqa: E402
+import layout_claim  # noqa: E402
 
 TICK = 0.000032  # 32 ns in ms: the H100 event timer's step
 
@@ -20,37 +27,37 @@ def ticks(*counts):
     return [c * TICK for c in counts]
 
 
-# ---- copy-floor ---------------------------------------------------------------------------------------------------
+# ---- the timing helper and copy_floor.py ---------------------------------------------------------------------------------------------------
 
 def test_the_measured_tick_is_the_smallest_step_between_samples():
-    assert copy_floor.tick_ms(ticks(125, 125, 126, 129, 125)) == pytest.approx(TICK)
-    assert copy_floor.tick_ms(ticks(125, 125)) == 0.0
-    assert copy_floor.tick_ms([]) == 0.0
+    assert gpu_timing.tick_ms(ticks(125, 125, 126, 129, 125)) == pytest.approx(TICK)
+    assert gpu_timing.tick_ms(ticks(125, 125)) == 0.0
+    assert gpu_timing.tick_ms([]) == 0.0
 
 
 def test_paired_difference_and_its_interval():
     a = ticks(*([129] * 30))
     b = ticks(*([125] * 30))
-    d, lo, hi = copy_floor.paired_difference(a, b)
+    d, lo, hi = gpu_timing.paired_difference(a, b)
     assert d == pytest.approx(4 * TICK) and lo == pytest.approx(4 * TICK) and hi == pytest.approx(4 * TICK)
     # Differences of both signs around 0: the interval holds 0.
     mixed = [(-1) ** i * TICK for i in range(40)]
-    d, lo, hi = copy_floor.paired_difference(mixed, [0.0] * 40)
+    d, lo, hi = gpu_timing.paired_difference(mixed, [0.0] * 40)
     assert lo < 0 < hi
     # The interval's ranks: n/2 -+ 1.96 sqrt(n)/2, inside the sample.
-    d, lo, hi = copy_floor.paired_difference(list(range(100)), [0] * 100)
+    d, lo, hi = gpu_timing.paired_difference(list(range(100)), [0] * 100)
     assert (lo, hi) == (40, 59) and d == pytest.approx(49.5)
 
 
 def test_verdicts_against_torch():
-    slower = copy_floor.judge(ticks(*([129] * 30)), ticks(*([125] * 30)), TICK)
+    slower = gpu_timing.judge(ticks(*([129] * 30)), ticks(*([125] * 30)), TICK)
     assert slower.word == "SLOWER" and slower.ticks == pytest.approx(4) and slower.inside_documented
     assert slower.speed == pytest.approx(125 / 129)
-    faster = copy_floor.judge(ticks(*([120] * 30)), ticks(*([125] * 30)), TICK)
+    faster = gpu_timing.judge(ticks(*([120] * 30)), ticks(*([125] * 30)), TICK)
     assert faster.word == "FASTER" and faster.speed > 1
-    same = copy_floor.judge(ticks(*([125, 126] * 20)), ticks(*([126, 125] * 20)), TICK)
+    same = gpu_timing.judge(ticks(*([125, 126] * 20)), ticks(*([126, 125] * 20)), TICK)
     assert same.word == "SAME" and same.speed == pytest.approx(1)
-    far = copy_floor.judge([0.010] * 30, [0.009] * 30, TICK)
+    far = gpu_timing.judge([0.010] * 30, [0.009] * 30, TICK)
     assert far.word == "SLOWER" and not far.inside_documented  # 1 us apart: beyond CUDA's 0.5 us
 
 
@@ -59,7 +66,7 @@ def _row(n, memlab, torch_, empty=60, grid=32):
          "cuda_memcpy_async": ticks(*([torch_] * 30)), "empty_kernel": ticks(*([empty] * 30)),
          "empty_kernel_memlab_grid": ticks(*([empty + 2] * 30))}
     return {"n": n, "grid": grid, "samples": s, "host_us": {"memlab_copy_": 6.5, "torch_copy_": 4.1},
-            "verdict": copy_floor.judge(s["memlab_copy_"], s["torch_copy_"], TICK)}
+            "verdict": gpu_timing.judge(s["memlab_copy_"], s["torch_copy_"], TICK)}
 
 
 def test_the_table_names_the_floor_the_verdict_and_the_acceptance():
@@ -81,7 +88,7 @@ def test_the_table_names_the_floor_the_verdict_and_the_acceptance():
     (["--out", "x.csv"], "--out: x.csv: writes JSON"),
 ])
 def test_copy_floor_usage_errors_before_any_gpu_work(argv, needle, capsys):
-    assert peers.main(["copy-floor", *argv]) == 2
+    assert copy_floor.main(argv) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
 
@@ -93,13 +100,13 @@ def test_without_torch_or_a_gpu_the_studies_exit_3(monkeypatch, capsys):
             pytest.skip("a GPU is here: the studies would run")
     except ImportError:
         pass
-    assert peers.main(["copy-floor"]) == 3
-    assert peers.main(["layout-claim"]) == 3
+    assert copy_floor.main([]) == 3
+    assert layout_claim.main([]) == 3
     err = capsys.readouterr().err
-    assert "copy-floor:" in err and "layout-claim:" in err
+    assert "copy_floor.py:" in err and "layout_claim.py:" in err
 
 
-# ---- layout-claim -------------------------------------------------------------------------------------------------
+# ---- layout_claim.py -------------------------------------------------------------------------------------------------
 
 def _product(n, seed=1):
     np = pytest.importorskip("numpy")
@@ -152,7 +159,7 @@ def test_the_claims_table():
     (["--samples", "3"], "--samples: at least 10"),
 ])
 def test_layout_claim_usage_errors(argv, needle, capsys):
-    assert peers.main(["layout-claim", *argv]) == 2
+    assert layout_claim.main(argv) == 2
     assert needle in capsys.readouterr().err
 
 

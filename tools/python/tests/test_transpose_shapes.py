@@ -107,7 +107,7 @@ def test_measure_script_records_a_crash_and_resumes_after_it(tmp_path):
     bench.chmod(0o755)
     env = dict(os.environ, OUT=str(tmp_path / "out"), BIN=str(tmp_path), BUILD=str(tmp_path / "work"),
                SWEEP_BUDGET="60", GPU="0")
-    r = subprocess.run(["bash", os.path.join(REPO, "tools", "measure_transpose_heatmap.sh")], env=env,
+    r = subprocess.run(["bash", os.path.join(REPO, "tools", "gpu", "measure_transpose_heatmap.sh")], env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     heat = tmp_path / "out" / "heat"

@@ -1,4 +1,5 @@
-"""memlab-peers layout-claim: checks the claim of the reference chapter "PyTorch Examples: Memory Layout" that
+"""A study (not part of the pip package): checks the claim of the reference chapter "PyTorch Examples: Memory Layout"
+that
 
     C = torch.matmul(A.t(), B)               # "Slower! (non-contiguous access)"
     C = torch.matmul(A.t().contiguous(), B)  # "Fast again!"
@@ -17,8 +18,8 @@ what the second and third pay on top of the product. Why the view needs no copy:
 layout as a flag (a row-major A.t() is a column-major A: CUBLAS_OP_T), and its GEMM kernels load tiles of either
 layout through shared memory; the kernel names torch's profiler saw for each way are in the records' notes.
 
-  memlab-peers layout-claim                                   # f32, tf32, bf16 at 1024, 2048, 4096, 8192
-  memlab-peers layout-claim --math tf32 --sizes 4096 --samples 50 --out claim.json --md claim.md
+  python3 tools/studies/layout_claim.py                       # f32, tf32, bf16 at 1024, 2048, 4096, 8192
+  python3 tools/studies/layout_claim.py --math tf32 --sizes 4096 --samples 50 --out claim.json --md claim.md
 
 Verification: every way's C against a float64 product of the same (rounded) inputs, on sampled rows: for f32
 within gamma_k sum|a b| elementwise, for TF32 within ((1 + 2^-10)^2 (1 + gamma_2k) - 1) sum|a b| (each input
@@ -30,13 +31,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 
-from . import cli
-from .copy_floor import interleaved, paired_difference
-from .runfile import RunFile, finish, record
-from .stats import quantile
+# memlab_tools from this checkout when it is not installed (pip install ./tools/python installs it).
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+from memlab_tools import cli  # noqa: E402
+from memlab_tools.gpu_timing import interleaved, paired_difference  # noqa: E402
+from memlab_tools.runfile import RunFile, finish, record  # noqa: E402
+from memlab_tools.stats import quantile  # noqa: E402
 
 MATHS = ("f32", "tf32", "bf16")
 WAYS = ("torch_matmul_at_view", "torch_matmul_at_contiguous", "memlab_transpose_matmul", "torch_matmul_contiguous")
@@ -126,7 +131,7 @@ def _kernel_names(torch, fn) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = cli.Parser(prog="memlab-peers layout-claim",
+    ap = cli.Parser(prog="layout_claim.py",
                     description="torch.matmul(A.t(), B) against torch.matmul(A.t().contiguous(), B) and "
                                 "memlab.transpose then matmul, verified, cold, interleaved in one process.")
     ap.add_argument("--math", default="f32,tf32,bf16", help="f32, tf32, bf16, comma-separated (default all three)")
@@ -139,7 +144,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    prog = "memlab-peers layout-claim"
+    prog = "layout_claim.py"
     args = parser().parse_args(argv)
     maths = [m.strip() for m in args.math.split(",") if m.strip()]
     bad = [m for m in maths if m not in MATHS]
@@ -161,8 +166,8 @@ def main(argv=None) -> int:
         return cli.fail(prog, "PyTorch is not installed", cli.MISSING_DEPENDENCY)
     if not torch.cuda.is_available():
         return cli.fail(prog, "no usable CUDA device", cli.MISSING_DEPENDENCY)
-    from .gpu_timing import Timer
-    from .peers import _device, probe_memlab
+    from memlab_tools.gpu_timing import Timer
+    from memlab_tools.peers import _device, probe_memlab
 
     memlab, _, why = probe_memlab()
     if memlab is None:
@@ -253,7 +258,7 @@ def _point(torch, memlab, timer, math_: str, n: int, samples: int, profile: bool
     failures = sum(bool(p) for p in problems.values())
     for name, p in problems.items():
         if p:
-            print(f"memlab-peers layout-claim: {name} {math_} n={n}: verification failed: {p}", file=sys.stderr)
+            print(f"layout_claim.py: {name} {math_} n={n}: verification failed: {p}", file=sys.stderr)
     live = {k: v for k, v in {**ways, **transposes}.items() if not problems[k]}
     kernels = {k: _kernel_names(torch, ways[k]) for k in ways} if profile else {}
     samples = interleaved(timer, live, samples, flush=True)

@@ -1,4 +1,4 @@
-"""memlab-peers copy-floor: the copy at small sizes, on the launch floor. In one process, at every size,
+"""A study (not part of the pip package): the copy at small sizes, on the launch floor. In one process, at every size,
 memlab.copy_, torch's copy_ and cudaMemcpyAsync (what torch's copy_ calls for a contiguous copy within one device)
 are timed cold, interleaved sample by sample, beside two empty kernels: one CTA (the launch floor), and a CTA of 256
 threads per 4 KiB (the floor of memlab's launch shape wherever its plan moves one 16-byte vector a thread: up to one
@@ -6,8 +6,8 @@ wave of the GPU's threads, and past four). A second load of libmemlab (the same 
 other addresses) is raced too: where it differs from the first as much as from torch, the difference is where the
 code landed, not what it does.
 
-  memlab-peers copy-floor                                    # f16, 2^12..2^24, 60 samples each, cold and warm
-  memlab-peers copy-floor --sizes 2^16,2^22 --samples 200 --out floor.json --md floor.md
+  python3 tools/studies/copy_floor.py                        # f16, 2^12..2^24, 60 samples each, cold and warm
+  python3 tools/studies/copy_floor.py --sizes 2^16,2^22 --samples 200 --out floor.json --md floor.md
 
 Every contender copies the same source into the same destination: a small copy's time moves by several ticks with
 where its buffers sit in DRAM, and with buffers of its own each contender drew its own placement (two loads of the
@@ -40,56 +40,22 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import cli
-from .runfile import RunFile, finish, record
-from .sizes import parse_sizes
-from .stats import quantile
+
+# memlab_tools from this checkout when it is not installed (pip install ./tools/python installs it).
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+from memlab_tools import cli  # noqa: E402
+from memlab_tools.gpu_timing import (CUDA_DOCUMENTED_RESOLUTION_US, Verdict, interleaved, judge,  # noqa: E402,F401
+                                     paired_difference, tick_ms)
+from memlab_tools.runfile import RunFile, finish, record  # noqa: E402
+from memlab_tools.sizes import parse_sizes  # noqa: E402
+from memlab_tools.stats import quantile  # noqa: E402
 
 ELEM = {"u8": 1, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
-CUDA_DOCUMENTED_RESOLUTION_US = 0.5  # cudaEventElapsedTime: "a resolution of around 0.5 microseconds"
 MEMLAB_THREADS = 256                 # include/memlab/copy_plan.hpp, copy_tuning::threads
 
 
 # ---- the analysis (no GPU) -------------------------------------------------------------------------------------
-
-def tick_ms(samples: list[float]) -> float:
-    """The timer's measured step: the smallest difference between two distinct sample values (0 if there are not
-    two). Event times come in whole ticks of the GPU's timer (32 ns on an H100)."""
-    values = sorted(set(samples))
-    steps = [b - a for a, b in zip(values, values[1:]) if b - a > 1e-9]
-    return min(steps) if steps else 0.0
-
-
-def paired_difference(a: list[float], b: list[float], z: float = 1.96) -> tuple[float, float, float]:
-    """(median, low, high) of a[i] - b[i]: the median of the paired differences and its ~95% interval from the
-    sign test's order statistics (ranks n/2 -+ z sqrt(n)/2; exact enough from n = 20)."""
-    d = sorted(x - y for x, y in zip(a, b))
-    n = len(d)
-    if n == 0:
-        return 0.0, 0.0, 0.0
-    half = z * math.sqrt(n) / 2
-    lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half) - 1)
-    return quantile(d, 0.5), d[lo], d[hi]
-
-
-@dataclass
-class Verdict:
-    speed: float       # torch's median over memlab's: memlab's speed relative to torch (>= 1: as fast or faster)
-    diff_ms: float     # median of memlab - torch, paired by round
-    low_ms: float
-    high_ms: float
-    word: str          # SAME (the interval holds 0), SLOWER or FASTER
-    inside_documented: bool  # |diff| under CUDA's documented 0.5 us
-    ticks: float       # |diff| in measured ticks
-
-
-def judge(memlab_ms: list[float], torch_ms: list[float], tick: float) -> Verdict:
-    d, lo, hi = paired_difference(memlab_ms, torch_ms)
-    m, t = quantile(sorted(memlab_ms), 0.5), quantile(sorted(torch_ms), 0.5)
-    word = "SLOWER" if lo > 0 else "FASTER" if hi < 0 else "SAME"
-    return Verdict(t / m if m > 0 else 0.0, d, lo, hi, word, abs(d) * 1e3 < CUDA_DOCUMENTED_RESOLUTION_US,
-                   abs(d) / tick if tick > 0 else 0.0)
-
 
 def _pow2(n: int) -> str:
     return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
@@ -220,7 +186,7 @@ def contenders(torch, memlab, driver, memcpy, second, dtype: str, n: int,
     """Every contender at one size, all on the same source and destination buffers (so that where the buffers sit in
     DRAM, which moves a small copy's time by several ticks, is the same for all of them), the one-vector grid there,
     and the function that poisons the destination (zero: the source has no zero byte) before each is verified."""
-    from .peers import _first_difference, _random_bytes, _torch_dtype
+    from memlab_tools.peers import _first_difference, _random_bytes, _torch_dtype
 
     es = ELEM[dtype]
     nbytes = n * es
@@ -281,22 +247,6 @@ def _second_load(memlab):
     return copy
 
 
-def interleaved(timer, launches: dict, samples: int, flush: bool = True) -> dict:
-    """`samples` cold samples (flush=False: warm) of every launch, in rounds: each round one sample of each, the
-    order rotating by one from round to round. A sample whose host enqueue outlasted the hold is dropped and taken
-    again (gpu_timing.Timer.held_sample). {name: [ms, ...]}, the i-th sample of each from the same round."""
-    names = list(launches)
-    out = {name: [] for name in names}
-    for rnd in range(samples):
-        k = rnd % len(names)
-        for name in names[k:] + names[:k]:
-            ms = None
-            while ms is None:
-                ms = timer.held_sample(launches[name], flush=flush)
-            out[name].append(ms)
-    return out
-
-
 def host_us(torch, fn: Callable[[], None], calls: int = 50) -> float:
     """Median host time of one call in us, enqueued behind a held stream (so the GPU never waits on the host and
     the host never waits on a full queue)."""
@@ -313,7 +263,7 @@ def host_us(torch, fn: Callable[[], None], calls: int = 50) -> float:
 # ---- running ---------------------------------------------------------------------------------------------------
 
 def parser() -> argparse.ArgumentParser:
-    ap = cli.Parser(prog="memlab-peers copy-floor",
+    ap = cli.Parser(prog="copy_floor.py",
                     description="memlab.copy_ against torch's copy_ and cudaMemcpyAsync at small sizes, cold, "
                                 "interleaved in one process, beside an empty kernel's launch floor.")
     ap.add_argument("--dtype", default="f16", help="element type (default f16)")
@@ -330,7 +280,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    prog = "memlab-peers copy-floor"
+    prog = "copy_floor.py"
     if args.dtype not in ELEM:
         return cli.fail(prog, f"--dtype: {args.dtype!r} is not one of {', '.join(ELEM)}")
     if args.samples < 30:
@@ -347,8 +297,8 @@ def main(argv=None) -> int:
         return cli.fail(prog, "PyTorch is not installed", cli.MISSING_DEPENDENCY)
     if not torch.cuda.is_available():
         return cli.fail(prog, "no usable CUDA device", cli.MISSING_DEPENDENCY)
-    from .gpu_timing import Timer
-    from .peers import _device, probe_memlab
+    from memlab_tools.gpu_timing import Timer
+    from memlab_tools.peers import _device, probe_memlab
 
     torch.zeros(1, device="cuda")  # torch's primary context, current on this thread (the driver's calls use it)
     memlab, _, why = probe_memlab()
