@@ -37,8 +37,21 @@ echo "nccl-tests: $C/nccl-tests ($(du -sh "$C/nccl-tests" | cut -f1))"
 take "$2" v0.8 "$C/nvbandwidth"
 W=$(mktemp -d)
 cp -r "$C/nvbandwidth"/. "$W"
+# NVML: its header from the toolkit or PyPI's nvidia-nvml-dev; the library, where this machine has no driver,
+# a stub made here with the soname and every function of the header (the driver's libnvidia-ml.so.1 is the
+# one loaded on the GPU machine), as the toolkit's stubs/ folder has libcuda.so.
+NVML_H=/usr/local/cuda/include/nvml.h
+[ -e "$NVML_H" ] || NVML_H=$(python3 -c "import nvidia, glob, os; print(next(iter(g for p in nvidia.__path__ for g in glob.glob(os.path.join(p, '*', 'include', 'nvml.h')))))" 2>/dev/null || true)
+[ -e "${NVML_H:-}" ] || { echo "no nvml.h: pip install nvidia-nvml-dev" >&2; exit 1; }
+mkdir -p "$W/nvml_stub"
+if ! ldconfig -p | grep -q "libnvidia-ml.so.1 "; then
+  grep -oE '^(nvmlReturn_t|const) DECLDIR (char\* )?nvml[A-Za-z0-9_]+' "$NVML_H" |
+    grep -oE 'nvml[A-Za-z0-9_]+$' | sort -u | sed 's/.*/int &(void) { return 999; }/' > "$W/nvml_stub/stub.c"
+  gcc -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 -o "$W/nvml_stub/libnvidia-ml.so" "$W/nvml_stub/stub.c"
+fi
 (cd "$W" && cmake -B build -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=80;90;100" \
-  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc -L/usr/local/cuda/lib64/stubs" > /dev/null &&
+  -DCMAKE_CXX_FLAGS="-I$(dirname "$NVML_H")" -DCMAKE_CUDA_FLAGS="-I$(dirname "$NVML_H")" \
+  -DCMAKE_EXE_LINKER_FLAGS="-static-libstdc++ -static-libgcc -L$W/nvml_stub -L/usr/local/cuda/lib64/stubs" > /dev/null &&
   cmake --build build -j "$(nproc)" > /dev/null)
 cp "$W/build/nvbandwidth" "$C/bin/nvbandwidth"
 rm -rf "$W"

@@ -48,6 +48,14 @@ def load(path):
         sys.exit(f"judge_transfer_gpus: {path}: {e}")
 
 
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        sys.exit(f"judge_transfer_gpus: {path}: {e}")
+
+
 def ok_records(doc, variants=None):
     for r in doc.get("results", []):
         if r.get("status") == "ok" and r.get("lab") == "transfer" and (variants is None or r["variant"] in variants):
@@ -102,8 +110,7 @@ def within(memlab_us, ref_us, size, mode):
 def collectives(args):
     cycles = []
     for path in args.nccl_tests:
-        with open(path) as f:
-            cycles.append(parse_nccl_tests(f.read()))
+        cycles.append(parse_nccl_tests(read(path)))
     reference = defaultdict(list)
     for c in cycles:
         for key, us in c.items():
@@ -198,8 +205,7 @@ def parse_nvbandwidth(text):
 
 def pairs(args):
     doc = load(args.memlab)
-    with open(args.nvbandwidth) as f:
-        nvb = parse_nvbandwidth(f.read())
+    nvb = parse_nvbandwidth(read(args.nvbandwidth))
     link = doc.get("device", {}).get("link", {})
     lines = ["# Peer copies: every ordered pair and direction, against the NVLink data rate and nvbandwidth", "",
              f"memlab {args.memlab} (commit {doc.get('git_sha', '?')}); nvbandwidth {args.nvbandwidth}; NVLink "

@@ -121,8 +121,13 @@ def capture(work, out, tasks, mpis):
                 continue
             folder = os.path.join(out, f"{mpi}_{tasks}")
             os.makedirs(folder, exist_ok=True)
-            script = (f"env | grep -E '^(SLURM_|PMI_|PMIX_)' | grep -v -E '^SLURM_CONF=' | sort > {folder}/$SLURM_PROCID.env")
-            subprocess.run([tool("srun"), "-n", str(tasks), f"--mpi={mpi}", "bash", "-c", script], check=True,
+            # Each task writes its own variables, quoted for a shell to read back (PMIx's hold ';').
+            script = ("import os, shlex\n"
+                      f"with open(os.path.join({folder!r}, os.environ['SLURM_PROCID'] + '.env'), 'w') as f:\n"
+                      "    for k, v in sorted(os.environ.items()):\n"
+                      "        if k.startswith(('SLURM_', 'PMI_', 'PMIX_')) and k != 'SLURM_CONF':\n"
+                      "            f.write(f'{k}={shlex.quote(v)}\\n')\n")
+            subprocess.run([tool("srun"), "-n", str(tasks), f"--mpi={mpi}", sys.executable, "-c", script], check=True,
                            env=env, timeout=60)
             print(f"captured srun -n {tasks} --mpi={mpi}: {folder}")
     finally:

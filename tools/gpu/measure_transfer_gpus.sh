@@ -11,10 +11,13 @@
 #   graph N        collectives in nccl-tests' graph mode (-G 10) on N GPUs, 64 B .. 64 MiB, both placements:
 #                  nccl-tests 5 cycles (-e 64M, memlab's largest size) interleaved with 2 memlab runs; judged:
 #                  within 3% of nccl-tests' median from 1 MiB, within 5% or 2 us below, the runs within 2%
-#   host N         the same host-launched (nccl-tests' default loop), 16 MiB .. 8 GiB (-e 8G), within 3%
+#   host N [FROM TO]  the same host-launched (nccl-tests' default loop), FROM .. TO (default 16 MiB .. 8 GiB;
+#                  nccl-tests' -e = TO), within 3%
 #   pairs [SIZES [RUNGS]]  every ordered pair, peer copies one way and both (default 1GiB,4GiB and the copy
 #                  engine and SM rungs), and nvbandwidth's matching tests at each size; judged: the copy engine
 #                  at least 85% of the NVLink data rate a direction and within 1% of nvbandwidth
+#   sweep          every ordered pair, every peer rung one way and both, 4 KiB .. 256 MiB
+#   latency        every ordered pair: a chase of the peer's memory and a ping-pong, at 1 MiB and 1 GiB
 #   ranks          one process per GPU (every GPU): one process, torchrun, srun --mpi=pmi2 and mpirun in turn,
 #                  3 rounds, every collective out of place at 64 MiB, 256 MiB, 1 GiB; judged: each launcher's
 #                  median within 3% of one process's. srun: a one-node Slurm started here where the machine has
@@ -26,9 +29,9 @@
 #                  input: one line, exit 2 or 3, before any collective (ranks started with different WORLD_SIZE
 #                  included)
 #
-# Calls per machine kind (README.md in this folder): x2: build, graph 2, host 2, pairs, ranks, faults;
-# x4: build, graph 2, graph 4, host 2, host 4, pairs, ranks, faults; x8: build, graph 8, host 8,
-# pairs 1GiB peer_ce,peer_ce_bidir, pairs 1GiB peer_sm_read,peer_sm_write,peer_sm_bidir, ranks, faults.
+# Calls per machine kind (README.md in this folder): x2: build, graph 2, host 2, pairs, sweep -- latency,
+# ranks, faults; x4: the same with graph 4 and host 4 as well; x8: build, graph 8, host 8,
+# pairs 1GiB peer_ce,peer_ce_bidir, pairs 1GiB peer_sm_read,peer_sm_write,peer_sm_bidir, latency, ranks, faults.
 #
 #   OUT=/some/dir tools/gpu/measure_transfer_gpus.sh STEP [ARG...] [-- STEP [ARG...]]...
 # Writes under $OUT/transfer_gpus/: logs/<step>.log, json/*.json, judged/*.md, summary.txt (a line per step,
@@ -183,15 +186,16 @@ ranks_run() {  # LAUNCHER OUT.json MEMLAB_ARGS...
       fi ;;
   esac
 }
-# The launchers this machine has, srun's pmi2 and plain first.
+# The launchers this machine has: torchrun, srun --mpi=pmi2 (its plain launch reads the same Slurm variables
+# and is tested on the host: tests/harness/test_srun.py), mpirun where it is installed.
 launchers() {
-  local l="torchrun srun_pmi2 srun"
+  local l="torchrun srun_pmi2"
   command -v mpirun > /dev/null && l="$l mpirun"
   echo "$l"
 }
 
 export -f nccl_tests ranks_run
-export M NT NGPU LD_LIBRARY_PATH ROOT
+export M NT NT_TESTS NGPU LD_LIBRARY_PATH ROOT
 
 start_slurm() {
   if python3 "$ROOT/tools/gpu/local_slurm.py" start "$W/slurm" --cpus "$((NGPU * 2))" > "$W/slurm.env" 2> "$LOGS/slurm.log"; then
@@ -201,8 +205,10 @@ start_slurm() {
 }
 stop_slurm() { [ -n "${SLURM_CONF:-}" ] && python3 "$ROOT/tools/gpu/local_slurm.py" stop "$W/slurm"; unset SLURM_CONF; }
 
-# A run of one process per GPU under LAUNCHER with rank KILL killed (SIGKILL, or SIGSTOP: stuck, alive) AT s
-# in: every other rank must stop within --rank-timeout + 5 s, naming it (killed) or the lack of progress.
+# A run of one process per GPU under LAUNCHER with rank 1 sent SIGNAL (KILL: it dies; STOP: alive and stuck) AT
+# s in: every other rank must be out within --rank-timeout + 5 s of it, naming the rank (killed) or the lack
+# of progress (stopped). Timed from the signal to the last other rank's exit (the launcher may take longer to
+# give up on the stopped one: it is killed after).
 fault() {  # LAUNCHER SIGNAL AT TIMEOUT
   local launcher=$1 sig=$2 at=$3 timeout=$4
   local tag=fault_${launcher}_${sig}
@@ -210,23 +216,30 @@ fault() {  # LAUNCHER SIGNAL AT TIMEOUT
     --sizes 64MiB..8GiB:*2 --max-time 3 --rank-timeout "$timeout" > "$LOGS/$tag.ranks.log" 2>&1 &
   local group=$!
   sleep "$at"
-  # The victim: the memlab process of rank 1 (its environment says so), whoever started it.
-  local victim=""
+  # The ranks: the memlab processes this run started; rank 1 by its environment, whoever started it.
+  local victim="" others=()
   for p in $(pgrep -f "$M run transfer"); do
     if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qE "^(RANK|OMPI_COMM_WORLD_RANK|PMI_RANK|SLURM_PROCID)=1$"; then
       victim=$p
-      break
+    else
+      others+=("$p")
     fi
   done
   [ -z "$victim" ] && { echo "no rank 1 found"; kill -9 $group; return 1; }
   local t0=$SECONDS
-  kill -"$sig" "$victim" && echo "sent $sig to rank 1 (pid $victim) at $at s"
+  kill -"$sig" "$victim" && echo "sent SIG$sig to rank 1 (pid $victim) at $at s; the other ranks: ${others[*]}"
+  while [ $((SECONDS - t0)) -le $((timeout + 60)) ]; do
+    local alive=0
+    for p in "${others[@]}"; do kill -0 "$p" 2> /dev/null && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.2
+  done
+  local took=$((SECONDS - t0))
+  kill -9 "$victim" 2> /dev/null
   wait $group
-  local rc=$?
-  [ "$sig" = STOP ] && kill -9 "$victim" 2> /dev/null
-  echo "the run ended $((SECONDS - t0)) s after the signal (limit: --rank-timeout $timeout + 5 s), rc=$rc"
+  echo "the other ranks were out $took s after the signal (limit: --rank-timeout $timeout + 5 s); the launcher's rc=$?"
   grep -h "memlab: rank" "$LOGS/$tag.ranks.log" | head -8
-  [ $((SECONDS - t0)) -le $((timeout + 5)) ]
+  [ "$took" -le $((timeout + 5)) ]
 }
 export -f fault start_slurm stop_slurm launchers
 export J LOGS W
@@ -259,8 +272,10 @@ run_step() {
         "-b 64 -e 64M -f 4 -w 5 -n 20 -G 10 -c 0" --nccl-tests-graph 10
       ;;
     host)
-      local n=${1:-2}
-      collectives "host${n}" "$n" host 16MiB..8GiB:*2 "-b 16M -e 8G -f 2 -w 1 -n 20 -c 0"
+      # host N [FROM TO]: memlab's sizes and nccl-tests' -b/-e alike (doubling), default 16 MiB .. 8 GiB.
+      local n=${1:-2} from=${2:-16MiB} to=${3:-8GiB}
+      collectives "host${n}_${from}_${to}" "$n" host "${from}..${to}:*2" \
+        "-b $(numfmt --from=iec "${from%B}") -e $(numfmt --from=iec "${to%B}") -f 2 -w 1 -n 20 -c 0"
       ;;
     pairs)
       local sizes=${1:-1GiB,4GiB} rungs=${2:-peer_ce,peer_ce_bidir,peer_sm_read,peer_sm_write,peer_sm_bidir}
@@ -286,6 +301,17 @@ PY
           judge "${tag}_$size" pairs --memlab "$J/${tag}_$size.json" --nvbandwidth "$J/${tag}_nvbandwidth_$size.log"
         done
       fi
+      ;;
+    sweep)
+      # Every ordered pair, every peer rung one way and both, 4 KiB .. 256 MiB (x16): the page's size table.
+      step pairs_sweep -- "$M" run transfer --quiet --device all --peer all \
+        --variant peer_ce,peer_ce_bidir,peer_sm_read,peer_sm_write,peer_sm_bidir,peer_auto,peer_auto_bidir \
+        --sizes 4KiB..256MiB:*16 --max-time 0.15 --out "$J/pairs.json"
+      ;;
+    latency)
+      # The latency of one small access to every peer: a chase of its memory, a ping-pong of a flag.
+      step pairs_latency -- "$M" run transfer --quiet --device all --peer all --variant peer_chase,peer_pingpong \
+        --sizes 1MiB,1GiB --max-time 0.2 --out "$J/pairs_latency.json"
       ;;
     ranks)
       start_slurm
