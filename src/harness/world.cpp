@@ -290,10 +290,25 @@ void world::fail(const std::string& what) const {
   throw world_error(fmt::format("rank {}: {}", env_.rank, what));
 }
 
+void world::watch_ranks(std::chrono::steady_clock::time_point start, const char* what) const {
+  if (!p_->links) return;
+  const auto now = clock_type::now();
+  for (const int q : p_->links->ended()) {
+    p_->ended.push_back(q);
+    if (!p_->ended_seen) p_->ended_seen = now;
+  }
+  // A rank whose process has ended: what this one waits for completes only if that rank had done its part.
+  if (p_->ended_seen &&
+      std::chrono::duration<double>(now - std::max(*p_->ended_seen, start)).count() > exited_grace_s) {
+    fail(what);
+  }
+}
+
 void world::settle(int nccl_result, const char* what) const {
   const nccl_api& api = *p_->api;
   const auto t0 = clock_type::now();
   const ncclResult_t state = poll_async(api, p_->control, static_cast<ncclResult_t>(nccl_result), [&] {
+    watch_ranks(t0, "a rank's process ended while this one enqueued a collective");
     if (seconds_since(t0) > timeout_s_) fail(fmt::format("{} was not enqueued within {:.0f} s", what, timeout_s_));
   });
   if (state != ncclSuccess) fail(fmt::format("{} failed: {}", what, nccl_text(api, state, p_->control)));
@@ -346,17 +361,7 @@ void world::wait(cudaStream_t s) const {
       }
     }
     if (p_->reached() > 0) deadline.progress(now);
-    // A rank whose process has ended: this wait completes only if that rank had done its part.
-    if (p_->links) {
-      for (const int q : p_->links->ended()) {
-        p_->ended.push_back(q);
-        if (!p_->ended_seen) p_->ended_seen = now;
-      }
-    }
-    if (p_->ended_seen &&
-        std::chrono::duration<double>(now - std::max(*p_->ended_seen, start)).count() > exited_grace_s) {
-      fail("a rank's process ended while this one waited for a collective");
-    }
+    watch_ranks(start, "a rank's process ended while this one waited for a collective");
     if (deadline.expired(now)) {
       fail(fmt::format("no progress for {:.0f} s while waiting for a collective (--rank-timeout)", timeout_s_));
     }
@@ -416,6 +421,7 @@ void* world::communicator() const { return nullptr; }
 std::string world::who_stopped() const { return {}; }
 void world::fail(const std::string& what) const { throw world_error(fmt::format("rank {}: {}", env_.rank, what)); }
 void world::settle(int, const char*) const {}
+void world::watch_ranks(std::chrono::steady_clock::time_point, const char*) const {}
 void world::enqueued(int, const char*) const {}
 void world::progress(cudaStream_t) const {}
 void world::wait(cudaStream_t s) const { MEMLAB_CUDA_CHECK(cudaStreamSynchronize(s)); }

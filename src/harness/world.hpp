@@ -22,6 +22,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -106,6 +107,9 @@ class world final : public rank_sync {
   void settle(int nccl_result, const char* what) const;
   // What a failed wait says about the other ranks: those that have exited, with host, pid and GPU.
   [[nodiscard]] std::string who_stopped() const;
+  // Reads the ranks' links: fails (naming `what` and the ranks) once a rank whose process has ended has been
+  // gone for a moment of a wait that began at `start`.
+  void watch_ranks(std::chrono::steady_clock::time_point start, const char* what) const;
   // One double through the world's control communicator: 0 sum, 1 minimum, 2 rank 0's value.
   [[nodiscard]] double control(double v, int op) const;
   launch_env env_;

@@ -63,7 +63,8 @@ TEST(launcher, a_plain_environment_on_one_host) {
 }
 
 TEST(launcher, the_users_nccl_comm_id_wins) {
-  const launch_env e = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"NCCL_COMM_ID", "10.0.0.1:4000"}, {"MASTER_ADDR", "x"}});
+  const launch_env e =
+      from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"NCCL_COMM_ID", "10.0.0.1:4000"}, {"MASTER_ADDR", "x"}});
   EXPECT_EQ(e.root, "10.0.0.1:4000");
   EXPECT_EQ(e.root_from, "NCCL_COMM_ID");
   EXPECT_NE(error_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"NCCL_COMM_ID", "10.0.0.1"}}).find("host:port"),
@@ -111,17 +112,19 @@ TEST(launcher, open_mpi_and_mpich) {
   EXPECT_EQ(o.launcher, "mpi");
   EXPECT_EQ(o.rank, 3);
   EXPECT_EQ(o.root, "127.0.0.1:" + std::to_string(default_root_port));
-  const launch_env m =
-      from({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}});
+  const launch_env m = from({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}});
   EXPECT_EQ(m.launcher, "mpi");
   EXPECT_EQ(m.size, 2);
 }
 
 // A Slurm step's variables as srun sets them for task `rank` of `size`, all on one node.
 std::map<std::string, std::string> slurm_step(int rank, int size) {
-  return {{"SLURM_PROCID", std::to_string(rank)},     {"SLURM_STEP_NUM_TASKS", std::to_string(size)},
-          {"SLURM_LOCALID", std::to_string(rank)},    {"SLURM_NODEID", "0"},
-          {"SLURM_STEP_TASKS_PER_NODE", std::to_string(size)}, {"SLURM_JOB_ID", "77"},
+  return {{"SLURM_PROCID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_TASKS", std::to_string(size)},
+          {"SLURM_LOCALID", std::to_string(rank)},
+          {"SLURM_NODEID", "0"},
+          {"SLURM_STEP_TASKS_PER_NODE", std::to_string(size)},
+          {"SLURM_JOB_ID", "77"},
           {"SLURM_NTASKS", std::to_string(size)}};
 }
 
@@ -144,7 +147,9 @@ TEST(launcher, srun_with_pmi2_takes_the_local_rank_from_the_step) {
 TEST(launcher, srun_with_pmix_takes_everything_but_the_rank_from_the_step) {
   // srun --mpi=pmix: PMIX_RANK, PMIX_NAMESPACE and the server's variables; the rest is in the PMIx server.
   auto vars = slurm_step(1, 2);
-  vars.insert({{"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "slurm.pmix.77.0"}, {"PMIX_SERVER_URI41", "pmix-server.1;tcp4://127.0.0.1:1"}});
+  vars.insert({{"PMIX_RANK", "1"},
+               {"PMIX_NAMESPACE", "slurm.pmix.77.0"},
+               {"PMIX_SERVER_URI41", "pmix-server.1;tcp4://127.0.0.1:1"}});
   const launch_env e = from(vars);
   EXPECT_EQ(e.launcher_name(), "slurm (pmix)");
   EXPECT_EQ(e.rank, 1);
@@ -156,7 +161,11 @@ TEST(launcher, mpich_inside_a_slurm_step_is_mpi) {
   // Hydra's mpirun started by srun: its PMI variables are complete and win over the step's (whose
   // SLURM_PROCID numbers Hydra's proxies, not the ranks).
   auto vars = slurm_step(0, 1);
-  vars.insert({{"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "4"}, {"MASTER_ADDR", "n0"}});
+  vars.insert({{"PMI_RANK", "5"},
+               {"PMI_SIZE", "8"},
+               {"MPI_LOCALRANKID", "1"},
+               {"MPI_LOCALNRANKS", "4"},
+               {"MASTER_ADDR", "n0"}});
   const launch_env e = from(vars);
   EXPECT_EQ(e.launcher_name(), "mpi");
   EXPECT_EQ(e.rank, 5);
@@ -229,7 +238,8 @@ TEST(launcher, contradictions_are_one_line_errors_naming_the_variable) {
                 .find("SLURM_STEP_TASKS_PER_NODE=(unset)"),
             std::string::npos);
   // Every message is one line.
-  for (const auto& m : {error_of({{"RANK", "9"}, {"WORLD_SIZE", "2"}}), error_of({{"RANK", "x"}, {"WORLD_SIZE", "2"}})}) {
+  for (const auto& m :
+       {error_of({{"RANK", "9"}, {"WORLD_SIZE", "2"}}), error_of({{"RANK", "x"}, {"WORLD_SIZE", "2"}})}) {
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }
 }

@@ -7,6 +7,6 @@ target_sources(memlab_labs PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/peer.cu
   ${CMAKE_CURRENT_LIST_DIR}/collectives.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ranks.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/copy.cu
+  ${CMAKE_CURRENT_LIST_DIR}/engines.cu
   ${CMAKE_CURRENT_LIST_DIR}/checks.cu
   ${CMAKE_CURRENT_LIST_DIR}/model.cpp)

@@ -7,8 +7,9 @@
 //   collectives.cpp  NCCL's collectives, by nccl-tests' calls and method, checked on every rank
 //   ranks.cpp        the ranks a collective runs on: every GPU of this process (a communicator each), or
 //                    this rank of a run of one process per GPU (harness/world.hpp); NCCL's memory
-//   copy.cu          the SM copy kernel and memlab::copy, the engines the host and peer routes share
+//   engines.cu       the SM copy kernel and memlab::copy, the engines the host and peer routes share
 //   checks.cu        outputs checked on the GPU (gigabytes: the host would take seconds a case)
+// Each .cu's name is unique in the tree: `memlab inspect` extracts the cubins by their source file's name.
 //
 // Planning and refusals make no CUDA call: what they need of the machine comes in device_info (its GPUs'
 // bus ids, which it can reach by peer access, its links).
@@ -57,7 +58,7 @@ State& state_as(const case_ctx& c) {
   return *std::any_cast<const std::shared_ptr<State>&>(c.state);
 }
 
-// ---- the engines (copy.cu) -------------------------------------------------------------------------------
+// ---- the engines (engines.cu) ----------------------------------------------------------------------------
 // The SM copy's launch: 256 threads a CTA, 4 16-byte vectors in flight a thread, at most 8 CTAs an SM.
 inline constexpr int sm_threads = 256;
 inline constexpr int sm_unroll = 4;

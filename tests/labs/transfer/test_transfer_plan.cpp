@@ -330,7 +330,7 @@ TEST(transfer_plan, every_ordered_pair_once) {
     EXPECT_NE(static_cast<std::uint64_t>(c.device), c.p[*L().find_axis("peer")]);  // never the GPU itself
     ++pairs[{c.device, c.p[*L().find_axis("peer")]}];
   }
-  EXPECT_EQ(pairs.size(), 12u);  // 4 x 3 ordered pairs
+  EXPECT_EQ(pairs.size(), 12u);                                                              // 4 x 3 ordered pairs
   for (const auto& [pair, n] : pairs) EXPECT_EQ(n, 2) << pair.first << "->" << pair.second;  // one per rung
 }
 
@@ -356,8 +356,8 @@ TEST(transfer_plan, peer_access_and_links_come_with_the_device) {
   two.bus_ids = {"0000:1B:00.0", "0000:2C:00.0"};
   two.peer_access = {false, false};
   const lab& l = L();
-  EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two),
-                  "cannot access GPU 1's memory"));
+  EXPECT_TRUE(
+      has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two), "cannot access GPU 1's memory"));
   two.peer_access = {false, true};
   EXPECT_FALSE(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two));
   // Two NVLinks straight to GPU 1 (no NVSwitch): the pair's roof is those two links' data rate.
