@@ -1,74 +1,45 @@
 #!/usr/bin/env bash
-# memlab check as operators meet it, on one GPU (GPU 0), in one call of about 4-5 minutes (the builds
-# included): what the host tests cannot show without a GPU.
+# memlab check as operators meet it, on one GPU (GPU 0), in about a minute (2.5 at most): what the host
+# tests cannot show without a GPU. Expected seconds on one H100 in brackets.
 #
-#   build     this tree's memlab (dev preset: copy, hierarchy and transfer labs), and the memlab of
-#             OLD_SRC (a source tree of the commit before the check's operations work) side by side;
-#             OLD_BIN instead: a prebuilt one
-#   live      memlab check --devices 0 against the committed reference: the GPU idle, not busy
-#   replay    memlab check --replay of that file: the same verdicts row for row and the same exit status
+#   live      memlab check --devices 0 against the committed reference: the GPU idle, not busy      [3]
+#   replay    memlab check --replay of that file: the same verdicts row for row, the same exit     [<1]
 #   timing    the old and the new binary's check, alternately, 3 runs each: the new one's wall time and
-#             measuring time within 5% of the old one's (medians)
+#             measuring time within 5% of the old one's (medians)                                    [18]
 #   compute   another process computing on GPU 0 (a PyTorch bf16 matmul loop) through the check: the check
 #             names it (pid, name) first, its flagged rows are busy (gpu_busy, rerun), no row blames the
-#             HBM, the L2, the clock, PCIe or a link
-#   memory    another process holding all but 1 GiB of GPU 0's memory: the same
-#   sigterm   SIGTERM 1.2 s into a check: exit 130, its file holds the rows measured (interrupted marked)
+#             HBM, the L2, the clock, PCIe or a link                                                 [10: 6 of them PyTorch starting]
+#   memory    another process holding all but 1 GiB of GPU 0's memory: the same                     [8]
+#   sigterm   SIGTERM 1.2 s into a check: exit 130, its file holds the rows measured (interrupted marked) [2]
 #
-#   OUT=/some/dir OLD_SRC=.old-check bash tools/gpu/verify_check_operations.sh
-#   OUT=/some/dir OLD_BIN=path/to/old/memlab BIN=path/to/new/memlab bash tools/gpu/verify_check_operations.sh
-# Results: $OUT/summary.txt (one line a step, ok or UNEXPECTED) and $OUT/check_operations.tar.gz (every
-# step's output and check file).
+#   OUT=/some/dir BIN=build/dev/bin/memlab OLD_BIN=path/to/old/memlab bash tools/gpu/verify_check_operations.sh
+# BIN defaults to build/dev/bin/memlab; without OLD_BIN the timing step is skipped. Results: one file,
+# $OUT/check/check_operations.tar.gz (summary.txt: one line a step, ok or UNEXPECTED; every step's output
+# and check file); the summary is printed too.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/out-check-operations}
-mkdir -p "$OUT"
+mkdir -p "$OUT/check"
 D=$(mktemp -d "${TMPDIR:-/tmp}/check_operations.XXXXXX")
 export PATH=/usr/local/cuda/bin:$PATH
 NCCL_DIR=$(python3 -c "import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])" 2>/dev/null || true)
 export LD_LIBRARY_PATH=${NCCL_DIR:+$NCCL_DIR/lib:}/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-SUMMARY=$OUT/summary.txt
+SUMMARY=$D/summary.txt
 : > "$SUMMARY"
 T0=$SECONDS
 note() { echo "$*" | tee -a "$SUMMARY"; }
 finish() {
   note "total: $((SECONDS - T0)) s"
-  tar -czf "$OUT/check_operations.tar.gz" -C "$D" . 2>/dev/null
+  tar -czf "$OUT/check/check_operations.tar.gz" -C "$D" . 2>/dev/null
   rm -rf "$D"
 }
 trap finish EXIT
 
-{ date -u; hostname; nvidia-smi -L; nvidia-smi -q -i 0 | grep -E "Driver Version|CUDA Version|Serial|UUID" ; } > "$D/machine.txt" 2>&1
-note "machine: $(hostname), $(nvidia-smi --query-gpu=name --format=csv,noheader -i 0), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0)"
-
-# ---- build: the new and the old binary side by side -------------------------------------------------
-build() {  # build SRC DIR LOG [cmake args...]
-  local src=$1 dir=$2 log=$3
-  shift 3
-  { cmake -S "$src" -B "$dir" --preset dev "-DMEMLAB_ONLY_LABS=copy;hierarchy;transfer" -DMEMLAB_BUILD_TESTS=OFF "$@" &&
-      cmake --build "$dir" -j "$(( $(nproc) / 2 ))" --target memlab_cli; } > "$log" 2>&1
-}
-t=$SECONDS
-if [ -z "${BIN:-}" ]; then
-  build "$ROOT" "$ROOT/build/check-ops-new" "$D/build_new.txt" &
-  NEW_PID=$!
-fi
-if [ -z "${OLD_BIN:-}" ]; then
-  if [ -z "${OLD_SRC:-}" ] || [ ! -f "${OLD_SRC}/CMakeLists.txt" ]; then
-    note "build: OLD_SRC='${OLD_SRC:-}' is not a source tree and OLD_BIN is not given: no timing against the old binary"
-  else
-    OLD_SRC=$(cd "$OLD_SRC" && pwd)
-    build "$OLD_SRC" "$OLD_SRC/build/check-ops-old" "$D/build_old.txt" -DMEMLAB_FMT_INCLUDE_DIR="$ROOT/.carry/fmt/include" &
-    OLD_PID=$!
-  fi
-fi
-[ -n "${NEW_PID:-}" ] && { wait "$NEW_PID"; note "build new: rc=$? ($(tail -n 1 "$D/build_new.txt" | cut -c1-100))"; }
-[ -n "${OLD_PID:-}" ] && { wait "$OLD_PID"; note "build old: rc=$? ($(tail -n 1 "$D/build_old.txt" | cut -c1-100))"; }
-note "builds: $((SECONDS - t)) s"
-M=${BIN:-$ROOT/build/check-ops-new/bin/memlab}
-OLD=${OLD_BIN:-${OLD_SRC:+$OLD_SRC/build/check-ops-old/bin/memlab}}
-"$M" --version >> "$D/machine.txt" 2>&1
-[ -n "${OLD:-}" ] && "$OLD" --version >> "$D/machine.txt" 2>&1
+M=${BIN:-$ROOT/build/dev/bin/memlab}
+OLD=${OLD_BIN:-}
+{ date -u; hostname; nvidia-smi -L; nvidia-smi -q -i 0 | grep -E "Driver Version|CUDA Version|Serial|UUID"
+  "$M" --version; [ -n "$OLD" ] && "$OLD" --version; } > "$D/machine.txt" 2>&1
+note "machine: $(hostname), $(nvidia-smi --query-gpu=name --format=csv,noheader -i 0), driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0); new $("$M" --version 2>&1 | head -n 1); old ${OLD:+$("$OLD" --version 2>&1 | head -n 1)}"
 REFS=$ROOT/references
 
 # step NAME WANTED_RCS -- command...: stdout+stderr to $D/NAME.txt; rc and seconds in the summary.
@@ -77,7 +48,7 @@ step() {
   shift 3
   local t0 rc secs verdict=ok
   t0=$(date +%s.%N)
-  timeout "${STEP_LIMIT:-120}" "$@" > "$D/$name.txt" 2>&1
+  timeout "${STEP_LIMIT:-60}" "$@" > "$D/$name.txt" 2>&1
   rc=$?
   secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
   [[ " $want " == *" $rc "* ]] || verdict="UNEXPECTED (wanted $want)"
@@ -128,7 +99,7 @@ print(f"timing: wall old {', '.join(f'{x:.2f}' for x in times['old'])} s, new {'
       + ("  -> ok" if abs(wall - 1) <= 0.05 and abs(meas - 1) <= 0.05 else "  -> UNEXPECTED (more than 5%)"))
 PY
 else
-  note "timing: no old binary (OLD_SRC or OLD_BIN): skipped"
+  note "timing: no old binary (OLD_BIN): skipped"
 fi
 
 # ---- another process on the GPU ----------------------------------------------------------------------
@@ -153,7 +124,7 @@ start_load() {
   rm -f "$D/$1.ready"
   python3 - "$D/$1.ready" > "$D/$1_process.txt" 2>&1 <<<"$2" &
   LOAD_PID=$!
-  for _ in $(seq 120); do [ -f "$D/$1.ready" ] && break; sleep 0.25; done
+  for _ in $(seq 100); do [ -f "$D/$1.ready" ] && break; sleep 0.25; done
   [ -f "$D/$1.ready" ] || note "$1: the load did not start: $(tail -n 1 "$D/$1_process.txt")"
 }
 stop_load() { kill "$LOAD_PID" 2>/dev/null; wait "$LOAD_PID" 2>/dev/null; }
@@ -164,7 +135,7 @@ a = torch.randn(8192, 8192, device="cuda:0", dtype=torch.bfloat16)
 b = torch.randn_like(a)
 c = a @ b; torch.cuda.synchronize()
 open(sys.argv[1], "w").write("computing\n")
-end = time.time() + 120
+end = time.time() + 60
 while time.time() < end:
     for _ in range(20):
         c = a @ b
@@ -180,7 +151,7 @@ import sys, time, torch
 free, total = torch.cuda.mem_get_info(0)
 held = torch.empty(free - (1 << 30), dtype=torch.uint8, device="cuda:0")
 open(sys.argv[1], "w").write(f"holding {held.numel() >> 20} MiB of {total >> 20}\n")
-time.sleep(120)
+time.sleep(60)
 '
 step memory "0 7" -- "$M" check --devices 0 --references "$REFS" --out "$D/memory.json"
 MEMORY_PID=$LOAD_PID
