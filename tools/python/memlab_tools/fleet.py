@@ -1,6 +1,6 @@
 """memlab-fleet DIR|FILE...: many nodes' `memlab check` files judged together: outliers across the fleet, drift in time.
 
-  srun --nodes=64 --ntasks-per-node=1 memlab check --out checks/$(date +%F)/%N.json    # a check file a node
+  srun --nodes=64 --ntasks-per-node=1 bash -c 'memlab check --out checks/$(date +%F)/$(hostname -s).json'
   memlab-fleet checks/                         # the table; exit 1 when a GPU, pair or node is flagged
   memlab-fleet checks/ --html fleet.html --json fleet.json --prometheus /var/lib/node_exporter/memlab_fleet.prom
 

@@ -61,6 +61,14 @@ RULE_WHY = [
 ]
 
 
+def _by_metric(xs) -> str:
+    """'hbm_copy 8.2%, hbm_read 8.0%'; a pair both ways: 'peer_ce 30.0% and 29.9%'."""
+    metrics = {}
+    for y in xs:
+        metrics.setdefault(y.metric, []).append(pct(y.worse_by, False))
+    return ", ".join(f"{m} {' and '.join(v)}" for m, v in metrics.items())
+
+
 def page_of(f) -> str:
     from .fleet import headline, signed
 
@@ -79,11 +87,11 @@ def page_of(f) -> str:
             where = (f"{node} GPUs {min(x.gpu, x.peer)} and {max(x.gpu, x.peer)} (the pair"
                      + (", both ways)" if len(xs) > 1 else f", {x.gpu} > {x.peer})") if x.scope == "pair" else x.where)
             said = sorted({y.node_verdict for y in xs})
-            lines.append(f"{where}: " + ", ".join(f"{y.metric} {pct(y.worse_by, False)}" for y in xs)
+            lines.append(f"{where}: " + _by_metric(xs)
                          + f" worse than the fleet's median (rule {pct(x.threshold, False)}); memlab check on the node "
                          f"said {' and '.join(said)}.")
         else:
-            lines.append(f"{x.where} ({x.identity}): " + ", ".join(f"{y.metric} {pct(y.worse_by, False)}" for y in xs)
+            lines.append(f"{x.where} ({x.identity}): " + _by_metric(xs)
                          + f" worse over {x.days:.0f} days against its model's median, which moved "
                          + " and ".join(dict.fromkeys(signed(y.model_moved) for y in xs)) + ".")
     for p in f.problems:

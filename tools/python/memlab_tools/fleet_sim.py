@@ -2,9 +2,10 @@
 is tested on, and how its false-positive rate is measured.
 
   python3 -m memlab_tools.fleet_sim OUT [--seed 2026] [--nodes 64] [--weeks 4] [--clean] [--other-model N]
-      writes OUT/<date>/<node>.json, one check file a node a week (as `memlab check --out DIR/%N.json` in a weekly job
-      would), and prints what was planted (--planted FILE: as JSON)
-  python3 -m memlab_tools.fleet_sim --false-positives 100 [--noise gauss|t3] [--out FILE.json]
+      writes OUT/<date>/<node>.json, one check file a node a week (as a weekly job of
+      `memlab check --out DIR/$(date +%F)/$(hostname -s).json` would), and prints what was planted (--planted FILE: as
+      JSON)
+  python3 -m memlab_tools.fleet_sim --false-positives 100 [--noise gauss|t3] [--json FILE.json]
       judges clean fleets of seeds 1..100 and counts what memlab-fleet flags in them
 
 The transformation, all of it:
@@ -121,7 +122,7 @@ class Fleet:
         picks = self.rng.sample(h100, 5)
         self.degraded = [(picks[0][0], self.rng.randrange(picks[0][1]), DEGRADED[0]),
                          (picks[1][0], self.rng.randrange(picks[1][1]), DEGRADED[1])]
-        a, b = self.rng.sample(range(picks[2][1]), 2)
+        a, b = sorted(self.rng.sample(range(picks[2][1]), 2))
         self.slow_pair = (picks[2][0], a, b)
         self.drifting = (picks[3][0], self.rng.randrange(picks[3][1]))
         self.swapped = (picks[4][0], self.rng.randrange(picks[4][1]))

@@ -156,20 +156,49 @@ def _metric_header(metric: str, rows: list[Row]) -> str:
     return raw(f"<code>{esc(metric)}</code>" + ("" if rule else f"<br><span class=\"sub\">{esc(unit)}</span>"))
 
 
+def _worst(rows) -> str:
+    vs = [WORST_FIRST.index(r.verdict) for r in rows if r.verdict in WORST_FIRST]
+    return WORST_FIRST[min(vs)] if vs else "pass"
+
+
+def _rules_cell(rows: list[Row]) -> tuple:
+    """NVML's readings of a GPU in one cell (ECC counts, the PCIe link, clock events), coloured by the worst."""
+    if not rows:
+        return raw("", "v-none")
+    worst = _worst(rows)
+    by = {r.metric: r for r in rows}
+    parts = []
+    ecc = [by[m] for m in ("ecc_volatile", "ecc_aggregate") if m in by]
+    if ecc:
+        parts.append("ECC " + "/".join(r.shown.split(" ")[0] for r in ecc))
+    link = [by[m].shown for m in ("pcie_gen", "pcie_width") if m in by]
+    if link:
+        parts.append(" ".join(link))
+    if "clock_events" in by:
+        parts.append("clocks " + by["clock_events"].shown)
+    parts += [r.shown for r in rows if r.metric not in ("ecc_volatile", "ecc_aggregate", "pcie_gen", "pcie_width",
+                                                        "clock_events")]
+    tip = "; ".join(f"{r.metric}: {r.shown}, {r.verdict}" + (f" ({r.note})" if r.note else "") for r in rows)
+    return raw(f"<span title=\"{esc(tip)}\">{esc(' · '.join(parts))}</span>{tag(worst)}", f"v-{worst}")
+
+
 def grid(c: Check) -> str:
     """The GPUs by metric, then each pair metric as a from-by-to matrix, then the node's rows."""
     out = []
-    gpu_metrics = list(dict.fromkeys(r.metric for r in c.rows if r.scope == "gpu"))
+    gpu_metrics = list(dict.fromkeys(r.metric for r in c.rows if r.scope == "gpu" and not r.judged_by_rule))
+    rule_metrics = list(dict.fromkeys(r.metric for r in c.rows if r.scope == "gpu" and r.judged_by_rule))
     at = {(r.metric, r.gpu): r for r in c.rows if r.scope == "gpu"}
     ordinals = [g.ordinal for g in c.gpus]
     rows, attrs = [], []
     for g in ordinals:
-        worst = min((WORST_FIRST.index(r.verdict) for r in c.rows if _owner(r) == g and r.verdict in WORST_FIRST),
-                    default=len(WORST_FIRST) - 1)
-        rows.append([raw(f"<b>GPU {g}</b>{tag(WORST_FIRST[worst])}", f"v-{WORST_FIRST[worst]}")]
-                    + [_cell(at.get((m, g)), True) for m in gpu_metrics])
-        attrs.append(f"class=\"gpu-row\" data-gpu=\"{g}\" data-verdict=\"{WORST_FIRST[worst]}\"")
-    header = ["GPU"] + [_metric_header(m, c.rows) for m in gpu_metrics]
+        worst = _worst(r for r in c.rows if _owner(r) == g)
+        rows.append([raw(f"<b>GPU {g}</b>{tag(worst)}", f"v-{worst}")]
+                    + [_cell(at.get((m, g)), True) for m in gpu_metrics]
+                    + ([_rules_cell([at[(m, g)] for m in rule_metrics if (m, g) in at])] if rule_metrics else []))
+        attrs.append(f"class=\"gpu-row\" data-gpu=\"{g}\" data-verdict=\"{worst}\"")
+    header = (["GPU"] + [_metric_header(m, c.rows) for m in gpu_metrics]
+              + ([raw("NVML's readings<br><span class=\"sub\">ECC errors, PCIe link, clock events</span>")]
+                 if rule_metrics else []))
     out.append("<div class=\"scroll\">" + table(header, rows, cls="grid", row_attrs=attrs) + "</div>")
     for metric in dict.fromkeys(r.metric for r in c.rows if r.scope == "pair"):
         rs = [r for r in c.rows if r.metric == metric and r.scope == "pair"]
