@@ -469,6 +469,16 @@ def table_text(f: Fleet) -> str:
     return "\n".join(lines) + "\n"
 
 
+def drift_line(f: Fleet, sigma: float) -> float | None:
+    """The drift rule's line for a GPU checked at every date of the fleet, with the check-to-check noise `sigma`."""
+    days = [(_dt.date.fromisoformat(d) - _dt.date.fromisoformat(f.dates[0])).days for d in f.dates]
+    if len(days) < f.rule.drift_min_checks or days[-1] < f.rule.drift_min_days:
+        return None
+    mean = statistics.fmean(days)
+    sxx = sum((t - mean) ** 2 for t in days)
+    return max(f.rule.drift_margin, f.rule.drift_se * sigma * days[-1] / math.sqrt(sxx))
+
+
 def as_json(f: Fleet) -> dict:
     def finding(x: Finding) -> dict:
         d = asdict(x)
@@ -482,7 +492,8 @@ def as_json(f: Fleet) -> dict:
             "models": sorted({c.model for c in f.latest.values()}),
             "schemas": sorted({c.schema for c in f.checks}),
             "groups": [asdict(g) for g in f.groups],
-            "noise": [{"model": k[0], "metric": k[1], "check_to_check": v} for k, v in sorted(f.noise.items())],
+            "noise": [{"model": k[0], "metric": k[1], "check_to_check": v, "drift_line": drift_line(f, v)}
+                      for k, v in sorted(f.noise.items())],
             "findings": [finding(x) for x in f.findings], "not_judged": f.problems}
 
 
