@@ -178,7 +178,7 @@ class Finding:
     fault: str | None
     command: str
     file: str
-    created: str
+    measured: str        # when its (newest) check measured it
     history: list = field(default_factory=list)  # drift: [(date, value, model median)]
     model_moved: float = 0.0                      # drift: the model's median over the same span, m_last / m_first - 1
     days: float = 0.0
@@ -246,7 +246,7 @@ def newest(checks: list[Check]) -> dict:
     """node -> its newest check (a later file wins a tie)."""
     out = {}
     for c in checks:
-        if c.node not in out or c.created >= out[c.node].created:
+        if c.node not in out or c.measured >= out[c.node].measured:
             out[c.node] = c
     return out
 
@@ -280,7 +280,7 @@ def outliers(latest: dict, rule: Rule = RULE) -> tuple[list[Group], list[Finding
                 gpu = c.gpu(r.gpu) if r.gpu is not None else None
                 found.append(Finding("outlier", scope, model, metric, c.node, r.gpu, r.peer,
                                      gpu.serial if gpu else None, gpu.uuid if gpu else None, r.unit, r.value, m, w,
-                                     threshold, r.verdict, r.fault, reproduce(r, c), c.path, _iso(c.created),
+                                     threshold, r.verdict, r.fault, reproduce(r, c), c.path, _iso(c.measured),
                                      higher_is_better=r.higher_is_better))
     # A model whose every group is too small is named once: its nodes are not compared at all.
     for model in sorted({g.model for g in groups}):
@@ -322,7 +322,7 @@ def drift(checks: list[Check], latest: dict, rule: Rule = RULE) -> tuple[list[Fi
     series = defaultdict(list)    # (identity, metric) -> [(t, value, check, row)]
     names = {}
     for c in checks:
-        t = c.created.timestamp() / 86400.0
+        t = c.measured.timestamp() / 86400.0
         for r in c.rows:
             if r.scope != "gpu" or not measured(r):
                 continue
@@ -392,8 +392,8 @@ def drift(checks: list[Check], latest: dict, rule: Rule = RULE) -> tuple[list[Fi
             g = c_last.gpu(r_last.gpu)
             f = Finding("drift", "gpu", model, metric, c_last.node, r_last.gpu, None, g.serial if g else None,
                         g.uuid if g else None, r_last.unit, r_last.value, m1, w, threshold, r_last.verdict,
-                        r_last.fault, reproduce(r_last, c_last), c_last.path, _iso(c_last.created),
-                        history=[(_iso(p[3].created), p[2], model_median(model, metric, p[0])) for p in pts],
+                        r_last.fault, reproduce(r_last, c_last), c_last.path, _iso(c_last.measured),
+                        history=[(_iso(p[3].measured), p[2], model_median(model, metric, p[0])) for p in pts],
                         model_moved=m1 / m0 - 1, days=span, identity=names[key],
                         higher_is_better=r_last.higher_is_better)
             found.append(f)
@@ -409,7 +409,7 @@ def judge(checks: list[Check], problems: list[str] | None = None, files: int | N
     order = {"outlier": 0, "drift": 1}
     findings = sorted(found + drifts, key=lambda f: (order[f.kind], f.node, f.gpu if f.gpu is not None else -1,
                                                      f.peer if f.peer is not None else -1, f.metric))
-    dates = sorted({c.created.date().isoformat() for c in checks})
+    dates = sorted({c.measured.date().isoformat() for c in checks})
     return Fleet(files if files is not None else len(checks), checks, latest, problems + small, groups, findings,
                  noise, histories, dates, rule)
 
@@ -483,7 +483,7 @@ def as_json(f: Fleet) -> dict:
     def finding(x: Finding) -> dict:
         d = asdict(x)
         d["where"] = x.where
-        d["history"] = [{"created": t, "value": v, "model_median": m} for t, v, m in x.history]
+        d["history"] = [{"measured": t, "value": v, "model_median": m} for t, v, m in x.history]
         return d
 
     return {"schema": FLEET_SCHEMA, "rule": {**asdict(f.rule), "text": f.rule.text}, "verdict": headline(f),

@@ -146,7 +146,7 @@ def page_of(f) -> str:
     rows, attrs = [], []
     for node, c in sorted(f.latest.items()):
         v = c.verdict
-        rows.append([node, c.model, len(c.gpus), c.link, c.created.strftime("%Y-%m-%d %H:%M"),
+        rows.append([node, c.model, len(c.gpus), c.link, c.measured.strftime("%Y-%m-%d %H:%M"),
                      raw(esc(v), f"v-{v.replace(' ', '_')}"), flagged.get(node, 0) or "",
                      sum(1 for x in f.checks if x.node == node), os.path.basename(c.path)])
         attrs.append(f"class=\"node-row\" data-node=\"{esc(node)}\" data-gpus=\"{len(c.gpus)}\"")

@@ -103,14 +103,18 @@ def verdict_words(c: Check) -> tuple[str, str, list[str]]:
                     items.append(f"{metric} {mr[0].shown}" + (f" against {fmt(mr[0].reference)}"
                                                               if mr[0].reference is not None else ""))
             parts.append(f"{verdict} on " + "; ".join(items))
-        lines.append(f"GPU {g}: " + "; ".join(parts) + ".")
+        codes = list(dict.fromkeys(r.fault for r in rs if r.fault))
+        acts = list(dict.fromkeys(r.action for r in rs if r.action))
+        lines.append(f"GPU {g}: " + "; ".join(parts) + "."
+                     + (f" Fault codes: {', '.join(codes)} ({', '.join(acts)})." if codes else ""))
     for r in node_rows:
         lines.append(f"The node: {r.verdict} on {r.metric} {r.shown}"
                      + (f" against {fmt(r.reference)}" if r.reference is not None else "")
-                     + (f" ({r.note})" if r.note else "") + ".")
+                     + (f" ({r.note})" if r.note else "") + "."
+                     + (f" Fault code: {r.fault} ({r.action})." if r.fault else ""))
     actions = Counter(r.action for r in flagged if r.action)
     if c.action:
-        lines.insert(0, f"Action: {c.action}, the most urgent of the flagged rows' (their fault codes below).")
+        lines.insert(0, f"Action: {c.action} (the most urgent of the flagged rows' actions; their fault codes below).")
     elif actions:
         order = ("replace", "drain", "reset", "busy", "rerun", "monitor")
         first = sorted(actions, key=lambda a: order.index(a) if a in order else len(order))[0]
@@ -240,7 +244,7 @@ def failing(c: Check) -> str:
                                                 f"{fmt(r.fail_at)})")
         fault = r.fault or ("not recorded (memlab.check/1)" if v1 else "-")
         action = r.action or ("not recorded" if v1 else "-")
-        why = r.reason or r.note
+        why = r.note or r.reason  # the reason repeats the other columns (it is the one line a scheduler gets)
         rows.append([r.where, raw(f"<code>{esc(r.metric)}</code>"), raw(esc(r.shown), f"v-{r.verdict}"), band,
                      "-" if r.ratio is None else f"{r.ratio:.3f}", raw(f"<b>{esc(r.verdict)}</b>", f"v-{r.verdict}"),
                      raw(f"<code>{esc(fault)}</code>" if r.fault else esc(fault)), action, r.points_at or r.level, why,
@@ -285,7 +289,7 @@ def machine(c: Check) -> str:
         r = next((r for r in c.rows if r.metric == metric and r.gpu == g), None)
         return r.shown if r else "-"
 
-    missing = "not recorded (memlab.check/1)" if c.version == 1 else "-"
+    missing = "not recorded (memlab.check/1)" if c.version == 1 else "not known"
     rows = []
     for g in c.gpus:
         procs = ("not recorded" if g.processes is None else
@@ -304,16 +308,23 @@ def machine(c: Check) -> str:
            + "</tbody></table>"]
     out.append(table(["GPU", "name", "memory (GiB)", "SMs", "bus id", "link", "serial", "UUID", "SM clock under load",
                       "PCIe trained", "other processes"], rows, num={2, 3}))
+    if c.replay:
+        out.append(f"<p class=\"note\" id=\"replay\">Judged again by <code>memlab check --replay</code> on "
+                   f"{esc(c.created.strftime('%Y-%m-%d'))} from {esc(c.replay.get('path', '?'))} "
+                   f"({esc(c.replay.get('schema', '?'))}, written {esc(c.replay.get('created', '?'))} by memlab "
+                   f"{esc(c.replay.get('git_sha', '?'))}): the measurement is that file's, the verdicts, fault codes "
+                   "and actions today's.</p>")
     if c.missing:
-        out.append(f"<p class=\"note\" id=\"missing\">This file is {esc(c.schema)}: it does not record "
-                   f"{esc(', '.join(c.missing))}. The page leaves them out rather than guess; a check by a newer memlab "
-                   "(memlab.check/2) records them.</p>")
+        why = ("a memlab.check/1 file does not record them" if c.version == 1 else
+               "NVML did not give them, or the file replays one that did not record them")
+        out.append(f"<p class=\"note\" id=\"missing\">Not in this file ({esc(c.schema)}): "
+                   f"{esc(', '.join(c.missing))}: {esc(why)}. The page leaves them out rather than guess.</p>")
     return "".join(out)
 
 
 def check_page(c: Check) -> str:
     cls, head, lines = verdict_words(c)
-    when = c.created.strftime("%Y-%m-%d %H:%M UTC")
+    when = c.measured.strftime("%Y-%m-%d %H:%M UTC")
     body = [f"<p class=\"sub\">memlab check &middot; node <b>{esc(c.node)}</b> &middot; {len(c.gpus)} &times; "
             f"{esc(c.model)} &middot; {esc(c.link)} &middot; {esc(when)}</p>",
             f"<section class=\"verdict {esc(cls)}\" id=\"verdict\" data-verdict=\"{esc(cls)}\">"
