@@ -28,6 +28,8 @@ have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
 have_header fmt/format.h || missing+=(libfmt-dev)
 have_header gtest/gtest.h || missing+=(libgtest-dev)
 command -v chromium >/dev/null || missing+=(chromium)  # memlab-report's pages are tested in headless Chromium
+command -v prometheus >/dev/null || missing+=(prometheus)  # memlab-fleet's textfile is scraped in a test
+command -v prometheus-node-exporter >/dev/null || missing+=(prometheus-node-exporter)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
