@@ -156,8 +156,8 @@ def page_of(f) -> str:
         body.append("<h2>Not judged</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in f.problems) + "</ul>")
     schemas = sorted({c.schema for c in f.checks})
     note = ""
-    if "memlab.check/1" in schemas:
-        note = (" memlab.check/1 files record no GPU serial: the history of a GPU in such a file follows its slot (node "
-                "and PCI bus id), and a GPU swapped into that slot continues it.")
+    if any(g.serial is None for c in f.checks for g in c.gpus):
+        note = (" Some files record no GPU serial (memlab.check/1 files do not): the history of such a GPU follows its "
+                "slot (node and PCI bus id), and a GPU swapped into that slot continues it.")
     body.append(f"<footer>Made by memlab-fleet from {f.files} files ({esc(', '.join(schemas))}).{esc(note)}</footer>")
     return page(f"memlab fleet: {headline(f)}", "\n".join(body))
