@@ -293,8 +293,9 @@ def _point_key(pt):
 class Plotter:
     """The records of one memlab-plot call, the pictures made from them and what was not drawn."""
 
-    def __init__(self, recs: list[Record], out: str):
+    def __init__(self, recs: list[Record], out: str, percent_of: str = ""):
         self.out = out
+        self.percent_of = percent_of  # the ladder's (%): of this variant at each point, where it was measured
         self.made: list[dict] = []
         self.notes: list[str] = []        # what was not drawn, one line per reason
         self.drawn: set[int] = set()      # id() of every record some picture shows
@@ -479,9 +480,12 @@ def ladder_plots(p: Plotter):
             ax.barh(ys, shown, color=[s["color"] for s in styles], alpha=0.9, height=0.7,
                     hatch=["//" if hatched(r) else None for _, r in cell], edgecolor="white", linewidth=0)
             top_roof = roofs[0][0] if roofs else 0
+            base = next((value(r, how) for _, r in cell if r.variant == p.percent_of), 0) if p.percent_of else 0
             for y, v, (_, r) in zip(ys, vals, cell):
                 text = fmt_value(v)
-                if top_roof and not is_tf32(r):
+                if base and not is_tf32(r):
+                    text += f"  ({100 * v / base:.1f}%)"
+                elif top_roof and not is_tf32(r) and not p.percent_of:
                     text += f"  ({100 * v / top_roof:.0f}%)"
                 if is_tf32(r) and tf32:
                     text += f"  ({100 * v / tf32:.0f}% of TF32 roof)"
@@ -523,7 +527,8 @@ def ladder_plots(p: Plotter):
         fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items())})" if fixed
                                                                        else "")
                      + f"\n{what} of every rung and peer, cold median"
-                     + (f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
+                     + (f"; (%) of {p.percent_of} at the same point" if p.percent_of else
+                        f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
                      + ("; bytes = reads + writes; L2 flushed before every sample" if how == "gbps" else ""),
                      fontsize=10)
         name = slug(f"ladder_{lab}_{dtype}" if dtype else f"ladder_{lab}") + ".png"
@@ -1020,9 +1025,9 @@ KINDS = ("ladder", "size", "sweep", "roofline", "table")
 DRAW = {"ladder": ladder_plots, "size": size_plots, "sweep": sweep_plots, "roofline": roofline, "table": time_tables}
 
 
-def draw(recs: list[Record], out: str, kinds=KINDS) -> Plotter:
+def draw(recs: list[Record], out: str, kinds=KINDS, percent_of: str = "") -> Plotter:
     """Every picture of `kinds` from `recs` into `out`; the Plotter holds what was made and what was not."""
-    p = Plotter(recs, out)
+    p = Plotter(recs, out, percent_of)
     for kind in KINDS:
         if kind in kinds:
             DRAW[kind](p)
@@ -1094,6 +1099,9 @@ def parser() -> cli.Parser:
     ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
     ap.add_argument("--lab", help="draw only the results of these labs, comma-separated (default: every lab in the "
                                   "files)")
+    ap.add_argument("--percent-of", default="", metavar="VARIANT",
+                    help="the ladder's percentages: of this variant at the same point (the transpose lab's copy: "
+                         "%% of a copy of the same bytes) instead of the lab's roof")
     return ap
 
 
@@ -1112,6 +1120,8 @@ def _main(argv=None) -> int:
     if not used:
         return cli.fail(prog, f"nothing to draw: none of the {len(args.results)} file(s) given is a memlab results "
                               "file")
+    if args.percent_of and args.percent_of not in {r.variant for r in recs}:
+        return cli.fail(prog, f"--percent-of: no results of {args.percent_of!r} in these files")
     if labs and labs - {r.lab for r in recs}:
         return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
                               f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
@@ -1119,7 +1129,7 @@ def _main(argv=None) -> int:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "index.md"), "a"):
             pass
-        p = draw([r for r in recs if not labs or r.lab in labs], args.out, kinds)
+        p = draw([r for r in recs if not labs or r.lab in labs], args.out, kinds, args.percent_of)
         write_index(p, used, skipped)
     except OSError as e:
         why = "a file, not a folder" if os.path.exists(args.out) and not os.path.isdir(args.out) else e.strerror or e
