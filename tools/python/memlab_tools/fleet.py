@@ -451,7 +451,8 @@ def signed(x: float) -> str:
 def finding_text(x: Finding) -> str:
     if x.kind == "outlier":
         return (f"outlier {x.where:<24} {x.metric:<12} {x.value:10.4g} {x.unit:<5} median {x.median:.4g}: "
-                f"{100 * x.worse_by:.1f}% worse (rule {100 * x.threshold:.1f}%); node's check: {x.node_verdict}")
+                f"{100 * x.worse_by:.1f}% worse (rule {100 * x.threshold:.1f}%); node's check: {x.node_verdict}"
+                + (f" ({x.fault})" if x.fault else ""))
     return (f"drift   {x.where:<24} {x.metric:<12} {x.value:10.4g} {x.unit:<5} {100 * x.worse_by:.1f}% worse over "
             f"{x.days:.0f} days (rule {100 * x.threshold:.1f}%), model's median {signed(x.model_moved)}; "
             f"{x.identity}")
@@ -511,9 +512,9 @@ def _sample(v: float) -> str:
 
 
 def prometheus(f: Fleet) -> str:
-    """The fleet in Prometheus's text format. The newest row of every node under the node's own names
-    (memlab_check_value, memlab_check_verdict, with the node's labels and a `node` label: a file for one
-    node_exporter that serves the whole fleet), then the fleet's own judgement (memlab_fleet_*)."""
+    """The fleet in Prometheus's text format. The newest row of every node under the node's own names and labels
+    (memlab_check_gpu_info, memlab_check_value, memlab_check_verdict; docs/check.md) with a `machine` label (the node:
+    a file for one node_exporter that serves the whole fleet), then the fleet's own judgement (memlab_fleet_*)."""
     fams = []
 
     def family(name, help_text, lines):
@@ -523,17 +524,19 @@ def prometheus(f: Fleet) -> str:
     value, verdict, info = [], [], []
     for node, c in sorted(f.latest.items()):
         for g in c.gpus:
-            info.append(_labels(node=node, gpu=g.ordinal, uuid=g.uuid, serial=g.serial, model=g.name) + " 1")
+            cuda = f"{g.driver_version // 1000}.{g.driver_version % 1000 // 10}" if g.driver_version else ""
+            info.append(_labels(machine=node, gpu=g.ordinal, uuid=g.uuid, serial=g.serial, model=g.name,
+                                bus_id=g.bus_id, driver=g.driver, cuda=cuda) + " 1")
         for r in c.rows:
             g = c.gpu(r.gpu) if r.gpu is not None else None
-            base = dict(node=node, gpu="" if r.gpu is None else r.gpu, peer="" if r.peer is None else r.peer,
+            base = dict(machine=node, gpu="" if r.gpu is None else r.gpu, peer="" if r.peer is None else r.peer,
                         metric=r.metric, scope=r.scope, uuid=g.uuid if g else None, serial=g.serial if g else None,
                         model=g.name if g else c.model)
             if r.value is not None:
                 value.append(_labels(**base, unit=r.unit) + f" {_sample(r.value)}")
             if r.verdict != "pass":  # the fleet's file stays small: a series for each row that did not pass
                 verdict.append(_labels(**base, verdict=r.verdict) + " 1")
-    family("memlab_check_gpu_info", "A GPU checked (value 1), by node: its identity.", info)
+    family("memlab_check_gpu_info", "A GPU checked (value 1): its machine, identity, driver and CUDA.", info)
     family("memlab_check_value", "A row's measured value in the newest check of its node, in the unit of its unit "
                                  "label.", value)
     family("memlab_check_verdict", "The verdict of a row that did not pass in the newest check of its node (value 1: "
@@ -546,7 +549,7 @@ def prometheus(f: Fleet) -> str:
         medians.append(labels + f" {_sample(g.median)}")
         thresholds.append(labels + f" {_sample(g.threshold)}")
     for x in f.findings:
-        labels = dict(node=x.node, gpu="" if x.gpu is None else x.gpu, peer="" if x.peer is None else x.peer,
+        labels = dict(machine=x.node, gpu="" if x.gpu is None else x.gpu, peer="" if x.peer is None else x.peer,
                       metric=x.metric, scope=x.scope, uuid=x.uuid, serial=x.serial, model=x.model)
         (outl if x.kind == "outlier" else drifts).append(_labels(**labels) + f" {_sample(x.worse_by)}")
     family("memlab_fleet_median", "The median of a metric over its group (every GPU of a model; every pair or node of "

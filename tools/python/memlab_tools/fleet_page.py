@@ -110,7 +110,9 @@ def page_of(f) -> str:
         for x in f.findings:
             rows.append([x.kind, x.where, x.serial or "not recorded", raw(f"<code>{esc(x.metric)}</code>"),
                          f"{fmt(x.value)} {x.unit}", fmt(x.median), pct(x.worse_by, False),
-                         pct(x.threshold, False), raw(esc(x.node_verdict), f"v-{x.node_verdict}"),
+                         pct(x.threshold, False),
+                         raw(esc(x.node_verdict) + (f" <code>{esc(x.fault)}</code>" if x.fault else ""),
+                             f"v-{x.node_verdict}"),
                          raw(f"<code>{esc(x.command)}</code> on {esc(x.node)}")])
             attrs.append(f"class=\"finding-row\" data-kind=\"{x.kind}\"")
         body.append(table(["kind", "where", "serial", "metric", "value (newest)", "median", "worse by", "rule",

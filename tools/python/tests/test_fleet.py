@@ -49,7 +49,7 @@ def test_the_planted_faults_are_found_and_nothing_else(planted, tmp_path, capsys
     assert (d["node"], d["gpu"], None, "hbm_copy") not in got_out
     text = prom.read_text()
     assert text.count("\nmemlab_fleet_outlier{") == 6 and text.count("\nmemlab_fleet_drift{") == 2
-    assert 'memlab_check_value{node="node001",gpu="0",peer="",metric="hbm_copy"' in text
+    assert 'memlab_check_value{machine="node001",gpu="0",peer="",metric="hbm_copy"' in text
     promtool_accepts(prom)
 
 

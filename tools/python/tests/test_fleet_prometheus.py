@@ -86,11 +86,11 @@ def test_prometheus_scrapes_the_fleets_findings(servers):
         time.sleep(0.25)
     assert outliers, "Prometheus did not scrape the fleet's file within 20 s"
     # (Prometheus drops an empty label: a GPU's row has no peer there)
-    got = {(s["metric"]["node"], int(s["metric"]["gpu"]),
+    got = {(s["metric"]["machine"], int(s["metric"]["gpu"]),
             int(s["metric"]["peer"]) if s["metric"].get("peer") else None, s["metric"]["metric"]) for s in outliers}
     assert got == {tuple(x) for x in want["outliers"]}
     drifts = query(port, "memlab_fleet_drift")
-    assert {(s["metric"]["node"], int(s["metric"]["gpu"]), s["metric"]["metric"]) for s in drifts} == \
+    assert {(s["metric"]["machine"], int(s["metric"]["gpu"]), s["metric"]["metric"]) for s in drifts} == \
         {(n, g, m) for n, g, _, m in want["drifts"]}
     assert all(s["metric"]["serial"] for s in drifts)
     # the node's own names serve the fleet's newest rows: every GPU's HBM copy, one series each
