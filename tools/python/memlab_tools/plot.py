@@ -239,9 +239,15 @@ def fmt_value(v: float) -> str:
     return f"{v:.3g}"
 
 
-def fmt_param(k: str, v) -> str:
+def fmt_param(k: str, v, lab: str = "") -> str:
+    """A param as a title shows it. With `lab`, a value the lab's axis gives a meaning ("0 = one per tile of the
+    whole matrix", "0 = the same as n") is shown as that meaning, not as the number."""
     if v is None:
         return f"{k}=n/a"  # the rung does not read this axis
+    if lab and isinstance(v, (int, float)) and not isinstance(v, bool):
+        m = re.search(rf"(?:^|[;:,(] ?){v:g} = ([^;]+)", (table.axis(lab, k) or {}).get("meaning", ""))
+        if m:
+            return f"{k}: {re.sub(r' [(][^)]*[)]$', '', m.group(1).strip())}"
     if k.endswith("_bytes") and isinstance(v, int) and v >= 1024 and v % 1024 == 0:
         return f"{k}={v >> 20} MiB" if v % (1 << 20) == 0 else f"{k}={v >> 10} KiB"
     if isinstance(v, int) and v >= 1024 and v & (v - 1) == 0:
@@ -249,8 +255,9 @@ def fmt_param(k: str, v) -> str:
     return f"{k}={v}"
 
 
-def fmt_point(pt) -> str:
-    return " ".join(fmt_param(k, v) for k, v in pt)
+def fmt_point(pt, lab: str = "") -> str:
+    parts = [fmt_param(k, v, lab) for k, v in pt]
+    return (", " if any(": " in x for x in parts) else " ").join(parts)
 
 
 def label(rec: Record, fixed) -> str:
@@ -485,8 +492,8 @@ def ladder_plots(p: Plotter):
                 text = fmt_value(v)
                 if base and not is_tf32(r):
                     text += f"  ({100 * v / base:.1f}%)"
-                elif top_roof and not is_tf32(r) and not p.percent_of:
-                    text += f"  ({100 * v / top_roof:.0f}%)"
+                elif top_roof and not is_tf32(r) and not p.percent_of and top_roof <= 10 * max(main):
+                    text += f"  ({100 * v / top_roof:.0f}%)"  # a roof far off the panel's scale: no %
                 if is_tf32(r) and tf32:
                     text += f"  ({100 * v / tf32:.0f}% of TF32 roof)"
                 box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
@@ -504,7 +511,7 @@ def ladder_plots(p: Plotter):
             ax.set_xlim(0, limit * 1.12)
             ax.set_xlabel(AXIS[how] + ", axis from 0", fontsize=8)
             far = [text.split(" (")[0] for v, text, _ in roofs if (v, text, _) not in reach]
-            ax.set_title(fmt_point((k, v) for k, v in pt if k not in fixed)
+            ax.set_title(fmt_point(((k, v) for k, v in pt if k not in fixed), lab)
                          + (f"\n(off this scale: {'; '.join(far)})" if far else ""), fontsize=9)
             ax.grid(True, axis="x", alpha=0.3)
             ax.tick_params(axis="x", labelsize=8)
@@ -524,7 +531,7 @@ def ladder_plots(p: Plotter):
             handles.append(Line2D([], [], ls="none", label=tf32_label))
         fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
         what = {"gflops": "GFLOP/s", "gbps": "GB/s", "time": "time per case"}[how]
-        fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items())})" if fixed
+        fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items(), lab)})" if fixed
                                                                        else "")
                      + f"\n{what} of every rung and peer, cold median"
                      + (f"; (%) of {p.percent_of} at the same point" if p.percent_of else
@@ -715,7 +722,7 @@ def amplification(rec: Record) -> float | None:
 # What the lab's model counts, by the lab's roof: the panel of the model, and the panel of time x model, which for
 # a DRAM lab is not what DRAM moved: the model counts the 32-byte sectors each warp requests, and a sector two warps
 # share (a misaligned row) is requested twice but fetched from DRAM once, the second time served by the L2.
-MODEL_AXIS = {"smem": "wavefronts per request (hardware / useful bytes)",
+MODEL_AXIS = {"smem": "wavefront bytes / useful bytes (model; for 4-byte accesses: wavefronts per request)",
               "dram": "sectors requested / sectors needed (model)"}
 MODEL_RATE = {"smem": ("wavefront bytes / cold median, GB/s", "time x model: what the banks served"),
               "dram": ("sector requests, GB/s (32 B x sectors / cold median)",
@@ -825,7 +832,7 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
             a.tick_params(labelsize=8)
         axs[row][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
                             handles=axs[row][0].get_legend_handles_labels()[0])
-    title_fixed = ", ".join(fmt_param(k, v) for k, v in fixed.items() if k != "dtype")
+    title_fixed = ", ".join(fmt_param(k, v, lab) for k, v in fixed.items() if k != "dtype")
     fig.suptitle(f"{lab} {dtype}: {axis} swept on {device_line(members)}\n({title_fixed})\n"
                  + ("useful bytes = reads + writes; the hardware's bytes from the lab's model; axes from 0" if modelled else
                     "flops as the lab declares them" if how == "gflops" else
