@@ -58,6 +58,7 @@ ONE = ("h100/check/run1.json",)
 TEMPLATE = "h100x4/check/replayed/run1.json"  # run1.json judged again as memlab.check/2 (memlab check --replay)
 FAULTS = os.path.join(RESULTS, "..", "check.md")  # the fault-code table, held to src/check/faults.cpp by a test
 URGENCY = ("replace", "drain", "reset", "rerun", "monitor")
+SCHEMA = "memlab.fleet_sim/1"  # what was planted, and the false-positive counts (docs/fleet-sim.schema.json)
 START = _dt.datetime(2026, 11, 2, 3, 0, 0, tzinfo=_dt.timezone.utc)
 SIBLING = 0.05
 DEGRADED = (0.92, 0.88)
@@ -171,13 +172,15 @@ class Fleet:
 
     def planted(self) -> dict:
         """What memlab-fleet must find: the outliers and drifts planted, as (node, gpu, peer, metric)."""
+        head = {"schema": SCHEMA, "kind": "planted", "seed": self.seed, "nodes": len(self.nodes),
+                "weeks": self.weeks}
         if self.clean:
-            return {"outliers": [], "drifts": [], "not_faults": []}
+            return {**head, "outliers": [], "drifts": [], "faults": [], "not_faults": []}
         outl = [(node, g, None, m) for node, g, _ in self.degraded for m in ("hbm_copy", "hbm_read")]
         node, a, b = self.slow_pair
         outl += [(node, a, b, "peer_ce"), (node, b, a, "peer_ce")]
         drifts = [(self.drifting[0], self.drifting[1], None, m) for m in ("hbm_copy", "hbm_read")]
-        return {"outliers": sorted(outl, key=str), "drifts": drifts, "faults": [
+        return {**head, "outliers": sorted(outl, key=str), "drifts": drifts, "faults": [
             f"{node} GPU {g}: HBM degraded, hbm_copy and hbm_read x {k}" for node, g, k in self.degraded] + [
             f"{self.slow_pair[0]} GPUs {a} and {b}: slow link, peer_ce x {SLOW_LINK} both ways",
             f"{self.drifting[0]} GPU {self.drifting[1]}: hbm_copy and hbm_read fall {100 * DRIFT_A_WEEK:g}% a week"],
@@ -351,7 +354,8 @@ def false_positives(seeds: int, noise: str = "gauss", nodes: int = 64, weeks: in
         histories += f.histories
         flagged += [{"seed": seed, "kind": x.kind, "where": x.where, "metric": x.metric,
                      "worse_by": round(x.worse_by, 5), "threshold": round(x.threshold, 5)} for x in f.findings]
-    return {"what": "memlab-fleet on clean fleets made by memlab_tools.fleet_sim", "noise": noise, "seeds": seeds,
+    return {"schema": SCHEMA, "kind": "false_positives",
+            "what": "memlab-fleet on clean fleets made by memlab_tools.fleet_sim", "noise": noise, "seeds": seeds,
             "nodes": nodes, "weeks": weeks, "values_judged": judged, "histories_judged": histories,
             "outliers_flagged": sum(x["kind"] == "outlier" for x in flagged),
             "drifts_flagged": sum(x["kind"] == "drift" for x in flagged), "flagged": flagged,
