@@ -420,6 +420,9 @@ def headline(f: Fleet) -> str:
     """The fleet's verdict in one sentence."""
     if not f.latest:
         return "NOTHING TO JUDGE: no readable check file"
+    if not f.judged_models:
+        return (f"NOT JUDGED: {len(f.latest)} node{'s' if len(f.latest) > 1 else ''}, too few of a model to compare "
+                f"(the rule needs {f.rule.min_values} values from {f.rule.min_nodes} nodes)")
     gpus = sorted({(x.node, x.gpu) for x in f.outliers if x.scope == "gpu"})
     pairs = sorted({(x.node, tuple(sorted((x.gpu, x.peer)))) for x in f.outliers if x.scope == "pair"})
     nodes = sorted({x.node for x in f.outliers if x.scope == "node"})
@@ -466,7 +469,8 @@ def table_text(f: Fleet) -> str:
     lines.append(f"{len(f.latest)} nodes' newest files of {f.files} read ({len(f.dates)} date"
                  f"{'s' if len(f.dates) != 1 else ''}); {len(judged)} groups judged, {f.judgements} values; "
                  f"{f.histories} GPU histories long enough for drift")
-    lines += [f"not judged: {p}" for p in f.problems]
+    if f.problems:
+        lines.append(f"{len(f.problems)} input(s) not judged (stderr and the JSON's not_judged name each)")
     return "\n".join(lines) + "\n"
 
 
