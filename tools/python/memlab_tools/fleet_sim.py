@@ -340,12 +340,13 @@ def write(fleet: Fleet, out: str) -> int:
     return n
 
 
-def false_positives(seeds: int, noise: str = "gauss", nodes: int = 64, weeks: int = 4) -> dict:
+def false_positives(seeds: int, noise: str = "gauss", nodes: int = 64, weeks: int = 4,
+                    results: str = RESULTS) -> dict:
     """Clean fleets of seeds 1..`seeds` judged by memlab-fleet: how many values and histories it judged, and what it
     flagged (every flag on a clean fleet is a false positive: the fleet-wide change and the swap are in them too)."""
     from . import fleet as fl
 
-    committed = Committed()
+    committed = Committed(results)
     judged = histories = 0
     flagged = []
     for seed in range(1, seeds + 1):
@@ -374,9 +375,15 @@ def main(argv=None) -> int:
     ap.add_argument("--planted", metavar="FILE", help="what was planted, as JSON")
     ap.add_argument("--false-positives", type=int, metavar="SEEDS", help="judge clean fleets of seeds 1..SEEDS")
     ap.add_argument("--json", metavar="FILE", help="with --false-positives: the count as JSON")
+    ap.add_argument("--results", metavar="DIR", default=RESULTS,
+                    help="the repository's docs/results, where the committed checks are (default: the source tree's)")
     a = ap.parse_args(argv)
+    if not os.path.isfile(os.path.join(a.results, FOUR[0])):
+        print(f"{ap.prog}: --results: {a.results} does not hold {FOUR[0]} (run it from a memlab checkout, or name "
+              "its docs/results)", file=sys.stderr)
+        return 2
     if a.false_positives:
-        fp = false_positives(a.false_positives, a.noise, a.nodes, a.weeks)
+        fp = false_positives(a.false_positives, a.noise, a.nodes, a.weeks, a.results)
         text = json.dumps(fp, indent=1) + "\n"
         if a.json:
             with open(a.json, "w", encoding="utf-8") as f:
@@ -386,7 +393,7 @@ def main(argv=None) -> int:
         return 0
     if not a.out:
         ap.error("OUT is needed (or --false-positives)")
-    fleet = Fleet(Committed(), a.seed, a.nodes, a.weeks, a.clean, a.noise, a.other_model)
+    fleet = Fleet(Committed(a.results), a.seed, a.nodes, a.weeks, a.clean, a.noise, a.other_model)
     n = write(fleet, a.out)
     planted = fleet.planted()
     if a.planted:
