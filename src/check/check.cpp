@@ -112,8 +112,15 @@ class suite_runner {
 
   // Runs `c` on GPU `gpu`, "$peer" and "$gpus" in its axes replaced; NVML sampled meanwhile. After a
   // CUDA error (the GPU's context may be lost) no case runs: each says why.
+  // Every case from now on gives no figure: `why`, the fault `code`.
+  void refuse(std::string why, std::string_view code) {
+    refused_ = std::move(why);
+    refused_code_ = code;
+  }
+
   case_outcome run(const lab_case& c, int gpu, int peer, int gpus) {
     if (!stopped_.empty()) return {.why = stopped_};
+    if (!refused_.empty()) return {.why = refused_, .failed = refused_code_};
     const lab* l = nullptr;
     for (const lab* x : built_)
       if (x->name == c.lab) l = x;
@@ -210,6 +217,8 @@ class suite_runner {
   const check_options& o_;
   nvml_samples samples_;
   std::map<int, std::vector<gpu_process>> seen_;
+  std::string refused_;
+  std::string_view refused_code_;
   std::string stopped_;  // non-empty: a CUDA error stopped the check; why the cases after it did not run
 };
 
@@ -374,8 +383,17 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   open_req.progress = false;
   open_req.measure_ceiling = false;
   open_req.max_time_s = o.max_time_s;
-  (void)backend.runner().open(open_req, {}, progress);
   suite_runner runner(built, missing, backend, o);
+  try {
+    (void)backend.runner().open(open_req, {}, progress);
+  } catch (const cuda_error& e) {
+    // Too little memory even to open the GPUs (streams, the L2 flusher): every case says so, and whose
+    // fault it is (another process's) is judge()'s.
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    (void)cudaGetLastError();
+    runner.refuse(fmt::format("the GPUs could not be opened: {}", without_location(e.what())),
+                  fault_code::out_of_memory);
+  }
 
   // A stop request (SIGINT, SIGTERM) ends the measuring between cases: every row after it says so.
   const auto stopping = [&] {

@@ -621,6 +621,14 @@ TEST_F(check_cli_test, a_sigterm_writes_the_rows_measured_and_exits_130) {
   EXPECT_NE(std::ifstream(prom).peek(), EOF) << "the textfile written too";
   fake_node unused;
   EXPECT_EQ(check_cli({"--replay", out, "--references", dir, "--quiet"}, unused).code, 130) << "replayed alike";
+  // A signal before the first case: every row interrupted, and still a file.
+  fake_node early;
+  request_stop(SIGTERM);
+  const auto e = check_cli({"--references", dir, "--out", out, "--quiet"}, early);
+  request_stop(0);
+  EXPECT_EQ(e.code, 130) << e.out << e.err;
+  EXPECT_EQ(early.ran, 0);
+  EXPECT_EQ(read_json(out)["counts"]["interrupted"].get<int>(), static_cast<int>(read_json(out)["rows"].size()));
   std::filesystem::remove(out);
   std::filesystem::remove(prom);
 }
