@@ -29,13 +29,13 @@ have_header CLI/CLI.hpp || missing+=(libcli11-dev)
 have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
 have_header fmt/format.h || missing+=(libfmt-dev)
 have_header gtest/gtest.h || missing+=(libgtest-dev)
-command -v chromium >/dev/null || missing+=(chromium)
-# memlab check's integrations, tested against the real servers (tests/check/ops).
+command -v chromium >/dev/null || missing+=(chromium)  # memlab-report's pages are tested in headless Chromium
+# memlab check's integrations and memlab-fleet's textfile, tested against the real servers.
 have_program() { command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
 have_program prometheus && have_program promtool || missing+=(prometheus)
 have_program prometheus-node-exporter || missing+=(prometheus-node-exporter)
 have_program slurmctld && have_program slurmd && have_program scontrol || missing+=(slurm-wlm)
-have_program munged || missing+=(munge)  # memlab-report's pages are tested in headless Chromium
+have_program munged || missing+=(munge)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
