@@ -34,10 +34,18 @@ void write_aligned(std::ostream& os, const text_table& t) {
 }
 
 void write_markdown(std::ostream& os, const text_table& t) {
+  // A cell as Markdown shows it: | escaped (it would split the cell); < outside a code span written &lt;, since
+  // GitHub takes <T> or <stages-1> for an HTML tag and drops it.
   const auto cell = [](const std::string& s) {
     std::string out;
+    bool in_code = false;
     for (char ch : s) {
+      if (ch == '`') in_code = !in_code;
       if (ch == '|') out += '\\';
+      if (ch == '<' && !in_code) {
+        out += "&lt;";
+        continue;
+      }
       out += ch;
     }
     return out;

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/result.hpp"
+#include "harness/table.hpp"
 #include "harness/text.hpp"
 #include "harness/writers.hpp"
 #include "schema_check.hpp"
@@ -392,6 +393,18 @@ TEST(Writers, MarkdownHasTheRunHeaderAndATablePerLab) {
   EXPECT_NE(md.find("### copy:"), std::string::npos);
   EXPECT_NE(md.find("### smem:"), std::string::npos);
   EXPECT_NE(md.find("| variant |"), std::string::npos);
+}
+
+TEST(Writers, MarkdownCellsKeepAngleBracketsVisible) {
+  // GitHub drops <T> outside code as an unknown HTML tag: a cell writes it &lt;T>, and leaves code spans alone.
+  text_table t;
+  t.headers = {"rung", "what"};
+  t.rows = {{"`pipelined`", "wait_group<stages-1>, `a<b>` | UniversalCopy<T>"}};
+  std::ostringstream os;
+  write_markdown(os, t);
+  EXPECT_NE(os.str().find("| `pipelined` | wait_group&lt;stages-1>, `a<b>` \\| UniversalCopy&lt;T> |"),
+            std::string::npos)
+      << os.str();
 }
 
 TEST(Writers, JsonHeaderDescribesItself) {

@@ -86,15 +86,21 @@ def write_manifest(folder, rows):
         w.writerows(rows)
 
 
-def results_header(path):
-    """A memlab.results/1 file's run header as manifest fields, or None for any other file."""
+@functools.lru_cache(maxsize=None)
+def load_json(path):
+    """A JSON file's content, or None (not JSON, not readable)."""
     if not path.endswith(".json"):
         return None
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def results_header(path):
+    """A memlab.results/1 file's run header as manifest fields, or None for any other file."""
+    doc = load_json(path)
     if not isinstance(doc, dict) or doc.get("schema") != "memlab.results/1":
         return None
     sha = str(doc.get("git_sha", ""))
@@ -104,6 +110,18 @@ def results_header(path):
             "date": str(doc.get("created", ""))[:10],
             "device": str((doc.get("device") or {}).get("name", "")),
             "argv": doc.get("command")}
+
+
+def json_git_sha(path):
+    """The git_sha a JSON file records of the binary that made it (at the top, or one level down: a check
+    reference's "made"), or None."""
+    doc = load_json(path)
+    if not isinstance(doc, dict):
+        return None
+    for v in [doc] + [x for x in doc.values() if isinstance(x, dict)]:
+        if isinstance(v.get("git_sha"), str):
+            return v["git_sha"]
+    return None
 
 
 def command_of(argv, name):
@@ -253,6 +271,10 @@ def check(root):
                     problems.append(f"{where}: date {r['date']!r} is not YYYY-MM-DD")
                 if r["commit"] and not COMMIT.match(r["commit"]):
                     problems.append(f"{where}: commit {r['commit']!r} is not a commit")
+                sha = json_git_sha(os.path.join(folder, r["file"]))
+                if sha and sha.endswith("-dirty") and not r["commit"].endswith("-dirty"):
+                    problems.append(f"{where}: commit {r['commit']!r}, but the file was made from an uncommitted "
+                                    f"tree (its git_sha {sha}): the row says so with -dirty")
                 header = results_header(os.path.join(folder, r["file"]))
                 if header:
                     for col in ("commit", "date", "device"):
