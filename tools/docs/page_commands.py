@@ -2,6 +2,7 @@
 """Every command a user page shows runs as typed after the quickstart: the ctests docs_commands_<page>.
 
     tools/docs/page_commands.py --bin DIR [--root DIR] [--shard I/N] [--list] PAGE...
+    tools/docs/page_commands.py --plan PAGE...     the shares of each page's ctests (CMake reads it)
 
 What a command is. Each line of a ```sh, ```bash, ```shell or ```console block of a user page (README.md,
 docs/*.md, docs/labs/*.md, docs/results/README.md), a trailing \\ joining the next line, a leading "$ " prompt
@@ -126,7 +127,8 @@ def classify(words, written, root):
                 c in rel for c in "*?[") and rel not in written and rel not in outputs_of(cmd) and \
                 not os.path.exists(os.path.join(root, rel)):
             return "missing", f"{rel} does not exist"
-    reads_written = [a for a in args if a in written]
+    own = set(outputs_of(cmd))
+    reads_written = [a for a in args if a in written and a not in own]
     if name == "memlab" or name.startswith("memlab-"):
         if wants_help or (name == "memlab" and (not args or args[0] not in GPU_MEMLAB)):
             return "run", ""  # list, inspect, help, and a subcommand that does not exist (it fails)
@@ -146,6 +148,14 @@ def classify(words, written, root):
     if name.startswith("python") and args and args[0].startswith(("tools/studies/", "tools/gpu/")):
         return "gpu", "a GPU study"
     return "other", "setup, build or another tool: listed"
+
+
+def is_heavy(words):
+    """A command that takes seconds: memlab inspect (cuobjdump over an arch) or a plotting tool."""
+    _, cmd = split_env(words)
+    name = os.path.basename(cmd[0]) if cmd else ""
+    return (name == "memlab" and cmd[1:2] == ["inspect"] and not any(a in ("--help", "-h") for a in cmd)) or \
+        (name in ("memlab-plot", "memlab-plot-check", "memlab-transpose-shapes") and "--help" not in cmd)
 
 
 def expand(words, root):
@@ -192,18 +202,33 @@ def run(words, root, bindir, timeout):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-    ap.add_argument("--bin", required=True, help="the folder of the built memlab (first on PATH)")
-    ap.add_argument("--shard", default="0/1", help="I/N: run the I-th of N equal shares of the runnable commands")
+    ap.add_argument("--bin", help="the folder of the built memlab (first on PATH); needed but for --plan")
+    ap.add_argument("--shard", default="0/1",
+                    help="I/N: run the I-th of N shares: each heavy command (memlab inspect, the plotting tools) in a "
+                         "share of its own, round the shares, the light ones in share 0")
+    ap.add_argument("--plan", action="store_true",
+                    help="print, per page, how many shares its ctests take (one per heavy command, at least one) and "
+                         "whether one runs memlab inspect (then it takes the SASS tests' lock)")
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--list", action="store_true", help="print every command and what was done with it")
     ap.add_argument("pages", nargs="+")
     args = ap.parse_args(argv)
     root = os.path.abspath(args.root)
-    if not os.path.isfile(os.path.join(args.bin, "memlab")):
+    if args.plan:
+        for page in args.pages:
+            heavy, written = [], set()
+            for _, _, w in commands_of(os.path.join(root, page)):
+                if is_heavy(w) and classify(w, written, root)[0] == "run":
+                    heavy.append(w)
+                written |= set(outputs_of(w))
+            inspects = any("inspect" in split_env(w)[1][1:2] for w in heavy)
+            print(f"{page} {max(1, len(heavy))} {'inspect' if inspects else 'light'}")
+        return 0
+    if not args.bin or not os.path.isfile(os.path.join(args.bin, "memlab")):
         print(f"page_commands: --bin {args.bin}: no memlab there", file=sys.stderr)
         return 2
     shard, shards = (int(x) for x in args.shard.split("/"))
-    problems, counts, runnable = [], {}, 0
+    problems, counts, heavy_seen = [], {}, 0
     for page in args.pages:
         rel = os.path.relpath(os.path.join(root, page), root)
         written = set()
@@ -211,8 +236,11 @@ def main(argv=None):
             kind, why = classify(words, written, root)
             written |= set(outputs_of(words))
             if kind == "run":
-                runnable += 1
-                if (runnable - 1) % shards != shard:
+                mine = shard == 0
+                if is_heavy(words):
+                    mine = heavy_seen % shards == shard
+                    heavy_seen += 1
+                if not mine:
                     continue
                 code, tail = run(words, root, args.bin, args.timeout)
                 if code != 0:
