@@ -34,15 +34,15 @@ void write_aligned(std::ostream& os, const text_table& t) {
 }
 
 void write_markdown(std::ostream& os, const text_table& t) {
-  // A cell as Markdown shows it: | escaped (it would split the cell); < outside a code span written &lt;, since
-  // GitHub takes <T> or <stages-1> for an HTML tag and drops it.
+  // A cell's text as Markdown renders it: '|' escaped (it would end the cell), and '<' outside code spans
+  // written &lt; (GitHub drops what reads as an HTML tag: UniversalCopy<T> would show as UniversalCopy).
   const auto cell = [](const std::string& s) {
     std::string out;
-    bool in_code = false;
+    bool code = false;
     for (char ch : s) {
-      if (ch == '`') in_code = !in_code;
+      if (ch == '`') code = !code;
       if (ch == '|') out += '\\';
-      if (ch == '<' && !in_code) {
+      if (ch == '<' && !code) {
         out += "&lt;";
         continue;
       }

@@ -239,9 +239,15 @@ def fmt_value(v: float) -> str:
     return f"{v:.3g}"
 
 
-def fmt_param(k: str, v) -> str:
+def fmt_param(k: str, v, lab: str = "") -> str:
+    """A param as a title shows it. With `lab`, a value the lab's axis gives a meaning ("0 = one per tile of the
+    whole matrix", "0 = the same as n") is shown as that meaning, not as the number."""
     if v is None:
         return f"{k}=n/a"  # the rung does not read this axis
+    if lab and isinstance(v, (int, float)) and not isinstance(v, bool):
+        m = re.search(rf"(?:^|[;:,(] ?){v:g} = ([^;]+)", (table.axis(lab, k) or {}).get("meaning", ""))
+        if m:
+            return f"{k}: {re.sub(r' [(][^)]*[)]$', '', m.group(1).strip())}"
     if k.endswith("_bytes") and isinstance(v, int) and v >= 1024 and v % 1024 == 0:
         return f"{k}={v >> 20} MiB" if v % (1 << 20) == 0 else f"{k}={v >> 10} KiB"
     if isinstance(v, int) and v >= 1024 and v & (v - 1) == 0:
@@ -249,8 +255,9 @@ def fmt_param(k: str, v) -> str:
     return f"{k}={v}"
 
 
-def fmt_point(pt) -> str:
-    return " ".join(fmt_param(k, v) for k, v in pt)
+def fmt_point(pt, lab: str = "") -> str:
+    parts = [fmt_param(k, v, lab) for k, v in pt]
+    return (", " if any(": " in x for x in parts) else " ").join(parts)
 
 
 def label(rec: Record, fixed) -> str:
@@ -293,8 +300,9 @@ def _point_key(pt):
 class Plotter:
     """The records of one memlab-plot call, the pictures made from them and what was not drawn."""
 
-    def __init__(self, recs: list[Record], out: str):
+    def __init__(self, recs: list[Record], out: str, percent_of: str = ""):
         self.out = out
+        self.percent_of = percent_of  # the ladder's (%): of this variant at each point, where it was measured
         self.made: list[dict] = []
         self.notes: list[str] = []        # what was not drawn, one line per reason
         self.drawn: set[int] = set()      # id() of every record some picture shows
@@ -479,10 +487,13 @@ def ladder_plots(p: Plotter):
             ax.barh(ys, shown, color=[s["color"] for s in styles], alpha=0.9, height=0.7,
                     hatch=["//" if hatched(r) else None for _, r in cell], edgecolor="white", linewidth=0)
             top_roof = roofs[0][0] if roofs else 0
+            base = next((value(r, how) for _, r in cell if r.variant == p.percent_of), 0) if p.percent_of else 0
             for y, v, (_, r) in zip(ys, vals, cell):
                 text = fmt_value(v)
-                if top_roof and not is_tf32(r):
-                    text += f"  ({100 * v / top_roof:.0f}%)"
+                if base and not is_tf32(r):
+                    text += f"  ({100 * v / base:.1f}%)"
+                elif top_roof and not is_tf32(r) and not p.percent_of and top_roof <= 10 * max(main):
+                    text += f"  ({100 * v / top_roof:.0f}%)"  # a roof far off the panel's scale: no %
                 if is_tf32(r) and tf32:
                     text += f"  ({100 * v / tf32:.0f}% of TF32 roof)"
                 box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
@@ -500,7 +511,7 @@ def ladder_plots(p: Plotter):
             ax.set_xlim(0, limit * 1.12)
             ax.set_xlabel(AXIS[how] + ", axis from 0", fontsize=8)
             far = [text.split(" (")[0] for v, text, _ in roofs if (v, text, _) not in reach]
-            ax.set_title(fmt_point((k, v) for k, v in pt if k not in fixed)
+            ax.set_title(fmt_point(((k, v) for k, v in pt if k not in fixed), lab)
                          + (f"\n(off this scale: {'; '.join(far)})" if far else ""), fontsize=9)
             ax.grid(True, axis="x", alpha=0.3)
             ax.tick_params(axis="x", labelsize=8)
@@ -520,10 +531,11 @@ def ladder_plots(p: Plotter):
             handles.append(Line2D([], [], ls="none", label=tf32_label))
         fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
         what = {"gflops": "GFLOP/s", "gbps": "GB/s", "time": "time per case"}[how]
-        fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items())})" if fixed
+        fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items(), lab)})" if fixed
                                                                        else "")
                      + f"\n{what} of every rung and peer, cold median"
-                     + (f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
+                     + (f"; (%) of {p.percent_of} at the same point" if p.percent_of else
+                        f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
                      + ("; bytes = reads + writes; L2 flushed before every sample" if how == "gbps" else ""),
                      fontsize=10)
         name = slug(f"ladder_{lab}_{dtype}" if dtype else f"ladder_{lab}") + ".png"
@@ -710,7 +722,7 @@ def amplification(rec: Record) -> float | None:
 # What the lab's model counts, by the lab's roof: the panel of the model, and the panel of time x model, which for
 # a DRAM lab is not what DRAM moved: the model counts the 32-byte sectors each warp requests, and a sector two warps
 # share (a misaligned row) is requested twice but fetched from DRAM once, the second time served by the L2.
-MODEL_AXIS = {"smem": "wavefronts per request (hardware / useful bytes)",
+MODEL_AXIS = {"smem": "wavefront bytes / useful bytes (model; for 4-byte accesses: wavefronts per request)",
               "dram": "sectors requested / sectors needed (model)"}
 MODEL_RATE = {"smem": ("wavefront bytes / cold median, GB/s", "time x model: what the banks served"),
               "dram": ("sector requests, GB/s (32 B x sectors / cold median)",
@@ -820,7 +832,7 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
             a.tick_params(labelsize=8)
         axs[row][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
                             handles=axs[row][0].get_legend_handles_labels()[0])
-    title_fixed = ", ".join(fmt_param(k, v) for k, v in fixed.items() if k != "dtype")
+    title_fixed = ", ".join(fmt_param(k, v, lab) for k, v in fixed.items() if k != "dtype")
     fig.suptitle(f"{lab} {dtype}: {axis} swept on {device_line(members)}\n({title_fixed})\n"
                  + ("useful bytes = reads + writes; the hardware's bytes from the lab's model; axes from 0" if modelled else
                     "flops as the lab declares them" if how == "gflops" else
@@ -1020,9 +1032,9 @@ KINDS = ("ladder", "size", "sweep", "roofline", "table")
 DRAW = {"ladder": ladder_plots, "size": size_plots, "sweep": sweep_plots, "roofline": roofline, "table": time_tables}
 
 
-def draw(recs: list[Record], out: str, kinds=KINDS) -> Plotter:
+def draw(recs: list[Record], out: str, kinds=KINDS, percent_of: str = "") -> Plotter:
     """Every picture of `kinds` from `recs` into `out`; the Plotter holds what was made and what was not."""
-    p = Plotter(recs, out)
+    p = Plotter(recs, out, percent_of)
     for kind in KINDS:
         if kind in kinds:
             DRAW[kind](p)
@@ -1094,6 +1106,9 @@ def parser() -> cli.Parser:
     ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
     ap.add_argument("--lab", help="draw only the results of these labs, comma-separated (default: every lab in the "
                                   "files)")
+    ap.add_argument("--percent-of", default="", metavar="VARIANT",
+                    help="the ladder's percentages: of this variant at the same point (the transpose lab's copy: "
+                         "%% of a copy of the same bytes) instead of the lab's roof")
     return ap
 
 
@@ -1112,6 +1127,8 @@ def _main(argv=None) -> int:
     if not used:
         return cli.fail(prog, f"nothing to draw: none of the {len(args.results)} file(s) given is a memlab results "
                               "file")
+    if args.percent_of and args.percent_of not in {r.variant for r in recs}:
+        return cli.fail(prog, f"--percent-of: no results of {args.percent_of!r} in these files")
     if labs and labs - {r.lab for r in recs}:
         return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
                               f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
@@ -1119,7 +1136,7 @@ def _main(argv=None) -> int:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "index.md"), "a"):
             pass
-        p = draw([r for r in recs if not labs or r.lab in labs], args.out, kinds)
+        p = draw([r for r in recs if not labs or r.lab in labs], args.out, kinds, args.percent_of)
         write_index(p, used, skipped)
     except OSError as e:
         why = "a file, not a folder" if os.path.exists(args.out) and not os.path.isdir(args.out) else e.strerror or e

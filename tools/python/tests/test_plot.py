@@ -259,7 +259,8 @@ def test_the_smem_sweep_is_drawn_beside_its_wavefront_model(tmp_path):
     p = _draw(tmp_path, fx("smem/smem_f32.json"), kinds=("sweep", "ladder"))
     sweep = _one(p.made, "sweep", "smem")
     assert sweep["modelled"] and "load_stride" in sweep["series"]
-    assert plot.MODEL_AXIS["smem"].startswith("wavefronts per request")
+    # the model is bytes: wavefront bytes over useful bytes (8-byte accesses need 2 wavefronts at the least)
+    assert plot.MODEL_AXIS["smem"].startswith("wavefront bytes / useful bytes")
     assert [pt["stride"] for pt in _one(p.made, "ladder", "smem")["points"]] == [1, 32]
 
 
@@ -378,3 +379,16 @@ def test_the_transfer_bars_are_the_1_gib_runs_the_page_cites(monkeypatch, tmp_pa
     assert plot_transfer.main(files + ["-o", str(tmp_path), "--only", "gib"]) == 0
     assert round(drawn[("ce", "pinned", "h2d")], 1) == 55.0 and round(drawn[("ce", "pinned", "d2h")], 1) == 55.1
     assert sweeps == []
+
+
+def test_an_axis_value_with_a_meaning_is_titled_by_it():
+    assert plot.fmt_point([("cols", 128), ("ctas", 0)], "tile") == "cols=128, ctas: one per tile of the whole matrix"
+    assert plot.fmt_point([("m", 0), ("k", 0)], "matmul") == "m: the same as n, k: the same as n"
+    assert plot.fmt_point([("rows", 16384), ("cols", 16384)], "transpose") == "rows=2^14 cols=2^14"
+    assert plot.fmt_param("ctas", 1, "tile") == "ctas=1"
+
+
+def test_percent_of_a_variant_labels_the_ladder_by_it(tmp_path):
+    p = plot.draw(records(fx("transpose/transpose_f32.json")), str(tmp_path), ("ladder",), percent_of="copy")
+    assert p.made and p.percent_of == "copy"
+    assert plot.main(fx("transpose/transpose_f32.json") + ["-o", str(tmp_path / "o"), "--percent-of", "fft"]) == 2
