@@ -437,6 +437,15 @@ memlab list   # not a shell block
         self.assertIn("names the program as the quickstart puts it on PATH", lines[1])
         self.assertFalse(os.path.exists(os.path.join(self.root, "docs/results/plots")))
 
+    def test_a_slow_command_is_checked_not_run(self):
+        write(self.root, "bin/memlab-transpose-shapes", '#!/bin/sh\n[ "$2" = --help ] && exit 0; exit 7\n')
+        os.chmod(os.path.join(self.bin, "memlab-transpose-shapes"), 0o755)
+        ok = ["memlab-transpose-shapes", "heatmap", "docs/results/a.json", "-o", "heat"]
+        self.assertEqual(page_commands.run(ok, self.root, self.bin, 10)[0], 0)
+        code, why = page_commands.run(ok[:2] + ["docs/results/gone.csv"], self.root, self.bin, 10)
+        self.assertEqual(code, 2)
+        self.assertIn("docs/results/gone.csv: no such file", why)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -15,6 +15,8 @@ folder -- first on PATH, as `memlab` is after the quickstart):
     `memlab check --replay ...`: none of them touches a GPU;
   - `memlab-plot`, `memlab-compare`, `memlab-plot-check` and `memlab-transpose-shapes` (and any memlab-*
     with --help), when every file they read is committed: they draw or compare committed results.
+  A command too long for a ctest of 10 s (SLOW: `memlab-transpose-shapes heatmap` draws four maps of 35,288
+  cells, ~11 s of CPU) is checked instead of run: every file it reads exists and `PROG SUBCOMMAND --help` exits 0.
   Their output files (the value of -o, --out, --out-dir, --output) are written to a temporary folder instead of
   the path typed, so that a page's command cannot overwrite a committed file; globs (*, **) are expanded as
   bash's globstar would. A command that runs fails the test when it exits non-zero.
@@ -43,6 +45,7 @@ GPU_MEMLAB = {"run", "check", "device"}
 PLOT_TOOLS = {"memlab-plot", "memlab-compare", "memlab-plot-check", "memlab-transpose-shapes"}
 GPU_PROGRAMS = {"memlab-peers", "torchrun", "srun", "mpirun", "ncu", "nvidia-smi", "compute-sanitizer", "nsys"}
 OUTPUT_FLAGS = {"-o", "--out", "--out-dir", "--output"}
+SLOW = {("memlab-transpose-shapes", "heatmap")}  # (program, subcommand): checked with --help, not run
 TEMPLATE = re.compile(r"\.\.\.|<[^>\s]*>|\$\{?[A-Za-z_]")
 OPERATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1"}
 FILE_LIKE = re.compile(r"(^|/)[^/\s]+\.(json|csv|md|txt|log|png)$|/")
@@ -182,6 +185,13 @@ def redirect_outputs(words, tmp):
 
 def run(words, root, bindir, timeout):
     env_add, cmd = split_env(words)
+    if cmd and (os.path.basename(cmd[0]), cmd[1] if len(cmd) > 1 else "") in SLOW:
+        reads = [a for a in cmd[2:] if not a.startswith("-") and FILE_LIKE.search(a) and a not in outputs_of(cmd)]
+        missing = [a for a in reads if not glob.glob(os.path.join(root, a))]
+        if missing:
+            return 2, f"{missing[0]}: no such file (a slow command is checked: the files it reads, then --help)"
+        words = [f"{k}={v}" for k, v in env_add.items()] + cmd[:2] + ["--help"]
+        env_add, cmd = split_env(words)
     env = dict(os.environ)
     env.update(env_add)
     env["PATH"] = os.path.abspath(bindir) + os.pathsep + env.get("PATH", "")
