@@ -14,7 +14,8 @@ folder -- first on PATH, as `memlab` is after the quickstart):
     (`memlab list ...`, `memlab inspect ...`; a subcommand that does not exist fails), and
     `memlab check --replay ...`: none of them touches a GPU;
   - `memlab-plot`, `memlab-compare`, `memlab-plot-check` and `memlab-transpose-shapes` (and any memlab-*
-    with --help), when every file they read is committed: they draw or compare committed results.
+    with --help), reading committed files: they draw or compare committed results. One that reads a file no earlier command of the page writes must name a committed
+    file (or write the reader's own as a placeholder, `<run>.json`: then it is a template).
   A command too long for a ctest of 10 s (SLOW: `memlab-transpose-shapes heatmap` draws four maps of 35,288
   cells, ~11 s of CPU) is checked instead of run: every file it reads exists and `PROG SUBCOMMAND --help` exits 0.
   Their output files (the value of -o, --out, --out-dir, --output) are written to a temporary folder instead of
@@ -25,7 +26,8 @@ Which are recognised and listed, not run:
     mpirun, ncu, nvidia-smi, compute-sanitizer, `make run`, `bash tools/gpu/...`, `python3 tools/studies/...`,
     and any command that reads a file an earlier command of the page writes (its --out / -o);
   - a template: a word holding "...", an angle-bracket placeholder or a $VARIABLE the page leaves to the reader;
-  - the rest (setup and build: make, cmake, ctest, pip, git, export, cd, ...): listed.
+  - the rest (setup and build: make, cmake, ctest, pip, git, export, cd, ...; memlab-report and memlab-fleet on
+    the reader's own files): listed.
 Also fails: a memlab program (memlab, memlab-*) or a repository path (tools/..., build/...) the command names
 that does not exist: a page must name what the quickstart gives. Exit 1 with one line per problem, 0 otherwise;
 --list prints each command with what was done with it.
@@ -141,7 +143,9 @@ def classify(words, written, root):
             if reads_written:
                 return "gpu", f"reads {reads_written[0]}, written by a command before"
             return "run", ""
-        return "gpu", "needs a GPU"
+        if name in GPU_PROGRAMS or name == "memlab":
+            return "gpu", "needs a GPU"
+        return "other", "a tool on the reader's own files: listed"
     if name in GPU_PROGRAMS:
         return "gpu", "needs a GPU"
     if name == "make" and "run" in args:
