@@ -102,7 +102,7 @@ class Catalogue(unittest.TestCase):
         root = tempfile.mkdtemp()
         self.addCleanup(lambda: __import__("shutil").rmtree(root))
         write(root, "docs/labs/lab.md", page)
-        write(root, "docs/results/README.md", "")
+        write(root, "docs/results/README.md", "| [gpu/lab/](gpu/lab/manifest.csv) | a lab |\n")
         for name, text in files.items():
             write(root, f"docs/results/gpu/lab/{name}", text)
         with open(os.path.join(root, "docs/results/gpu/lab/manifest.csv"), "w", newline="") as f:
@@ -142,6 +142,12 @@ class Catalogue(unittest.TestCase):
         (row,) = rc.read_manifest(folder)
         self.assertEqual((row["commit"], row["date"], row["device"], row["command"]),
                          ("abcdef1", "2026-11-25", "GPU", "memlab run lab --out r.json"))
+
+    def test_the_results_readme_lists_every_folder(self):
+        root = self.tree([self.ROW], {"run.json": self.RUN})
+        write(root, "docs/results/other/lab2/manifest.csv", ",".join(rc.COLUMNS) + "\n")
+        self.assertEqual(rc.check(root), ["docs/results/README.md: does not list docs/results/other/lab2 (a row "
+                                          "linking its manifest.csv)"])
 
     def test_a_file_from_an_uncommitted_tree_is_marked_in_its_row(self):
         ref = json.dumps({"schema": "memlab.check.reference/1", "made": {"git_sha": "f6bf87fad68a-dirty"}})

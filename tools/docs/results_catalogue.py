@@ -21,7 +21,8 @@ or image that resolves to it.
                                                       that does not exist or does not cite the file, a row that
                                                       disagrees with its file's own header, a docs/results path
                                                       in the tree that names nothing, a machine's path in a
-                                                      committed file under docs/results: /tmp/..., /root/...)
+                                                      committed file under docs/results: /tmp/..., /root/...,
+                                                      a folder docs/results/README.md does not list)
     tools/docs/results_catalogue.py add FOLDER FILE... --page PAGE [--what TEXT] [--command TEXT]
                                                       adds or updates rows; commit, date, device and command come
                                                       from a memlab.results/1 file's header where FILE is one;
@@ -286,6 +287,19 @@ def check(root):
                         problems.append(f"{where}: page {p} does not exist")
                     elif not cites(p, text, target, root):
                         problems.append(f"{where}: page {p} does not cite {target}")
+
+    # docs/results/README.md, the catalogue's page, lists every folder (a link to its manifest or the folder).
+    index = os.path.join(results, "README.md")
+    if os.path.isfile(index):
+        text = read(index)
+        listed = set(linked_paths(RESULTS + "/README.md", text))
+        for gpu in sorted(os.listdir(results)):
+            if not os.path.isdir(os.path.join(results, gpu)):
+                continue
+            for lab in sorted(os.listdir(os.path.join(results, gpu))):
+                folder = f"{RESULTS}/{gpu}/{lab}"
+                if os.path.isdir(os.path.join(root, folder)) and not {folder, f"{folder}/{MANIFEST}"} & listed:
+                    problems.append(f"{RESULTS}/README.md: does not list {folder} (a row linking its {MANIFEST})")
 
     # Every literal docs/results path in the tree names something that exists.
     for path in tree_files(root):
