@@ -27,15 +27,8 @@ def test():
     with servers("prometheus") as s:
         textfiles = os.path.join(s.folder, "textfile")
         os.mkdir(textfiles)
-        prom = os.path.join(textfiles, "memlab_check.prom")
-        r = run([MEMLAB, "check", "--replay", LOAD, "--out", prom, "--quiet", "--format", "line"])
-        expect(r.returncode == 1, f"the replay exits 1 (a failure): {r.returncode}\n{r.stdout}{r.stderr}")
-        expect(os.listdir(textfiles) == ["memlab_check.prom"], f"only the .prom file: {os.listdir(textfiles)}")
-        with open(prom, "rb") as f:
-            lint = run([promtool, "check", "metrics"], input=f.read().decode())
-        expect(lint.returncode == 0, f"promtool check metrics: {lint.returncode}\n{lint.stdout}{lint.stderr}")
-
         exporter_port, prometheus_port = free_port(), free_port()
+        started = time.monotonic()
         s.start("node_exporter", [exporter, f"--web.listen-address=127.0.0.1:{exporter_port}",
                                   "--collector.disable-defaults", "--collector.textfile",
                                   f"--collector.textfile.directory={textfiles}"])
@@ -52,6 +45,14 @@ scrape_configs:
         s.start("prometheus", [prometheus, f"--config.file={config}", f"--storage.tsdb.path={s.folder}/tsdb",
                                f"--web.listen-address=127.0.0.1:{prometheus_port}"])
 
+        prom = os.path.join(textfiles, "memlab_check.prom")
+        r = run([MEMLAB, "check", "--replay", LOAD, "--out", prom, "--quiet", "--format", "line"])
+        expect(r.returncode == 1, f"the replay exits 1 (a failure): {r.returncode}\n{r.stdout}{r.stderr}")
+        expect(os.listdir(textfiles) == ["memlab_check.prom"], f"only the .prom file: {os.listdir(textfiles)}")
+        with open(prom, "rb") as f:
+            lint = run([promtool, "check", "metrics"], input=f.read().decode())
+        expect(lint.returncode == 0, f"promtool check metrics: {lint.returncode}\n{lint.stdout}{lint.stderr}")
+
         def query(q):
             s.check_alive()
             url = f"http://127.0.0.1:{prometheus_port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
@@ -61,12 +62,11 @@ scrape_configs:
                 raise RuntimeError(body)
             return body["data"]["result"]
 
-        # The first scrape of node_exporter that carries the file.
-        # Prometheus 2.42 hands its scrape loops their targets 5 s after it starts (its discovery manager's
-        # fixed update interval): the first scrape comes after about 5.5 s, whatever the scrape interval.
-        t0 = time.monotonic()
+        # The first scrape of node_exporter that carries the file. Prometheus 2.42 hands its scrape loops their
+        # targets 5 s after it starts (its discovery manager's fixed update interval; the file was written and
+        # linted meanwhile): the first scrape comes about 5.5 s after the start, whatever the scrape interval.
         wait_for("a scrape of the textfile", lambda: query("memlab_check_run_exit_status"), timeout=8.5)
-        print(f"first scrape after {time.monotonic() - t0:.1f} s")
+        print(f"first scrape {time.monotonic() - started:.1f} s after the servers started")
         exit_status = query("memlab_check_run_exit_status")
         expect(exit_status[0]["value"][1] == "1", f"exit status 1: {exit_status}")
         expect(query('node_textfile_scrape_error') and query('node_textfile_scrape_error')[0]["value"][1] == "0",
