@@ -262,7 +262,6 @@ std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples&
         }
         r.value = seen;
         r.expected = most;
-        r.shown = gen ? fmt::format("Gen{}", seen) : fmt::format("x{}", seen);
         r.note = fmt::format("the most the link trains to: {}{}", gen ? "Gen" : "x", most);
         break;
       }
@@ -310,16 +309,21 @@ std::string link_of(std::span<const gpu_facts> gpus) {
 
 }  // namespace
 
+std::string format_number(double v, const metric& m) {
+  // Each unit's one way to be shown: the table's value and reference, the JSON's "shown", the one line.
+  if (m.unit == "GB/s" || m.unit == "MHz") return fmt::format("{:.1f} {}", v, m.unit);
+  if (m.unit == "ns") return fmt::format("{:.1f} ns", v);
+  if (m.unit == "gen") return fmt::format("Gen{:.0f}", v);
+  if (m.unit == "lanes") return fmt::format("x{:.0f}", v);
+  if (m.unit == "reasons" && v == 0) return "none";
+  return fmt::format("{:.0f} {}", v, m.unit);
+}
+
 std::string format_value(const row& r) {
   if (!r.shown.empty()) return r.shown;
   if (!r.measured()) return "-";
-  const double v = r.value;
-  if (r.m->unit == "GB/s" || r.m->unit == "MHz") return fmt::format("{:.1f} {}", v, r.m->unit);
-  if (r.m->unit == "ns") return fmt::format("{:.1f} ns", v);
-  return fmt::format("{:.0f} {}", v, r.m->unit);
+  return format_number(r.value, *r.m);
 }
-
-std::string format_number(double v, const metric& m) { return format_value(row{.m = &m, .value = v}); }
 
 std::string where_text(const row& r) {
   if (r.m->where == scope::pair) return r.gpu < 0 ? "pairs" : fmt::format("GPU {}->{}", r.gpu, r.peer);

@@ -318,10 +318,8 @@ check_file read_check_file(const std::string& path) {
     const std::string note = rd.text(rj, w, "note");
     if (x->nvml != nvml_reading::none) {
       r.expected = rd.optional_number(rj, w, "reference");
-      // clock events and the PCIe link are shown in words: the rule reads them back.
-      if (x->nvml == nvml_reading::clock_events || x->nvml == nvml_reading::pcie_gen ||
-          x->nvml == nvml_reading::pcie_width)
-        r.shown = r.measured() ? shown : "";
+      // The clock events are shown in words: the rule reads them back.
+      if (x->nvml == nvml_reading::clock_events) r.shown = r.measured() ? shown : "";
       if (x->nvml == nvml_reading::clock_events && r.measured() && !clock_events_named(shown))
         rd.fail(w, fmt::format("clock events \"{}\" are not NVML's reasons", shown));
     }

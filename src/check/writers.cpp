@@ -93,11 +93,7 @@ void write_table(std::ostream& os, const measurement& m, const check_header& h) 
   t.column("action", false);
   t.column("points at / note", false);
   for (const row& r : m.rows) {
-    std::string ref = "-";
-    if (r.reference) ref = r.m->has_reference() ? format_number(*r.reference, *r.m) : fmt::format("{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::pcie_gen && r.reference) ref = fmt::format("Gen{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::pcie_width && r.reference) ref = fmt::format("x{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::clock_events) ref = r.reference ? "none" : "-";
+    const std::string ref = r.reference ? format_number(*r.reference, *r.m) : "-";
     std::string note = r.points_at;
     const std::string words = !r.judged.empty() ? r.judged : r.note;
     const bool say_why = r.f != nullptr || r.v == verdict::skip || r.v == verdict::interrupted;
