@@ -216,79 +216,20 @@ row lab_row(const metric& m, int gpu, int peer, const case_outcome& out, double 
   return r;
 }
 
-// The rows NVML's readings give: what was read; the rules judge them in judge().
+// The rows NVML's readings give: what each metric's rule reads; the rules judge them in judge().
 std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples& s) {
   std::vector<row> out;
   for (const metric& m : suite()) {
-    if (m.nvml == nvml_reading::none) continue;
+    if (!m.from_nvml()) continue;
     row r{.m = &m, .gpu = gpu};
     if (!rd.why.empty()) {
       r.note = rd.why;
-      out.push_back(std::move(r));
-      continue;
-    }
-    switch (m.nvml) {
-      case nvml_reading::none: break;
-      case nvml_reading::clock_events: {
-        if (!s.why.empty()) {
-          r.note = s.why;
-          break;
-        }
-        const std::uint64_t seen = s.reasons & (clock_event::failing | clock_event::warning);
-        r.value = static_cast<double>(std::popcount(seen));
-        r.expected = 0;
-        r.shown = clock_event_text(seen);
-        r.note = fmt::format("{} samples; all reasons seen: {}", s.samples, clock_event_text(s.reasons));
-        break;
-      }
-      case nvml_reading::ecc_volatile:
-      case nvml_reading::ecc_aggregate: {
-        const auto& count = m.nvml == nvml_reading::ecc_volatile ? rd.ecc_volatile : rd.ecc_aggregate;
-        if (!count) {
-          r.note = rd.ecc_why;
-          break;
-        }
-        r.value = static_cast<double>(*count);
-        r.expected = 0;
-        break;
-      }
-      case nvml_reading::pcie_gen:
-      case nvml_reading::pcie_width: {
-        const bool gen = m.nvml == nvml_reading::pcie_gen;
-        const int seen = gen ? s.gen : s.width, most = gen ? rd.max_gen : rd.max_width;
-        if (!s.why.empty() || seen == 0 || most == 0) {
-          r.note = !s.why.empty() ? s.why : "NVML gave no PCIe link reading";
-          break;
-        }
-        r.value = seen;
-        r.expected = most;
-        r.note = fmt::format("the most the link trains to: {}{}", gen ? "Gen" : "x", most);
-        break;
-      }
+    } else {
+      m.nvml.read(r, rd, s);
     }
     out.push_back(std::move(r));
   }
   return out;
-}
-
-// An NVML rule's verdict on what it read (docs/check.md, "The floors, and why"): uncorrected ECC
-// errors since the driver loaded fail, over the GPU's life warn; a PCIe link below its maximum fails;
-// a hardware clock slowdown fails, the driver's power or thermal cap warns.
-verdict nvml_verdict(const row& r) {
-  switch (r.m->nvml) {
-    case nvml_reading::none: break;
-    case nvml_reading::clock_events: {
-      const std::uint64_t seen = clock_events_named(r.shown).value_or(0);
-      return (seen & clock_event::failing) != 0   ? verdict::fail
-             : (seen & clock_event::warning) != 0 ? verdict::warn
-                                                  : verdict::pass;
-    }
-    case nvml_reading::ecc_volatile: return r.value > 0 ? verdict::fail : verdict::pass;
-    case nvml_reading::ecc_aggregate: return r.value > 0 ? verdict::warn : verdict::pass;
-    case nvml_reading::pcie_gen:
-    case nvml_reading::pcie_width: return r.expected && r.value < *r.expected ? verdict::fail : verdict::pass;
-  }
-  return verdict::skip;
 }
 
 void say(std::ostream& progress, const check_options& o, const row& r) {
@@ -408,7 +349,7 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
     add_processes(facts_of(gpu).processes, runner.processes(gpu));
     if (stopping()) {
       for (const metric& m : suite())
-        if (m.nvml != nvml_reading::none) interrupted(m, gpu, -1);
+        if (m.from_nvml()) interrupted(m, gpu, -1);
       continue;
     }
     for (row& r : nvml_rows(gpu, backend.nvml_read(gpu), samples)) push(std::move(r));
@@ -538,7 +479,7 @@ void judge(measurement& m, const reference* ref) {
       continue;
     }
     if (!r.m->has_reference()) {
-      r.v = nvml_verdict(r);
+      r.v = r.m->nvml.judge(r);
       r.reference = r.expected;
       continue;
     }

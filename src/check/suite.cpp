@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "check/nvml_rules.hpp"
 #include "harness/text.hpp"
 
 namespace memlab::check {
@@ -94,14 +95,14 @@ const std::vector<metric>& table() {
        .level = "power or thermal limits (HW slowdown, thermal, power brake)",
        .unit = "reasons",
        .higher_is_better = false,
-       .nvml = nvml_reading::clock_events,
+       .nvml = {.read = nvml_rules::read_clock_events, .judge = nvml_rules::judge_clock_events, .words = true},
        .fault = "clock_slowdown"},
       {.name = "ecc_volatile",
        .what = "uncorrected ECC errors since the driver loaded (NVML, volatile)",
        .level = "HBM (ECC: a failing row or stack)",
        .unit = "errors",
        .higher_is_better = false,
-       .nvml = nvml_reading::ecc_volatile,
+       .nvml = {.read = nvml_rules::read_ecc_volatile, .judge = nvml_rules::judge_ecc_volatile},
        .fault = "ecc_uncorrected",
        .others_move_it = false},
       {.name = "ecc_aggregate",
@@ -109,7 +110,7 @@ const std::vector<metric>& table() {
        .level = "HBM (ECC history: rows retired or remapped)",
        .unit = "errors",
        .higher_is_better = false,
-       .nvml = nvml_reading::ecc_aggregate,
+       .nvml = {.read = nvml_rules::read_ecc_aggregate, .judge = nvml_rules::judge_ecc_aggregate},
        .fault = "ecc_history",
        .others_move_it = false},
       {.name = "pcie_gen",
@@ -117,14 +118,14 @@ const std::vector<metric>& table() {
            "the PCIe generation the link trained to under load (NVML, sampled during the cases) against its maximum",
        .level = "PCIe link (slot, riser, retimer, BIOS setting)",
        .unit = "gen",
-       .nvml = nvml_reading::pcie_gen,
+       .nvml = {.read = nvml_rules::read_pcie_gen, .judge = nvml_rules::judge_pcie_link},
        .fault = "pcie_link_degraded",
        .others_move_it = false},
       {.name = "pcie_width",
        .what = "the PCIe lanes the link trained to under load (NVML, sampled during the cases) against its maximum",
        .level = "PCIe link (slot, riser, a lane down)",
        .unit = "lanes",
-       .nvml = nvml_reading::pcie_width,
+       .nvml = {.read = nvml_rules::read_pcie_width, .judge = nvml_rules::judge_pcie_link},
        .fault = "pcie_link_degraded",
        .others_move_it = false},
       {.name = "peer_ce",
@@ -182,8 +183,8 @@ std::string value_text(const case_axis_value& v, int peer, int gpus) {
   if (const auto* n = std::get_if<std::uint64_t>(&v)) return std::to_string(*n);
   if (const auto* w = std::get_if<std::string_view>(&v)) return std::string(*w);
   switch (std::get<check_value>(v)) {
-    case check_value::peer: return peer >= 0 ? std::to_string(peer) : "PEER";
-    case check_value::gpus: return gpus > 0 ? std::to_string(gpus) : "GPUS";
+    case check_value::peer: return peer >= 0 ? std::to_string(peer) : "$peer";
+    case check_value::gpus: return gpus > 0 ? std::to_string(gpus) : "$gpus";
   }
   return "?";
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/dtype.hpp"
+#include "check/verdict.hpp"
 #include "harness/plan.hpp"
 
 namespace memlab::check {
@@ -22,14 +23,17 @@ namespace memlab::check {
 enum class scope { gpu, pair, node };
 std::string_view to_string(scope s);
 
-// What an NVML metric reads (nvml.hpp), judged by a rule of its own rather than a reference.
-enum class nvml_reading {
-  none,
-  clock_events,   // the clock-event (throttle) reasons seen while the GPU's cases ran
-  ecc_volatile,   // uncorrected ECC errors since the driver loaded
-  ecc_aggregate,  // uncorrected ECC errors over the GPU's life
-  pcie_gen,       // the PCIe generation the link trained to under load, against its maximum
-  pcie_width,     // the PCIe lanes the link trained to under load, against its maximum
+struct row;            // check/check.hpp
+struct nvml_readings;  // check/nvml.hpp
+struct nvml_samples;
+
+// An NVML metric: what it reads into its row (its value, the value expected, its words, a note; nothing
+// when NVML gives no reading) and the rule that judges the row instead of a reference. The rules are in
+// check/nvml_rules.cpp.
+struct nvml_rule {
+  void (*read)(row& r, const nvml_readings& at_rest, const nvml_samples& under_load) = nullptr;
+  verdict (*judge)(const row& r) = nullptr;
+  bool words = false;  // the value is shown in words the rule reads back (the check file's "shown")
 };
 
 // A value of a case's axis: a number, a word of the lab's axis (its grammar's: "h2d", "pinned"; the
@@ -64,11 +68,12 @@ struct metric {
   bool higher_is_better = true;
   scope where = scope::gpu;
   lab_case measured{};  // empty lab: not a lab's case
-  nvml_reading nvml = nvml_reading::none;
+  nvml_rule nvml{};     // no read: not NVML's
   std::string_view fault;        // the code a flagged row carries (check/faults.hpp)
   bool others_move_it = true;    // another process on the GPU can move the figure (its row may be "busy")
 
   [[nodiscard]] bool from_lab() const { return !measured.lab.empty(); }
+  [[nodiscard]] bool from_nvml() const { return nvml.read != nullptr; }
   // Judged against a reference (the lab's figures); NVML's readings are judged by their own rule.
   [[nodiscard]] bool has_reference() const { return from_lab(); }
 };
