@@ -91,6 +91,19 @@ std::optional<double> figure_of(const result& r, std::string_view name) {
   return std::nullopt;
 }
 
+// The processes seen while sampling, less this one. NVML lists processes by the host's PIDs: in a
+// container with a PID namespace of its own the check's own process is not getpid() there. Then the
+// one process seen during the cases that /proc does not show is taken for the check itself.
+std::vector<gpu_process> without_self(const nvml_samples& s) {
+  if (s.self_seen || s.processes.empty()) return s.processes;
+  std::vector<gpu_process> out;
+  int unseen = 0;
+  for (const auto& p : s.processes) unseen += p.seen == "during" && p.name.empty() ? 1 : 0;
+  for (const auto& p : s.processes)
+    if (!(unseen == 1 && p.seen == "during" && p.name.empty())) out.push_back(p);
+  return out;
+}
+
 class suite_runner {
  public:
   suite_runner(std::span<const lab* const> built, std::span<const missing_lab> missing, check_backend& b,
@@ -99,8 +112,15 @@ class suite_runner {
 
   // Runs `c` on GPU `gpu`, "$peer" and "$gpus" in its axes replaced; NVML sampled meanwhile. After a
   // CUDA error (the GPU's context may be lost) no case runs: each says why.
+  // Every case from now on gives no figure: `why`, the fault `code`.
+  void refuse(std::string why, std::string_view code) {
+    refused_ = std::move(why);
+    refused_code_ = code;
+  }
+
   case_outcome run(const lab_case& c, int gpu, int peer, int gpus) {
     if (!stopped_.empty()) return {.why = stopped_};
+    if (!refused_.empty()) return {.why = refused_, .failed = refused_code_};
     const lab* l = nullptr;
     for (const lab* x : built_)
       if (x->name == c.lab) l = x;
@@ -139,7 +159,7 @@ class suite_runner {
     try {
       r = b_.runner().run(cases.front(), req);
     } catch (const cuda_error& e) {
-      merge(b_.nvml_stop(gpu));
+      merge(gpu, b_.nvml_stop(gpu));
       if (e.code() == cudaErrorMemoryAllocation) {
         // Not a lost context: the check goes on. Whose fault it is (another process's, or memory the
         // check cannot see) is judge()'s, from the processes on the GPU.
@@ -154,11 +174,11 @@ class suite_runner {
               .failed = fault_code::cuda_error};
     } catch (const std::exception& e) {
       // Another error (NCCL's, a host allocation): this metric fails with it, the check goes on.
-      merge(b_.nvml_stop(gpu));
+      merge(gpu, b_.nvml_stop(gpu));
       return {.why = fmt::format("an error stopped the case: {}", without_location(e.what())),
               .failed = fault_code::case_error};
     }
-    merge(b_.nvml_stop(gpu));
+    merge(gpu, b_.nvml_stop(gpu));
     if (r.status == result_status::skipped) {
       if (memory_short(r.note)) return {.why = r.note, .failed = fault_code::out_of_memory};
       return {.why = r.note};
@@ -166,6 +186,9 @@ class suite_runner {
     if (r.status == result_status::failed) return {.why = r.note, .failed = fault_code::data_corruption};
     return {.r = std::move(r)};
   }
+
+  // The other processes seen on GPU `gpu` while its cases (or the pairs and the node it drove) ran.
+  const std::vector<gpu_process>& processes(int gpu) { return seen_[gpu]; }
 
   // The samples of every case on the current GPU, together; why there are none when no case ran.
   nvml_samples take_samples() {
@@ -175,8 +198,8 @@ class suite_runner {
   }
 
  private:
-  void merge(const nvml_samples& s) {
-    add_processes(samples_.processes, s.processes);
+  void merge(int gpu, const nvml_samples& s) {
+    add_processes(seen_[gpu], without_self(s));
     if (s.samples == 0) {
       if (samples_.samples == 0) samples_.why = s.why;
       return;
@@ -193,21 +216,11 @@ class suite_runner {
   check_backend& b_;
   const check_options& o_;
   nvml_samples samples_;
+  std::map<int, std::vector<gpu_process>> seen_;
+  std::string refused_;
+  std::string_view refused_code_;
   std::string stopped_;  // non-empty: a CUDA error stopped the check; why the cases after it did not run
 };
-
-// The processes seen while sampling, less this one. NVML lists processes by the host's PIDs: in a
-// container with a PID namespace of its own the check's own process is not getpid() there. Then the
-// one process seen during the cases that /proc does not show is taken for the check itself.
-std::vector<gpu_process> without_self(const nvml_samples& s) {
-  if (s.self_seen || s.processes.empty()) return s.processes;
-  std::vector<gpu_process> out;
-  int unseen = 0;
-  for (const auto& p : s.processes) unseen += p.seen == "during" && p.name.empty() ? 1 : 0;
-  for (const auto& p : s.processes)
-    if (!(unseen == 1 && p.seen == "during" && p.name.empty())) out.push_back(p);
-  return out;
-}
 
 std::string where_of(const row& r) {
   if (r.m->where == scope::pair) return r.gpu < 0 ? "pairs" : fmt::format("{}->{}", r.gpu, r.peer);
@@ -370,8 +383,17 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   open_req.progress = false;
   open_req.measure_ceiling = false;
   open_req.max_time_s = o.max_time_s;
-  (void)backend.runner().open(open_req, {}, progress);
   suite_runner runner(built, missing, backend, o);
+  try {
+    (void)backend.runner().open(open_req, {}, progress);
+  } catch (const cuda_error& e) {
+    // Too little memory even to open the GPUs (streams, the L2 flusher): every case says so, and whose
+    // fault it is (another process's) is judge()'s.
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    (void)cudaGetLastError();
+    runner.refuse(fmt::format("the GPUs could not be opened: {}", without_location(e.what())),
+                  fault_code::out_of_memory);
+  }
 
   // A stop request (SIGINT, SIGTERM) ends the measuring between cases: every row after it says so.
   const auto stopping = [&] {
@@ -408,7 +430,7 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
       push(lab_row(m, gpu, -1, it->second.first, it->second.second));
     }
     nvml_samples samples = runner.take_samples();
-    add_processes(facts_of(gpu).processes, without_self(samples));
+    add_processes(facts_of(gpu).processes, runner.processes(gpu));
     if (stopping()) {
       for (const metric& m : suite())
         if (m.nvml != nvml_reading::none) interrupted(m, gpu, -1);
@@ -457,8 +479,8 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
     push(lab_row(m, -1, -1, res, seconds_since(t)));
   }
   // The pairs' and the node's cases sample the GPU that drives them: whoever showed up there counts.
-  const nvml_samples rest = runner.take_samples();
-  if (!out.gpus.empty()) add_processes(out.gpus.front().processes, without_self(rest));
+  (void)runner.take_samples();
+  for (auto& g : out.gpus) add_processes(g.processes, runner.processes(g.ordinal));
   out.seconds = seconds_since(t0);
   if (stop_signal() != 0 && out.interrupted_by.empty()) out.interrupted_by = signal_text(stop_signal());
   return out;

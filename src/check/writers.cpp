@@ -255,7 +255,10 @@ std::string check_prometheus(const measurement& m, const check_header& h) {
 
 std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars) {
   const auto act = action_of(m);
-  std::string head = fmt::format("memlab check {}", run_verdict(h.exit_status));
+  // An interrupted check that failed on a row it measured says fail first: a scheduler acts on it.
+  const bool failed = std::any_of(m.rows.begin(), m.rows.end(), [](const row& r) { return r.v == verdict::fail; });
+  const std::string_view word = h.exit_status == exit_interrupted && failed ? "fail" : run_verdict(h.exit_status);
+  std::string head = fmt::format("memlab check {}", word);
   if (act) head += fmt::format(" ({})", to_string(*act));
   if (!m.interrupted_by.empty()) head += fmt::format(" interrupted by {}", m.interrupted_by);
   // The flagged rows, the most urgent action first, then in the table's order.
