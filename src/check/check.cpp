@@ -121,43 +121,14 @@ class suite_runner {
   case_outcome run(const lab_case& c, int gpu, int peer, int gpus) {
     if (!stopped_.empty()) return {.why = stopped_};
     if (!refused_.empty()) return {.why = refused_, .failed = refused_code_};
-    const lab* l = nullptr;
-    for (const lab* x : built_)
-      if (x->name == c.lab) l = x;
-    if (l == nullptr) {
-      for (const auto& m : missing_)
-        if (m.name == c.lab) return {.why = fmt::format("lab {} is not built: {}", c.lab, m.why)};
-      return {.why = fmt::format("lab {} is not built in this memlab", c.lab)};
-    }
-    if (std::none_of(l->variants.begin(), l->variants.end(), [&](const variant& v) { return v.name == c.variant; })) {
-      return {.why = l->built_without.empty()
-                         ? fmt::format("lab {} has no rung {}", c.lab, c.variant)
-                         : fmt::format("{} is not built: built without {}", c.variant, l->built_without)};
-    }
-    run_request req;
-    req.labs = {std::string(c.lab)};
-    req.variants = {std::string(c.variant)};
-    req.dtypes = {*parse_dtype(c.dtype)};
-    req.sizes.text = std::string(c.size);
-    for (auto& [axis, value] : axes_of(c, peer, gpus)) req.axes.emplace_back(axis, axis_values(std::move(value)));
-    req.devices = {gpu};
-    req.device_count = b_.device_count();
+    case_plan_result plan = plan_case(c, built_, missing_, gpu, peer, gpus, b_.device_count());
+    if (!plan.planned) return {.why = plan.why};
+    run_request& req = plan.request;
     req.max_time_s = o_.max_time_s;
-    req.progress = false;
-    req.measure_ceiling = false;
-    req.command = "memlab run " + command_of(c, gpu, peer, gpus);
-    std::vector<planned_case> cases;
-    try {
-      cases = plan_cases(req, built_, missing_);
-    } catch (const std::invalid_argument& e) {
-      return {.why = std::string(e.what())};
-    }
-    if (cases.size() != 1) return {.why = fmt::format("the case plans {} cases, not one", cases.size())};
-    cases.front().device = gpu;  // a run of one GPU plans it as "the run's only one"
     b_.nvml_start(gpu);
     result r;
     try {
-      r = b_.runner().run(cases.front(), req);
+      r = b_.runner().run(*plan.planned, req);
     } catch (const cuda_error& e) {
       merge(gpu, b_.nvml_stop(gpu));
       if (e.code() == cudaErrorMemoryAllocation) {

@@ -4,11 +4,17 @@
 // reading. Adding a metric is one record here and a line of docs/check.md.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
+
+#include "harness/dtype.hpp"
+#include "harness/plan.hpp"
 
 namespace memlab::check {
 
@@ -26,14 +32,28 @@ enum class nvml_reading {
   pcie_width,     // the PCIe lanes the link trained to under load, against its maximum
 };
 
-// A case of a lab: what `memlab run <lab> --variant <variant> --dtype <dtype> --sizes <size> --<axis>
-// <value>...` would run, and the result's figure the metric reads: a result field
-// (harness/result.hpp: "gbps", "batch_gbps", "sm_clock_mhz", "nccl_tests_busbw_gbps") or a figure
-// the lab's kernels measured ("ns_per_load").
+// A value of a case's axis: a number, a word of the lab's axis (its grammar's: "h2d", "pinned"; the
+// planner checks it, and so does a host test for every case of the suite), or a GPU count the check knows
+// only when it runs.
+enum class check_value {
+  peer,  // the pair's other GPU
+  gpus,  // how many GPUs are checked
+};
+using case_axis_value = std::variant<std::uint64_t, std::string_view, check_value>;
+
+// A case of a lab, typed: what `memlab run <lab> --variant <variant> --dtype <type> --sizes <size>
+// --<axis> <value>...` would run, and the result's figure the metric reads: a result field
+// (harness/result.hpp: "gbps", "batch_gbps", "sm_clock_mhz", "nccl_tests_busbw_gbps") or a figure the
+// lab's kernels measured ("ns_per_load").
 struct lab_case {
-  std::string_view lab, variant, dtype, size;
-  std::vector<std::pair<std::string_view, std::string_view>> axes{};
+  std::string_view lab, variant;
+  dtype type = dtype::f32;
+  std::uint64_t count = 0;  // the size: elements, or bytes when `bytes`
+  bool bytes = false;
+  std::vector<std::pair<std::string_view, case_axis_value>> axes{};
   std::string_view figure;
+
+  [[nodiscard]] std::string size_text() const;  // "2^26", "256MiB", as --sizes takes it
 };
 
 struct metric {
@@ -60,10 +80,21 @@ const metric* find_metric(std::string_view name);
 
 // The text of a lab case, as `memlab run` would take it ("copy --variant vec16 --dtype f32 --sizes 2^26").
 std::string command_of(const lab_case& c);
-// The case's axes with "$peer" (the pair's other GPU) and "$gpus" (the GPUs checked) given.
+// The case's axes in words, the pair's other GPU and the GPUs checked given ("peer" -> "1").
 std::vector<std::pair<std::string, std::string>> axes_of(const lab_case& c, int peer, int gpus);
 // The case as run on GPU `device`: what `memlab run` takes to measure it again
 // ("transfer --variant peer_ce --dtype u8 --sizes 256MiB --peer 1 --device 0").
 std::string command_of(const lab_case& c, int device, int peer, int gpus);
+
+// The run request of the case on GPU `device` of `device_count` (the pair's other GPU `peer`, `gpus`
+// checked), its values typed from the record (a word by the lab's own axis), planned by the labs' planner:
+// the one case it plans, or why it plans none (one line: a lab or rung not built, a value the lab refuses).
+struct case_plan_result {
+  run_request request;
+  std::optional<planned_case> planned;
+  std::string why;
+};
+case_plan_result plan_case(const lab_case& c, std::span<const lab* const> built, std::span<const missing_lab> missing,
+                           int device, int peer, int gpus, int device_count);
 
 }  // namespace memlab::check

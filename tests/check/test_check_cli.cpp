@@ -654,31 +654,50 @@ TEST(check_suite, every_lab_case_is_one_case_its_lab_runs_on_an_h100) {
   int checked = 0;
   for (const metric& m : suite()) {
     if (!m.from_lab() || m.where == scope::pair) continue;  // a pair's refusal asks the driver about peer access
-    const lab* l = nullptr;
-    for (const lab* x : all_labs())
-      if (x->name == m.measured.lab) l = x;
-    ASSERT_NE(l, nullptr) << m.name;
-    const variant* v = nullptr;
-    for (const auto& x : l->variants)
-      if (x.name == m.measured.variant) v = &x;
-    if (v == nullptr && m.where == scope::node) continue;  // built without NCCL: the check skips it, saying so
-    ASSERT_NE(v, nullptr) << m.name;
-    run_request req;
-    req.labs = {std::string(m.measured.lab)};
-    req.variants = {std::string(m.measured.variant)};
-    req.dtypes = {*parse_dtype(m.measured.dtype)};
-    req.sizes.text = std::string(m.measured.size);
-    for (const auto& [a, value] : m.measured.axes)
-      req.axes.emplace_back(std::string(a), axis_values(std::string(value == "$gpus" ? "4" : value)));
-    req.devices = {0};
-    req.device_count = 4;
-    const auto cases = plan_cases(req, all_labs(), missing_labs());
-    ASSERT_EQ(cases.size(), 1u) << m.name;
-    EXPECT_EQ(l->why_not(*v, cases.front().p, h100), std::nullopt) << m.name;
-    EXPECT_LT(l->plan(*v, cases.front().p, h100).device_bytes(), 8ull << 30) << m.name;
+    // What the check plans on a node of 4 (the node's case on GPU 0 over all 4).
+    const case_plan_result plan = plan_case(m.measured, all_labs(), missing_labs(), 0, -1, 4, 4);
+    if (!plan.planned && m.where == scope::node && plan.why.find("built without") != std::string::npos)
+      continue;  // built without NCCL: the check skips it, saying so
+    ASSERT_TRUE(plan.planned.has_value()) << m.name << ": " << plan.why;
+    const planned_case& c = *plan.planned;
+    EXPECT_EQ(c.l->why_not(*c.v, c.p, h100), std::nullopt) << m.name;
+    EXPECT_LT(c.l->plan(*c.v, c.p, h100).device_bytes(), 8ull << 30) << m.name;
+    // The figure it reads is a result field, or one its lab's kernels measure.
+    if (m.measured.figure != "ns_per_load") {
+      EXPECT_NO_THROW((void)result_field_named(m.measured.figure)) << m.name << ": " << m.measured.figure;
+    }
     ++checked;
   }
   EXPECT_GE(checked, 8) << "the per-GPU lab metrics, and the all-reduce where NCCL is built";
+}
+
+// A malformed case is caught here, not on a node: a word the lab's axis does not take, a rung or a lab it
+// does not have, a size the lab refuses.
+TEST(check_suite, a_malformed_case_says_why_it_plans_nothing) {
+  if (!every_lab_built()) GTEST_SKIP() << "needs the copy, hierarchy and transfer labs in this build";
+  const lab_case good{.lab = "transfer", .variant = "ce", .type = dtype::u8, .count = 256ull << 20, .bytes = true,
+                      .axes = {{"direction", "d2h"}, {"host_memory", "pinned"}}, .figure = "gbps"};
+  ASSERT_TRUE(plan_case(good, all_labs(), missing_labs(), 0, -1, 1, 1).planned) << "the suite's own d2h case";
+  EXPECT_EQ(command_of(good), "transfer --variant ce --dtype u8 --sizes 256MiB --direction d2h --host-memory pinned");
+  struct bad {
+    lab_case c;
+    std::string why;
+  };
+  lab_case word = good, rung = good, lab = good, axis = good;
+  word.axes = {{"direction", "sideways"}};
+  rung.variant = "ce_fast";
+  lab.lab = "nolab";
+  axis.axes = {{"tile", std::uint64_t{4}}};
+  for (const auto& [c, why] : std::vector<bad>{{word, "--direction takes"},
+                                               {rung, "lab transfer has no rung 'ce_fast'"},
+                                               {lab, "unknown lab 'nolab'"},
+                                               {axis, "lab transfer has no axis tile"}}) {
+    const auto p = plan_case(c, all_labs(), missing_labs(), 0, -1, 1, 1);
+    EXPECT_FALSE(p.planned.has_value()) << command_of(c);
+    EXPECT_NE(p.why.find(why), std::string::npos) << why << " in " << p.why;
+  }
+  const rung_lookup copy = find_rung(all_labs(), missing_labs(), "copy", "vec16");
+  EXPECT_TRUE(copy.why.empty() && copy.l != nullptr && copy.v != nullptr && copy.v->name == "vec16") << copy.why;
 }
 
 // The binary, as a user meets it on a machine without a GPU.
