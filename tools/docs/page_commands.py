@@ -13,7 +13,7 @@ folder -- first on PATH, as `memlab` is after the quickstart):
   - `memlab` with --help, -h or --version anywhere, and any `memlab` subcommand but run, check and device
     (`memlab list ...`, `memlab inspect ...`; a subcommand that does not exist fails), and
     `memlab check --replay ...`: none of them touches a GPU;
-  - `memlab-plot`, `memlab-compare`, `memlab-plot-check` and `memlab-transpose-shapes` (and any memlab-*
+  - `memlab-plot`, `memlab-compare`, `memlab-plot-check`, `memlab-transpose-shapes` and `memlab-report` (and any memlab-*
     with --help), reading committed files: they draw or compare committed results. One that reads a file no earlier command of the page writes must name a committed
     file (or write the reader's own as a placeholder, `<run>.json`: then it is a template).
   A command too long for a ctest of 10 s (SLOW: `memlab-transpose-shapes heatmap` draws four maps of 35,288
@@ -26,8 +26,8 @@ Which are recognised and listed, not run:
     mpirun, ncu, nvidia-smi, compute-sanitizer, `make run`, `bash tools/gpu/...`, `python3 tools/studies/...`,
     and any command that reads a file an earlier command of the page writes (its --out / -o);
   - a template: a word holding "...", an angle-bracket placeholder or a $VARIABLE the page leaves to the reader;
-  - the rest (setup and build: make, cmake, ctest, pip, git, export, cd, ...; memlab-report and memlab-fleet on
-    the reader's own files): listed.
+  - the rest (setup and build: make, cmake, ctest, pip, git, export, cd, ...; memlab-report on the
+    reader's own files, memlab-fleet): listed.
 Also fails: a memlab program (memlab, memlab-*) or a repository path (tools/..., build/...) the command names
 that does not exist: a page must name what the quickstart gives. Exit 1 with one line per problem, 0 otherwise;
 --list prints each command with what was done with it.
@@ -44,7 +44,7 @@ import tempfile
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)")
 SHELLS = {"sh", "bash", "shell", "console"}
 GPU_MEMLAB = {"run", "check", "device"}
-PLOT_TOOLS = {"memlab-plot", "memlab-compare", "memlab-plot-check", "memlab-transpose-shapes"}
+PLOT_TOOLS = {"memlab-plot", "memlab-compare", "memlab-plot-check", "memlab-transpose-shapes", "memlab-report"}
 GPU_PROGRAMS = {"memlab-peers", "torchrun", "srun", "mpirun", "ncu", "nvidia-smi", "compute-sanitizer", "nsys"}
 OUTPUT_FLAGS = {"-o", "--out", "--out-dir", "--output"}
 SLOW = {("memlab-transpose-shapes", "heatmap")}  # (program, subcommand): checked with --help, not run
@@ -162,7 +162,7 @@ def is_heavy(words):
     _, cmd = split_env(words)
     name = os.path.basename(cmd[0]) if cmd else ""
     return (name == "memlab" and cmd[1:2] == ["inspect"] and not any(a in ("--help", "-h") for a in cmd)) or \
-        (name in ("memlab-plot", "memlab-plot-check", "memlab-transpose-shapes") and "--help" not in cmd)
+        (name in ("memlab-plot", "memlab-plot-check", "memlab-transpose-shapes", "memlab-report") and "--help" not in cmd)
 
 
 def expand(words, root):

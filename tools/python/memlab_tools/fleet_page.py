@@ -62,7 +62,7 @@ RULE_WHY = [
 
 
 def _by_metric(xs) -> str:
-    """'hbm_copy 8.2%, hbm_read 8.0%'; a pair both ways: 'peer_ce 30.0% and 29.9%'."""
+    """'hbm_copy 8.2%, hbm_read 8.0%'; a pair both ways: 'METRIC 30.0% and 29.9%'."""
     metrics = {}
     for y in xs:
         metrics.setdefault(y.metric, []).append(pct(y.worse_by, False))

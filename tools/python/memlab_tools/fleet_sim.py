@@ -28,7 +28,7 @@ The transformation, all of it:
 
 Planted (not with --clean), on nodes and GPUs drawn from the seed:
 1. two GPUs with a degraded HBM: hbm_copy and hbm_read x 0.92 on one, x 0.88 on the other, every week;
-2. one pair with a slow link: peer_ce x 0.70 both ways, every week (the node's all-reduce is left as drawn);
+2. one pair with a slow link: the pair metric (the copy engine from one GPU into the other) x 0.70 both ways, every week (the node's all-reduce is left as drawn);
 3. one GPU drifting 1% a week: hbm_copy and hbm_read x (1 - 0.01 x week);
 and two changes that are not faults, which memlab-fleet must not flag:
 4. from week 2 on, every GPU's h2d_pinned x 0.97 (a change of the whole fleet: a driver or firmware update);
@@ -100,6 +100,8 @@ class Committed:
         self.pair_rows = [next(r for r in rows if r["scope"] == "pair")] if any(r["scope"] == "pair" for r in rows) \
             else []
         self.node_rows = [r for r in rows if r["scope"] == "node"]
+        # The metric of a pair (the committed runs have one): the slow link is planted on it.
+        self.pair_metric = self.pair_rows[0]["metric"] if self.pair_rows else None
         self.sources = [os.path.join("docs", "results", p) for p in FOUR + ONE] + (
             [os.path.join("docs", "results", TEMPLATE), os.path.join("docs", "check.md")] if self.v2 else [])
 
@@ -178,11 +180,11 @@ class Fleet:
             return {**head, "outliers": [], "drifts": [], "faults": [], "not_faults": []}
         outl = [(node, g, None, m) for node, g, _ in self.degraded for m in ("hbm_copy", "hbm_read")]
         node, a, b = self.slow_pair
-        outl += [(node, a, b, "peer_ce"), (node, b, a, "peer_ce")]
+        outl += [(node, a, b, self.c.pair_metric), (node, b, a, self.c.pair_metric)]
         drifts = [(self.drifting[0], self.drifting[1], None, m) for m in ("hbm_copy", "hbm_read")]
         return {**head, "outliers": sorted(outl, key=str), "drifts": drifts, "faults": [
             f"{node} GPU {g}: HBM degraded, hbm_copy and hbm_read x {k}" for node, g, k in self.degraded] + [
-            f"{self.slow_pair[0]} GPUs {a} and {b}: slow link, peer_ce x {SLOW_LINK} both ways",
+            f"{self.slow_pair[0]} GPUs {a} and {b}: slow link, {self.c.pair_metric} x {SLOW_LINK} both ways",
             f"{self.drifting[0]} GPU {self.drifting[1]}: hbm_copy and hbm_read fall {100 * DRIFT_A_WEEK:g}% a week"],
             "not_faults": [f"every GPU from week {FLEET_CHANGE[1]}: {FLEET_CHANGE[0]} x {FLEET_CHANGE[2]}",
                            f"{self.swapped[0]} GPU {self.swapped[1]}: swapped at week {SWAP[1]} for a GPU with "
@@ -202,7 +204,7 @@ class Fleet:
             if (node, gpu) == (n, g) and peer is None and metric in ("hbm_copy", "hbm_read"):
                 k *= d
         n, a, b = self.slow_pair
-        if node == n and metric == "peer_ce" and {gpu, peer} == {a, b}:
+        if node == n and metric == self.c.pair_metric and {gpu, peer} == {a, b}:
             k *= SLOW_LINK
         if (node, gpu) == self.drifting and peer is None and metric in ("hbm_copy", "hbm_read"):
             k *= 1 - DRIFT_A_WEEK * week

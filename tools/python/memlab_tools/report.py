@@ -376,7 +376,7 @@ def _ladder_table(made: dict) -> str:
             v = plot.value(r, how)
             kind = ("memlab's library" if plot.is_memlab_library(r.data) else "peer" if plot.is_peer(r)
                     else "rung")
-            rows.append([plot.fmt_point(sorted(pt.items())), raw(f"<code>{esc(r.variant)}</code>"), kind,
+            rows.append([plot.fmt_point(pt.items(), made["lab"]), raw(f"<code>{esc(r.variant)}</code>"), kind,
                          fmt(v), f"{100 * v / top:.0f}%" if top and how != "time" and not plot.is_tf32(r) else "-",
                          fmt(r.data["cold"]["median_ms"] * 1e3), "yes" if r.data.get("verified", True) else "NO"])
     roof_text = "; ".join(label for _, label, _ in roofs) or "none drawn (a latency lab: time per case)"
