@@ -193,6 +193,7 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
       if (a.grammar == axis_grammar::shape) {
         for (std::size_t i = 0; i < a.rank(); ++i) aj["extents"].push_back(a.extents[i]);
       }
+      if (!a.formerly.empty()) aj["formerly"] = a.formerly;
       lj["axes"].push_back(std::move(aj));
     }
     lj["variants"] = ordered_json::array();
@@ -203,6 +204,7 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
                       {"shape", v.needs.shape}};
       if (v.roof) vj["roof"] = to_string(*v.roof);
       if (!v.ignores.empty()) vj["ignores"] = v.ignores;
+      if (!v.formerly.empty()) vj["formerly"] = v.formerly;
       if (l->facts != nullptr) {
         ordered_json facts = ordered_json::object();
         for (const rung_fact& f : l->facts(v))

@@ -7,6 +7,7 @@
 #   hierarchy/  hierarchy_plateaus_run1.json, _run2.json, plateaus_agree.log (registers, shared, L1, L2, HBM latency);
 #               hierarchy_per_sm.json (each SM's L2 latency); hierarchy_l1bw.json, l1bw.log (L1 and shared-memory
 #               bandwidth); hierarchy_littles_law.json, hierarchy_littles_law.log; hierarchy_loaded.json;
+#               hierarchy_bandwidth_ws.json (every stream against working set: the bandwidth picture's sizes);
 #               hierarchy_tlb_l2_pages.json, hierarchy_tlb_dram_<2..64>GiB.json, translation.log
 #   transfer/   gib_pinned.json, gib_pageable.json, sweep_ce_pinned.json
 # Expected on one H100: build ~2 min on 16 cores, measurements ~4 min. A failed step is logged and the next runs.
@@ -56,6 +57,10 @@ step l1bw "cd '$h' && $H --max-time 0.15 --variant dot,smem_dot --sizes 4MiB,422
   --ctas-per-sm 1,2,4,8 --out hierarchy_l1bw.json && $checks l1bw hierarchy_l1bw.json > l1bw.log"
 step littles "cd '$h' && { time $H --variant dot --sizes 1GiB --ilp 1,2,4,8 --ctas-per-sm 1,2,4,8 --max-time 0.1 \
   --out hierarchy_littles_law.json; } > hierarchy_littles_law.log 2>&1"
+# The streams against working set with today's kernels (the committed file ran the kernels before the whole-tile
+# change; the bandwidth picture draws only today's): the manifest's command, mul added.
+step bandwidth_ws "cd '$h' && $H --max-time 0.15 --variant smem_dot,dot,dot_l2,dot_l2_all,write,copy,mul,add,triad \
+  --sizes 64KiB..1GiB:*4 --out hierarchy_bandwidth_ws.json"
 step loaded "cd '$h' && $H --max-time 0.15 --variant loaded_chase --sizes 1GiB --steps 2048 \
   --load-ctas 0,2,4,8,16,24,32,48,64,96,131 --out hierarchy_loaded.json"
 # Translation: the largest span leaves 8 GiB of the GPU's memory free (64 GiB on an 80 GB H100).

@@ -226,7 +226,8 @@ const axis stride_axis{.name = "lane_stride",
                        .unit = "accesses",
                        .defaults = "1,2,4,8,16,32",
                        .min = 1,
-                       .max = max_stride};
+                       .max = max_stride,
+                       .formerly = {"stride"}};
 
 // The rung's one kernel, as the table names it: for cudaFuncSetAttribute and cudaLaunchKernel.
 const void* kernel_of(const variant& v) { return v.kernels.front().symbol; }
@@ -353,6 +354,7 @@ const lab& table() {
                   .kernels = {kernel_ref::of(&load_kernel<padded_pattern>)},
                   .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
                   .traits = smem_rung{.pattern = address_pattern::padded, .access_bytes = 4, .load = true},
+                  .formerly = {"padded"},
               },
               {
                   .name = "smem_swizzled",
@@ -362,6 +364,7 @@ const lab& table() {
                   .kernels = {kernel_ref::of(&load_kernel<swizzled_pattern>)},
                   .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
                   .traits = smem_rung{.pattern = address_pattern::swizzled, .access_bytes = 4, .load = true},
+                  .formerly = {"swizzled"},
               },
               {
                   .name = "load_vec8",
