@@ -219,6 +219,7 @@ fault() {  # LAUNCHER SIGNAL AT TIMEOUT
   # The ranks: the memlab processes this run started; rank 1 by its environment, whoever started it.
   local victim="" others=()
   for p in $(pgrep -f "$M run transfer"); do
+    [ "$(readlink -f "/proc/$p/exe")" = "$(readlink -f "$M")" ] || continue  # not a launcher's own process
     if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qE "^(RANK|OMPI_COMM_WORLD_RANK|PMI_RANK|SLURM_PROCID)=1$"; then
       victim=$p
     else
