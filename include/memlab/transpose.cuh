@@ -65,7 +65,7 @@ struct transpose_args {
   std::uint64_t bytes;             // of each buffer
 };
 
-// The tile's geometry (transpose_plan.hpp has the functions, shared with the host tests).
+// The tile's geometry (memlab/detail/transpose_geometry.hpp has the functions, shared with the host tests).
 template <int Es>
 struct transpose_tile {
   static constexpr unsigned V = 16 / Es;      // elements per 16-byte vector
@@ -356,7 +356,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, 8) transpose_ele
   }
 }
 
-// ---- few rows, few columns, small matrices (transpose_plan.hpp: few_cols, few_rows, small_matrices) -------
+// ---- few rows, few columns, small matrices (transpose_plan.hpp; their geometry in detail/) -----------
 
 struct few_args {
   std::byte* dst;

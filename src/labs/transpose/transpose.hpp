@@ -158,7 +158,7 @@ MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_offset(Tile tile, std::size_t es
     const std::uint32_t v = vec_elems(es);
     return r * edge * e + (((c / v) ^ slot_swizzle(es, r)) * v + c % v) * e;
   }
-  if (t.layout == smem_layout::xor_halves) return transpose_smem_offset(e, r, c * e);
+  if (t.layout == smem_layout::xor_halves) return memlab::detail::transpose_smem_offset(e, r, c * e);
   return element_offset(t.layout, edge, es, r, c);
 }
 MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_offset(const tile_traits& t, std::size_t es, std::uint32_t r,
@@ -181,9 +181,9 @@ struct slot {
 };
 template <class Tile>
 MEMLAB_HOST_DEVICE constexpr slot vector_slot(Tile tile, std::size_t es, std::uint32_t r, std::uint32_t c) {
-  if (tile.get().layout == smem_layout::xor_halves) {  // memlab::transpose's slots (transpose_plan.hpp)
+  if (tile.get().layout == smem_layout::xor_halves) {  // memlab::transpose's slots (detail/transpose_geometry.hpp)
     const auto e = static_cast<std::uint32_t>(es);
-    const transpose_smem_vector v = transpose_smem_vector_at(e, r, c * e);
+    const memlab::detail::transpose_smem_vector v = memlab::detail::transpose_smem_vector_at(e, r, c * e);
     return {v.slot, v.swapped};
   }
   return {smem_offset(tile, es, r, c), false};
