@@ -279,4 +279,72 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
   return out;
 }
 
+run_plan plan_run(run_request req, std::span<const lab* const> labs, std::span<const missing_lab> missing,
+                  const run_host& host) {
+  run_plan out;
+  const launch_env& env = host.launch;
+  const auto refuse = [&](refusal_kind kind, std::string why) {
+    out.refused = kind;
+    out.why = std::move(why);
+    out.cases.clear();
+    return std::move(out);
+  };
+  if (env.distributed() && req.device_given) {
+    return refuse(refusal_kind::usage,
+                  fmt::format("--device: a run of one process per GPU takes its local rank's GPU ({}); leave "
+                              "--device out",
+                              env.describe()));
+  }
+  // The GPUs it runs on. A rank takes the GPU of its local rank; a launcher that gives each rank one GPU of
+  // its own (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES) leaves each seeing its GPU as 0.
+  const int gpus = host.gpus;
+  if (env.distributed()) {
+    req.devices = {gpus >= env.local_size ? env.local_rank : 0};
+    req.world_size = env.size;
+    req.progress = req.progress && env.rank == 0;  // rank 0 speaks for the run
+  }
+  if (req.all_devices) {
+    req.devices.clear();
+    for (int d = 0; d < gpus; ++d) req.devices.push_back(d);
+  }
+  req.device_count = gpus;
+  out.request = req;
+  try {
+    out.cases = plan_cases(req, labs, missing);
+  } catch (const std::invalid_argument& e) {
+    return refuse(refusal_kind::usage, e.what());
+  }
+  if (out.cases.empty()) return refuse(refusal_kind::usage, "nothing to run: no chosen lab has the variants asked for");
+  // A flag that would change nothing is refused, not ignored: only rungs with a loop launcher (the transfer
+  // lab's collectives) are timed by nccl-tests' method.
+  if (req.nccl_tests_graph_launches > 0 &&
+      std::none_of(out.cases.begin(), out.cases.end(), [](const planned_case& c) { return c.v->loop.has_value(); })) {
+    return refuse(refusal_kind::usage,
+                  "--nccl-tests-graph: no chosen rung is timed by nccl-tests' method (the transfer lab's nccl_* "
+                  "collectives are)");
+  }
+  // Then what the machine lacks (exit 3), still before any GPU work.
+  if (env.distributed() && gpus == 0) {
+    return refuse(refusal_kind::too_few_gpus, fmt::format("{}: no CUDA device on this rank", env.describe()));
+  }
+  if (env.distributed() && gpus < env.local_size && gpus != 1) {
+    return refuse(refusal_kind::too_few_gpus, fmt::format("{}: {} ranks on this host, but it shows {} GPUs",
+                                                          env.describe(), env.local_size, gpus));
+  }
+  if (req.all_devices && gpus == 0 && host.asked) return refuse(refusal_kind::no_device, "--device all: no CUDA device");
+  // A lab's rung over more GPUs than the machine shows, asked for by name: refused now, not case by case.
+  if (!env.distributed() && gpus > 0) {
+    for (const auto& c : out.cases) {
+      const axis* a = c.l->ranks_axis.empty() ? nullptr : c.l->find_axis(c.l->ranks_axis);
+      const bool given = a != nullptr && std::any_of(req.axes.begin(), req.axes.end(),
+                                                     [&](const auto& kv) { return kv.first == a->name; });
+      if (given && c.p[*a] > static_cast<std::uint64_t>(gpus)) {
+        return refuse(refusal_kind::too_few_gpus,
+                      fmt::format("{} {}: this machine shows {} GPU{}", a->flag(), c.p[*a], gpus, gpus == 1 ? "" : "s"));
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace memlab
