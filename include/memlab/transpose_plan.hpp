@@ -6,6 +6,7 @@
 //   plan_transpose(dst, src, batch, rows, cols, elem_size, dev)  what memlab::transpose will do: a transpose_plan
 //   transpose_plan      the path, the tiles, the launch shape (threads, vectors per thread, grid, shared memory)
 //   transpose_path      which path (below), with to_string, realigns_in, realigns_out, is_tiled, is_few
+//   transpose_moves(elem_size)  whether it moves elements of that size (1, 2, 4 or 8 bytes)
 //   transpose_tuning    the tuned constants, each with the GPU it was measured on
 // Everything else, the geometry the kernels and the plan share (tiles, halos, the few paths' runs and blocks,
 // the shared-memory layouts and their search), is memlab::detail's, in memlab/detail/transpose_geometry.hpp:
@@ -130,6 +131,11 @@ constexpr const char* to_string(transpose_path p) {
     case transpose_path::small_matrices: return "small_matrices";
   }
   return "?";
+}
+
+// The element sizes memlab::transpose moves (any other plans as unsupported).
+constexpr bool transpose_moves(std::size_t elem_size) {
+  return elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8;
 }
 
 constexpr bool realigns_in(transpose_path p) {

@@ -203,6 +203,7 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
                       {"shape", v.needs.shape}};
       if (v.roof) vj["roof"] = to_string(*v.roof);
       if (!v.ignores.empty()) vj["ignores"] = v.ignores;
+      for (dtype t : v.dtypes) vj["dtypes"].push_back(to_string(t));
       if (l->facts != nullptr) {
         ordered_json facts = ordered_json::object();
         for (const rung_fact& f : l->facts(v))

@@ -194,10 +194,28 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     for (const auto& v : l->variants)
       if (req.variants.empty() || std::find(req.variants.begin(), req.variants.end(), v.name) != req.variants.end())
         lp.variants.push_back(&v);
-    // Each rung over the axes it reads (one that ignores an axis runs at its first value only).
+    // Each rung runs the types it moves: a type none of the chosen rungs moves is refused, naming theirs.
+    for (dtype t : lp.types) {
+      if (lp.variants.empty() || std::any_of(lp.variants.begin(), lp.variants.end(), [&](const variant* v) {
+            return v->moves(t);
+          })) {
+        continue;
+      }
+      std::vector<std::string> rungs;
+      for (const variant* v : lp.variants) {
+        std::vector<std::string_view> types;
+        for (dtype x : v->dtypes) types.push_back(to_string(x));
+        rungs.push_back(fmt::format("{} ({})", v->name, join(types)));
+      }
+      throw std::invalid_argument(fmt::format("--dtype: no chosen rung of lab {} moves {}: {}", l->name, to_string(t),
+                                              join(rungs)));
+    }
+    // Each rung over its types and the axes it reads (one that ignores an axis runs at its first value only).
     std::uint64_t n = 0;
     for (const variant* v : lp.variants) {
-      std::uint64_t per = lp.types.size() * lp.sizes.size() * std::max<std::size_t>(req.devices.size(), 1);
+      const auto types = static_cast<std::uint64_t>(
+          std::count_if(lp.types.begin(), lp.types.end(), [&](dtype t) { return v->moves(t); }));
+      std::uint64_t per = types * lp.sizes.size() * std::max<std::size_t>(req.devices.size(), 1);
       for (std::size_t k = 0; k < l->axes.size(); ++k) {
         if (std::find(v->ignores.begin(), v->ignores.end(), l->axes[k].name) == v->ignores.end()) {
           per *= lp.axes[k].size();
@@ -251,6 +269,7 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
               }
             }
             for (const variant* v : lp.variants) {
+              if (!v->moves(t)) continue;
               const auto ignored = [&](std::string_view name) {
                 return std::find(v->ignores.begin(), v->ignores.end(), name) != v->ignores.end();
               };

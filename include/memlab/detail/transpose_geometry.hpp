@@ -806,7 +806,7 @@ constexpr transpose_plan plan_transpose_tiled(std::uintptr_t dst, std::uintptr_t
   p.rows = rows;
   p.cols = cols;
   p.elem_size = static_cast<int>(elem_size <= 8 ? elem_size : 0);
-  if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) {
+  if (!transpose_moves(elem_size)) {
     p.path = transpose_path::unsupported;
     return p;
   }
