@@ -321,7 +321,8 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
   run->add_option_function<std::vector<std::string>>(
          "--out",
          [this](const std::vector<std::string>& paths) {
-           for (const auto& path : paths) ro.outs.emplace_back(path, *format_from_path(path));  // results_file checked it
+           for (const auto& path : paths)
+             ro.outs.emplace_back(path, *format_from_path(path));  // results_file checked it
          },
          "Also write the results to FILE, rewritten after every case (a temporary file renamed into\n"
          "place); the format from its extension: .json .csv .md .txt. Repeat for several files")

@@ -147,7 +147,9 @@ std::uint64_t case_plan::device_bytes() const {
 
 // ---- variant ------------------------------------------------------------------------------------------
 
-bool variant::moves(dtype t) const { return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); }
+bool variant::moves(dtype t) const {
+  return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
+}
 
 std::vector<dtype> rung_dtypes(std::span<const variant> rungs) {
   std::vector<dtype> out;

@@ -117,10 +117,10 @@ lab_info info_of(const lab& l);
 
 // Where a run is planned: who started this process (launcher.hpp) and the GPUs it sees.
 struct run_host {
-  launch_env launch;    // one process, or a rank of a distributed job
-  int gpus = 0;         // GPUs the machine shows (0: none, or not asked)
-  bool asked = true;    // false: not asked, planning on the host alone (a fake runner in tests): --device all
-                        // takes no GPU and is not refused for that
+  launch_env launch;  // one process, or a rank of a distributed job
+  int gpus = 0;       // GPUs the machine shows (0: none, or not asked)
+  bool asked = true;  // false: not asked, planning on the host alone (a fake runner in tests): --device all
+                      // takes no GPU and is not refused for that
 };
 
 // Why a run does not start, and what that means for its exit: a usage error (exit 2) or GPUs the machine
