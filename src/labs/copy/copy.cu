@@ -307,12 +307,18 @@ launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n,
   const std::uint64_t bytes = n * elem_size;
   switch (r.method) {
     case copy_method::elements:
-      return {threads_per_cta, 1, static_cast<int>(elem_size), 0, cuda::ceil_div(n, threads_per_cta)};
+      return {.threads = threads_per_cta,
+              .items_per_thread = 1,
+              .vec_bytes = static_cast<int>(elem_size),
+              .grid = cuda::ceil_div(n, threads_per_cta)};
     case copy_method::vectors: {
       const auto vb = static_cast<std::uint64_t>(r.vec_bytes);
       const std::uint64_t vectors = bytes / vb;
       const std::uint64_t tail_thread = vectors * vb != bytes ? 1 : 0;  // the thread that copies the tail
-      return {threads_per_cta, 1, static_cast<int>(vb), 0, cuda::ceil_div(vectors + tail_thread, threads_per_cta)};
+      return {.threads = threads_per_cta,
+              .items_per_thread = 1,
+              .vec_bytes = static_cast<int>(vb),
+              .grid = cuda::ceil_div(vectors + tail_thread, threads_per_cta)};
     }
     case copy_method::unrolled: {
       const std::uint64_t vectors = bytes / 16;
@@ -321,7 +327,7 @@ launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n,
                                      static_cast<std::uint64_t>(std::max(sm_count, 1));
       std::uint64_t grid = std::min(cuda::ceil_div(vectors, std::uint64_t{threads_per_cta} * unroll_vectors), resident);
       if (grid == 0 && n > 0) grid = 1;  // a tail and no whole vector
-      return {threads_per_cta, unroll_vectors, 16, 0, grid};
+      return {.threads = threads_per_cta, .items_per_thread = unroll_vectors, .vec_bytes = 16, .grid = grid};
     }
     default: return {};  // memlab::copy and the peers choose their own launch configuration
   }

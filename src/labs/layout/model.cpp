@@ -22,11 +22,16 @@ launch_policy plan(const layout_rung& r, std::size_t elem_size, std::uint64_t n)
   if (r.whole_structures) {
     const std::uint64_t main = n / vec_points(elem_size);
     const std::uint64_t threads = main + (main * vec_points(elem_size) < n ? 1 : 0);  // + the tail's thread
-    return {threads_per_cta, 1, 16, 0, cuda::ceil_div(threads, threads_per_cta)};
+    return {.threads = threads_per_cta,
+            .items_per_thread = 1,
+            .vec_bytes = 16,
+            .grid = cuda::ceil_div(threads, threads_per_cta)};
   }
   const auto items = static_cast<int>(bytes_per_thread / static_cast<int>(elem_size));
-  return {threads_per_cta, items, static_cast<int>(elem_size), 0,
-          cuda::ceil_div(n, std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items))};
+  return {.threads = threads_per_cta,
+          .items_per_thread = items,
+          .vec_bytes = static_cast<int>(elem_size),
+          .grid = cuda::ceil_div(n, std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items))};
 }
 
 sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field) {

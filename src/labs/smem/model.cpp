@@ -136,7 +136,10 @@ std::uint64_t grid_of_case(const smem_rung& r, std::uint64_t n, std::uint64_t re
 }
 
 launch_policy plan(const smem_rung& r, std::uint64_t /*n*/, std::uint64_t grid) {
-  return {threads_per_cta, is_bank_bound(r) ? accesses_per_thread : 1, r.access_bytes, 0, grid};
+  return {.threads = threads_per_cta,
+          .items_per_thread = is_bank_bound(r) ? accesses_per_thread : 1,
+          .vec_bytes = r.access_bytes,
+          .grid = grid};
 }
 
 }  // namespace memlab::labs::smem

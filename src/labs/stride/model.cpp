@@ -17,11 +17,17 @@ launch_policy plan(const stride_rung& r, std::size_t elem_size, std::uint64_t n,
   if (r.vector_bytes == 16) {
     const std::uint64_t main = vec16_main_vectors(n * elem_size, src_offset % 16);
     // Threads 0..main: one per vector, and thread `main` copies the element-wise rest.
-    return {threads_per_cta, 1, 16, 0, n == 0 ? 0 : cuda::ceil_div(main + 1, threads_per_cta)};
+    return {.threads = threads_per_cta,
+            .items_per_thread = 1,
+            .vec_bytes = 16,
+            .grid = n == 0 ? 0 : cuda::ceil_div(main + 1, threads_per_cta)};
   }
   const auto items = static_cast<int>(bytes_per_thread / static_cast<int>(elem_size));
   const std::uint64_t tile = std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items);
-  return {threads_per_cta, items, static_cast<int>(elem_size), 0, cuda::ceil_div(n, tile)};
+  return {.threads = threads_per_cta,
+          .items_per_thread = items,
+          .vec_bytes = static_cast<int>(elem_size),
+          .grid = cuda::ceil_div(n, tile)};
 }
 
 namespace {

@@ -516,9 +516,14 @@ launch_policy library_policy(const case_params& p, const device_info& dev) {
   constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
   const transpose_plan tp = plan_transpose(base, 2 * base, d.batch, d.rows, d.cols, size_of(p.type),
                                            copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-  return tp.path == transpose_path::copy
-             ? launch_policy{tp.copy.threads, tp.copy.vectors_per_thread, tp.copy.vec_bytes, 0, tp.copy.grid}
-             : launch_policy{tp.threads, tp.vectors_per_thread, tp.vec_bytes, 0, tp.grid};
+  return tp.path == transpose_path::copy ? launch_policy{.threads = tp.copy.threads,
+                                                         .items_per_thread = tp.copy.vectors_per_thread,
+                                                         .vec_bytes = tp.copy.vec_bytes,
+                                                         .grid = tp.copy.grid}
+                                         : launch_policy{.threads = tp.threads,
+                                                         .items_per_thread = tp.vectors_per_thread,
+                                                         .vec_bytes = tp.vec_bytes,
+                                                         .grid = tp.grid};
 }
 
 launch_policy copy_peer_policy(const case_params& p, const device_info& dev) {
