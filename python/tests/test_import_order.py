@@ -110,3 +110,31 @@ def test_memlab_imports_no_framework_of_its_own(lib_available):
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]", r.stdout
+
+
+def test_no_other_library_binds_to_libmemlab(lib_available, tmp_path):
+    """The cause of the crash, held without any framework: ld.so's own account (LD_DEBUG=bindings) of a process
+    that loads libmemlab. Before libmemlab exported its C ABI alone, the C++ runtime it loads (libstdc++.so.6,
+    relocated in libmemlab's scope) bound its own std::string functions to libmemlab's copies, and libraries
+    loaded later (torch's) bound GNU_UNIQUE statics to libmemlab's: every C++ library in the process ran code of
+    libmemlab's compiler. Now nothing but libmemlab itself binds to libmemlab."""
+    import glob
+
+    import memlab
+
+    lib = str(memlab.library_path().resolve())
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["LD_DEBUG"] = "bindings"
+    env["LD_DEBUG_OUTPUT"] = str(tmp_path / "ld")
+    env["MEMLAB_LIBRARY"] = lib
+    r = subprocess.run([sys.executable, "-c", "import memlab\nmemlab.library_path()\nprint(memlab.device_count())"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    log = "".join(Path(p).read_text(errors="replace") for p in glob.glob(str(tmp_path / "ld") + "*"))
+    if "binding file" not in log:
+        pytest.skip("this C library's loader writes no LD_DEBUG=bindings account")
+    assert f"binding file {lib} " in log, "libmemlab's own bindings are in the account"
+    foreign = sorted({line.split("binding file ", 1)[1].split(" ", 1)[0] for line in log.splitlines()
+                      if f" to {lib} " in line and f"binding file {lib} " not in line})
+    assert foreign == [], f"bound to libmemlab's symbols: {foreign}"
