@@ -42,23 +42,6 @@ std::uint64_t sectors_of_sequence(std::uint64_t first, std::uint64_t step, std::
   return last / sector_bytes - first / sector_bytes + 1;
 }
 
-struct byte_range {
-  std::uint64_t lo = 0, hi = 0;  // [lo, hi)
-};
-
-// Distinct sectors of the union of two byte ranges (either may be empty).
-std::uint64_t sectors_of_ranges(byte_range a, byte_range b) {
-  auto len = [](std::uint64_t s0, std::uint64_t s1) { return s1 >= s0 ? s1 - s0 + 1 : 0; };
-  const bool ea = a.hi <= a.lo, eb = b.hi <= b.lo;
-  if (ea && eb) return 0;
-  const std::uint64_t a0 = a.lo / sector_bytes, a1 = ea ? 0 : (a.hi - 1) / sector_bytes;
-  const std::uint64_t b0 = b.lo / sector_bytes, b1 = eb ? 0 : (b.hi - 1) / sector_bytes;
-  if (ea) return len(b0, b1);
-  if (eb) return len(a0, a1);
-  const std::uint64_t overlap = len(std::max(a0, b0), std::min(a1, b1));
-  return len(a0, a1) + len(b0, b1) - overlap;
-}
-
 }  // namespace
 
 sector_count sectors_touched(const stride_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
@@ -97,8 +80,8 @@ sector_count sectors_touched(const stride_rung& r, std::size_t elem_size, std::u
       if (w1 - 1 < main) loaded_end = w1 + 1;
       if (loaded_end > w0) vec_src = {aligned_base + w0 * 16, aligned_base + loaded_end * 16};
     }
-    c.read += sectors_of_ranges(vec_src, tail_src);
-    c.write += sectors_of_ranges(vec_dst, tail_dst);
+    c.read += sectors_of(vec_src, tail_src);
+    c.write += sectors_of(vec_dst, tail_dst);
   }
   return c;
 }

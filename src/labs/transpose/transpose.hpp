@@ -19,6 +19,7 @@
 
 #include "harness/lab.hpp"
 #include "harness/result.hpp"
+#include "harness/sectors.hpp"
 #include "memlab/arch/config.cuh"
 #include "memlab/transpose_plan.hpp"
 
@@ -299,8 +300,6 @@ struct launch_cost {
 launch_cost model(const tile_traits& t, std::size_t elem_size, dims d);
 // The same by simulating every tile of the launch: the reference the tests hold model() to.
 launch_cost brute_force(const tile_traits& t, std::size_t elem_size, dims d);
-
-inline constexpr std::uint64_t sector_bytes = 32;
 
 const lab& table();
 
