@@ -3,7 +3,13 @@
 execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE sha OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR sha STREQUAL "")
-  set(sha "unknown")
+  # A copy of the tree without its .git (an archive, a machine the tree was sent to) knows its commit only when
+  # told: MEMLAB_GIT_SHA=<commit> in the build's environment, by whoever made the copy from a clean checkout.
+  if(NOT "$ENV{MEMLAB_GIT_SHA}" STREQUAL "")
+    set(sha "$ENV{MEMLAB_GIT_SHA}")
+  else()
+    set(sha "unknown")
+  endif()
 else()
   execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
                   OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

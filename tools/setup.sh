@@ -9,6 +9,7 @@
 #   NCCL (for the transfer lab's nccl_* rungs): PyPI's nvidia-nccl-cu13 (pip; cmake finds
 #   nvidia/nccl in python3's site-packages), unless the system has it (Debian's libnccl-dev).
 #   jsonschema (the tests validate results files against docs/results.schema.json): PyPI.
+#   Chromium (headless: the tests load memlab-report's and memlab-fleet's pages in it): Debian's package (apt-get).
 #   memlab's Python tools (tools/python: memlab-peers, memlab-plot, memlab-compare) with their test
 #   packages (numpy, matplotlib, tqdm, pytest): pip. PyTorch and Triton are not installed here:
 #   memlab-peers needs them on the GPU machine.
@@ -26,6 +27,7 @@ have_header CLI/CLI.hpp || missing+=(libcli11-dev)
 have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
 have_header fmt/format.h || missing+=(libfmt-dev)
 have_header gtest/gtest.h || missing+=(libgtest-dev)
+command -v chromium >/dev/null || missing+=(chromium)  # memlab-report's pages are tested in headless Chromium
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <csignal>
+#include <ctime>
 #include <cstdlib>
 #include <map>
 #include <ostream>
@@ -18,11 +20,16 @@
 #include "harness/dtype.hpp"
 #include "harness/error.hpp"
 #include "harness/plan.hpp"
+#include "harness/runner.hpp"
 #include "harness/table.hpp"
 #include "harness/text.hpp"
 #include "memlab_git_sha.hpp"
 
 namespace memlab::check {
+
+bool measurement::busy() const {
+  return std::any_of(gpus.begin(), gpus.end(), [](const gpu_facts& g) { return g.busy(); });
+}
 
 namespace {
 
@@ -32,8 +39,43 @@ double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-// A lab case's outcome: its result, or why it did not run.
-using case_outcome = std::variant<result, std::string>;
+std::string utc_iso(std::chrono::system_clock::time_point t) {
+  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string signal_text(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : fmt::format("signal {}", sig);
+}
+
+// A lab case's outcome: its result, or why it gave none (`failed`: the fault code of a case that
+// failed rather than was skipped).
+struct case_outcome {
+  std::optional<result> r;
+  std::string why;
+  std::string_view failed;
+};
+
+// An error's words without the source location the harness's errors start with ("src/x.cpp:12: "
+// or a build machine's absolute path): an operator reads what failed, not where in memlab.
+std::string without_location(std::string what) {
+  const auto colon = what.find(": ");
+  if (colon == std::string::npos) return what;
+  const std::string head = what.substr(0, colon);
+  const auto line = head.rfind(':');
+  const bool located = line != std::string::npos && line + 1 < head.size() &&
+                       head.find_first_not_of("0123456789", line + 1) == std::string::npos &&
+                       (head.find('/') != std::string::npos || head.find(".c") != std::string::npos);
+  return located ? what.substr(colon + 2) : what;
+}
+
+// The runner's words for a case skipped because the GPU's memory was short (harness/gpu_runner.cpp):
+// a fault of the GPU or of whoever holds its memory, never a skip to pass over.
+bool memory_short(std::string_view why) { return why.find("of device memory") != std::string_view::npos; }
 
 // The figure `name` of `r`: a figure the lab's kernels measured, else a result field.
 std::optional<double> figure_of(const result& r, std::string_view name) {
@@ -52,24 +94,25 @@ std::optional<double> figure_of(const result& r, std::string_view name) {
 class suite_runner {
  public:
   suite_runner(std::span<const lab* const> built, std::span<const missing_lab> missing, check_backend& b,
-               const check_options& o, std::ostream& progress)
-      : built_(built), missing_(missing), b_(b), o_(o), progress_(progress) {}
+               const check_options& o)
+      : built_(built), missing_(missing), b_(b), o_(o) {}
 
   // Runs `c` on GPU `gpu`, "$peer" and "$gpus" in its axes replaced; NVML sampled meanwhile. After a
   // CUDA error (the GPU's context may be lost) no case runs: each says why.
   case_outcome run(const lab_case& c, int gpu, int peer, int gpus) {
-    if (!stopped_.empty()) return stopped_;
+    if (!stopped_.empty()) return {.why = stopped_};
     const lab* l = nullptr;
     for (const lab* x : built_)
       if (x->name == c.lab) l = x;
     if (l == nullptr) {
       for (const auto& m : missing_)
-        if (m.name == c.lab) return fmt::format("lab {} is not built: {}", c.lab, m.why);
-      return fmt::format("lab {} is not built in this memlab", c.lab);
+        if (m.name == c.lab) return {.why = fmt::format("lab {} is not built: {}", c.lab, m.why)};
+      return {.why = fmt::format("lab {} is not built in this memlab", c.lab)};
     }
     if (std::none_of(l->variants.begin(), l->variants.end(), [&](const variant& v) { return v.name == c.variant; })) {
-      return l->built_without.empty() ? fmt::format("lab {} has no rung {}", c.lab, c.variant)
-                                      : fmt::format("{} is not built: built without {}", c.variant, l->built_without);
+      return {.why = l->built_without.empty()
+                         ? fmt::format("lab {} has no rung {}", c.lab, c.variant)
+                         : fmt::format("{} is not built: built without {}", c.variant, l->built_without)};
     }
     run_request req;
     req.labs = {std::string(c.lab)};
@@ -87,32 +130,41 @@ class suite_runner {
     try {
       cases = plan_cases(req, built_, missing_);
     } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
+      return {.why = std::string(e.what())};
     }
-    if (cases.size() != 1) return fmt::format("the case plans {} cases, not one", cases.size());
+    if (cases.size() != 1) return {.why = fmt::format("the case plans {} cases, not one", cases.size())};
     cases.front().device = gpu;  // a run of one GPU plans it as "the run's only one"
     b_.nvml_start(gpu);
     result r;
     try {
       r = b_.runner().run(cases.front(), req);
     } catch (const cuda_error& e) {
+      merge(b_.nvml_stop(gpu));
+      if (e.code() == cudaErrorMemoryAllocation) {
+        // Not a lost context: the check goes on. Whose fault it is (another process's, or memory the
+        // check cannot see) is judge()'s, from the processes on the GPU.
+        (void)cudaGetLastError();
+        return {.why = fmt::format("an allocation failed: {}", without_location(e.what())),
+                .failed = fault_code::out_of_memory};
+      }
       // The GPU's context may be lost: this metric fails with the error, and the check measures nothing
       // more (what it measured so far is judged and written).
-      (void)b_.nvml_stop(gpu);
       stopped_ = fmt::format("not measured: a CUDA error on GPU {} stopped the check", gpu);
-      r.status = result_status::failed;
-      r.note = fmt::format("a CUDA error stopped the check: {}", e.what());
-      return r;
+      return {.why = fmt::format("a CUDA error stopped the check: {}", without_location(e.what())),
+              .failed = fault_code::cuda_error};
     } catch (const std::exception& e) {
       // Another error (NCCL's, a host allocation): this metric fails with it, the check goes on.
-      (void)b_.nvml_stop(gpu);
-      r.status = result_status::failed;
-      r.note = fmt::format("an error stopped the case: {}", e.what());
-      return r;
+      merge(b_.nvml_stop(gpu));
+      return {.why = fmt::format("an error stopped the case: {}", without_location(e.what())),
+              .failed = fault_code::case_error};
     }
     merge(b_.nvml_stop(gpu));
-    if (r.status == result_status::skipped) return r.note;
-    return r;
+    if (r.status == result_status::skipped) {
+      if (memory_short(r.note)) return {.why = r.note, .failed = fault_code::out_of_memory};
+      return {.why = r.note};
+    }
+    if (r.status == result_status::failed) return {.why = r.note, .failed = fault_code::data_corruption};
+    return {.r = std::move(r)};
   }
 
   // The samples of every case on the current GPU, together; why there are none when no case ran.
@@ -124,6 +176,7 @@ class suite_runner {
 
  private:
   void merge(const nvml_samples& s) {
+    add_processes(samples_.processes, s.processes);
     if (s.samples == 0) {
       if (samples_.samples == 0) samples_.why = s.why;
       return;
@@ -139,18 +192,21 @@ class suite_runner {
   std::span<const missing_lab> missing_;
   check_backend& b_;
   const check_options& o_;
-  std::ostream& progress_;
   nvml_samples samples_;
   std::string stopped_;  // non-empty: a CUDA error stopped the check; why the cases after it did not run
 };
 
-std::string format_value(const row& r) {
-  if (!r.shown.empty()) return r.shown;
-  if (!r.measured()) return "-";
-  const double v = r.value;
-  if (r.m->unit == "GB/s" || r.m->unit == "MHz") return fmt::format("{:.1f} {}", v, r.m->unit);
-  if (r.m->unit == "ns") return fmt::format("{:.1f} ns", v);
-  return fmt::format("{:.0f} {}", v, r.m->unit);
+// The processes seen while sampling, less this one. NVML lists processes by the host's PIDs: in a
+// container with a PID namespace of its own the check's own process is not getpid() there. Then the
+// one process seen during the cases that /proc does not show is taken for the check itself.
+std::vector<gpu_process> without_self(const nvml_samples& s) {
+  if (s.self_seen || s.processes.empty()) return s.processes;
+  std::vector<gpu_process> out;
+  int unseen = 0;
+  for (const auto& p : s.processes) unseen += p.seen == "during" && p.name.empty() ? 1 : 0;
+  for (const auto& p : s.processes)
+    if (!(unseen == 1 && p.seen == "during" && p.name.empty())) out.push_back(p);
+  return out;
 }
 
 std::string where_of(const row& r) {
@@ -162,17 +218,12 @@ std::string where_of(const row& r) {
 // The row of a lab case's outcome.
 row lab_row(const metric& m, int gpu, int peer, const case_outcome& out, double seconds) {
   row r{.m = &m, .gpu = gpu, .peer = peer, .seconds = seconds};
-  if (const auto* why = std::get_if<std::string>(&out)) {
-    r.note = *why;
+  if (!out.r) {
+    r.note = out.why;
+    r.failed = out.failed;
     return r;
   }
-  const result& res = std::get<result>(out);
-  if (res.status == result_status::failed) {
-    r.v = verdict::fail;
-    r.note = res.note;
-    return r;
-  }
-  const auto f = figure_of(res, m.measured.figure);
+  const auto f = figure_of(*out.r, m.measured.figure);
   if (!f || *f <= 0) {
     r.note = fmt::format("the case gave no {}", m.measured.figure);
     return r;
@@ -181,13 +232,12 @@ row lab_row(const metric& m, int gpu, int peer, const case_outcome& out, double 
   return r;
 }
 
-// The rows NVML's readings give, each judged by its own rule.
+// The rows NVML's readings give: what was read; the rules judge them in judge().
 std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples& s) {
   std::vector<row> out;
   for (const metric& m : suite()) {
     if (m.nvml == nvml_reading::none) continue;
     row r{.m = &m, .gpu = gpu};
-    const auto fail_if = [&](bool bad, verdict worse) { r.v = bad ? worse : verdict::pass; };
     if (!rd.why.empty()) {
       r.note = rd.why;
       out.push_back(std::move(r));
@@ -202,11 +252,8 @@ std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples&
         }
         const std::uint64_t seen = s.reasons & (clock_event::failing | clock_event::warning);
         r.value = static_cast<double>(std::popcount(seen));
-        r.reference = 0;
+        r.expected = 0;
         r.shown = clock_event_text(seen);
-        r.v = (seen & clock_event::failing) != 0   ? verdict::fail
-              : (seen & clock_event::warning) != 0 ? verdict::warn
-                                                   : verdict::pass;
         r.note = fmt::format("{} samples; all reasons seen: {}", s.samples, clock_event_text(s.reasons));
         break;
       }
@@ -218,10 +265,7 @@ std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples&
           break;
         }
         r.value = static_cast<double>(*count);
-        r.reference = 0;
-        // Since the driver loaded: a failing part now. Over the life of the GPU: a history that may
-        // be handled already (rows remapped), worth a look.
-        fail_if(*count > 0, m.nvml == nvml_reading::ecc_volatile ? verdict::fail : verdict::warn);
+        r.expected = 0;
         break;
       }
       case nvml_reading::pcie_gen:
@@ -233,9 +277,8 @@ std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples&
           break;
         }
         r.value = seen;
-        r.reference = most;
+        r.expected = most;
         r.shown = gen ? fmt::format("Gen{}", seen) : fmt::format("x{}", seen);
-        fail_if(seen < most, verdict::fail);
         r.note = fmt::format("the most the link trains to: {}{}", gen ? "Gen" : "x", most);
         break;
       }
@@ -245,10 +288,30 @@ std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples&
   return out;
 }
 
+// An NVML rule's verdict on what it read (docs/check.md, "The floors, and why"): uncorrected ECC
+// errors since the driver loaded fail, over the GPU's life warn; a PCIe link below its maximum fails;
+// a hardware clock slowdown fails, the driver's power or thermal cap warns.
+verdict nvml_verdict(const row& r) {
+  switch (r.m->nvml) {
+    case nvml_reading::none: break;
+    case nvml_reading::clock_events: {
+      const std::uint64_t seen = clock_events_named(r.shown).value_or(0);
+      return (seen & clock_event::failing) != 0   ? verdict::fail
+             : (seen & clock_event::warning) != 0 ? verdict::warn
+                                                  : verdict::pass;
+    }
+    case nvml_reading::ecc_volatile: return r.value > 0 ? verdict::fail : verdict::pass;
+    case nvml_reading::ecc_aggregate: return r.value > 0 ? verdict::warn : verdict::pass;
+    case nvml_reading::pcie_gen:
+    case nvml_reading::pcie_width: return r.expected && r.value < *r.expected ? verdict::fail : verdict::pass;
+  }
+  return verdict::skip;
+}
+
 void say(std::ostream& progress, const check_options& o, const row& r) {
   if (!o.progress) return;
   std::string tail = r.measured() ? format_value(r) : fmt::format("skipped: {}", r.note);
-  if (r.v == verdict::fail && !r.measured()) tail = fmt::format("FAILED: {}", r.note);
+  if (!r.failed.empty()) tail = fmt::format("FAILED: {}", r.note);
   progress << fmt::format("check: {:>5}  {:<13} {}{}\n", where_of(r), r.m->name, tail,
                           r.seconds > 0 ? fmt::format("  ({:.1f} s)", r.seconds) : "")
            << std::flush;
@@ -263,12 +326,37 @@ std::string link_of(std::span<const gpu_facts> gpus) {
 
 }  // namespace
 
+std::string format_value(const row& r) {
+  if (!r.shown.empty()) return r.shown;
+  if (!r.measured()) return "-";
+  const double v = r.value;
+  if (r.m->unit == "GB/s" || r.m->unit == "MHz") return fmt::format("{:.1f} {}", v, r.m->unit);
+  if (r.m->unit == "ns") return fmt::format("{:.1f} ns", v);
+  return fmt::format("{:.0f} {}", v, r.m->unit);
+}
+
+std::string format_number(double v, const metric& m) { return format_value(row{.m = &m, .value = v}); }
+
+std::string where_text(const row& r) {
+  if (r.m->where == scope::pair) return r.gpu < 0 ? "pairs" : fmt::format("GPU {}->{}", r.gpu, r.peer);
+  if (r.m->where == scope::node) return "node";
+  return fmt::format("GPU {}", r.gpu);
+}
+
 measurement measure(std::span<const lab* const> built, std::span<const missing_lab> missing, check_backend& backend,
                     const check_options& o, std::ostream& progress) {
   const auto t0 = clock_type::now();
   measurement out;
+  out.started = utc_iso(std::chrono::system_clock::now());
   for (int d : o.devices) out.gpus.push_back(backend.facts(d));
   out.link = link_of(out.gpus);
+  // Who else is on the GPUs, before the check's own context exists there.
+  for (auto& g : out.gpus) add_processes(g.processes, backend.processes(g.ordinal));
+  const auto facts_of = [&](int ordinal) -> gpu_facts& {
+    for (auto& g : out.gpus)
+      if (g.ordinal == ordinal) return g;
+    throw std::logic_error("a GPU the check was not given");
+  };
   // The labs' environment (the transfer lab's NCCL_NVLS_ENABLE=0: NVLink multicast stays off), set as
   // memlab run sets it, before the GPUs or NCCL read it; a value the user set stays.
   for (const metric& m : suite()) {
@@ -283,7 +371,23 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   open_req.measure_ceiling = false;
   open_req.max_time_s = o.max_time_s;
   (void)backend.runner().open(open_req, {}, progress);
-  suite_runner runner(built, missing, backend, o, progress);
+  suite_runner runner(built, missing, backend, o);
+
+  // A stop request (SIGINT, SIGTERM) ends the measuring between cases: every row after it says so.
+  const auto stopping = [&] {
+    const int sig = stop_signal();
+    if (sig != 0 && out.interrupted_by.empty()) out.interrupted_by = signal_text(sig);
+    return sig != 0;
+  };
+  const auto push = [&](row r) {
+    out.rows.push_back(std::move(r));
+    say(progress, o, out.rows.back());
+  };
+  const auto interrupted = [&](const metric& m, int gpu, int peer) {
+    out.rows.push_back(row{.m = &m, .gpu = gpu, .peer = peer, .note = "not measured: the check was interrupted by " +
+                                                                        out.interrupted_by,
+                           .interrupted = true});
+  };
 
   // Each GPU in turn: its lab cases (a case two metrics read runs once), then NVML's readings.
   for (int gpu : o.devices) {
@@ -293,17 +397,24 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
       const std::string key = command_of(m.measured);
       auto it = done.find(key);
       if (it == done.end()) {
+        if (stopping()) {
+          interrupted(m, gpu, -1);
+          continue;
+        }
         const auto t = clock_type::now();
         case_outcome res = runner.run(m.measured, gpu, -1, 1);
         it = done.emplace(key, std::make_pair(std::move(res), seconds_since(t))).first;
       }
-      out.rows.push_back(lab_row(m, gpu, -1, it->second.first, it->second.second));
-      say(progress, o, out.rows.back());
+      push(lab_row(m, gpu, -1, it->second.first, it->second.second));
     }
-    for (row& r : nvml_rows(gpu, backend.nvml_read(gpu), runner.take_samples())) {
-      out.rows.push_back(std::move(r));
-      say(progress, o, out.rows.back());
+    nvml_samples samples = runner.take_samples();
+    add_processes(facts_of(gpu).processes, without_self(samples));
+    if (stopping()) {
+      for (const metric& m : suite())
+        if (m.nvml != nvml_reading::none) interrupted(m, gpu, -1);
+      continue;
     }
+    for (row& r : nvml_rows(gpu, backend.nvml_read(gpu), samples)) push(std::move(r));
   }
   // Every ordered pair, then the node. Pairs and node need two GPUs; the all-reduce needs them to be
   // consecutive ordinals (the transfer lab's one-process collective takes the GPUs from the first on).
@@ -314,38 +425,96 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   for (const metric& m : suite()) {
     if (m.where == scope::gpu) continue;
     if (n < 2) {
-      row r{.m = &m, .note = "one GPU checked: node metrics need two or more"};
-      out.rows.push_back(r);
-      say(progress, o, out.rows.back());
+      push(row{.m = &m, .note = "one GPU checked: node metrics need two or more"});
       continue;
     }
     if (m.where == scope::pair) {
       for (int a : o.devices)
         for (int b : o.devices) {
           if (a == b) continue;
+          if (stopping()) {
+            interrupted(m, a, b);
+            continue;
+          }
           const auto t = clock_type::now();
           const case_outcome res = runner.run(m.measured, a, b, n);
-          out.rows.push_back(lab_row(m, a, b, res, seconds_since(t)));
-          say(progress, o, out.rows.back());
+          push(lab_row(m, a, b, res, seconds_since(t)));
         }
       continue;
     }
     if (!consecutive) {
-      out.rows.push_back(row{.m = &m,
-                             .note = "the GPUs checked are not consecutive ordinals (the one-process collective "
-                                     "takes GPUs from the first on): choose them with CUDA_VISIBLE_DEVICES"});
-      say(progress, o, out.rows.back());
+      push(row{.m = &m,
+               .note = "the GPUs checked are not consecutive ordinals (the one-process collective takes GPUs from "
+                       "the first on): choose them with CUDA_VISIBLE_DEVICES"});
+      continue;
+    }
+    if (stopping()) {
+      interrupted(m, -1, -1);
       continue;
     }
     const auto t = clock_type::now();
     const case_outcome res = runner.run(m.measured, o.devices.front(), -1, n);
-    out.rows.push_back(lab_row(m, -1, -1, res, seconds_since(t)));
-    say(progress, o, out.rows.back());
+    push(lab_row(m, -1, -1, res, seconds_since(t)));
   }
-  (void)runner.take_samples();
+  // The pairs' and the node's cases sample the GPU that drives them: whoever showed up there counts.
+  const nvml_samples rest = runner.take_samples();
+  if (!out.gpus.empty()) add_processes(out.gpus.front().processes, without_self(rest));
   out.seconds = seconds_since(t0);
+  if (stop_signal() != 0 && out.interrupted_by.empty()) out.interrupted_by = signal_text(stop_signal());
   return out;
 }
+
+namespace {
+
+// Whether another process on a GPU could have moved row `r`'s figure.
+bool moved_by_others(const measurement& m, const row& r) {
+  if (!r.m->others_move_it) return false;
+  const auto busy = [&](int ordinal) {
+    for (const auto& g : m.gpus)
+      if (g.ordinal == ordinal) return g.busy();
+    return false;
+  };
+  if (r.m->where == scope::node) return m.busy();
+  return busy(r.gpu) || (r.peer >= 0 && busy(r.peer));
+}
+
+std::string processes_text(const measurement& m, const row& r) {
+  std::vector<std::string> parts;
+  for (const auto& g : m.gpus) {
+    const bool involved = r.m->where == scope::node || g.ordinal == r.gpu || g.ordinal == r.peer;
+    if (!involved || !g.busy()) continue;
+    for (const auto& p : g.processes)
+      parts.push_back(fmt::format("GPU {} pid {}{}", g.ordinal, p.pid, p.name.empty() ? "" : " " + p.name));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The fault code, action, level and one-line reason of a judged row.
+void assign_fault(const measurement& m, row& r) {
+  r.f = nullptr;
+  r.act.reset();
+  r.points_at.clear();
+  r.reason.clear();
+  const bool flagged = r.v == verdict::fail || r.v == verdict::warn || r.v == verdict::sibling || r.v == verdict::busy;
+  if (!flagged) return;
+  const std::string_view code = r.v == verdict::busy ? fault_code::gpu_busy : !r.failed.empty() ? r.failed : r.m->fault;
+  r.f = find_fault(code);
+  if (r.f == nullptr) throw std::logic_error(fmt::format("metric {}: no fault code {}", r.m->name, code));
+  r.act = r.v == verdict::fail || r.v == verdict::busy ? r.f->on_fail : action::monitor;
+  r.points_at = r.v == verdict::busy ? fmt::format("another process ({})", processes_text(m, r))
+                : r.failed.empty()   ? std::string(r.m->level)
+                                     : std::string(r.f->points_at);
+  std::string what;
+  if (r.measured()) {
+    what = fmt::format("{} {}", format_value(r), r.judged.empty() ? std::string(to_string(r.v)) : r.judged);
+  } else {
+    what = shorten(r.note, 120);
+  }
+  r.reason = fmt::format("{} {} {}: {} ({}): {}", where_text(r), r.m->name, to_string(r.v), what, r.points_at,
+                         to_string(*r.act));
+}
+
+}  // namespace
 
 void judge(measurement& m, const reference* ref) {
   const floor_rule rule = ref != nullptr ? ref->rule : floor_rule{};
@@ -355,18 +524,34 @@ void judge(measurement& m, const reference* ref) {
     return x.where == scope::gpu ? ref->find(x.name) : node != nullptr ? node->find(x.name) : nullptr;
   };
   for (row& r : m.rows) {
-    if (!r.m->has_reference()) continue;  // NVML's rules judged it when it was read
+    r.reference.reset();
+    r.at.reset();
+    r.ratio = NAN;
+    r.judged.clear();
+    if (r.interrupted) {
+      r.v = verdict::interrupted;
+      continue;
+    }
+    if (!r.failed.empty()) {
+      r.v = verdict::fail;
+      continue;
+    }
     if (!r.measured()) {
-      if (r.v != verdict::fail) r.v = verdict::skip;
+      r.v = verdict::skip;
+      continue;
+    }
+    if (!r.m->has_reference()) {
+      r.v = nvml_verdict(r);
+      r.reference = r.expected;
       continue;
     }
     const reference_figure* f = figure(*r.m);
     if (f == nullptr) {
       r.v = verdict::no_reference;
       if (ref != nullptr) {
-        r.note = r.m->where == scope::gpu
-                     ? "the reference has no figure for it"
-                     : fmt::format("the reference has no node section for {} GPUs joined by {}", m.gpus.size(), m.link);
+        r.judged = r.m->where == scope::gpu ? "the reference has no figure for it"
+                                            : fmt::format("the reference has no node section for {} GPUs joined by {}",
+                                                          m.gpus.size(), m.link);
       }
       continue;
     }
@@ -376,9 +561,8 @@ void judge(measurement& m, const reference* ref) {
     r.v = judge(r.value, f->at, f->higher_is_better);
     if (r.v == verdict::fail || r.v == verdict::warn) {
       const bool failed = r.v == verdict::fail;
-      r.note =
-          fmt::format("{} the {} line, {}", f->higher_is_better ? "below" : "above", failed ? "failure" : "warning",
-                      format_value(row{.m = r.m, .value = failed ? f->at.fail_at : f->at.warn_at}));
+      r.judged = fmt::format("{} the {} line, {}", f->higher_is_better ? "below" : "above",
+                             failed ? "failure" : "warning", format_number(failed ? f->at.fail_at : f->at.warn_at, *r.m));
     }
   }
   // Siblings: per metric, over the GPUs (or the pairs) of this node.
@@ -404,16 +588,32 @@ void judge(measurement& m, const reference* ref) {
       row& r = *rows[i];
       if (!flagged[i] || r.v == verdict::fail) continue;
       r.v = verdict::sibling;
-      r.note = fmt::format("{:.1f}% {} the node's median ({}), beyond the {:.0f}% sibling margin",
-                           100 * std::abs(r.value / med - 1), x.higher_is_better ? "below" : "above",
-                           format_value(row{.m = &x, .value = med}), 100 * margin);
+      r.judged = fmt::format("{:.1f}% {} the node's median ({}), beyond the {:.0f}% sibling margin",
+                             100 * std::abs(r.value / med - 1), x.higher_is_better ? "below" : "above",
+                             format_number(med, x), 100 * margin);
     }
   }
+  // Another process on the GPU: a flagged row it could have moved is not the hardware's fault, and a
+  // case its memory crowded out is not the check's or the hardware's either.
+  for (row& r : m.rows) {
+    const bool flagged = r.v == verdict::fail || r.v == verdict::warn || r.v == verdict::sibling;
+    const bool crowded_out = r.failed == fault_code::out_of_memory;
+    if (!flagged || (!r.measured() && !crowded_out) || !moved_by_others(m, r)) continue;
+    r.v = verdict::busy;
+  }
+  for (row& r : m.rows) assign_fault(m, r);
 }
 
 std::vector<verdict> verdicts_of(const measurement& m) {
   std::vector<verdict> out;
   for (const row& r : m.rows) out.push_back(r.v);
+  return out;
+}
+
+std::optional<action> action_of(const measurement& m) {
+  std::optional<action> out;
+  for (const row& r : m.rows)
+    if (r.act) out = out ? most_urgent(*out, *r.act) : *r.act;
   return out;
 }
 
@@ -456,130 +656,6 @@ reference merge_reference(reference fresh, const reference& old) {
     return std::tie(a.gpus, a.link) < std::tie(b.gpus, b.link);
   });
   return fresh;
-}
-
-// ---- output ------------------------------------------------------------------------------------
-
-namespace {
-
-std::map<verdict, int> counts_of(const measurement& m) {
-  std::map<verdict, int> c;
-  for (const row& r : m.rows) ++c[r.v];
-  return c;
-}
-
-std::string counts_text(const measurement& m) {
-  const auto c = counts_of(m);
-  std::vector<std::string> parts;
-  for (verdict v :
-       {verdict::pass, verdict::warn, verdict::fail, verdict::sibling, verdict::skip, verdict::no_reference}) {
-    const auto it = c.find(v);
-    if (it != c.end()) parts.push_back(fmt::format("{} {}", it->second, to_string(v)));
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-std::string gpus_text(const measurement& m) {
-  if (m.gpus.empty()) return "no GPU";
-  const auto& g = m.gpus.front().model;
-  return fmt::format("{} x {} ({} SMs, {:.1f} GiB), joined by {}", m.gpus.size(), g.name, g.sm_count, g.memory_gib,
-                     m.link);
-}
-
-std::string number(double v, const metric& m) { return format_value(row{.m = &m, .value = v}); }
-
-}  // namespace
-
-void write_table(std::ostream& os, const measurement& m, const check_header& h) {
-  os << fmt::format("memlab check: {}; {:.1f} s\n", gpus_text(m), m.seconds);
-  os << fmt::format("reference: {}\n\n", h.reference_note);
-  text_table t;
-  t.column("gpu", true);
-  t.column("metric", false);
-  t.column("measured", true);
-  t.column("reference", true);
-  t.column("ratio", true);
-  t.column("verdict", false);
-  t.column("points at / note", false);
-  for (const row& r : m.rows) {
-    std::string ref = "-";
-    if (r.reference) ref = r.m->has_reference() ? number(*r.reference, *r.m) : fmt::format("{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::pcie_gen && r.reference) ref = fmt::format("Gen{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::pcie_width && r.reference) ref = fmt::format("x{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::clock_events) ref = r.reference ? "none" : "-";
-    const bool flagged = r.v == verdict::fail || r.v == verdict::warn || r.v == verdict::sibling;
-    std::string note = flagged ? std::string(r.m->level) : "";
-    if ((flagged || r.v == verdict::skip) && !r.note.empty()) note += (note.empty() ? "" : ": ") + r.note;
-    t.rows.push_back({where_of(r), std::string(r.m->name), format_value(r), ref,
-                      std::isnan(r.ratio) ? "-" : fmt::format("{:.3f}", r.ratio),
-                      r.v == verdict::pass ? "pass" : fmt::format("{}", to_string(r.v)), shorten(note, 110)});
-  }
-  write_aligned(os, t);
-  os << fmt::format("\n{} (exit {})\n", counts_text(m), h.exit_status);
-}
-
-std::string check_json(const measurement& m, const check_header& h) {
-  using nlohmann::ordered_json;
-  ordered_json j;
-  j["schema"] = check_schema;
-  j["memlab_version"] = MEMLAB_VERSION;
-  j["git_sha"] = MEMLAB_GIT_SHA;
-  j["created"] = h.created;
-  j["command"] = h.command;
-  j["machine"] = h.machine;
-  j["seconds"] = m.seconds;
-  j["link"] = m.link;
-  j["gpus"] = ordered_json::array();
-  for (const auto& g : m.gpus) {
-    j["gpus"].push_back({{"ordinal", g.ordinal},
-                         {"name", g.model.name},
-                         {"memory_gib", g.model.memory_gib},
-                         {"sm_count", g.model.sm_count},
-                         {"link", g.model.link},
-                         {"bus_id", g.bus_id},
-                         {"driver_version", g.driver_version}});
-  }
-  if (h.ref != nullptr) {
-    j["reference"] = {{"path", h.ref->path}, {"model", h.ref->model.name}, {"machine", h.ref->machine},
-                      {"date", h.ref->date}, {"runs", h.ref->runs},        {"rule", rule_text(h.ref->rule)}};
-  } else {
-    j["reference"] = nullptr;
-  }
-  j["reference_note"] = h.reference_note;
-  const auto num = [](double v) { return std::isnan(v) ? ordered_json(nullptr) : ordered_json(v); };
-  // The command of a row's case: on its GPU, or on the node's first (the collective spans the rest).
-  const int gpus = static_cast<int>(m.gpus.size());
-  const auto measured_by = [&](const row& r) -> std::string {
-    if (!r.m->from_lab()) return "NVML";
-    if (m.gpus.empty() || (r.m->where == scope::pair && r.peer < 0)) return "memlab run " + command_of(r.m->measured);
-    return "memlab run " + command_of(r.m->measured, r.gpu >= 0 ? r.gpu : m.gpus.front().ordinal, r.peer, gpus);
-  };
-  j["rows"] = ordered_json::array();
-  for (const row& r : m.rows) {
-    ordered_json rj{{"metric", r.m->name},
-                    {"scope", to_string(r.m->where)},
-                    {"gpu", r.gpu >= 0 ? ordered_json(r.gpu) : ordered_json(nullptr)},
-                    {"peer", r.peer >= 0 ? ordered_json(r.peer) : ordered_json(nullptr)},
-                    {"unit", r.m->unit},
-                    {"higher_is_better", r.m->higher_is_better},
-                    {"value", num(r.value)},
-                    {"shown", format_value(r)},
-                    {"reference", r.reference ? ordered_json(*r.reference) : ordered_json(nullptr)},
-                    {"warn_at", r.at ? ordered_json(r.at->warn_at) : ordered_json(nullptr)},
-                    {"fail_at", r.at ? ordered_json(r.at->fail_at) : ordered_json(nullptr)},
-                    {"ratio", num(r.ratio)},
-                    {"verdict", to_string(r.v)},
-                    {"level", r.m->level},
-                    {"note", r.note},
-                    {"seconds", r.seconds},
-                    {"measured_by", measured_by(r)}};
-    j["rows"].push_back(std::move(rj));
-  }
-  ordered_json counts = ordered_json::object();
-  for (const auto& [v, n] : counts_of(m)) counts[std::string(to_string(v))] = n;
-  j["counts"] = counts;
-  j["exit_status"] = h.exit_status;
-  return j.dump(2) + "\n";
 }
 
 }  // namespace memlab::check

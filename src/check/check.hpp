@@ -1,8 +1,10 @@
 // memlab check: the suite (check/suite.hpp) run on every GPU, pair and node checked, each lab metric
 // through its lab (planned by harness/plan.hpp, run by a case_runner: the GPU's, or a fake one in host
 // tests), NVML's readings beside them; then judged against a reference (check/reference.hpp) and
-// against the node's other GPUs (check/verdict.hpp), and written as one table or as JSON
-// (memlab.check/1: docs/check.schema.json).
+// against the node's other GPUs (check/verdict.hpp), each flagged row given a fault code and an action
+// (check/faults.hpp), and written by the writers of check/writers.hpp (the table, the check file
+// memlab.check/2: docs/check.schema.json, Prometheus's text format, one line for a scheduler). A check
+// file read back (read_check_file: memlab.check/1 or /2) is judged again the same way: `--replay`.
 #pragma once
 
 #include <cmath>
@@ -10,9 +12,11 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "check/faults.hpp"
 #include "check/nvml.hpp"
 #include "check/reference.hpp"
 #include "check/suite.hpp"
@@ -22,14 +26,24 @@
 
 namespace memlab::check {
 
-inline constexpr std::string_view check_schema = "memlab.check/1";
+// The check file's schema: docs/check.md, "The check file", says what a reader may rely on.
+inline constexpr std::string_view check_schema = "memlab.check/2";
+// Every schema a check file may have and memlab still reads (--replay), oldest first.
+inline constexpr std::string_view check_schemas_read[] = {"memlab.check/1", "memlab.check/2"};
 
-// What a GPU is, read without GPU work (its properties, its links).
+// What a GPU is, read without GPU work (its properties, its links, NVML's identity), and the other
+// processes found on it before or during the check.
 struct gpu_facts {
   int ordinal = 0;
   model_keys model;
   std::string bus_id;
-  int driver_version = 0;
+  int driver_version = 0;        // the CUDA driver API version (cudaDriverGetVersion: 13000 for 13.0)
+  int runtime_version = 0;       // the CUDA runtime memlab was built with (cudaRuntimeGetVersion); 0: unknown
+  std::string uuid;              // "GPU-8c2f..." as nvidia-smi prints it; "" when unknown
+  std::string serial;            // the board's serial number (NVML); "" when unknown
+  std::string driver;            // the kernel driver's version (NVML: "580.95.05"); "" when unknown
+  std::vector<gpu_process> processes;  // other processes on the GPU, before or during the check
+  [[nodiscard]] bool busy() const { return !processes.empty(); }
 };
 
 // What the check runs on: the GPUs and NVML, or a fake of them (host tests).
@@ -41,7 +55,9 @@ class check_backend {
   virtual case_runner& runner() = 0;
   virtual nvml_readings nvml_read(int ordinal) = 0;
   virtual void nvml_start(int ordinal) = 0;
-  virtual nvml_samples nvml_stop(int ordinal) = 0;
+  virtual nvml_samples nvml_stop(int ordinal) = 0;  // with the other processes seen while sampling
+  // The other processes on the GPU now (before the check's own work there).
+  virtual std::vector<gpu_process> processes(int ordinal) = 0;
 };
 // The GPU's (check/gpu_backend.cpp).
 std::unique_ptr<check_backend> gpu_backend();
@@ -52,19 +68,28 @@ struct check_options {
   bool progress = true;
 };
 
-// One cell of the table: a metric on a GPU, a pair (gpu -> peer) or the node (gpu = -1).
+// One cell of the table: a metric on a GPU, a pair (gpu -> peer) or the node (gpu = -1). What was
+// measured, then what judge() made of it.
 struct row {
   const metric* m = nullptr;
   int gpu = -1, peer = -1;
-  double value = NAN;  // NaN: not measured (skipped)
+  double value = NAN;  // NaN: not measured (skipped, failed or interrupted)
   std::string shown;   // the value in words where a number says too little (clock-event reasons)
-  std::string note;    // why skipped; what a rule found
+  std::string note;    // why skipped; what a rule read; why a case gave no figure
   double seconds = 0;  // the case's wall time (0 for NVML readings)
+  std::optional<double> expected;  // an NVML rule's value expected (the PCIe link's maximum; 0 errors)
+  std::string_view failed;         // a case that gave no figure: its fault code (faults.hpp), else ""
+  bool interrupted = false;        // not measured: a signal stopped the check before it
   // Judged:
   verdict v = verdict::skip;
   std::optional<double> reference;  // the reference median (NVML rules: the value expected)
   std::optional<floors> at;
   double ratio = NAN;  // value / reference
+  std::string judged;  // the judge's words on a flagged row ("above the failure line, 380.1 ns")
+  const fault* f = nullptr;      // flagged or failed rows: its fault code
+  std::optional<action> act;     // ... and what to do
+  std::string points_at;         // ... the level or part it points at
+  std::string reason;            // ... in one line: where, metric, value, line, what it points at, action
   [[nodiscard]] bool measured() const { return !std::isnan(value); }
 };
 
@@ -72,18 +97,24 @@ struct measurement {
   std::vector<gpu_facts> gpus;
   std::string link;  // how the checked GPUs are joined: NVSwitch, NVLink, PCIe ("mixed" when they differ)
   std::vector<row> rows;
-  double seconds = 0;
+  std::string started;         // when the measuring started, ISO 8601 UTC
+  double seconds = 0;          // how long it took
+  std::string interrupted_by;  // "SIGINT", "SIGTERM": the signal that stopped it; "" when it ran to the end
+  [[nodiscard]] bool busy() const;  // another process showed on a GPU checked
 };
 
 // Runs the suite once on `o.devices` (each GPU in turn, then the pairs, then the node), a progress
 // line per metric and GPU. A CUDA error in a case fails that metric and stops the measuring: every
-// case after it is a skipped row saying so, and what was measured before it is kept. Throws what
-// opening the runner throws (cuda_error, no_device_error).
+// case after it is a skipped row saying so, and what was measured before it is kept. A stop request
+// (SIGINT, SIGTERM: harness/runner.hpp) ends it after the current case: every row not measured is
+// marked interrupted. Throws what opening the runner throws (cuda_error, no_device_error).
 measurement measure(std::span<const lab* const> built, std::span<const missing_lab> missing, check_backend& backend,
                     const check_options& o, std::ostream& progress);
 
-// Judges every row: against `ref` (nullptr: no reference, NVML rules and siblings still apply) and
-// against the node's other GPUs or pairs.
+// Judges every row: NVML's rules; against `ref` (nullptr: no reference, NVML rules and siblings still
+// apply) and against the node's other GPUs or pairs; a flagged row another process could have moved
+// is busy; then each flagged row's fault code, action and reason. Judging a measurement again (another
+// reference, a replay) gives what judging it first gave.
 void judge(measurement& m, const reference* ref);
 
 // A reference made of several runs of the suite on one machine.
@@ -94,13 +125,49 @@ reference merge_reference(reference fresh, const reference& old);
 // The verdicts of every row, in order.
 std::vector<verdict> verdicts_of(const measurement& m);
 
-// Output. `ref_note`: where the reference came from, or why there is none and how to write one.
+// The most urgent action over the rows (nullopt: nothing to do).
+std::optional<action> action_of(const measurement& m);
+
+// What a check file says besides its measurement. `reference_note`: where the reference came from,
+// or why there is none and how to write one.
+struct replay_source {
+  std::string path, schema, created, command, memlab_version, git_sha;
+};
 struct check_header {
   std::string command, created, machine, reference_note;
   const reference* ref = nullptr;
   int exit_status = 0;
+  std::optional<replay_source> replay;  // a replay: the file judged again
 };
+// The writers: each reads a row's fields as judge() left them (check_file.cpp, writers.cpp).
 void write_table(std::ostream& os, const measurement& m, const check_header& h);
 std::string check_json(const measurement& m, const check_header& h);
+// Prometheus's text exposition format, for node_exporter's textfile collector (docs/check.md names
+// every metric and label).
+std::string check_prometheus(const measurement& m, const check_header& h);
+// One line for a scheduler or a log: the verdict, the action, then the flagged rows' reasons, most
+// urgent first, cut to `max_chars` with "+N more" ("memlab check fail (drain): GPU 3 hbm_latency ...").
+std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars);
+
+// A row's value as the table shows it ("2929.5 GB/s", "Gen5", "none"); "-" when not measured.
+std::string format_value(const row& r);
+// A figure of metric `m` shown the same way.
+std::string format_number(double v, const metric& m);
+// Where a row is: "GPU 3", "GPU 3->0", "node".
+std::string where_text(const row& r);
+
+// A check file read back: what it measured (rows unjudged), and what it said of itself.
+struct check_file {
+  measurement m;
+  replay_source source;  // path, schema, created, command, the memlab that wrote it
+  std::string machine;
+};
+// A check file that cannot be replayed: the message names the file and what is wrong (one line).
+class check_file_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// Reads a check file of any schema in check_schemas_read.
+check_file read_check_file(const std::string& path);
 
 }  // namespace memlab::check

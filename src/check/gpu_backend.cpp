@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "check/check.hpp"
 #include "harness/device.hpp"
 #include "harness/gpu_runner.hpp"
@@ -37,9 +39,19 @@ class gpus final : public check_backend {
     if (cudaDeviceGetPCIBusId(bus, sizeof bus - 1, ordinal) != cudaSuccess) (void)cudaGetLastError();
     f.bus_id = bus;
     if (cudaDriverGetVersion(&f.driver_version) != cudaSuccess) (void)cudaGetLastError();
+    if (cudaRuntimeGetVersion(&f.runtime_version) != cudaSuccess) (void)cudaGetLastError();
     const link_figures l = read_links(ordinal);
     f.model.link = l.nvlink_switch ? "NVSwitch" : l.nvlink_links > 0 ? "NVLink" : "PCIe";
     bus_ids_[ordinal] = f.bus_id;
+    // The UUID as nvidia-smi prints it (CUDA's, so that it is there without NVML); NVML's where it has one.
+    const auto* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+    f.uuid = fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                         u[15]);
+    const nvml_identity id = nvml_of(ordinal).identity();
+    if (!id.uuid.empty()) f.uuid = id.uuid;
+    f.serial = id.serial;
+    f.driver = id.driver;
     return f;
   }
 
@@ -48,6 +60,7 @@ class gpus final : public check_backend {
   nvml_readings nvml_read(int ordinal) override { return nvml_of(ordinal).read(); }
   void nvml_start(int ordinal) override { nvml_of(ordinal).start(); }
   nvml_samples nvml_stop(int ordinal) override { return nvml_of(ordinal).stop(); }
+  std::vector<gpu_process> processes(int ordinal) override { return nvml_of(ordinal).processes("before"); }
 
  private:
   nvml_gpu& nvml_of(int ordinal) {

@@ -1,8 +1,12 @@
 #include "check/nvml.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <fstream>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -13,25 +17,64 @@
 
 namespace memlab::check {
 
+namespace {
+
+const std::pair<std::uint64_t, std::string_view> event_names[] = {{clock_event::gpu_idle, "idle"},
+                                                                  {clock_event::applications_clocks, "application clocks"},
+                                                                  {clock_event::sw_power_cap, "SW power cap"},
+                                                                  {clock_event::hw_slowdown, "HW slowdown"},
+                                                                  {clock_event::sync_boost, "sync boost"},
+                                                                  {clock_event::sw_thermal, "SW thermal"},
+                                                                  {clock_event::hw_thermal, "HW thermal"},
+                                                                  {clock_event::hw_power_brake, "HW power brake"},
+                                                                  {clock_event::display_clocks, "display clocks"}};
+
+}  // namespace
+
 std::string clock_event_text(std::uint64_t mask) {
-  using namespace clock_event;
-  static const std::pair<std::uint64_t, const char*> names[] = {{gpu_idle, "idle"},
-                                                                {applications_clocks, "application clocks"},
-                                                                {sw_power_cap, "SW power cap"},
-                                                                {hw_slowdown, "HW slowdown"},
-                                                                {sync_boost, "sync boost"},
-                                                                {sw_thermal, "SW thermal"},
-                                                                {hw_thermal, "HW thermal"},
-                                                                {hw_power_brake, "HW power brake"},
-                                                                {display_clocks, "display clocks"}};
   std::vector<std::string> out;
   std::uint64_t known = 0;
-  for (const auto& [bit, name] : names) {
+  for (const auto& [bit, name] : event_names) {
     known |= bit;
     if ((mask & bit) != 0) out.emplace_back(name);
   }
   if ((mask & ~known) != 0) out.push_back(fmt::format("0x{:x}", mask & ~known));
   return out.empty() ? "none" : fmt::format("{}", fmt::join(out, ", "));
+}
+
+std::optional<std::uint64_t> clock_events_named(std::string_view text) {
+  if (text == "none") return 0;
+  std::uint64_t mask = 0;
+  while (!text.empty()) {
+    const auto comma = text.find(", ");
+    const std::string_view word = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 2);
+    bool found = false;
+    for (const auto& [bit, name] : event_names) {
+      if (name != word) continue;
+      mask |= bit;
+      found = true;
+    }
+    if (!found && word.starts_with("0x")) {
+      std::uint64_t v = 0;
+      const auto [end, ec] = std::from_chars(word.data() + 2, word.data() + word.size(), v, 16);
+      found = ec == std::errc{} && end == word.data() + word.size();
+      mask |= v;
+    }
+    if (!found) return std::nullopt;
+  }
+  return mask;
+}
+
+void add_processes(std::vector<gpu_process>& found, const std::vector<gpu_process>& more) {
+  for (const auto& p : more) {
+    auto it = std::find_if(found.begin(), found.end(), [&](const gpu_process& q) { return q.pid == p.pid; });
+    if (it == found.end()) {
+      found.push_back(p);
+    } else if (p.used_mib && (!it->used_mib || *p.used_mib > *it->used_mib)) {
+      it->used_mib = p.used_mib;
+    }
+  }
 }
 
 namespace {
@@ -43,6 +86,17 @@ using handle_fn = int (*)(const char*, device_t*);
 using uint_fn = int (*)(device_t, unsigned*);
 using reasons_fn = int (*)(device_t, unsigned long long*);
 using ecc_fn = int (*)(device_t, int, int, unsigned long long*);  // (device, error type, counter type, count)
+using text_fn = int (*)(device_t, char*, unsigned);                // serial, UUID
+using system_text_fn = int (*)(char*, unsigned);                   // the driver's version
+using process_name_fn = int (*)(unsigned, char*, unsigned);        // (pid, name, length)
+// nvmlProcessInfo_t of the _v3 entry points (nvml.h since CUDA 11.x: v2 and v3 alike).
+struct process_info {
+  unsigned pid;
+  unsigned long long used_bytes;
+  unsigned gpu_instance, compute_instance;
+};
+using processes_fn = int (*)(device_t, unsigned*, process_info*);
+constexpr unsigned long long nvml_value_not_available = ~0ull;
 constexpr int nvml_uncorrected = 1, nvml_volatile = 0, nvml_aggregate = 1;
 constexpr int nvml_error_not_supported = 3;
 
@@ -57,10 +111,48 @@ struct nvml_gpu::state {
   uint_fn max_gen = nullptr, max_width = nullptr, cur_gen = nullptr, cur_width = nullptr;
   reasons_fn reasons = nullptr;
   ecc_fn ecc = nullptr;
+  text_fn serial = nullptr, uuid = nullptr;
+  system_text_fn driver = nullptr;
+  process_name_fn process_name = nullptr;
+  processes_fn compute = nullptr, graphics = nullptr;
   std::thread sampler;
   std::atomic<bool> stopping{false};
   std::mutex m;
   nvml_samples samples;
+
+  // The other processes on the GPU now: NVML's compute and graphics lists, this process left out.
+  std::vector<gpu_process> others(const std::string& seen, bool* self = nullptr) const {
+    std::vector<gpu_process> out;
+    for (processes_fn list : {compute, graphics}) {
+      if (list == nullptr || dev == nullptr) continue;
+      std::vector<process_info> info(64);
+      unsigned count = static_cast<unsigned>(info.size());
+      if (list(dev, &count, info.data()) != 0) continue;
+      for (unsigned i = 0; i < count && i < info.size(); ++i) {
+        if (static_cast<long>(info[i].pid) == static_cast<long>(::getpid())) {
+          if (self != nullptr) *self = true;
+          continue;
+        }
+        gpu_process p{.pid = info[i].pid, .name = name_of(info[i].pid), .seen = seen};
+        if (info[i].used_bytes != nvml_value_not_available)
+          p.used_mib = static_cast<double>(info[i].used_bytes) / (1024.0 * 1024.0);
+        add_processes(out, {p});
+      }
+    }
+    return out;
+  }
+
+  std::string name_of(unsigned pid) const {
+    std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+    std::string name;
+    if (comm && std::getline(comm, name) && !name.empty()) return name;
+    char buf[256] = {};
+    if (process_name != nullptr && process_name(pid, buf, sizeof buf - 1) == 0) {
+      const std::string full = buf;
+      return full.substr(full.find_last_of('/') + 1);
+    }
+    return "";
+  }
 
   void sample_once() {
     nvml_samples s;
@@ -69,7 +161,12 @@ struct nvml_gpu::state {
     const bool got_r = reasons != nullptr && reasons(dev, &r) == 0;
     const bool got_g = cur_gen != nullptr && cur_gen(dev, &gen) == 0;
     const bool got_w = cur_width != nullptr && cur_width(dev, &width) == 0;
+    std::vector<gpu_process> seen;
+    bool self = false;
+    if (samples.samples % 10 == 0) seen = others("during", &self);  // every 100 ms or so
     std::lock_guard lock(m);
+    add_processes(samples.processes, seen);
+    samples.self_seen = samples.self_seen || self;
     if (!got_r && !got_g && !got_w) return;
     ++samples.samples;
     if (got_r) samples.reasons |= r;
@@ -96,6 +193,12 @@ nvml_gpu::nvml_gpu(const std::string& bus_id) : s_(std::make_unique<state>()) {
   s.reasons = reinterpret_cast<reasons_fn>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
   if (s.reasons == nullptr) s.reasons = reinterpret_cast<reasons_fn>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
   s.ecc = reinterpret_cast<ecc_fn>(sym("nvmlDeviceGetTotalEccErrors"));
+  s.serial = reinterpret_cast<text_fn>(sym("nvmlDeviceGetSerial"));
+  s.uuid = reinterpret_cast<text_fn>(sym("nvmlDeviceGetUUID"));
+  s.driver = reinterpret_cast<system_text_fn>(sym("nvmlSystemGetDriverVersion"));
+  s.process_name = reinterpret_cast<process_name_fn>(sym("nvmlSystemGetProcessName"));
+  s.compute = reinterpret_cast<processes_fn>(sym("nvmlDeviceGetComputeRunningProcesses_v3"));
+  s.graphics = reinterpret_cast<processes_fn>(sym("nvmlDeviceGetGraphicsRunningProcesses_v3"));
   if (init == nullptr || s.shutdown == nullptr || handle == nullptr) {
     s.why = "NVML lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2 (a driver too old)";
     return;
@@ -142,6 +245,24 @@ nvml_readings nvml_gpu::read() const {
                                               : fmt::format("NVML error {} reading ECC counts", e);
   }
   return r;
+}
+
+nvml_identity nvml_gpu::identity() const {
+  const auto& s = *s_;
+  nvml_identity id;
+  if (!s.why.empty() || s.dev == nullptr) return id;
+  char buf[128] = {};
+  if (s.uuid != nullptr && s.uuid(s.dev, buf, sizeof buf - 1) == 0) id.uuid = buf;
+  std::fill(std::begin(buf), std::end(buf), '\0');
+  if (s.serial != nullptr && s.serial(s.dev, buf, sizeof buf - 1) == 0) id.serial = buf;
+  std::fill(std::begin(buf), std::end(buf), '\0');
+  if (s.driver != nullptr && s.driver(buf, sizeof buf - 1) == 0) id.driver = buf;
+  return id;
+}
+
+std::vector<gpu_process> nvml_gpu::processes(const std::string& seen) const {
+  if (!s_->why.empty()) return {};
+  return s_->others(seen);
 }
 
 void nvml_gpu::start(int period_ms) {

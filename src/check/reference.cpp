@@ -310,7 +310,12 @@ std::optional<reference> find_reference(const std::string& dir, const model_keys
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     reference r = read_reference(f);
-    if (model_mismatch(r.model, gpu).empty()) return r;
+    if (!model_mismatch(r.model, gpu).empty()) continue;
+    // The source tree's references by their place in it: no path of the machine memlab was built on in
+    // what the check prints or writes.
+    if (fs::path(dir).lexically_normal() == fs::path(MEMLAB_REFERENCES_DIR).lexically_normal())
+      r.path = (fs::path("references") / fs::path(f).filename()).string();
+    return r;
   }
   return std::nullopt;
 }

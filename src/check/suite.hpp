@@ -45,6 +45,8 @@ struct metric {
   scope where = scope::gpu;
   lab_case measured{};  // empty lab: not a lab's case
   nvml_reading nvml = nvml_reading::none;
+  std::string_view fault;        // the code a flagged row carries (check/faults.hpp)
+  bool others_move_it = true;    // another process on the GPU can move the figure (its row may be "busy")
 
   [[nodiscard]] bool from_lab() const { return !measured.lab.empty(); }
   // Judged against a reference (the lab's figures); NVML's readings are judged by their own rule.

@@ -15,10 +15,18 @@ std::string_view to_string(verdict v) {
     case verdict::warn: return "warn";
     case verdict::fail: return "fail";
     case verdict::sibling: return "sibling";
+    case verdict::busy: return "busy";
     case verdict::skip: return "skip";
     case verdict::no_reference: return "no_reference";
+    case verdict::interrupted: return "interrupted";
   }
   return "?";
+}
+
+std::optional<verdict> verdict_named(std::string_view name) {
+  for (verdict v : all_verdicts)
+    if (to_string(v) == name) return v;
+  return std::nullopt;
 }
 
 std::string rule_text(const floor_rule& r) {
@@ -84,7 +92,9 @@ std::vector<bool> siblings(std::span<const double> values, double margin, bool h
 
 int exit_status(std::span<const verdict> verdicts, bool reference_found) {
   const auto any = [&](verdict v) { return std::find(verdicts.begin(), verdicts.end(), v) != verdicts.end(); };
+  if (any(verdict::interrupted)) return exit_interrupted;
   if (any(verdict::fail)) return exit_fail;
+  if (any(verdict::busy)) return exit_busy;
   if (!reference_found) return exit_no_reference;
   if (any(verdict::warn) || any(verdict::sibling)) return exit_warn;
   return exit_pass;

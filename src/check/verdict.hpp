@@ -18,8 +18,14 @@
 
 namespace memlab::check {
 
-enum class verdict { pass, warn, fail, sibling, skip, no_reference };
+// busy: flagged (fail, warn or sibling), but another process on the GPU could have moved the figure;
+// interrupted: not measured, a signal stopped the check first.
+enum class verdict { pass, warn, fail, sibling, busy, skip, no_reference, interrupted };
+inline constexpr verdict all_verdicts[] = {verdict::pass, verdict::warn,         verdict::fail,
+                                           verdict::sibling, verdict::busy,     verdict::skip,
+                                           verdict::no_reference, verdict::interrupted};
 std::string_view to_string(verdict v);
+std::optional<verdict> verdict_named(std::string_view name);
 
 struct floor_rule {
   double fail_margin = 0.10;      // the least margin below the median before a failure
@@ -57,7 +63,10 @@ inline constexpr int exit_pass = 0;
 inline constexpr int exit_fail = 1;          // a metric failed (below its floor, or an NVML rule)
 inline constexpr int exit_warn = 5;          // a metric in its warning band, or a sibling, none failed
 inline constexpr int exit_no_reference = 6;  // no reference for this GPU model: measured, not judged
-// The status of a set of verdicts: fail, then no reference, then warn or sibling, else pass.
+inline constexpr int exit_busy = 7;          // another process on a GPU could have moved a flagged figure
+inline constexpr int exit_interrupted = 130;  // a signal stopped the check: the rows measured are written
+// The status of a set of verdicts: interrupted, then fail, then busy, then no reference, then warn or
+// sibling, else pass.
 int exit_status(std::span<const verdict> verdicts, bool reference_found);
 
 }  // namespace memlab::check

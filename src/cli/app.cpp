@@ -33,7 +33,7 @@ constexpr const char* footer =
     "2 usage error; 3 no usable CUDA device; 4 nothing measured (every case skipped);\n"
     "130 interrupted (SIGINT/SIGTERM: the results measured so far are written).\n"
     "memlab check: 0 every metric passed; 1 a metric failed; 5 a warning or a sibling, nothing failed;\n"
-    "6 no reference for this GPU model (measured, not judged).\n"
+    "6 no reference for this GPU model (measured, not judged); 7 busy (another process on a GPU).\n"
     "Bytes in every report are the fewest the job must move through the roof's memory level: reads + writes.";
 
 // ---- validators ---------------------------------------------------------------------------------------
@@ -61,37 +61,52 @@ const CLI::Validator seconds(
     },
     "SECONDS");
 
+// A file to write: not a folder, and a place that can be written ("" when it can be).
+std::string unwritable(const std::string& path) {
+  if (path.empty()) return "an empty path";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return fmt::format("{} is a folder", path);
+    if (::access(path.c_str(), W_OK) != 0) return fmt::format("{}: cannot open for writing", path);
+  }
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return fmt::format("{}: cannot open for writing (no folder {})", path, dir);
+  }
+  // The writers replace the file through a temporary one in its folder: try creating and removing
+  // one, now. access() passes root in a read-only folder, and anyone on a read-only file system.
+  std::string probe = fmt::format("{}/.memlab-probe-XXXXXX", dir);
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    const int err = errno;
+    return fmt::format("{}: cannot write in {} ({})", path, dir, std::strerror(err));
+  }
+  ::close(fd);
+  if (::unlink(probe.c_str()) != 0) {  // a folder that takes files but gives none back (append-only)
+    const int err = errno;
+    return fmt::format("{}: cannot replace files in {} ({}; {} is left there)", path, dir, std::strerror(err), probe);
+  }
+  return "";
+}
+
 // A results file: a known extension, not a folder, and a place that can be written.
 const CLI::Validator results_file(
     [](std::string& path) -> std::string {
       if (path.empty()) return "an empty path";
       if (!format_from_path(path))
         return fmt::format("{}: the extension gives the format: .json, .csv, .md or .txt", path);
-      struct stat st {};
-      if (::stat(path.c_str(), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return fmt::format("{} is a folder", path);
-        if (::access(path.c_str(), W_OK) != 0) return fmt::format("{}: cannot open for writing", path);
-      }
-      const auto slash = path.find_last_of('/');
-      const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-      if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return fmt::format("{}: cannot open for writing (no folder {})", path, dir);
-      }
-      // The writers replace the file through a temporary one in its folder: try creating and removing
-      // one, now. access() passes root in a read-only folder, and anyone on a read-only file system.
-      std::string probe = fmt::format("{}/.memlab-probe-XXXXXX", dir);
-      const int fd = ::mkstemp(probe.data());
-      if (fd < 0) {
-        const int err = errno;
-        return fmt::format("{}: cannot write in {} ({})", path, dir, std::strerror(err));
-      }
-      ::close(fd);
-      if (::unlink(probe.c_str()) != 0) {  // a folder that takes files but gives none back (append-only)
-        const int err = errno;
-        return fmt::format("{}: cannot replace files in {} ({}; {} is left there)", path, dir, std::strerror(err),
-                           probe);
-      }
-      return "";
+      return unwritable(path);
+    },
+    "FILE");
+
+// memlab check's --out: the check file (.json) or Prometheus's text format (.prom, node_exporter's
+// textfile collector reads *.prom), in a place that can be written.
+const CLI::Validator check_out_file(
+    [](std::string& path) -> std::string {
+      if (!path.ends_with(".json") && !path.ends_with(".prom"))
+        return fmt::format("{}: the extension gives the format: .json (the check file) or .prom (Prometheus)", path);
+      return unwritable(path);
     },
     "FILE");
 
@@ -349,7 +364,9 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
       "and the node (NCCL all-reduce), each measured by its lab; judged against the model's reference\n"
       "(references/<model>.json) and against the node's other GPUs. docs/check.md explains each metric.\n"
       "Exit: 0 all pass; 1 a metric failed; 5 a warning or a sibling, nothing failed; 6 no reference for\n"
-      "this GPU model (measured, not judged); 2 usage error (before any GPU work); 3 no usable CUDA device");
+      "this GPU model (measured, not judged); 7 busy: another process on a GPU could have moved a flagged\n"
+      "figure (run again when it is idle); 130 interrupted (the rows measured are written); 2 usage error\n"
+      "(before any GPU work); 3 no usable CUDA device");
   co.command = ro.request.command;
   check
       ->add_option_function<std::string>(
@@ -388,10 +405,27 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
   check->add_option("--max-time", co.max_time_s, "Time budget per lab case in seconds (as memlab run's)")
       ->check(seconds)
       ->capture_default_str();
-  check->add_option("--format", co.format, "stdout format: table or json (memlab.check/1)")
-      ->check(CLI::IsMember({"table", "json"}))
+  check
+      ->add_option("--format", co.format,
+                   "stdout format: table, json (the check file, memlab.check/2), prometheus (the text format) or\n"
+                   "line (one line for a scheduler: the verdict, the action, the flagged rows)")
+      ->check(CLI::IsMember({"table", "json", "prometheus", "line"}))
       ->capture_default_str();
-  check->add_option("--out", co.out, "Also write the check as JSON (memlab.check/1) to FILE.json")->check(json_file);
+  check
+      ->add_option("--out", co.outs,
+                   "Also write the check to FILE: .json the check file (memlab.check/2), .prom Prometheus's text\n"
+                   "format for node_exporter's textfile collector; each written to a temporary file and renamed")
+      ->type_name("FILE")
+      ->allow_extra_args(false)
+      ->check(check_out_file);
+  check
+      ->add_option("--replay", co.replay,
+                   "Judge a check file (memlab.check/1 or /2) again, without a GPU: against the model's reference,\n"
+                   "or --reference; the same table, files and exit status as the run it records")
+      ->type_name("FILE")
+      ->check(non_empty);
+  check->add_option("--line-max", co.line_max, "The most characters --format line writes (default 200)")
+      ->check(CLI::Range(40, 4096));
   check->add_flag("!--quiet", co.progress, "No progress lines on stderr");
 
   device = app.add_subcommand("device", "Print the GPU, its theoretical peak and the measured copy ceiling");

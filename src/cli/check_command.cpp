@@ -17,12 +17,14 @@
 #include "harness/device.hpp"
 #include "harness/error.hpp"
 #include "harness/registry.hpp"
+#include "harness/runner.hpp"
 #include "harness/writers.hpp"
 
 namespace memlab::cli {
 
 static_assert(check::exit_fail == exit_failed && check::exit_warn == exit_warn &&
-              check::exit_no_reference == exit_no_reference);
+              check::exit_no_reference == exit_no_reference && check::exit_busy == exit_busy &&
+              check::exit_interrupted == exit_interrupted);
 
 namespace {
 
@@ -52,12 +54,108 @@ std::string describe(const check::model_keys& m) {
 
 }  // namespace
 
+namespace {
+
+// The table (or the JSON, the text format, the line) on stdout, and each --out file, written to a
+// temporary file and renamed. Returns 0, or exit_failed when a file could not be written.
+int write_outputs(const check::measurement& m, const check::check_header& h, const check_options& o) {
+  using namespace check;
+  if (o.format == "json") {
+    std::cout << check_json(m, h);
+  } else if (o.format == "prometheus") {
+    std::cout << check_prometheus(m, h);
+  } else if (o.format == "line") {
+    std::cout << check_line(m, h, static_cast<std::size_t>(o.line_max)) << "\n";
+  } else {
+    write_table(std::cout, m, h);
+  }
+  std::cout << std::flush;
+  for (const std::string& out : o.outs) {
+    try {
+      write_file_atomically(out, out.ends_with(".prom") ? check_prometheus(m, h) : check_json(m, h));
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("memlab check: {}\n", e.what());
+      return exit_failed;
+    }
+    if (o.progress) std::cerr << fmt::format("wrote {}\n", out);
+  }
+  return 0;
+}
+
+std::string reference_text(const check::reference& ref) {
+  return fmt::format("{} (made {} on {}, {} run{} of {} GPU{}, memlab {})", ref.path, ref.date, ref.machine, ref.runs,
+                     ref.runs == 1 ? "" : "s", ref.gpus, ref.gpus == 1 ? "" : "s", ref.git_sha);
+}
+
+std::string no_reference_text(const check::model_keys& model, const std::string& dir) {
+  return fmt::format(
+      "none for {} in {}: measured, not judged. Make one on a healthy machine: memlab check "
+      "--write-reference {}/{}.json --runs 3 (docs/check.md, \"Adding a model\")",
+      describe(model), dir, dir, check::model_slug(model.name));
+}
+
+// --replay: a check file judged again, as the run it records was judged, with no GPU.
+int replay_command(const check_options& o, std::optional<check::reference> given) {
+  using namespace check;
+  check_file f;
+  try {
+    f = read_check_file(o.replay);
+  } catch (const check_file_error& e) {
+    return usage(fmt::format("--replay: {}", e.what()));
+  }
+  const model_keys& model = f.m.gpus.front().model;
+  for (const auto& g : f.m.gpus) {
+    if (!model_mismatch(model, g.model).empty()) {
+      return usage(fmt::format("--replay {}: GPU {} is {} and GPU {} is {}: a check covers one model", o.replay,
+                               f.m.gpus.front().ordinal, describe(model), g.ordinal, describe(g.model)));
+    }
+  }
+  std::optional<reference> ref;
+  std::string note;
+  const std::string dir = reference_dir(o.references_dir);
+  if (given) {
+    if (const std::string why = model_mismatch(given->model, model); !why.empty())
+      return usage(fmt::format("--reference {}: {} (the GPUs of {})", o.reference, why, o.replay));
+    ref = std::move(given);
+  } else {
+    try {
+      ref = find_reference(dir, model);
+    } catch (const reference_error& e) {
+      return usage(fmt::format("a reference in {}: {}", dir, e.what()));
+    }
+  }
+  note = ref ? reference_text(*ref) : no_reference_text(model, dir);
+  judge(f.m, ref ? &*ref : nullptr);
+  check_header h{.command = o.command,
+                 .created = utc_now(),
+                 .machine = f.machine,
+                 .reference_note = note,
+                 .ref = ref ? &*ref : nullptr,
+                 .replay = f.source};
+  h.exit_status = exit_status(verdicts_of(f.m), ref.has_value());
+  if (const int e = write_outputs(f.m, h, o); e != 0) return e;
+  if (!ref) std::cerr << fmt::format("memlab check: no reference: {}\n", note);
+  return h.exit_status;
+}
+
+}  // namespace
+
 int check_command(const lab_set& labs, const check_options& o, check::check_backend* backend) {
   using namespace check;
   // What the user typed, checked before the GPUs are touched.
+  if (!o.replay.empty()) {
+    if (!o.write_reference.empty()) return usage("--replay and --write-reference: a replay measures nothing");
+    if (!o.devices.empty()) return usage("--replay and --devices: a replay checks the GPUs its file holds");
+  }
   if (o.runs != 0 && o.write_reference.empty()) return usage("--runs: only with --write-reference");
   if (!o.reference.empty() && !o.write_reference.empty())
     return usage("--reference and --write-reference: one or the other");
+  std::vector<int> devices;
+  for (int d : o.devices) {  // each GPU once, in the order given
+    if (std::find(devices.begin(), devices.end(), d) != devices.end())
+      return usage(fmt::format("--devices: GPU {} given twice", d));
+    devices.push_back(d);
+  }
   std::optional<reference> given, previous;
   try {
     if (!o.reference.empty()) given = read_reference(o.reference);
@@ -81,6 +179,7 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
         return usage(fmt::format("MEMLAB_REFERENCES: '{}' is not a folder", env));
     }
   }
+  if (!o.replay.empty()) return replay_command(o, std::move(given));
 
   std::unique_ptr<check_backend> own;
   if (backend == nullptr) {
@@ -92,9 +191,6 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
     std::cerr << fmt::format("memlab: no usable CUDA device: memlab check measures the GPUs\n{}\n", no_gpu_hint);
     return exit_no_device;
   }
-  std::vector<int> devices;
-  for (int d : o.devices)  // each GPU once, in the order given
-    if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
   for (int d : devices) {
     if (d >= count) {
       return usage(fmt::format("--devices: GPU {} is not visible (this machine shows {} GPU{}: 0..{})", d, count,
@@ -139,13 +235,9 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
           fmt::format("--write-reference {}: the file holds another model's reference ({})", o.write_reference, why));
   }
   if (ref) {
-    note = fmt::format("{} (made {} on {}, {} run{} of {} GPU{}, memlab {})", ref->path, ref->date, ref->machine,
-                       ref->runs, ref->runs == 1 ? "" : "s", ref->gpus, ref->gpus == 1 ? "" : "s", ref->git_sha);
+    note = reference_text(*ref);
   } else if (o.write_reference.empty()) {
-    note = fmt::format(
-        "none for {} in {}: measured, not judged. Make one on a healthy machine: memlab check "
-        "--write-reference {}/{}.json --runs 3 (docs/check.md, \"Adding a model\")",
-        describe(model), dir, dir, model_slug(model.name));
+    note = no_reference_text(model, dir);
   }
 
   check::check_options co;
@@ -156,12 +248,14 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
   std::vector<measurement> measured;
   // A case that failed (its verification, an error) in any run: no reference is written from it.
   std::string case_failed;
+  // SIGINT, SIGTERM: the check stops after the case it is in and writes what it measured (exit 130).
+  install_stop_handlers();
   try {
-    for (int i = 0; i < runs && case_failed.empty(); ++i) {
+    for (int i = 0; i < runs && case_failed.empty() && stop_signal() == 0; ++i) {
       if (o.progress && runs > 1) std::cerr << fmt::format("check: run {} of {}\n", i + 1, runs);
       measured.push_back(measure(labs.built, labs.missing, *backend, co, std::cerr));
       for (const row& r : measured.back().rows)
-        if (case_failed.empty() && r.v == verdict::fail && !r.measured() && r.m->from_lab())
+        if (case_failed.empty() && !r.failed.empty())
           case_failed = fmt::format("{} on GPU {} failed in run {} ({})", r.m->name, r.gpu, i + 1, r.note);
     }
   } catch (const no_device_error& e) {
@@ -172,6 +266,7 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
     return exit_failed;
   }
   measurement& last = measured.back();
+  const bool interrupted = !last.interrupted_by.empty();
 
   // Writing a reference: made from every run, the last run judged by it. A machine that fails a metric
   // (an NVML rule, a case failed or far from the other runs) gets no reference; the table says why.
@@ -189,11 +284,18 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
                  .reference_note = note,
                  .ref = ref ? &*ref : nullptr};
   h.exit_status = exit_status(verdicts_of(last), ref.has_value());
+  std::string not_written;
   if (writing) {
-    if (!case_failed.empty()) h.exit_status = exit_failed;
-    if (h.exit_status == exit_failed) {
-      h.reference_note = fmt::format("{}: not written: {}", o.write_reference,
-                                     case_failed.empty() ? "a metric failed on this machine" : case_failed);
+    if (!case_failed.empty()) h.exit_status = std::max(h.exit_status, exit_failed);
+    if (interrupted) {
+      not_written = fmt::format("interrupted by {}", last.interrupted_by);
+    } else if (h.exit_status == exit_failed || h.exit_status == exit_busy) {
+      not_written = !case_failed.empty()           ? case_failed
+                    : h.exit_status == exit_busy ? "another process was on a GPU"
+                                                 : "a metric failed on this machine";
+    }
+    if (!not_written.empty()) {
+      h.reference_note = fmt::format("{}: not written: {}", o.write_reference, not_written);
     } else {
       try {
         write_file_atomically(o.write_reference, reference_json(*ref));
@@ -205,25 +307,12 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
       h.reference_note = fmt::format("{} (written now from {} run{})", o.write_reference, runs, runs == 1 ? "" : "s");
     }
   }
-  if (o.format == "json") {
-    std::cout << check_json(last, h);
-  } else {
-    write_table(std::cout, last, h);
-  }
-  if (!o.out.empty()) {
-    try {
-      write_file_atomically(o.out, check_json(last, h));
-    } catch (const std::exception& e) {
-      std::cerr << fmt::format("memlab check: {}\n", e.what());
-      return exit_failed;
-    }
-    std::cerr << fmt::format("wrote {}\n", o.out);
-  }
+  if (const int e = write_outputs(last, h, o); e != 0) return e;
   if (writing) {
-    std::cerr << (h.exit_status == exit_failed
+    std::cerr << (!not_written.empty()
                       ? fmt::format("memlab check: {}: no reference written (docs/check.md, \"Adding a model\": a "
-                                    "machine known to be healthy)\n",
-                                    case_failed.empty() ? "a metric failed on this machine" : case_failed)
+                                    "machine known to be healthy, and idle)\n",
+                                    not_written)
                       : fmt::format("wrote {}\n", o.write_reference));
   } else if (!ref) {
     std::cerr << fmt::format("memlab check: no reference: {}\n", note);

@@ -24,9 +24,11 @@ inline constexpr int exit_no_device = 3;      // no usable CUDA device
 inline constexpr int exit_nothing_run = 4;    // every case was skipped: nothing was measured
 inline constexpr int exit_interrupted = 130;  // SIGINT/SIGTERM: the results so far are written
 // memlab check (check/verdict.hpp): 0 every metric passed, 1 one failed (exit_failed), 5 a warning or a
-// sibling and no failure, 6 no reference for this GPU model (measured, not judged).
+// sibling and no failure, 6 no reference for this GPU model (measured, not judged), 7 another process on a
+// GPU could have moved a flagged figure (run again when it is idle), 130 interrupted.
 inline constexpr int exit_warn = 5;
 inline constexpr int exit_no_reference = 6;
+inline constexpr int exit_busy = 7;
 
 struct list_options {
   std::vector<std::string> labs;
@@ -60,8 +62,10 @@ struct check_options {
   std::string write_reference;   // --write-reference FILE
   int runs = 0;                  // --runs (0: not given; 3 when writing a reference)
   double max_time_s = 0.25;      // per lab case
-  std::string format = "table";  // stdout: table or json
-  std::string out;               // --out FILE.json
+  std::string format = "table";  // stdout: table, json, prometheus or line
+  std::vector<std::string> outs;  // --out FILE.json (the check file), FILE.prom (Prometheus's text format)
+  std::string replay;             // --replay FILE: judge a check file again, no GPU
+  int line_max = 200;             // --line-max: the most characters of --format line
   bool progress = true;
   std::string command;  // as typed, for the JSON
 };

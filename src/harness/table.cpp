@@ -34,10 +34,18 @@ void write_aligned(std::ostream& os, const text_table& t) {
 }
 
 void write_markdown(std::ostream& os, const text_table& t) {
+  // A cell's text as Markdown renders it: '|' escaped (it would end the cell), and '<' outside code spans
+  // written &lt; (GitHub drops what reads as an HTML tag: UniversalCopy<T> would show as UniversalCopy).
   const auto cell = [](const std::string& s) {
     std::string out;
+    bool code = false;
     for (char ch : s) {
+      if (ch == '`') code = !code;
       if (ch == '|') out += '\\';
+      if (ch == '<' && !code) {
+        out += "&lt;";
+        continue;
+      }
       out += ch;
     }
     return out;

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "harness/error.hpp"
 #include "harness/plan.hpp"
 #include "harness/registry.hpp"
+#include "harness/runner.hpp"
 
 namespace memlab::check {
 namespace {
@@ -50,6 +52,10 @@ struct fake_node final : check_backend, case_runner {
   std::string throw_at;  // a rung whose case throws (as NCCL's errors do)
   std::string cuda_error_at;  // a rung whose case on GPU cuda_error_gpu throws a CUDA error (a lost context)
   int cuda_error_gpu = -1;
+  std::map<int, gpu_process> before, during;  // another process on a GPU, seen before or during its cases
+  std::map<int, std::uint64_t> reasons;       // GPU -> NVML's clock-event reasons while its cases ran
+  std::map<int, std::string> skip_for_memory;  // GPU -> a rung the runner skips for want of memory
+  int stop_after = -1;                         // a stop request (SIGTERM) after this many cases
 
   int device_count() override { return gpus; }
   gpu_facts facts(int ordinal) override {
@@ -65,8 +71,15 @@ struct fake_node final : check_backend, case_runner {
     return {.ecc_volatile = ecc, .ecc_aggregate = ecc, .max_gen = 5, .max_width = 16};
   }
   void nvml_start(int) override {}
-  nvml_samples nvml_stop(int) override {
-    return {.samples = 10, .reasons = clock_event::gpu_idle, .gen = 5, .width = 16};
+  nvml_samples nvml_stop(int ordinal) override {
+    nvml_samples s{.samples = 10, .reasons = clock_event::gpu_idle | reasons[ordinal], .gen = 5, .width = 16};
+    s.self_seen = true;
+    if (during.contains(ordinal)) s.processes = {during[ordinal]};
+    return s;
+  }
+  std::vector<gpu_process> processes(int ordinal) override {
+    if (!before.contains(ordinal)) return {};
+    return {before[ordinal]};
   }
 
   device_info open(const run_request&, std::span<const lab* const>, std::ostream&) override {
@@ -75,6 +88,13 @@ struct fake_node final : check_backend, case_runner {
   }
   result run(const planned_case& c, const run_request&) override {
     ++ran;
+    if (ran == stop_after) request_stop(SIGTERM);
+    if (skip_for_memory.contains(c.device) && skip_for_memory[c.device] == c.v->name) {
+      result r;
+      r.status = result_status::skipped;
+      r.note = "needs 512.00 MiB of device memory, 100.00 MiB free";
+      return r;
+    }
     if (c.v->name == throw_at) throw std::runtime_error("NCCL failure: unhandled system error");
     if (c.v->name == cuda_error_at && c.device == cuda_error_gpu)
       throw cuda_error(cudaErrorIllegalAddress, "kernel<<<>>>", "fake.cu", 1);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The two docs checks catch what they claim to: tools/docs/check_markdown.py (fences, tables, links) and
-tools/docs/results_catalogue.py (a manifest against its folder and the pages that cite its files), each on a
-small tree made here. The ctests docs_markdown and docs_results_catalogue run them on the real tree."""
+"""The docs checks catch what they claim to: tools/docs/check_markdown.py (fences, tables, links),
+tools/docs/results_catalogue.py (a manifest against its folder and the pages that cite its files, machine paths)
+and tools/docs/drift.py (a page's figures against their files), each on a small tree made here. The ctests
+docs_markdown, docs_results_catalogue and docs_drift run them on the real tree."""
 import csv
 import json
 import os
@@ -11,7 +12,9 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "docs"))
 import check_markdown  # noqa: E402
+import drift  # noqa: E402
 import results_catalogue as rc  # noqa: E402
+import user_pages  # noqa: E402
 
 
 def write(root, path, text):
@@ -89,7 +92,7 @@ class Catalogue(unittest.TestCase):
     ROW = {"file": "run.json", "what": "a run", "command": "memlab run lab --out run.json", "commit": "abcdef1",
            "date": "2026-11-25", "device": "GPU", "pages": "docs/labs/lab.md"}
     RUN = json.dumps({"schema": "memlab.results/1", "git_sha": "abcdef1234", "created": "2026-11-25T10:00:00Z",
-                      "device": {"name": "GPU"}, "command": ["/x/memlab", "run", "lab", "--out", "/tmp/r.json"]})
+                      "device": {"name": "GPU"}, "command": ["build/bin/memlab", "run", "lab", "--out", "out/r.json"]})
 
     def test_a_consistent_folder_passes(self):
         self.assertEqual(rc.check(self.tree([self.ROW], {"run.json": self.RUN})), [])
@@ -117,6 +120,233 @@ class Catalogue(unittest.TestCase):
         (row,) = rc.read_manifest(folder)
         self.assertEqual((row["commit"], row["date"], row["device"], row["command"]),
                          ("abcdef1", "2026-11-25", "GPU", "memlab run lab --out r.json"))
+
+    def test_a_machine_path_in_a_committed_file(self):
+        ncu = "==PROF== Connected to process 617 (/work/main/.carry/bin/memlab)\nwrote /tmp/w3/a.json\n"
+        root = self.tree([self.ROW, dict(self.ROW, file="ncu.csv")], {"run.json": self.RUN, "ncu.csv": ncu},
+                         page="[run.json](../results/gpu/lab/run.json) [ncu](../results/gpu/lab/ncu.csv)\n")
+        (p,) = rc.check(root)
+        self.assertIn("docs/results/gpu/lab/ncu.csv:1: a machine's path (/work/main/.carry/bin/memlab, and 1 more)", p)
+
+    def test_scrub_makes_each_path_one_a_reader_can_repeat(self):
+        cases = {
+            "cannot be captured: /work/main/src/labs/transfer/transfer.cu:511: failed":
+                "cannot be captured: src/labs/transfer/transfer.cu:511: failed",
+            '"command": ["/work/main/build/dev/bin/memlab", "run", "--out", "/root/out/r/copy_f16.json"]':
+                '"command": ["memlab", "run", "--out", "copy_f16.json"]',
+            "NCCL: /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl":
+                "NCCL: $VIRTUAL_ENV/lib/python3.12/site-packages/nvidia/nccl",
+            "--out /tmp/s/a.json,/tmp/s/a.md (/work/main/.carry/bin/memlab) /tmp/x/": "--out a.json,a.md (memlab) x",
+            # Not machine paths: inside a longer path, a URL, a repository path, a number.
+            "docs/results/h100/tmp/x https://example.com/work/x src/root/y 3.0/tmp": None,
+        }
+        for before, after in cases.items():
+            self.assertEqual(rc.scrub_text(before), before if after is None else after)
+        self.assertEqual(rc.machine_paths("a\nb /home/u/x.log c\n"), [(2, "/home/u/x.log")])
+
+
+class Drift(unittest.TestCase):
+    """tools/docs/drift.py on a page, its claims file and the files it cites, made here."""
+    RUN = {"schema": "memlab.results/1", "git_sha": "abcdef1234", "created": "2026-11-25T10:00:00Z",
+           "device": {"name": "GPU", "peak_gbps": 3352.3},
+           "results": [{"variant": "vec16", "params": {"n": 2147483648, "dtype": "f16"}, "gbps": 3035.27,
+                        "cold": {"median_us": 2834.81}},
+                       {"variant": "scalar", "params": {"n": 2147483648, "dtype": "f16"}, "gbps": 1463.4,
+                        "cold": {"median_us": 5880.0}},
+                       {"variant": "vec16", "params": {"n": 1024, "dtype": "f16"}, "gbps": 20.0}]}
+    PAGE = ("vec16 moves 3035 GB/s (median 2834.8 us) against 1463 GB/s for scalar: 48% (a range 0.6-1.0%).\n"
+            "[the run](../results/gpu/lab/run.json), [log](../results/gpu/lab/run.log), "
+            "[ncu](../results/gpu/lab/ncu.csv)\n")
+    LOG = "measured ceiling 3017.9 GB/s (cudaMemcpy D2D)\n"
+    NCU = '==PROF== Connected to process 1 (memlab)\n"Kernel","Metric","Value"\n"k1","dram","1,024"\n"k2","dram","7"\n'
+
+    def tree(self, claims, page=PAGE, dirty=False):
+        root = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(root))
+        write(root, "docs/labs/lab.md", page)
+        run = dict(self.RUN, git_sha="abcdef1234-dirty" if dirty else "abcdef1234")
+        write(root, "docs/results/gpu/lab/run.json", json.dumps(run))
+        write(root, "docs/results/gpu/lab/run.log", self.LOG)
+        write(root, "docs/results/gpu/lab/ncu.csv", self.NCU)
+        rows = [dict(Catalogue.ROW, file=f, commit="abcdef1-dirty" if dirty and f == "run.log" else "abcdef1")
+                for f in ("run.json", "run.log", "ncu.csv")]
+        with open(os.path.join(root, "docs/results/gpu/lab/manifest.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, rc.COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        write(root, "docs/claims/docs__labs__lab.toml", claims)
+        return root, os.path.join(root, "docs/claims/docs__labs__lab.toml")
+
+    def problems(self, claims, **kw):
+        root, path = self.tree(claims, **kw)
+        return [p.split(": ", 1)[1] for p in drift.check_claims(root, path)]
+
+    GOOD = """
+[[claim]]
+quote = "vec16 moves 3035 GB/s"
+file = "docs/results/gpu/lab/run.json"
+select = { variant = "vec16", "params.n" = 2147483648 }
+field = "gbps"
+format = "{:.0f}"
+name = "vec"
+
+[[claim]]
+quote = "(median 2834.8 us)"
+file = "docs/results/gpu/lab/run.json"
+select = { variant = "vec16", "params.n" = 2147483648.0, "params.dtype" = "f16" }
+field = "cold.median_us"
+format = "{:.1f}"
+
+[[claim]]
+quote = "1463 GB/s for scalar"
+file = "docs/results/gpu/lab/run.json"
+select = { variant = "scalar" }
+field = "gbps"
+format = "{:.0f}"
+name = "sc"
+
+[[claim]]
+quote = "48%"
+expr = "sc / vec * 100"
+format = "{:.0f}"
+
+[[claim]]
+quote = "3035 GB/s"
+file = "docs/results/gpu/lab/run.log"
+regex = 'ceiling\\s+([0-9.]+) GB/s'
+scale = 1.0057
+format = "{:.0f}"
+
+[[claim]]
+quote = "a range 0.6-1.0%"
+file = "docs/results/gpu/lab/ncu.csv"
+csv = { where = { Kernel = "k1" }, column = "Value" }
+scale = 0.001
+format = "{:.1f}"
+
+[[claim]]
+quote = "vec16 moves 3035 GB/s"
+file = "docs/results/gpu/lab/run.json"
+json_path = "results.0.gbps"
+format = "{:.0f}"
+"""
+
+    def test_claims_that_hold(self):
+        self.assertEqual(self.problems(self.GOOD), [])
+
+    def claim(self, **kw):
+        base = {"quote": "vec16 moves 3035 GB/s", "file": "docs/results/gpu/lab/run.json",
+                "select": {"variant": "vec16", "params.n": 2147483648}, "field": "gbps", "format": "{:.0f}"}
+        base.update(kw)
+        base = {k: v for k, v in base.items() if v is not None}
+        return "[[claim]]\n" + "".join(f"{k} = {self.toml(v)}\n" for k, v in base.items())
+
+    @staticmethod
+    def toml(v):
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f'"{k}" = {Drift.toml(x)}' for k, x in v.items()) + " }"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return json.dumps(v) if isinstance(v, str) else repr(v)
+
+    def test_each_way_a_claim_fails(self):
+        cases = [
+            (dict(quote="vec16 moves 3036 GB/s"), "does not contain the quote"),
+            (dict(format="{:.1f}"), "the file says 3035.3 (value 3035.27), the quote does not"),
+            (dict(field="batch.median_us"), "no record with"),
+            (dict(select={"variant": "vec16"}), "2 records match {'variant': 'vec16'} and their 'gbps' differ"),
+            (dict(file="docs/results/gpu/lab/gone.json"), "docs/results/gpu/lab/gone.json does not exist"),
+            (dict(file="docs/results/gpu/lab/manifest.csv", csv={"column": "file"}, select=None, field=None),
+             "docs/labs/lab.md does not cite docs/results/gpu/lab/manifest.csv"),
+            (dict(regex="x"), "one extractor (field, regex, csv, json_path, expr), not ['field', 'regex']"),
+            (dict(colour="red"), "unknown key(s) ['colour']"),
+            (dict(quote="48%", file=None, select=None, field=None, expr="sc / 2"), "expr names 'sc', which no claim"),
+        ]
+        for kw, want in cases:
+            got = self.problems(self.claim(**kw))
+            self.assertEqual(len(got), 1, (kw, got))
+            self.assertIn(want, got[0], kw)
+
+    def test_a_named_value_without_a_quote_feeds_an_expr(self):
+        ratio = ('[[claim]]\nname = "v"\nfile = "docs/results/gpu/lab/run.json"\njson_path = "results.0.gbps"\n'
+                 '[[claim]]\nname = "peak"\nfile = "docs/results/gpu/lab/run.json"\njson_path = "device.peak_gbps"\n'
+                 '[[claim]]\nquote = "48%"\nexpr = "v / peak * 53"\nformat = "{:.0f}"\n')
+        self.assertEqual(self.problems(ratio), [])
+        (p,) = self.problems('[[claim]]\nfile = "docs/results/gpu/lab/run.json"\njson_path = "results.0.gbps"\n')
+        self.assertIn("no quote", p)
+
+    def test_a_headline_from_an_uncommitted_tree(self):
+        got = self.problems(self.claim(), dirty=True)
+        self.assertEqual(len(got), 1, got)
+        self.assertIn("run.json was made from an uncommitted tree (its git_sha is abcdef1234-dirty)", got[0])
+        log = dict(file="docs/results/gpu/lab/run.log", regex="ceiling\\s+([0-9.]+)", select=None, field=None,
+                   quote="(median 2834.8 us)", format="{:.1f}", scale=0.93932)
+        (p,) = self.problems(self.claim(**log), dirty=True)
+        self.assertIn("its manifest row says commit abcdef1-dirty", p)
+        self.assertEqual(self.problems(self.claim(headline=False), dirty=True), [])
+        root, path = self.tree(self.claim(remeasure="memlab run lab"), dirty=True)
+        pending = []
+        self.assertEqual(drift.check_claims(root, path, pending), [])
+        self.assertEqual(len(pending), 1)
+        self.assertIn("run.json (its git_sha is abcdef1234-dirty): memlab run lab", pending[0])
+        (p,) = self.problems(self.claim(remeasure="memlab run lab"))
+        self.assertIn("remeasure, but docs/results/gpu/lab/run.json was made from a commit: drop the flag", p)
+        root, path = self.tree(self.claim(), dirty=True)
+        self.assertEqual(drift.dirty_claims(root, [path]),
+                         ["docs/labs/lab.md: 'vec16 moves 3035 GB/s' from docs/results/gpu/lab/run.json"])
+
+    def test_a_claims_file_for_a_page_that_does_not_exist(self):
+        root, _ = self.tree(self.GOOD)
+        write(root, "docs/claims/docs__labs__gone.toml", self.GOOD)
+        got = drift.check_claims(root, os.path.join(root, "docs/claims/docs__labs__gone.toml"))
+        self.assertEqual(got, ["docs/claims/docs__labs__gone.toml: names the page docs/labs/gone.md, which does not "
+                               "exist"])
+        self.assertEqual(drift.page_of("docs/claims/README.toml"), "README.md")
+
+    def test_a_number_is_found_whole(self):
+        self.assertTrue(drift.quoted("90.5", "90.5% of the 3352 GB/s"))
+        self.assertTrue(drift.quoted("3352", "90.5% of the 3352 GB/s"))
+        self.assertTrue(drift.quoted("1.0", "0.6-1.0%"))
+        self.assertTrue(drift.quoted("-2.3", "\u22122.3%"))
+        self.assertTrue(drift.quoted("1,024", "| 1,024 |"))
+        for not_there in ("90.5", "0.5", "9"):
+            self.assertFalse(drift.quoted(not_there, "190.55 and 190.5 and 90.55"), not_there)
+        self.assertFalse(drift.quoted("1.0", "-1.0"))
+        self.assertTrue(drift.quoted("1.3", "(+1.3%, [x]"))
+
+
+class UserPages(unittest.TestCase):
+    def words(self, text):
+        with tempfile.TemporaryDirectory() as root:
+            write(root, "docs/page.md", text)
+            return [p.split(": ", 2)[1] for p in user_pages.check_page(os.path.join(root, "docs/page.md"),
+                                                                       "docs/page.md")]
+
+    def test_each_development_word(self):
+        text = ("In the first session the prediction was falsified; the first run and the same call of main's library\n"
+                "met the issue's acceptance bar after two attempts: we tried a second round, binary 5738c8a, 2026-11-25.\n")
+        self.assertEqual(self.words(text),
+                         ["'session' (session)", "'prediction' (prediction)", "'falsified' (falsified)",
+                          "'first run' (first run)", "'same call' (the same call)", '"main\'s" (main\'s)',
+                          '"the issue\'s" (the issue)', "'acceptance' (acceptance)", "'bar' (bar)",
+                          "'attempts' (attempt)", "'tried' (tried)", "'round' (round)", "'2026-11-25' (date)",
+                          "'5738c8a' (commit hash)"])
+
+    def test_what_is_not_a_development_word(self):
+        text = ("A DRAM round trip, paired round by round, 1024 rounds of ping-pong; bars from zero; rounding.\n"
+                "The model predicts 32x. `session_id` and [the notes](notes/session.md#predicted) link there.\n"
+                "```sh\nmemlab run copy --out session.json   # 2026-11-25, 5738c8a\n```\n"
+                "| file | commit | date |\n| --- | --- | --- |\n| a.json | 5738c8a | 2026-11-25 |\n\n"
+                "- [A] gpu-benches (github:RRZE-HPC/gpu-benches, commit 1038c5d), read\n  on 2023-07-02\n"
+                "- [C] a post, 2023-07-02\n  (https://example.com/post)\n")
+        self.assertEqual(self.words(text), [])
+
+    def test_the_user_pages(self):
+        with tempfile.TemporaryDirectory() as root:
+            for p in ("README.md", "docs/a.md", "docs/labs/b.md", "docs/notes/c.md", "docs/results/README.md"):
+                write(root, p, "x")
+            self.assertEqual(user_pages.user_pages(root),
+                             ["README.md", "docs/a.md", "docs/labs/b.md", "docs/results/README.md"])
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/result.hpp"
+#include "harness/table.hpp"
 #include "harness/text.hpp"
 #include "harness/writers.hpp"
 #include "schema_check.hpp"
@@ -479,7 +480,7 @@ TEST(Writers, EveryRecordFieldIsDeclaredOnce) {
   extended.results[0].directions = {{"h2d", 1024, 55.0}};
   extended.results[0].bus_factor = 1.5;
   extended.results[0].nccl_tests = extended.results[0].batch;  // timed by nccl-tests' method too
-  extended.results[0].device = 2;                                // a run over several GPUs
+  extended.results[0].device = 2;                              // a run over several GPUs
   const json ext = json::parse(render(extended, output_format::json))["results"][0];
   for (const auto& f : result_fields()) {
     if (extension(f)) {
@@ -681,3 +682,13 @@ TEST(Files, FileSinkRewritesAfterEveryCase) {
 }
 
 }  // namespace
+
+TEST(Writers, MarkdownCellsEscapeBarsAndTagsOutsideCode) {
+  text_table t;
+  t.column("rung", false);
+  t.rows.push_back({"UniversalCopy<T> | `wait_group<stages-1>` then <b>"});
+  std::ostringstream os;
+  write_markdown(os, t);
+  EXPECT_NE(os.str().find("| UniversalCopy&lt;T> \\| `wait_group<stages-1>` then &lt;b> |"), std::string::npos)
+      << os.str();
+}

@@ -6,7 +6,9 @@ A manifest lists every file of its folder (subfolders included), one row each:
     file      the path inside the folder (plots/ladder_copy_f16.png)
     what      what the file holds, in a few words
     command   the command that made it (as run; --out names are the file's own)
-    commit    the memlab commit the binary or tool was built from (7 hex digits; "-dirty": uncommitted changes)
+    commit    the memlab commit the binary or tool was built from (7 hex digits), with "-dirty" when the tree it was
+              built from had uncommitted changes (then the figures cannot be rebuilt from that commit exactly; the
+              file's own header says the same, and the drift test refuses such a file as a page's headline)
     date      the day it was measured or drawn (YYYY-MM-DD)
     device    the GPU it was measured on
     pages     the pages that cite it, space-separated repository paths (docs/labs/copy.md ...)
@@ -18,17 +20,27 @@ or image that resolves to it.
                                                       problem (a file not listed, a listed file missing, a page
                                                       that does not exist or does not cite the file, a row that
                                                       disagrees with its file's own header, a docs/results path
-                                                      in the tree that names nothing)
+                                                      in the tree that names nothing, a machine's path in a
+                                                      committed file under docs/results: /tmp/..., /root/...)
     tools/docs/results_catalogue.py add FOLDER FILE... --page PAGE [--what TEXT] [--command TEXT]
                                                       adds or updates rows; commit, date, device and command come
                                                       from a memlab.results/1 file's header where FILE is one;
                                                       for another file, the options given, else HEAD, today,
                                                       the folder's GPU (and bash tools/docs/plots.sh for plots*/)
     tools/docs/results_catalogue.py prune FOLDER           drops the rows of files no longer in the folder
+    tools/docs/results_catalogue.py scrub FILE...           rewrites the machine paths of the files in place (below)
+
+Machine paths. A committed file records what a reader can repeat: no path of the machine that made it
+(/tmp, /root, /work, /home, /opt, /mnt, /scratch). `scrub` rewrites each, touching nothing else (no number
+moves): a path into a checkout (/work/main/src/labs/x.cu) becomes repository-relative (src/labs/x.cu); a
+Python environment's (/opt/torch/.venv/lib/...) becomes $VIRTUAL_ENV/lib/...; any other (an --out file, a
+binary, a scratch folder) becomes its base name, as the manifest's command writes it (--out copy_f16.json,
+memlab run ...).
 """
 import argparse
 import csv
 import datetime
+import functools
 import json
 import os
 import re
@@ -45,6 +57,11 @@ LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\
 CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?\1")
 # A literal path into the catalogue anywhere in the tree (not a pattern: no *, {, $ or <).
 TREE_PATH = re.compile(r"docs/results/[A-Za-z0-9_.=/+-]*[A-Za-z0-9_=+-]")
+# A machine's absolute path: one of these roots, not inside a longer path or a URL.
+# (The character before is checked outside the expression: a look-behind first makes it ten times slower.)
+MACHINE_PATH = re.compile(r"/(?:tmp|root|work|home|opt|mnt|scratch)/[^\s\"'`,;:()\[\]<>|*]*")
+NOT_BEFORE_A_MACHINE_PATH = re.compile(r"[\w.~$}/-]")
+REPO_TOP = ("src/", "tests/", "tools/", "include/", "python/", "docs/", "cmake/", "examples/", "references/")
 TEXT_FILES = (".md", ".py", ".sh", ".cpp", ".hpp", ".cu", ".cuh", ".h", ".txt", ".cmake", ".json", ".toml")
 
 
@@ -110,17 +127,55 @@ def command_of(argv, name):
     return " ".join(words)
 
 
+def repository_path(path):
+    """A machine's path as a reader can repeat it (see Machine paths in the docstring)."""
+    parts = path.split("/")  # ['', 'work', 'main', 'src', ...]
+    if parts[1] == "work" and len(parts) > 3:
+        inside = "/".join(parts[3:])
+        if inside.startswith(REPO_TOP):
+            return inside
+    if ".venv" in parts:
+        rest = parts[parts.index(".venv") + 1:]
+        return "/".join(["$VIRTUAL_ENV"] + rest)
+    name = [p for p in parts if p]
+    return name[-1] if name else path
+
+
+def machine_path_matches(text):
+    return [m for m in MACHINE_PATH.finditer(text)
+            if not (m.start() and NOT_BEFORE_A_MACHINE_PATH.match(text, m.start() - 1))]
+
+
+def scrub_text(text):
+    out, at = [], 0
+    for m in machine_path_matches(text):
+        out += [text[at:m.start()], repository_path(m.group(0))]
+        at = m.end()
+    return "".join(out) + text[at:]
+
+
+def machine_paths(text):
+    """(line, path) of each machine path in a text."""
+    return [(text.count("\n", 0, m.start()) + 1, m.group(0)) for m in machine_path_matches(text)]
+
+
 def cites(page_path, page_text, target, root):
     """Whether the page cites `target` (a path from the repository root): by that path, or by a link to it."""
     if target in page_text:
         return True
+    return os.path.normpath(target) in linked_paths(page_path, page_text)
+
+
+@functools.lru_cache(maxsize=None)
+def linked_paths(page_path, page_text):
+    """The repository paths a page's links and images resolve to."""
     page_dir = os.path.dirname(page_path)
+    found = set()
     for m in LINK.finditer(CODE_SPAN.sub("", page_text)):
         link = m.group(1).split("#", 1)[0]
         if link and "://" not in link and not link.startswith("mailto:"):
-            if os.path.normpath(os.path.join(page_dir, link)) == os.path.normpath(target):
-                return True
-    return False
+            found.add(os.path.normpath(os.path.join(page_dir, link)))
+    return frozenset(found)
 
 
 def tree_files(root):
@@ -170,6 +225,16 @@ def check(root):
             for d, _, files in os.walk(folder):
                 on_disk |= {os.path.relpath(os.path.join(d, f), folder).replace(os.sep, "/") for f in files}
             on_disk.discard(MANIFEST)
+            for f in sorted(on_disk | {MANIFEST}):
+                try:
+                    with open(os.path.join(folder, f), encoding="utf-8") as fh:
+                        found = machine_paths(fh.read())
+                except (OSError, UnicodeDecodeError):
+                    continue  # a picture
+                if found:
+                    (line, p), more = found[0], (f", and {len(found) - 1} more" if len(found) > 1 else "")
+                    problems.append(f"{rel_folder}/{f}:{line}: a machine's path ({p}{more}): record it "
+                                    f"repository-relative (tools/docs/results_catalogue.py scrub)")
             listed = [r["file"] for r in rows]
             for f in sorted(on_disk - set(listed)):
                 problems.append(f"{rel_folder}/{f}: not listed in {rel_folder}/{MANIFEST}")
@@ -274,6 +339,8 @@ def main(argv=None):
         a.add_argument(f"--{col}")
     p = sub.add_parser("prune")
     p.add_argument("folder")
+    s = sub.add_parser("scrub")
+    s.add_argument("files", nargs="+")
     args = ap.parse_args(argv)
     if args.what_to_do == "check":
         problems = check(os.path.abspath(args.root))
@@ -283,6 +350,18 @@ def main(argv=None):
             print(f"results_catalogue: {len(problems)} problem(s)", file=sys.stderr)
             return 1
         print("results_catalogue: every folder's manifest matches its files and the pages that cite them")
+        return 0
+    if args.what_to_do == "scrub":
+        for f in args.files:
+            try:
+                text = read(f)
+            except UnicodeDecodeError:
+                continue
+            new = scrub_text(text)
+            if new != text:
+                with open(f, "w", encoding="utf-8") as out:
+                    out.write(new)
+                print(f"{f}: {len(machine_paths(text))} path(s)")
         return 0
     if args.what_to_do == "add":
         add(args.folder, args.files, args)

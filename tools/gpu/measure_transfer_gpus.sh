@@ -286,9 +286,9 @@ for s in "${steps[@]}"; do
       ;;
     mid)
       # The host-launched method again, 16 MiB .. 1 GiB on all GPUs, memlab then nccl-tests, same call.
-      STEP_LIMIT=400 step mid_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus "$NGPU" --placement all \
-        --sizes 16MiB,64MiB,256MiB,1GiB --max-time 0.2 --out "$J/mid_memlab.json"
-      step mid_nccl_tests -- bash -c "nccl_tests_range $NGPU 16M 1G"
+      STEP_LIMIT=400 step host_16MiB_1GiB_memlab -- "$M" run transfer --quiet --variant "$COLLECTIVES" --gpus "$NGPU" --placement all \
+        --sizes 16MiB,64MiB,256MiB,1GiB --max-time 0.2 --out "$J/host_16MiB_1GiB_memlab.json"
+      step host_16MiB_1GiB_nccl_tests -- bash -c "nccl_tests_range $NGPU 16M 1G"
       ;;
     repeat)
       # One process against torchrun at 64 and 256 MiB, in turn, three rounds, four times the default sampling:

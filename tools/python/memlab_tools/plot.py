@@ -26,8 +26,14 @@ roofs thin black lines named on the plot, never in the series' colours.
 Files from several runs may hold the same case: the last file given that holds it is drawn, and
 index.md says how many cases that concerned. Runs made with --profile (times under a profiler) and
 results a run skipped or failed are not drawn; index.md lists them with the reason, and so does
-stderr, once per reason. Exit codes: 0 drawn; 2 bad input (a file that cannot be read or is not a
-memlab results file, an --out folder that cannot be written); 3 matplotlib or numpy missing.
+stderr, once per reason.
+
+A mixed set of files (`memlab-plot docs/results/h100/*/*.json`, which holds check runs and check references
+beside the results) is drawn whole: every memlab results file given is drawn, and each other file (not a
+memlab.results/1 file, not JSON, unreadable) is skipped with one line on stderr naming it and why; index.md
+lists them too. Exit codes: 0 something was drawn (files may have been skipped); 2 nothing could be drawn
+(every file skipped, or no result in them that a picture can show), or bad input (a flag, an --out folder
+that cannot be written); 3 matplotlib or numpy missing.
 """
 
 from __future__ import annotations
@@ -287,8 +293,9 @@ def _point_key(pt):
 class Plotter:
     """The records of one memlab-plot call, the pictures made from them and what was not drawn."""
 
-    def __init__(self, recs: list[Record], out: str):
+    def __init__(self, recs: list[Record], out: str, percent_of: str = ""):
         self.out = out
+        self.percent_of = percent_of  # the ladder's (%): of this variant at each point, where it was measured
         self.made: list[dict] = []
         self.notes: list[str] = []        # what was not drawn, one line per reason
         self.drawn: set[int] = set()      # id() of every record some picture shows
@@ -473,9 +480,12 @@ def ladder_plots(p: Plotter):
             ax.barh(ys, shown, color=[s["color"] for s in styles], alpha=0.9, height=0.7,
                     hatch=["//" if hatched(r) else None for _, r in cell], edgecolor="white", linewidth=0)
             top_roof = roofs[0][0] if roofs else 0
+            base = next((value(r, how) for _, r in cell if r.variant == p.percent_of), 0) if p.percent_of else 0
             for y, v, (_, r) in zip(ys, vals, cell):
                 text = fmt_value(v)
-                if top_roof and not is_tf32(r):
+                if base and not is_tf32(r):
+                    text += f"  ({100 * v / base:.1f}%)"
+                elif top_roof and not is_tf32(r) and not p.percent_of:
                     text += f"  ({100 * v / top_roof:.0f}%)"
                 if is_tf32(r) and tf32:
                     text += f"  ({100 * v / tf32:.0f}% of TF32 roof)"
@@ -517,7 +527,8 @@ def ladder_plots(p: Plotter):
         fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items())})" if fixed
                                                                        else "")
                      + f"\n{what} of every rung and peer, cold median"
-                     + (f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
+                     + (f"; (%) of {p.percent_of} at the same point" if p.percent_of else
+                        f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
                      + ("; bytes = reads + writes; L2 flushed before every sample" if how == "gbps" else ""),
                      fontsize=10)
         name = slug(f"ladder_{lab}_{dtype}" if dtype else f"ladder_{lab}") + ".png"
@@ -1014,9 +1025,9 @@ KINDS = ("ladder", "size", "sweep", "roofline", "table")
 DRAW = {"ladder": ladder_plots, "size": size_plots, "sweep": sweep_plots, "roofline": roofline, "table": time_tables}
 
 
-def draw(recs: list[Record], out: str, kinds=KINDS) -> Plotter:
+def draw(recs: list[Record], out: str, kinds=KINDS, percent_of: str = "") -> Plotter:
     """Every picture of `kinds` from `recs` into `out`; the Plotter holds what was made and what was not."""
-    p = Plotter(recs, out)
+    p = Plotter(recs, out, percent_of)
     for kind in KINDS:
         if kind in kinds:
             DRAW[kind](p)
@@ -1044,7 +1055,22 @@ def plot_files(paths: list[str], out: str, kinds=KINDS, labs=None) -> Plotter:
     return p
 
 
-def write_index(p: Plotter, paths: list[str]):
+def load_each(paths: list[str]) -> tuple[list[Record], list[str], list[str]]:
+    """(records, the files they came from, one line per file skipped: "PATH: why"): every memlab results file of
+    `paths` read, every other file passed over with the reason (ResultsError's line), in the order given."""
+    recs, used, skipped = [], [], []
+    for path in paths:
+        try:
+            recs += records([path])
+            used.append(path)
+        except ResultsError as e:
+            skipped.append(str(e))
+    return recs, used, skipped
+
+
+def write_index(p: Plotter, paths: list[str], skipped: list[str] = ()):
+    """index.md of `p.out`: the files drawn, every picture with its sentence, what was not drawn and the files
+    skipped (`skipped`: lines "PATH: why", as load_each gives them)."""
     with open(os.path.join(p.out, "index.md"), "w") as f:
         f.write("# memlab plots\n\nFrom: " + ", ".join(f"`{os.path.basename(x)}`" for x in paths) + "\n\n")
         for m in p.made:
@@ -1054,20 +1080,28 @@ def write_index(p: Plotter, paths: list[str]):
                 f.write(f"## {m['file']}\n\n{m['sentence']} [{m['file']}]({m['file']})\n\n")
         if p.notes:
             f.write("## Not drawn\n\n" + "".join(f"- {n}\n" for n in p.notes))
+        if skipped:
+            f.write("## Files skipped\n\n" + "".join(f"- {s}\n" for s in skipped))
 
 
 def parser() -> cli.Parser:
     ap = cli.Parser(prog="memlab-plot",
                     description="Pictures of memlab results files (memlab's and memlab-peers'), merged: every lab's "
                                 "ladder, bandwidth and time against size, sweeps beside their models, a roofline.",
-                    epilog="Exit codes: 0 drawn; 2 bad input (a file that cannot be read or is not a memlab results "
-                           "file; an -o folder that cannot be written), one line naming it; 3 matplotlib or numpy "
+                    epilog="Files that are not memlab results files (a check run, a check reference, a log, JSON of "
+                           "another schema) are skipped, each named on stderr with why in one line (and in "
+                           "index.md); the rest are drawn. Exit codes: 0 something was drawn, whatever was skipped; "
+                           "2 nothing could be drawn (every file skipped, or no result a picture can show), a bad "
+                           "flag, or an -o folder that cannot be written, one line naming it; 3 matplotlib or numpy "
                            "missing.")
-    ap.add_argument("results", nargs="+", help="memlab.results/1 files")
+    ap.add_argument("results", nargs="+", help="memlab.results/1 files (others are skipped, each named)")
     ap.add_argument("-o", "--out", required=True, help="folder for the PNGs, tables and index.md")
     ap.add_argument("--only", help=f"draw only these kinds, comma-separated: {', '.join(KINDS)} (default: all)")
     ap.add_argument("--lab", help="draw only the results of these labs, comma-separated (default: every lab in the "
                                   "files)")
+    ap.add_argument("--percent-of", default="", metavar="VARIANT",
+                    help="the ladder's percentages: of this variant at the same point (the transpose lab's copy: "
+                         "%% of a copy of the same bytes) instead of the lab's roof")
     return ap
 
 
@@ -1080,24 +1114,34 @@ def _main(argv=None) -> int:
     if MISSING:
         return cli.fail(prog, f"{MISSING} is not installed (pip install ./tools/python)", cli.MISSING_DEPENDENCY)
     labs = set(args.lab.split(",")) if args.lab else None
+    recs, used, skipped = load_each(args.results)  # every file read before the folder is made
+    for line in skipped:
+        print(f"{prog}: skipped {line}", file=sys.stderr)
+    if not used:
+        return cli.fail(prog, f"nothing to draw: none of the {len(args.results)} file(s) given is a memlab results "
+                              "file")
+    if args.percent_of and args.percent_of not in {r.variant for r in recs}:
+        return cli.fail(prog, f"--percent-of: no results of {args.percent_of!r} in these files")
+    if labs and labs - {r.lab for r in recs}:
+        return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
+                              f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
     try:
-        recs = records(args.results)  # every file checked before the folder is made
-        if labs and labs - {r.lab for r in recs}:
-            return cli.fail(prog, f"--lab: no results of {', '.join(sorted(labs - {r.lab for r in recs}))} in these "
-                                  f"files (they hold {', '.join(sorted({r.lab for r in recs})) or 'none'})")
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "index.md"), "a"):
             pass
-        p = plot_files(args.results, args.out, kinds, labs)
-    except ResultsError as e:
-        return cli.fail(prog, str(e))
+        p = draw([r for r in recs if not labs or r.lab in labs], args.out, kinds, args.percent_of)
+        write_index(p, used, skipped)
     except OSError as e:
         why = "a file, not a folder" if os.path.exists(args.out) and not os.path.isdir(args.out) else e.strerror or e
         return cli.fail(prog, f"-o {args.out}: cannot write there ({why})")
     for n in p.notes:
         print(f"{prog}: not drawn: {n}", file=sys.stderr)
-    print(f"{prog}: {len(p.made)} files in {args.out} (index.md lists them"
-          + (f", and {len(p.notes)} reason(s) something was not drawn" if p.notes else "") + ")", file=sys.stderr)
+    if not p.made:
+        return cli.fail(prog, f"nothing drawn from the {len(used)} results file(s): no result a picture can show "
+                              f"({len(p.notes)} reason(s) above; index.md in {args.out} lists them)")
+    print(f"{prog}: {len(p.made)} files in {args.out} from {len(used)} results file(s) (index.md lists them"
+          + (f", and {len(p.notes)} reason(s) something was not drawn" if p.notes else "")
+          + (f"; {len(skipped)} file(s) skipped" if skipped else "") + ")", file=sys.stderr)
     return cli.OK
 
 

@@ -4,7 +4,7 @@ peer copies and the node's all-reduce in panels of their own.
 
   memlab-plot-check CHECK.json [-o check.png]
 
-CHECK.json is what `memlab check --out FILE.json` (or `--format json`) writes (schema memlab.check/1,
+CHECK.json is what `memlab check --out FILE.json` (or `--format json`) writes (schema memlab.check/2 or /1,
 docs/check.schema.json). Exit 2 on a file it cannot read (one line naming it).
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 import sys
 
 COLOURS = {"pass": "#4c9a2a", "warn": "#e0a020", "fail": "#c0392b", "sibling": "#8e44ad",
-           "no_reference": "#7f8c8d", "skip": "#d0d0d0"}
+           "no_reference": "#7f8c8d", "skip": "#d0d0d0", "busy": "#2980b9", "interrupted": "#d0d0d0"}
 
 
 class CheckError(Exception):
@@ -28,8 +28,8 @@ def load(path: str) -> dict:
             j = json.load(f)
     except (OSError, ValueError) as e:
         raise CheckError(f"{path}: {e}") from e
-    if not isinstance(j, dict) or j.get("schema") != "memlab.check/1":
-        raise CheckError(f"{path}: not a memlab.check/1 file")
+    if not isinstance(j, dict) or j.get("schema") not in ("memlab.check/1", "memlab.check/2"):
+        raise CheckError(f"{path}: not a memlab.check/1 or /2 file")
     return j
 
 
@@ -110,7 +110,7 @@ def draw(check: dict, out: str, note: str = "") -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="memlab-plot-check", description=__doc__.split("\n\n")[0])
-    ap.add_argument("check", help="a memlab.check/1 file")
+    ap.add_argument("check", help="a memlab.check/2 (or /1) file")
     ap.add_argument("-o", "--out", default="check.png", help="the picture (PNG)")
     ap.add_argument("--note", default="", help="a line for the title (what the run was, e.g. a fault it was given)")
     a = ap.parse_args(argv)

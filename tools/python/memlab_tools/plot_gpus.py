@@ -1,26 +1,29 @@
 """The transfer lab across GPUs: pictures and the comparison with nccl-tests, from committed files.
 
-  python -m memlab_tools.plot_gpus FILES... [--nccl-tests LOG...] -o DIR
+  python -m memlab_tools.plot_gpus FILES... [--nccl-tests LOG...] [--only ...] [--table MD] -o DIR
 
   pairs_<size>.png        a heat map per peer rung: GB/s for every ordered pair (row: the GPU whose
-                          engine or SMs drive the copy, column: the other), % of the NVLink roof
+                          engine or SMs drive the copy, column: the other), each row of panels on one colour
+                          scale over its own values
+  latency_pairs.png       the latency probes between every ordered pair, ns
   peer_sweep.png          GB/s against size for GPU 0 -> 1, every peer rung, the roof as a line
   busbw_<N>gpu.png        busbw against size per collective: memlab cold, memlab by nccl-tests' method,
                           and nccl-tests' own (out of place), the NVLink roof as a line
-  nccl_tests_vs_memlab.md the table behind the acceptance: for every collective, placement and size both
-                          figures (us and busbw), their ratio, and whether it is within 3% (>= 1 MiB) or
-                          5% or 2 us (below)
+  nccl_tests_vs_memlab.md memlab's figure by nccl-tests' method beside nccl-tests' own: for every collective,
+                          placement and size both figures (us and busbw), their ratio, and whether they agree
+                          within 3% (>= 1 MiB) or 5% or 2 us (below); --table names where it goes
 
 FILES are memlab.results/1 files (transfer records are read, others left out); --nccl-tests takes the
 logs nccl-tests printed (each `####` section a test: `all_reduce_perf -g 2`), as
-tools/gpu/measure_transfer_gpus.sh writes them. Exit 2 on a file it cannot read.
+tools/gpu/measure_transfer_gpus.sh writes them; --also-nccl-tests LABEL=LOG draws a further run beside in the
+time pictures; --only draws some of the pictures. Exit 2 on a file it cannot read.
 """
-import argparse
 import os
 import re
 import sys
+from collections import defaultdict
 
-from . import results, table
+from . import cli, results, table
 
 MIB = 1 << 20
 
@@ -131,11 +134,12 @@ def comparison_markdown(rows, device, graph_launches=0):
     """The comparison as a page; `graph_launches` > 0: both tools ran nccl-tests' graph mode (-G)."""
     method = ("nccl-tests' graph mode: 20 launches back to back captured once per GPU, replayed "
               f"{graph_launches} times, host clock; nccl-tests with -G {graph_launches}" if graph_launches > 0
-              else "nccl-tests' own loop: 1 warm-up, 20 launches back to back, host clock")
+              else "nccl-tests' own loop (1 warm-up, 20 launches back to back, host clock)")
     title = "nccl-tests' method, -G" if graph_launches > 0 else "nccl-tests' method"
     lines = [f"# memlab ({title}) against nccl-tests, {device}", "",
-             f"Same machine, same call; uint8, sum. `memlab` is the median of repetitions of {method}; `cold` is "
-             "memlab's headline (one launch after an L2 flush). Within: 3% from 1 MiB up, else 5% or 2 us.", "",
+             "Both tools on one machine, one after the other; uint8, sum. `memlab` is the median of repetitions of "
+             f"{method}; `cold` is memlab's headline (one launch after an L2 flush). Within: 3% from 1 MiB up, "
+             "else 5% or 2 us.", "",
              "| GPUs | rung | placement | size | nccl-tests us | memlab us | ratio | busbw nccl-tests | busbw memlab "
              "| cold us | within |", "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for x in rows:
@@ -150,7 +154,15 @@ def comparison_markdown(rows, device, graph_launches=0):
     return "\n".join(lines) + "\n"
 
 
-def busbw_picture(records, nccl, gpus, out, device, roof, graph_launches=0):
+def _method(graph_launches):
+    """nccl-tests' method as the figures name it: its graph mode reads as its flag, -G N."""
+    return f"nccl-tests -G {graph_launches}" if graph_launches > 0 else "nccl-tests"
+
+
+def collective_picture(records, nccl, gpus, out, device, name, title, draw, ylabel, yscale="linear"):
+    """One panel per collective measured on `gpus` GPUs, out of place, against size: `draw(ax, rung, mine, theirs)`
+    draws memlab's records (`mine`, by size) and nccl-tests' rows of that collective (`theirs`, by size). Returns
+    the path of out/`name`, or None when no collective ran on `gpus` GPUs."""
     import matplotlib.pyplot as plt
 
     rungs = [v for v in collectives() if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
@@ -160,71 +172,64 @@ def busbw_picture(records, nccl, gpus, out, device, roof, graph_launches=0):
     tests = sorted({n["test"] for n in nccl})
     cols = 3
     rows_n = (len(rungs) + cols - 1) // cols
-    fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 3.8 * rows_n), squeeze=False)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 3.8 * rows_n), squeeze=False, layout="constrained")
     for ax, rung in zip(axes.flat, rungs):
         mine = sorted((r for r in records if r["variant"] == rung and int(r["params"].get("gpus", 0)) == gpus
                        and r["params"].get("placement", "out_of_place") == "out_of_place"),
                       key=lambda r: r["params"]["n"])
-        xs = [r["params"]["n"] for r in mine]
-        ax.plot(xs, [r.get("busbw_gbps", 0) for r in mine], "o-", ms=3, label="memlab cold (L2 flushed, one launch)")
-        ax.plot(xs, [r.get("nccl_tests_busbw_gbps", 0) for r in mine], "s-", ms=3,
-                label="memlab, nccl-tests' method" if graph_launches <= 0 else f"memlab, {_method(graph_launches)}")
         theirs = sorted((n for n in nccl if n["test"] == nccl_test_of(rung, tests) and n["gpus"] == gpus
                          and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
-        if theirs:
-            ax.plot([n["size"] for n in theirs], [n["busbw"] for n in theirs], "k--", lw=1, label=_method(graph_launches))
-        if roof:
-            ax.axhline(roof, color="grey", lw=0.8, ls=":")
-            ax.text(xs[-1] if xs else 1, roof, f"NVLink {roof:.0f} GB/s ", va="bottom", ha="right", fontsize=7,
-                    color="grey")
+        draw(ax, rung, mine, theirs, tests)
         ax.set_xscale("log", base=2)
+        ax.set_yscale(yscale)
         ax.set_title(rung, fontsize=10)
-        ax.set_xlabel("size S (bytes)")
-        ax.set_ylabel("busbw (GB/s)")
-        ax.grid(alpha=0.3)
+        ax.set_xlabel("size S (bytes, log scale)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, which="both")
     for ax in list(axes.flat)[len(rungs):]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"NCCL collectives on {gpus} x {device}, one process: busbw against size, out of place", fontsize=11)
-    fig.tight_layout()
-    path = os.path.join(out, f"busbw_{gpus}gpu.png")
-    fig.savefig(path, dpi=120)
+    fig.suptitle(f"NCCL collectives on {gpus} x {device}, one process: {title}", fontsize=11)
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.15)
     plt.close(fig)
     return path
 
 
-def _method(graph_launches):
-    """nccl-tests' method as the figures name it: its graph mode reads as its flag, -G N."""
-    return f"nccl-tests -G {graph_launches}" if graph_launches > 0 else "nccl-tests"
+def busbw_picture(records, nccl, gpus, out, device, roof, graph_launches=0):
+    """busbw against size per collective: memlab cold, memlab by nccl-tests' method, nccl-tests' own; the NVLink
+    roof as a line."""
+    def draw(ax, rung, mine, theirs, tests):
+        xs = [r["params"]["n"] for r in mine]
+        ax.plot(xs, [r.get("busbw_gbps", 0) for r in mine], "o-", ms=3, label="memlab cold (L2 flushed, one launch)")
+        ax.plot(xs, [r.get("nccl_tests_busbw_gbps", 0) for r in mine], "s-", ms=3,
+                label="memlab, nccl-tests' method" if graph_launches <= 0 else f"memlab, {_method(graph_launches)}")
+        if theirs:
+            ax.plot([n["size"] for n in theirs], [n["busbw"] for n in theirs], "k--", lw=1,
+                    label=_method(graph_launches))
+        if roof:
+            ax.axhline(roof, color="grey", lw=0.8, ls=":")
+            ax.text(xs[-1] if xs else 1, roof, f"NVLink {roof:.0f} GB/s ", va="bottom", ha="right", fontsize=7,
+                    color="grey")
+
+    return collective_picture(records, nccl, gpus, out, device, f"busbw_{gpus}gpu.png",
+                              "bus bandwidth against size, out of place", draw, "busbw (GB/s)")
 
 
 def time_picture(records, nccl, gpus, out, device, graph_launches=0, more_nccl=()):
     """Microseconds per collective against size, log-log: where the launch path, not the link, sets the time.
     `graph_launches` > 0: both tools ran nccl-tests' graph mode; `more_nccl`: (label, rows) of further
     nccl-tests runs drawn beside (dotted)."""
-    import matplotlib.pyplot as plt
+    method = "nccl-tests' method" if graph_launches <= 0 else _method(graph_launches)
 
-    rungs = [v for v in collectives() if any(r["variant"] == v and int(r["params"].get("gpus", 0)) == gpus
-                                             for r in records)]
-    if not rungs:
-        return None
-    tests = sorted({n["test"] for n in nccl})
-    cols = 3
-    rows_n = (len(rungs) + cols - 1) // cols
-    fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 3.8 * rows_n), squeeze=False)
-    for ax, rung in zip(axes.flat, rungs):
-        mine = sorted((r for r in records if r["variant"] == rung and int(r["params"].get("gpus", 0)) == gpus
-                       and r["params"].get("placement", "out_of_place") == "out_of_place"),
-                      key=lambda r: r["params"]["n"])
+    def draw(ax, rung, mine, theirs, tests):
         xs = [r["params"]["n"] for r in mine]
         ax.plot(xs, [1e3 * r["cold"]["median_ms"] for r in mine], "o-", ms=3, label="memlab cold")
-        method = "nccl-tests' method" if graph_launches <= 0 else _method(graph_launches)
-        ax.plot(xs, [1e3 * r["nccl_tests"]["median_ms"] for r in mine if "nccl_tests" in r], "s-", ms=3,
+        timed = [r for r in mine if "nccl_tests" in r]
+        ax.plot([r["params"]["n"] for r in timed], [1e3 * r["nccl_tests"]["median_ms"] for r in timed], "s-", ms=3,
                 label=f"memlab, {method} (median of repetitions)")
-        ax.plot(xs, [1e3 * r["graph"]["median_ms"] if r.get("graph", {}).get("samples") else float("nan") for r in mine],
-                "^-", ms=3, lw=0.8, label="memlab graph (GPU only)")
-        theirs = sorted((n for n in nccl if n["test"] == nccl_test_of(rung, tests) and n["gpus"] == gpus
-                         and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
+        ax.plot(xs, [1e3 * r["graph"]["median_ms"] if (r.get("graph") or {}).get("samples") else float("nan")
+                     for r in mine], "^-", ms=3, lw=0.8, label="memlab graph (GPU only)")
         if theirs:
             ax.plot([n["size"] for n in theirs], [n["us"] for n in theirs], "k--", lw=1,
                     label=f"{_method(graph_launches)} (one run)")
@@ -233,23 +238,11 @@ def time_picture(records, nccl, gpus, out, device, graph_launches=0, more_nccl=(
                             and n["placement"] == "out_of_place" and n["size"] > 0), key=lambda n: n["size"])
             if other:
                 ax.plot([n["size"] for n in other], [n["us"] for n in other], ":", color="grey", lw=1.2, label=label)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(rung, fontsize=10)
-        ax.set_xlabel("size S (bytes)")
-        ax.set_ylabel("us per collective")
-        ax.grid(alpha=0.3, which="both")
-    for ax in list(axes.flat)[len(rungs):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7, loc="upper left")
+
     mode = f", both tools in nccl-tests' graph mode (-G {graph_launches})" if graph_launches > 0 else ""
-    fig.suptitle(f"NCCL collectives on {gpus} x {device}, one process: time against size, out of place{mode}",
-                 fontsize=11)
-    fig.tight_layout()
-    path = os.path.join(out, f"time_{gpus}gpu.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return collective_picture(records, nccl, gpus, out, device, f"time_{gpus}gpu.png",
+                              f"time against size, out of place{mode}", draw, "µs per collective (log scale)",
+                              yscale="log")
 
 
 def _copies(records):
@@ -263,49 +256,81 @@ def _both_ways(r):
     return len(r.get("directions") or {}) > 1
 
 
+def _heat(ax, grid, norm, cmap, fmt):
+    """One pair map: `grid`[this GPU][peer] drawn with `norm` and `cmap`, each cell's value written in the colour
+    that reads on it (black on light cells, white on dark), the diagonal (a GPU is not its own peer) left blank."""
+    import numpy as np
+
+    n = grid.shape[0]
+    im = ax.imshow(grid, norm=norm, cmap=cmap)
+    colours = im.cmap(norm(np.nan_to_num(grid, nan=norm.vmin)))
+    for i in range(n):
+        for j in range(n):
+            if not np.isnan(grid[i, j]):
+                r, g, b, _ = colours[i, j]
+                light = 0.299 * r + 0.587 * g + 0.114 * b > 0.5
+                ax.text(j, i, fmt(grid[i, j]), ha="center", va="center", fontsize=8,
+                        color="black" if light else "white")
+    ax.set_xticks(range(n))
+    ax.set_yticks(range(n))
+    ax.set_xlabel("peer GPU", fontsize=8)
+    return im
+
+
+def _spread(values):
+    """max / min - 1 of the values, in percent."""
+    return 100 * (max(values) / min(values) - 1) if values and min(values) > 0 else 0.0
+
+
+def _norm(values):
+    """A colour scale over the values' own range (never from 0: the pairs differ by a few percent, and a scale from
+    0 would paint them alike), widened to at least 1% of their middle so that equal values do not divide by 0."""
+    from matplotlib.colors import Normalize
+
+    lo, hi = min(values), max(values)
+    pad = max(0.0, 0.01 * (lo + hi) / 2 - (hi - lo)) / 2
+    return Normalize(vmin=lo - pad, vmax=hi + pad)
+
+
 def pairs_picture(records, size, out, device):
+    """GB/s of every ordered pair at one size, a panel per peer copy rung: the one-way rungs on a row, the two-way
+    rungs (both directions summed) on the next, each row on one colour scale over its own values, so that a rung
+    that is slower than another reads so and the pairs of one rung are compared on the same scale."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     at = [r for r in _copies(records) if r["params"]["n"] == size and "device" in r]
-    # one way first, then both ways, each in table order
-    order = [v for v in peer_rungs() if any(r["variant"] == v and not _both_ways(r) for r in at)]
-    order += [v for v in peer_rungs() if any(r["variant"] == v and _both_ways(r) for r in at)]
-    rungs = order
-    if not rungs:
+    rows = [[v for v in peer_rungs() if any(r["variant"] == v and _both_ways(r) == both for r in at)]
+            for both in (False, True)]
+    rows = [row for row in rows if row]
+    if not rows:
         return None
     n = 1 + max(max(r["device"], int(r["params"]["peer"])) for r in at)
-    cols = 4
-    rows_n = (len(rungs) + cols - 1) // cols
-    fig, axes = plt.subplots(rows_n, cols, figsize=(3.6 * cols, 3.4 * rows_n), squeeze=False)
-    for ax, rung in zip(axes.flat, rungs):
-        grid = np.full((n, n), np.nan)
-        pct = np.full((n, n), np.nan)
-        for r in at:
-            if r["variant"] == rung:
-                grid[r["device"], int(r["params"]["peer"])] = r["gbps"]
-                pct[r["device"], int(r["params"]["peer"])] = r.get("pct_roof", 0)
-        bidir = any(_both_ways(r) for r in at if r["variant"] == rung)
-        top = max((r["roof"]["value"] for r in at if r["variant"] == rung), default=1)
-        im = ax.imshow(grid, vmin=0, vmax=top, cmap="viridis")
-        for i in range(n):
-            for j in range(n):
-                if not np.isnan(grid[i, j]):
-                    ax.text(j, i, f"{grid[i, j]:.0f}\n{pct[i, j]:.0f}%", ha="center", va="center", fontsize=7,
-                            color="white" if grid[i, j] < 0.6 * top else "black")
-        ax.set_xticks(range(n))
-        ax.set_yticks(range(n))
-        ax.set_xlabel("peer GPU")
-        ax.set_ylabel("this GPU (drives the copy)")
-        ax.set_title(f"{rung}\n(GB/s, % of {'both directions' if bidir else 'one direction'}: {top:.0f})",
-                     fontsize=9)
-        fig.colorbar(im, ax=ax, fraction=0.046)
-    for ax in list(axes.flat)[len(rungs):]:
-        ax.axis("off")
-    fig.suptitle(f"GPU <-> GPU, every ordered pair, {_size_text(size)}: {n} x {device}, cold median", fontsize=11)
-    fig.tight_layout()
+    cols = max(len(row) for row in rows)
+    fig, axes = plt.subplots(len(rows), cols, figsize=(3.3 * cols + 1.2, 3.5 * len(rows) + 0.8), squeeze=False,
+                             layout="constrained")
+    for row, axs in zip(rows, axes):
+        values = [r["gbps"] for r in at if r["variant"] in row]
+        norm = _norm(values)
+        both = any(_both_ways(r) for r in at if r["variant"] in row)
+        for ax, rung in zip(axs, row):
+            grid = np.full((n, n), np.nan)
+            for r in at:
+                if r["variant"] == rung:
+                    grid[r["device"], int(r["params"]["peer"])] = r["gbps"]
+            mine = grid[~np.isnan(grid)].tolist()
+            im = _heat(ax, grid, norm, "viridis", lambda v: f"{v:.0f}")
+            ax.set_title(f"{rung}\n{min(mine):.0f}-{max(mine):.0f} GB/s, pairs within {_spread(mine):.1f}%",
+                         fontsize=9)
+        axs[0].set_ylabel("this GPU (drives the copy)", fontsize=8)
+        for ax in axs[len(row):]:
+            ax.axis("off")
+        fig.colorbar(im, ax=list(axs), fraction=0.03, pad=0.02,  # at the row's right end, as in every row
+                     label="GB/s, both directions summed" if both else "GB/s, one direction")
+    fig.suptitle(f"GPU to GPU copies of {_size_text(size)}, every ordered pair of {n} x {device}: GB/s, cold median "
+                 "(colour scale over each row's own range)", fontsize=11)
     path = os.path.join(out, f"pairs_{_size_text(size).replace(' ', '')}.png")
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.15)
     plt.close(fig)
     return path
 
@@ -326,89 +351,142 @@ def peer_sweep_picture(records, out, device):
         ax.axhline(roof, color="grey", ls=":", lw=0.8)
         ax.text(4096, roof, f" NVLink roof {roof:.0f} GB/s (one direction)", va="bottom", fontsize=8, color="grey")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("bytes copied")
-    ax.set_ylabel("GB/s (cold median)")
+    ax.set_xlabel("bytes copied (log scale)")
+    ax.set_ylabel("GB/s, one direction (cold median)")
     ax.set_title(f"GPU 0 -> GPU 1, {device}:\ncopy engine, SM loads, SM stores, memlab::copy", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = os.path.join(out, "peer_sweep.png")
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.15)
     plt.close(fig)
     return path
 
 
-def latency_picture(records, out, device):
-    """Heat maps of the latency probes: ns a peer load takes (chase) and ns one way (ping-pong)."""
-    import matplotlib.pyplot as plt
-    import numpy as np
+# What each latency probe's panel says it measures, by the memory its chase ends in: (bytes chased at most, words).
+CHASE_LEVEL = ((64 << 20, "the peer's L2"), (None, "the peer's DRAM"))
 
-    # The latency probes: the peer rungs whose records carry their kernels' own figures; each panel one
-    # probe's first figure in ns (its name says what it is), one per size where the size is read.
+
+def _moves_with_size(by_pair):
+    """The size changes a probe's figure where every pair moves the same way between its smallest and largest
+    size (a probe that ignores the size scatters both ways)."""
+    steps = [v[-1] - v[0] for v in by_pair.values() if len(v) > 1]
+    return bool(steps) and (all(d > 0 for d in steps) or all(d < 0 for d in steps))
+
+
+def latency_panels(records):
+    """[(rung, figure, size or None, title)] of the latency probes (the peer rungs whose records carry their
+    kernels' own figures), each probe's first figure in ns: one panel per size where the size changes the figure
+    (a chase over the peer's L2, then over its DRAM), else one panel of every size (their median)."""
     at = [r for r in records if r["variant"] in peer_rungs() and "device" in r and r.get("measured")]
-    if not at:
-        return None
-    n = 1 + max(max(r["device"], int(r["params"]["peer"])) for r in at)
     panels = []
     for rung in peer_rungs():
         mine = [r for r in at if r["variant"] == rung]
         if not mine:
             continue
         figure = next(k for k, v in mine[0]["measured"].items() if v.get("unit") == "ns")
-        teaches = (table.variant("transfer", rung) or {}).get("teaches", "").split(":")[0].split(" (")[0]
+        teaches = (table.variant("transfer", rung) or {}).get("teaches", "")
+        what = teaches.rsplit(": ", 1)[-1].replace("the ", "", 1)  # "round trip of a read across the link"
+        by_pair = defaultdict(list)
+        for r in sorted(mine, key=lambda r: r["params"]["n"]):
+            by_pair[(r["device"], r["params"]["peer"])].append(r["measured"][figure]["value"])
         sizes = sorted({r["params"]["n"] for r in mine})
-        # One panel per size only where the size changes the figure (a probe that ignores it: one panel).
-        by_pair = {}
-        for r in mine:
-            by_pair.setdefault((r["device"], r["params"]["peer"]), []).append(r["measured"][figure]["value"])
-        moves = any(max(v) > 1.005 * min(v) for v in by_pair.values() if min(v) > 0)
-        for sz in (sizes if len(sizes) > 1 and moves else [None]):
-            panels.append((rung, figure, teaches, sz))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.9), squeeze=False)
-    for ax, (rung, figure, title, size) in zip(axes[0], panels):
-        grid = np.full((n, n), np.nan)
+        if len(sizes) > 1 and _moves_with_size(by_pair):
+            for sz in sizes:
+                level = next(words for top, words in CHASE_LEVEL if top is None or sz <= top)
+                panels.append((rung, figure, sz, f"{rung}, {_size_text(sz)} chased ({level}):\n{what}, ns"))
+        else:
+            panels.append((rung, figure, None, f"{rung}:\n{what}, ns"))
+    return panels
+
+
+def latency_picture(records, out, device):
+    """Heat maps of the latency probes between every ordered pair (ns): the panels of one probe on one colour scale
+    over their own values, so that a faster pair (a GPU nearer the switch) reads so."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    at = [r for r in records if r["variant"] in peer_rungs() and "device" in r and r.get("measured")]
+    panels = latency_panels(records)
+    if not panels:
+        return None
+    n = 1 + max(max(r["device"], int(r["params"]["peer"])) for r in at)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.9 * len(panels) + 1.0, 4.3), squeeze=False,
+                             layout="constrained")
+    grids = []
+    for rung, figure, size, _ in panels:
+        cells = defaultdict(list)
         for r in at:
             if r["variant"] == rung and (size is None or r["params"]["n"] == size):
-                grid[r["device"], int(r["params"]["peer"])] = r["measured"][figure]["value"]
-        im = ax.imshow(grid, cmap="magma_r", vmin=0, vmax=np.nanmax(grid) * 1.1)
-        for i in range(n):
-            for j in range(n):
-                if not np.isnan(grid[i, j]):
-                    ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8, color="white")
-        ax.set_xticks(range(n))
-        ax.set_yticks(range(n))
-        ax.set_xlabel("peer GPU")
-        ax.set_ylabel("this GPU")
-        label = f"{rung}, {_size_text(size)}" if size else f"{rung}, every size"
-        ax.set_title(f"{label}: {figure} (ns)\n{title}", fontsize=8)
-        fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.suptitle(f"Latency between GPUs: {n} x {device} (NVLink through NVSwitch)", fontsize=11)
-    fig.tight_layout()
+                cells[(r["device"], int(r["params"]["peer"]))].append(r["measured"][figure]["value"])
+        grid = np.full((n, n), np.nan)
+        for (i, j), v in cells.items():
+            grid[i, j] = float(np.median(v))
+        grids.append(grid)
+    for rung in dict.fromkeys(p[0] for p in panels):
+        mine = [k for k, p in enumerate(panels) if p[0] == rung]
+        norm = _norm([v for k in mine for v in grids[k][~np.isnan(grids[k])].tolist()])
+        for k in mine:
+            im = _heat(axes[0][k], grids[k], norm, "magma_r", lambda v: f"{v:.0f}")
+            axes[0][k].set_title(panels[k][3], fontsize=8)
+        axes[0][mine[0]].set_ylabel("this GPU", fontsize=8)
+        fig.colorbar(im, ax=[axes[0][k] for k in mine], fraction=0.04, pad=0.02, label="ns")
+    fig.suptitle(f"Latency between GPUs, every ordered pair of {n} x {device} (NVLink through NVSwitch)\n"
+                 "row: the GPU that loads or stores, column: the peer; each probe's colour scale over its own range",
+                 fontsize=10)
     path = os.path.join(out, "latency_pairs.png")
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight", pad_inches=0.15)
     plt.close(fig)
     return path
 
 
+PICTURES = ("busbw", "time", "pairs", "peer_sweep", "latency", "table")
+
+
+def parser():
+    p = cli.Parser(prog="python -m memlab_tools.plot_gpus", description=__doc__.split("\n")[0],
+                   epilog="Exit codes: 0 drawn; 2 a file that cannot be read (one line naming it) or a bad flag.")
+    p.add_argument("files", nargs="+", help="memlab.results/1 files of the transfer lab")
+    p.add_argument("--nccl-tests", nargs="*", default=[], help="logs of nccl-tests' output (#### <test>_perf -g N)")
+    p.add_argument("--also-nccl-tests", action="append", default=[], metavar="LABEL=LOG",
+                   help="a further nccl-tests log drawn beside in the time pictures (dotted), with its label; "
+                        "repeatable")
+    p.add_argument("--only", help=f"draw only these, comma-separated: {', '.join(PICTURES)} (default: all)")
+    p.add_argument("--table", help="where the comparison with nccl-tests goes (default: OUT/nccl_tests_vs_memlab.md)")
+    p.add_argument("-o", "--out", required=True)
+    return p
+
+
+def _nccl_rows(path):
+    with open(path, encoding="utf-8") as fh:
+        return parse_nccl_tests(fh.read())
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m memlab_tools.plot_gpus", description=__doc__.split("\n")[0])
-    ap.add_argument("files", nargs="+")
-    ap.add_argument("--nccl-tests", nargs="*", default=[], help="logs of nccl-tests' output")
-    ap.add_argument("-o", "--out", required=True)
-    a = ap.parse_args(argv)
+    prog = "plot_gpus"
+    a = parser().parse_args(argv)
+    only = set(a.only.split(",")) if a.only else set(PICTURES)
+    if only - set(PICTURES):
+        return cli.fail(prog, f"--only: {sorted(only - set(PICTURES))[0]!r} is not one of {', '.join(PICTURES)}")
+    more = []
+    for item in a.also_nccl_tests:
+        label, sep, path = item.partition("=")
+        if not sep or not label or not path:
+            return cli.fail(prog, f"--also-nccl-tests: {item!r} is not LABEL=LOG")
+        more.append((label, path))
     records, header = [], {}
     try:
         for f in a.files:
             doc = results.load(f)
             header = header or doc
             records += _transfer(doc["results"])
-        nccl = []
-        for f in a.nccl_tests:
-            with open(f, encoding="utf-8") as fh:
-                nccl += parse_nccl_tests(fh.read())
-    except (results.ResultsError, OSError) as e:
-        print(f"plot_gpus: {e}", file=sys.stderr)
-        return 2
+        nccl = [row for f in a.nccl_tests for row in _nccl_rows(f)]
+        more = [(label, _nccl_rows(path)) for label, path in more]
+    except results.ResultsError as e:
+        return cli.fail(prog, str(e))
+    except (OSError, UnicodeDecodeError) as e:
+        return cli.fail(prog, f"{getattr(e, 'filename', '') or 'a --nccl-tests log'}: cannot be read "
+                              f"({getattr(e, 'strerror', '') or e})")
     os.makedirs(a.out, exist_ok=True)
     device = _device_name(header)
     link = header.get("device", {}).get("link", {})
@@ -416,19 +494,23 @@ def main(argv=None):
     graph_launches = header.get("timing", {}).get("nccl_tests_graph_launches", 0)
     made = []
     for gpus in sorted({int(r["params"].get("gpus", 0)) for r in records if r["variant"] in collectives()}):
-        made.append(busbw_picture(records, nccl, gpus, a.out, device, roof, graph_launches))
-        made.append(time_picture(records, nccl, gpus, a.out, device, graph_launches))
-    for size in sorted({r["params"]["n"] for r in _copies(records) if "device" in r}):
-        if size >= MIB:
-            made.append(pairs_picture(records, size, a.out, device))
-    if any(r.get("device", 0) == 0 and int(r["params"].get("peer", -1)) == 1 for r in _copies(records)):
+        if "busbw" in only:
+            made.append(busbw_picture(records, nccl, gpus, a.out, device, roof, graph_launches))
+        if "time" in only:
+            made.append(time_picture(records, nccl, gpus, a.out, device, graph_launches, more))
+    if "pairs" in only:
+        for size in sorted({r["params"]["n"] for r in _copies(records) if "device" in r}):
+            if size >= MIB:
+                made.append(pairs_picture(records, size, a.out, device))
+    if "peer_sweep" in only and any(r.get("device", 0) == 0 and int(r["params"].get("peer", -1)) == 1
+                                    for r in _copies(records)):
         made.append(peer_sweep_picture(records, a.out, device))
-    made.append(latency_picture(records, a.out, device))
+    if "latency" in only:
+        made.append(latency_picture(records, a.out, device))
     rows = comparison(records, nccl)
-    if rows:
-        path = os.path.join(a.out, "nccl_tests_vs_memlab.md")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(comparison_markdown(rows, device, graph_launches))
+    if rows and "table" in only:
+        path = a.table or os.path.join(a.out, "nccl_tests_vs_memlab.md")
+        cli.write_text(path, comparison_markdown(rows, device, graph_launches))
         made.append(path)
     for m in made:
         if m:
@@ -437,4 +519,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))

@@ -155,11 +155,12 @@ def load(paths):
     return records, device
 
 
-def save(f, out, name, rect=(0, 0, 1, 1)):
-    """Lays the figure out (in `rect`, figure fractions), writes it as out/name (130 dpi), closes it; returns the
-    path."""
+def save(f, out, name, rect=(0, 0, 1, 1), constrained=False):
+    """Lays the figure out (in `rect`, figure fractions; a figure made with layout="constrained" lays itself out),
+    writes it as out/name (130 dpi), closes it; returns the path."""
     p = os.path.join(out, name)
-    f.tight_layout(rect=rect)
+    if not constrained:
+        f.tight_layout(rect=rect)
     f.savefig(p, dpi=130)
     plt.close(f)
     return p
@@ -667,55 +668,52 @@ def translation(records, device, out):
     return save(f, out, "hierarchy_tlb.png")
 
 
-def bandwidth_vs_working_set(records, device, out):
+def drawn_bandwidth_points(records, device):
+    """The points the bandwidth picture draws: bandwidth_points where every SM streams (the grid covers the GPU:
+    a level's figure, not a part of the GPU) and the kernels are today's (a point measured only with the stream
+    kernels before STREAM_KERNELS_SINCE is left out, not drawn beside the others)."""
     points = bandwidth_points(records, device)
+    kept = {v: {b: p for b, p in pts.items() if p["full"] and not p["earlier"]} for v, pts in points.items()}
+    return {v: pts for v, pts in kept.items() if pts}
+
+
+def bandwidth_vs_working_set(records, device, out):
+    points = drawn_bandwidth_points(records, device)
     if not points:
         return None
-    sms = device.get("sm_count", 132)
-    f, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.8))
-    partial_edge = 0
-    earlier_note = mark_earlier([p for pts in points.values() for p in pts.values()])  # its legend line
+    f, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5.0), layout="constrained")
     for v, pts in sorted(points.items()):
         xs = sorted(pts)
-        part = [x for x in xs if not pts[x]["full"]]
-        old = [x for x in xs if pts[x]["earlier"]]
-        colour = stream_colour(v)
         for a, key in ((a1, "tbps"), (a2, "b_per_clk_sm")):
-            line, = a.plot(xs, [pts[x][key] for x in xs], marker="o", ms=3, label=v, color=colour)
-            if part:
-                a.plot(part, [pts[x][key] for x in part], ls="none", marker="o", ms=6, mfc="white", mec="gray",
-                       zorder=3)
-            if old:  # a cross over the dot: this size was not measured again with the latest kernels
-                a.plot(old, [pts[x][key] for x in old], ls="none", marker="x", ms=5, mew=1.1,
-                       color=line.get_color(), zorder=4)
-        partial_edge = max([partial_edge] + [x for x in xs if not pts[x]["full"]])
+            # a line joins neighbours at most 4x apart: none is drawn across sizes that were not measured
+            ys = [pts[x][key] for x in xs]
+            gaps = [i for i in range(1, len(xs)) if xs[i] > 4 * xs[i - 1]]
+            for lo, hi in zip([0] + gaps, gaps + [len(xs)]):
+                a.plot(xs[lo:hi], ys[lo:hi], marker="o", ms=4, color=stream_colour(v),
+                       label=v if lo == 0 else None)
     peak = device.get("peak_gbps", 0) / 1e3
     if peak:
         a1.axhline(peak, color="k", ls=":", lw=1, label=f"HBM theoretical {peak:.2f} TB/s")
-    for a, yl in ((a1, "TB/s (reads + writes)"), (a2, "bytes per clock per busy SM")):
+    for a, yl in ((a1, "TB/s (reads + writes), log scale"), (a2, "bytes per clock per SM, log scale")):
         a.set_xscale("log", base=2)
         a.set_yscale("log")
-        a.set_xlabel(f"bytes per array ({arrays_label(points)})", fontsize=8)
+        a.set_xlabel(f"bytes per array, log scale ({arrays_label(points)})", fontsize=8)
         a.set_ylabel(yl)
         a.grid(True, which="both", alpha=0.3)
-        if partial_edge:
-            a.axvspan(a.get_xlim()[0], partial_edge * 1.41, color="gray", alpha=0.15, lw=0)
-            a.text(a.get_xlim()[0], a.get_ylim()[0], f"  grey: grid < {sms} SMs (model.sms_busy),\n"
-                   "  a part of the GPU, not a plateau", fontsize=7, va="bottom", color="dimgray")
+        a.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+        a.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+            lambda y, _: f"{y:g}" if round(y, 6) in (2, 3, 5, 20, 30, 50) else ""))
         mark_levels(a, device, aggregate=True)
     # What one H100 SM's L1 hit path and LDS.128 deliver at most (docs/notes/hierarchy_l1_bandwidth.md).
     a2.axhline(L1_BYTES_PER_CLK, color="k", ls=":", lw=1)
     a2.set_ylim(top=max(a2.get_ylim()[1], 3 * L1_BYTES_PER_CLK))  # room above it for the labels
     a2.text(a2.get_xlim()[0], L1_BYTES_PER_CLK, f"  {L1_BYTES_PER_CLK} B/clk/SM: the L1's and LDS.128's ceiling",
             ha="left", va="bottom", fontsize=7, color="dimgray")
-    if earlier_note:
-        a1.plot([], [], ls="none", marker="x", color="k", label="x: not measured again (below)")
-    a1.legend(fontsize=7, loc="lower right")
-    f.suptitle(f"Bandwidth against working set on {gpu_of(device)} (--ilp 4 --ctas-per-sm 4): hollow grey points "
-               "had fewer CTAs than SMs; a case in several runs: the median of its latest session's", fontsize=10)
-    if earlier_note:
-        f.text(0.5, 0.01, f"x: {earlier_note}", ha="center", va="bottom", fontsize=8, color="dimgray")
-    return save(f, out, "hierarchy_bandwidth_ws.png", rect=(0, 0.04 if earlier_note else 0, 1, 1))
+    a1.legend(fontsize=7.5, loc="center right")
+    sms = device.get("sm_count", 132)
+    f.suptitle(f"Bandwidth against working set on {gpu_of(device)}, all {sms} SMs streaming: "
+               "4 CTAs of 256 threads per SM, 4 x 16 B in flight per thread and array", fontsize=10)
+    return save(f, out, "hierarchy_bandwidth_ws.png", constrained=True)
 
 
 def arrays_label(points):

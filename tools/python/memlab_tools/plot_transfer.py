@@ -5,8 +5,10 @@
   transfer_gib.png    GB/s per rung at the largest size, one panel per host memory kind holding only the rungs
                       measured with it (bidirectional: both directions summed), each bar under the PCIe roof of
                       its own directions (one for h2d and d2h, two for bidir).
-  transfer_sweep.png  GB/s against the transfer size, per direction, one panel per rung and host memory kind
-                      measured over three sizes or more, each direction under its own roof.
+  transfer_sweep.png  per rung and host memory kind measured over three sizes or more: GB/s against the transfer
+                      size, per direction (the cold median, a bar from the fastest to the slowest sample), each
+                      direction under its own roof; beside it the time per copy against size, log-log, where a
+                      small copy's fixed cost shows as the floor.
 
 A case several files hold is drawn from the last file given that holds it. --only draws one of the two pictures,
 so that each can come from the files its page cites (a sweep's 1 GiB point is another run than the 1 GiB runs).
@@ -113,15 +115,25 @@ def gib_picture(records, out, device, skipped=()):
                 for w, v in sorted(roofs.items())]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
     size = largest / 2**30
-    fig.suptitle(f"Host <-> device at {size:g} GiB per direction on {device}\n"
-                 "each bar under the PCIe roof of its own directions; axis from zero", fontsize=11)
-    path = os.path.join(out, "transfer_gib.png")
+    return _finish(fig, out, "transfer_gib.png", f"Host <-> device at {size:g} GiB per direction on {device}\n"
+                   "each bar under the PCIe roof of its own directions; axis from zero")
+
+
+def _finish(fig, out, name, title):
+    """The figure's title, written as out/name (110 dpi), closed; returns the path."""
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title, fontsize=11)
+    path = os.path.join(out, name)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
 def sweep_picture(records, out, device):
+    """Per rung and host memory kind measured over three sizes or more, a row of two panels: GB/s against size
+    (each point the cold median, its bar the fastest and slowest sample), each direction under its roof; and the
+    time per copy against size, log-log, where the fixed cost of a small copy is the floor the curve flattens to."""
     import matplotlib.pyplot as plt
 
     panels = []
@@ -132,30 +144,45 @@ def sweep_picture(records, out, device):
                 panels.append((rung, kind, rows))
     if not panels:
         return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(9 * len(panels), 5.4), squeeze=False, layout="constrained")
-    for ax, (rung, kind, rows) in zip(axes[0], panels):
+    fig, axes = plt.subplots(len(panels), 2, figsize=(15, 5.4 * len(panels)), squeeze=False, layout="constrained")
+    for (gb, us), (rung, kind, rows) in zip(axes, panels):
         for d in directions():
-            pts = sorted((r["params"]["n"], r["gbps"]) for r in rows if r["params"].get("direction") == d)
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colour(d), label=f"{rung}, {kind}, {d}")
+            pts = sorted((r["params"]["n"], r) for r in rows if r["params"].get("direction") == d)
+            if not pts:
+                continue
+            xs = [n for n, _ in pts]
+            g = [r["gbps"] for _, r in pts]
+            ms = [r["cold"]["median_ms"] for _, r in pts]
+            # the bar: the bytes over the slowest and the fastest sample (GB/s scales as 1 / time)
+            lo = [v - v * m / r["cold"].get("max_ms", m) for v, m, (_, r) in zip(g, ms, pts)]
+            hi = [v * m / r["cold"].get("min_ms", m) - v for v, m, (_, r) in zip(g, ms, pts)]
+            gb.errorbar(xs, g, yerr=[lo, hi], fmt="o-", color=colour(d), capsize=2, elinewidth=0.8,
+                        label=f"{d}: cold median; bar: fastest to slowest sample")
+            us.plot(xs, [1e3 * m for m in ms], "o-", color=colour(d), label=f"{d}, cold median")
         roofs = {_ways(r): r["roof"]["value"] for r in rows if (r.get("roof") or {}).get("value")}  # ways -> GB/s
         for ways, v in sorted(roofs.items()):
-            used = [d for d in directions() if any(r["params"].get("direction") == d and _ways(r) == ways for r in rows)]
-            ax.axhline(v, color="black", lw=1, ls=":" if ways == 1 else "--",
+            used = [d for d in directions()
+                    if any(r["params"].get("direction") == d and _ways(r) == ways for r in rows)]
+            gb.axhline(v, color="black", lw=1, ls=":" if ways == 1 else "--",
                        label=f"{_roof_label(ways, v)}: {', '.join(used)}")
-        ax.set_xscale("log", base=2)
-        ax.set_ylim(0, 1.1 * max([r["gbps"] for r in rows] + list(roofs.values())))
-        ax.set_xlabel("bytes per direction (log scale)", fontsize=10)
-        ax.set_ylabel("GB/s, cold median (bidir: both directions summed); axis from 0", fontsize=9)
-        ax.set_title(f"{rung}, {kind} host memory", fontsize=10)
-        ax.grid(alpha=0.3)
-        ax.legend(loc="center left", fontsize=8.5)
-    fig.suptitle(f"Host <-> device transfers against size on {device}\neach direction under the PCIe roof of its "
-                 "directions; axis from zero", fontsize=11)
-    path = os.path.join(out, "transfer_sweep.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+        gb.set_ylim(0, 1.1 * max([r["gbps"] * r["cold"]["median_ms"] / r["cold"].get("min_ms", r["cold"]["median_ms"])
+                                  for r in rows] + list(roofs.values())))
+        gb.set_ylabel("GB/s (bidir: both directions summed); axis from 0", fontsize=9)
+        gb.set_title(f"{rung}, {kind} host memory: bandwidth", fontsize=10)
+        gb.legend(loc="upper left", fontsize=8.5)
+        us.set_yscale("log")
+        us.set_ylabel("µs per copy, cold median (log scale)", fontsize=9)
+        smallest = min(r["params"]["n"] for r in rows)
+        floor = min(1e3 * r["cold"]["median_ms"] for r in rows if r["params"]["n"] == smallest and _ways(r) == 1)
+        us.axhline(floor, color="grey", lw=0.8, ls=":",
+                   label=f"the smallest copy's time, {floor:.1f} µs: a fixed cost whatever the bytes")
+        us.set_title(f"{rung}, {kind} host memory: time per copy", fontsize=10)
+        us.legend(loc="upper left", fontsize=8.5)
+        for ax in (gb, us):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("bytes per direction (log scale)", fontsize=10)
+            ax.grid(alpha=0.3, which="both")
+    return _finish(fig, out, "transfer_sweep.png", f"Host <-> device copies against size on {device}")
 
 
 def main(argv=None):

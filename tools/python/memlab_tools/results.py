@@ -116,7 +116,9 @@ def load(path: str) -> dict:
         where = f" at line {e.lineno}, column {e.colno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else ""
         raise ResultsError(f"{path}: not JSON{where}") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        found = f"schema {_what(doc.get('schema'))}" if isinstance(doc, dict) and "schema" in doc else \
+        schema = doc.get("schema") if isinstance(doc, dict) else None
+        found = (f'schema "{schema[:60]}"' if isinstance(schema, str) else f"schema {_what(schema)}") \
+            if isinstance(doc, dict) and "schema" in doc else \
             ("no 'schema'" if isinstance(doc, dict) else f"a JSON {_what(doc).split(' ')[-1]}")
         raise ResultsError(f"{path}: not a {SCHEMA} file ({found})")
     if not isinstance(doc.get("results"), list) or not isinstance(doc.get("device"), dict):

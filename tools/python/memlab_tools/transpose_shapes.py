@@ -7,7 +7,8 @@
                               --crossover) the shapes where the path not taken was faster.
   heatmap SHAPES.csv -o DIR   the heat maps of "fraction of a copy of the same bytes" (copy time / transpose time),
                               one picture per element size (transpose_heatmap_u8.png, _f16, _f32, _f64: rows down,
-                              cols across, every side of the sweep labelled, in ascending order; colours in bands
+                              cols across, each side a category, in ascending order: every side up to 64, then the
+                              powers of two and the primes beside them, the two groups named; colours in bands
                               split at 0.5 and 0.8; the GPU of the CSV in the title; the worst cell boxed and named),
                               and the summary beside them (transpose_shapes.md) unless --no-summary.
   accept -o DIR               (a GPU, PyTorch, `import memlab`) the acceptance measurements in one process:
@@ -34,6 +35,7 @@ import csv
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import time
@@ -206,17 +208,14 @@ def draw_heatmap(header: dict, rows: list[dict], es: int, png: str) -> None:
                 if not math.isnan(grid[i, j]):
                     ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=5.5,
                             color="white" if grid[i, j] < 0.6 or grid[i, j] >= 0.95 else "black")
-    fs = max(4.0, min(8.0, 440 / n))
-    ax.set_xticks(range(n), [str(s) for s in sides], fontsize=fs, rotation=90)
-    ax.set_yticks(range(n), [str(s) for s in sides], fontsize=fs)
-    ax.tick_params(length=1.5, pad=1)
-    ax.set_xlabel("cols (elements of a source row)", fontsize=9)
-    ax.set_ylabel("rows (of each source matrix)", fontsize=9)
-    edge = at.get(64)
-    if edge is not None and edge < n - 1:  # the few paths' threshold: a side of at most 64 elements
-        ax.axhline(edge + 0.5, color="black", linewidth=0.6, linestyle="--")
-        ax.axvline(edge + 0.5, color="black", linewidth=0.6, linestyle="--")
-    title = f"memlab::transpose, {ELEM_NAMES.get(es, es)} elements: copy time / transpose time"
+    label_sides(ax, sides)
+    edge = at.get(FEW_LIMIT)
+    if edge is not None and edge < n - 1:  # the two groups of sides, and the few paths' limit between them
+        for line in (ax.axhline, ax.axvline):
+            line(edge + 0.5, color="white", linewidth=3.0)
+            line(edge + 0.5, color="black", linewidth=0.6, linestyle="--")
+    title = (f"memlab::transpose on {gpu_name(header)}, {ELEM_NAMES.get(es, es)} elements:\n"
+             "time of a copy of the same bytes / time of the transpose (1.0: as fast as the copy)")
     if good:
         worst = min(good, key=lambda r: r["fraction"])
         i, j = at[worst["rows"]], at[worst["cols"]]
@@ -224,11 +223,11 @@ def draw_heatmap(header: dict, rows: list[dict], es: int, png: str) -> None:
         ax.add_patch(plt.Circle((j, i), max(1.3, n / 30), fill=False, edgecolor="#00bfff", linewidth=1.6))
         below5 = sum(r["fraction"] < 0.5 for r in good)
         below8 = sum(r["fraction"] < 0.8 for r in good)
-        title += (f"\nworst {worst['fraction']:.2f} at {worst['batch']} x {worst['rows']} x {worst['cols']} "
-                  f"({worst['path']}, circled); median {statistics.median(r['fraction'] for r in good):.2f}"
-                  f"\n{below5} cells < 0.5, {below8} < 0.8 of {len(good)} verified")
-    title += f"\n{header.get('device', 'unknown GPU')}\ncold medians, >= 64 MiB moved a cell (batches of matrices)"
-    ax.set_title(title, fontsize=9)
+        title += (f"\nmedian {statistics.median(r['fraction'] for r in good):.2f}; worst {worst['fraction']:.2f} at "
+                  f"{worst['batch']} x {worst['rows']} x {worst['cols']} ({worst['path']}, circled); "
+                  f"{below5} cells < 0.5, {below8} < 0.8 of {len(good)}, every one verified")
+    title += "\na cell: a batch of matrices moving >= 64 MiB, cold medians"
+    ax.set_title(title, fontsize=10)
     bar = fig.colorbar(image, ax=ax, shrink=0.7, extend="max", ticks=BANDS, pad=0.02)
     bar.ax.set_yticklabels([f"{b:.2f}" for b in BANDS], fontsize=7)
     bar.set_label("fraction of a copy of the same bytes (top: >= 1)", fontsize=8)
@@ -241,22 +240,66 @@ def draw_heatmap(header: dict, rows: list[dict], es: int, png: str) -> None:
                          label="below 0.5 (also crossed)")]
     if edge is not None and edge < n - 1:
         legend.append(plt.Line2D([], [], color="black", linestyle="--", linewidth=0.6,
-                                 label="64: the few paths' limit"))
+                                 label=f"{FEW_LIMIT}: the few paths' limit"))
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.0, -0.02), fontsize=7, frameon=False)
     fig.tight_layout()
     fig.savefig(png, dpi=150)
     plt.close(fig)
 
 
+FEW_LIMIT = 64  # the few paths' limit (a side of at most 64 elements): every side up to it is in the sweep
+
+
+def gpu_name(header: dict) -> str:
+    """The GPU of the sweep's header, its L2 in MiB: "NVIDIA H100 80GB HBM3 (132 SMs, 50 MiB of L2)"."""
+    text = header.get("device", "an unnamed GPU")
+    m = re.match(r"^(.*?) \((\d+) SMs\), L2 (\d+) bytes$", text)
+    return f"{m.group(1)} ({m.group(2)} SMs, {int(m.group(3)) >> 20} MiB of L2)" if m else text
+
+
+def label_sides(ax, sides: list[int]) -> None:
+    """The heat map's sides as what they are, categories: every side up to FEW_LIMIT one cell each (labelled
+    every 8th), then the powers of two and the primes beside them (each power of two labelled; the primes are
+    the unlabelled ticks between), both groups named under the axis. Not a scale: a cell is a side, whatever its
+    value."""
+    import matplotlib.ticker as ticker
+
+    for axis, rotation in ((ax.xaxis, 90), (ax.yaxis, 0)):
+        major = [i for i, s in enumerate(sides) if s in (1, FEW_LIMIT) or (s <= FEW_LIMIT and s % 8 == 0)
+                 or (s > FEW_LIMIT and s & (s - 1) == 0)]
+        axis.set_major_locator(ticker.FixedLocator(major))
+        axis.set_major_formatter(ticker.FixedFormatter([str(sides[i]) for i in major]))
+        axis.set_minor_locator(ticker.FixedLocator(range(len(sides))))
+        for t in axis.get_majorticklabels():
+            t.set_rotation(rotation)
+            t.set_fontsize(8)
+    ax.tick_params(which="major", length=4)
+    ax.tick_params(which="minor", length=1.5)
+    few = sum(s <= FEW_LIMIT for s in sides)
+    more = len(sides) - few
+    groups = f"every side 1-{FEW_LIMIT}" + (" | powers of two and the primes beside them" if more else "")
+    ax.set_xlabel(f"cols, elements of a source row ({groups}; categories, not to scale)", fontsize=9)
+    ax.set_ylabel(f"rows of each source matrix ({groups})", fontsize=9)
+
+
 def heatmap_png(out_dir: str, es: int) -> str:
     return os.path.join(out_dir, f"transpose_heatmap_{ELEM_FILES.get(es, f'{es}byte')}.png")
 
 
-def summary_main(args) -> int:
+def _sweep(args):
+    """(header, rows) of args.csv, or None after one line naming what is wrong."""
     try:
-        header, rows = read_sweep(args.csv)
+        return read_sweep(args.csv)
     except ValueError as e:
-        return cli.fail(args.prog, str(e))
+        cli.fail(args.prog, str(e))
+        return None
+
+
+def summary_main(args) -> int:
+    sweep = _sweep(args)
+    if sweep is None:
+        return cli.BAD_INPUT
+    header, rows = sweep
     try:
         cli.write_text(args.out, summarize(header, rows))
     except OSError as e:
@@ -266,10 +309,10 @@ def summary_main(args) -> int:
 
 
 def heatmap_main(args) -> int:
-    try:
-        header, rows = read_sweep(args.csv)
-    except ValueError as e:
-        return cli.fail(args.prog, str(e))
+    sweep = _sweep(args)
+    if sweep is None:
+        return cli.BAD_INPUT
+    header, rows = sweep
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:

@@ -34,7 +34,7 @@ def _one(made, kind, lab):
 @pytest.fixture(scope="module")
 def copy_and_friends(tmp_path_factory):
     out = tmp_path_factory.mktemp("plots")
-    files = fx("copy/copy_f16_peers_session.json", "copy/peers_copy_f16.json", "stride/stride_f32.json",
+    files = fx("copy/copy_f16_with_peers.json", "copy/peers_copy_f16.json", "stride/stride_f32.json",
                "gather/gather_f32.json", "gather/peers_gather_f32.json", "tile/tile_f32.json")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -129,39 +129,72 @@ def test_a_main_file_merged_with_its_sweep_keeps_the_ladder(tmp_path, main_file,
 
 
 def test_every_committed_results_file_in_one_call(tmp_path, capsys, monkeypatch):
-    # All 75 files, every lab, runs of several sessions and --profile runs: exit 0, a ladder per lab, no
-    # warning, and stderr holds only memlab-plot's own lines (what was not drawn, once per reason). The
-    # PNGs are not encoded here (that takes a minute on two cores; the other tests encode theirs).
-    def is_results(path):  # the catalogue holds other JSON too (a study's own schema)
+    # Every committed JSON file, as `memlab-plot docs/results/h100/*/*.json` gives them: every lab, runs of several
+    # sessions, --profile runs, and files that are not results (check runs, check references, a study's own
+    # schema). Exit 0, a ladder per lab, no warning; stderr holds only memlab-plot's own lines: one per file
+    # skipped (naming it and why), what was not drawn (once per reason), the count. The PNGs are not encoded here
+    # (that takes a minute on two cores; the other tests encode theirs).
+    def is_results(path):
         with open(path, encoding="utf-8") as f:
             return '"schema": "memlab.results/1"' in f.read(4096)
 
-    files = sorted(f for f in glob.glob(os.path.join(FIXTURES, "**", "*.json"), recursive=True) if is_results(f))
-    assert len(files) >= 70
+    every = sorted(glob.glob(os.path.join(FIXTURES, "**", "*.json"), recursive=True))
+    others = [f for f in every if not is_results(f)]
+    assert len(every) - len(others) >= 70 and others  # the check's files are among them
     saved = []
     monkeypatch.setattr(plot.plt.Figure, "savefig", lambda self, path, **kw: saved.append(os.path.basename(path)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert plot.main(files + ["-o", str(tmp_path)]) == 0
+        assert plot.main(every + ["-o", str(tmp_path)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err and all(line.startswith("memlab-plot: ") for line in err), err
-    assert f" files in {tmp_path} (index.md lists them" in err[-1]
-    assert all(line.startswith("memlab-plot: not drawn: ") for line in err[:-1])
+    skipped = [line for line in err if line.startswith("memlab-plot: skipped ")]
+    assert sorted(line.split(" ")[2].rstrip(":") for line in skipped) == others
+    assert all("not a memlab.results/1 file" in line for line in skipped), skipped
+    assert f" files in {tmp_path} from {len(every) - len(others)} results file(s) (index.md lists them" in err[-1]
+    assert f"; {len(others)} file(s) skipped)" in err[-1]
+    assert all(line.startswith(("memlab-plot: not drawn: ", "memlab-plot: skipped ")) for line in err[:-1])
     assert len(err) == len(set(err))  # each reason once
     assert any("a --profile run" in line for line in err)
     for lab in LABS:
         assert any(name.startswith(f"ladder_{lab}_") for name in saved), lab
     assert "roofline.png" in saved
-    assert "## Not drawn" in (tmp_path / "index.md").read_text()
+    index = (tmp_path / "index.md").read_text()
+    assert "## Not drawn" in index and "## Files skipped" in index
+    assert all(f"- {o}: not a memlab.results/1 file" in index for o in others)
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_FILES))
-def test_every_bad_file_is_one_line_and_exit_2(tmp_path, capsys, kind):
+def test_every_bad_file_is_skipped_in_one_line_and_alone_is_exit_2(tmp_path, capsys, kind):
     good = fx("gather/gather_f32.json")[0]
     bad = bad_file(tmp_path, kind)
-    assert plot.main([good, bad, "-o", str(tmp_path / "o")]) == 2
+    assert plot.main([good, bad, "-o", str(tmp_path / "o"), "--only", "ladder"]) == 0  # the good file is drawn
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"memlab-plot: skipped {bad}: ") and BAD_FILES[kind][1] in err[0], err
+    assert len([line for line in err if bad in line]) == 1 and "1 file(s) skipped" in err[-1]
+    assert plot.main([bad, "-o", str(tmp_path / "o2")]) == 2  # nothing left to draw
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"memlab-plot: {bad}: ") and BAD_FILES[kind][1] in err, err
+    assert err.count("\n") == 2 and err.startswith(f"memlab-plot: skipped {bad}: ") and BAD_FILES[kind][1] in err
+    assert "memlab-plot: nothing to draw: none of the 1 file(s) given is a memlab results file\n" in err
+    assert not (tmp_path / "o2").exists()
+
+
+def test_results_with_nothing_a_picture_can_show_exit_2(tmp_path, capsys):
+    r = result()
+    r.update(status="skipped", note="needs two GPUs")
+    doc = document([r])
+    path = tmp_path / "skipped.json"
+    path.write_text(json.dumps(doc))
+    assert plot.main([str(path), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("memlab-plot: nothing drawn from the 1 results file(s): no result a picture can show")
+
+
+def test_help_says_what_is_skipped_and_when_the_exit_is_not_0(capsys):
+    assert exit_code(plot.main, ["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "are skipped, each named on stderr with why in one line" in text
+    assert "0 something was drawn, whatever was skipped; 2 nothing could be drawn" in text
 
 
 def test_an_out_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys):

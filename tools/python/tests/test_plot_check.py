@@ -43,5 +43,5 @@ def test_not_a_check_is_exit_2(tmp_path, capsys):
     src = tmp_path / "r.json"
     src.write_text(json.dumps({"schema": "memlab.results/1"}))
     assert pc.main([str(src)]) == 2
-    assert "not a memlab.check/1 file" in capsys.readouterr().err
+    assert "not a memlab.check/1 or /2 file" in capsys.readouterr().err
     assert pc.main([str(tmp_path / "none.json")]) == 2

@@ -35,10 +35,11 @@ def drawn(runs, tmp_path_factory):
     notes, titles = [], {}
     save = ph.save
 
-    def keep_titles(f, where, name, rect=(0, 0, 1, 1)):
-        texts = [f._suptitle.get_text() if f._suptitle else ""] + [ax.get_title() for ax in f.axes]
+    def keep_titles(f, where, name, *args, **kw):
+        texts = [f._suptitle.get_text() if f._suptitle else ""] + [ax.get_title() for ax in f.axes] + \
+            [t.get_text() for t in f.texts]
         titles[name] = " ".join(texts)
-        return save(f, where, name, rect)
+        return save(f, where, name, *args, **kw)
 
     mp = pytest.MonkeyPatch()
     mp.setattr(ph, "save", keep_titles)
@@ -63,6 +64,8 @@ def test_every_title_names_the_gpu(drawn):
     assert sorted(titles) == sorted(PICTURES)
     for name, text in titles.items():
         assert device["name"] == "NVIDIA H100 80GB HBM3" and device["name"] in text, name
+        # what a reader sees: no run stamps, sessions or flags (the bandwidth picture's footer printed all three)
+        assert not any(w in text for w in ("UTC", "session", "--ilp", "--ctas")), (name, text)
 
 
 def test_the_per_sm_map_sets_each_sm_against_the_median(runs):
@@ -205,3 +208,11 @@ def test_the_loaded_latency_leaves_out_chains_the_l2_holds(runs):
     curves = ph.loaded_points(records, device)
     assert sorted(curves) == [256 << 20, ph.GIB]
     assert len(curves[ph.GIB]) == 11 and all(ns > 300 for _, ns, _ in curves[ph.GIB])
+
+
+def test_the_bandwidth_picture_draws_every_sm_streaming_with_todays_kernels_only(runs):
+    records, device = runs
+    drawn = ph.drawn_bandwidth_points(records, device)
+    assert all(p["full"] and not p["earlier"] for pts in drawn.values() for p in pts.values())
+    assert 64 << 20 not in drawn["dot"] and 64 << 10 not in drawn["dot"]  # an earlier kernel's, a part of the GPU
+    assert {4 << 20, 16 << 20, ph.GIB} <= set(drawn["dot"])

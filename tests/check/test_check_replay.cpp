@@ -1,0 +1,271 @@
+// memlab check's check file and what reads it, without a GPU: the fault codes as docs/check.md lists
+// them, every committed check file (either schema) replayed with its own verdicts, a fake run written
+// and replayed to the same verdicts, the writers (Prometheus's text format, the one line), another
+// process on a GPU (busy), a stop request (interrupted), and --replay's bad input.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "check/check.hpp"
+#include "check/faults.hpp"
+#include "cli/cli_run.hpp"
+#include "cli/commands.hpp"
+#include "harness/registry.hpp"
+#include "harness/runner.hpp"
+
+namespace memlab::check {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp(const std::string& name) {
+  return (fs::temp_directory_path() / (std::to_string(::getpid()) + "_replay_" + name)).string();
+}
+
+struct outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+// memlab check in process, no GPU backend: what --replay needs.
+outcome check_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), {"memlab", "check"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  outcome o;
+  o.code = cli::main_with(static_cast<int>(argv.size()), argv.data(), {all_labs(), missing_labs()});
+  o.out = testing::internal::GetCapturedStdout();
+  o.err = testing::internal::GetCapturedStderr();
+  return o;
+}
+
+// Every committed check file, of every schema.
+std::vector<std::string> committed_check_files() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(MEMLAB_SOURCE_DIR "/docs/results")) {
+    if (e.path().extension() != ".json") continue;
+    const std::string text = read_text(e.path().string());
+    if (text.find("\"schema\": \"memlab.check/") != std::string::npos) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> verdicts(const json& j) {
+  std::vector<std::string> out;
+  for (const auto& r : j["rows"])
+    out.push_back(fmt::format("{}@{}>{}:{}", r["metric"].get<std::string>(), r["gpu"].dump(), r["peer"].dump(),
+                              r["verdict"].get<std::string>()));
+  return out;
+}
+
+TEST(check_faults, docs_check_md_lists_the_codes_of_the_code_and_nothing_else) {
+  const std::string page = read_text(MEMLAB_SOURCE_DIR "/docs/check.md");
+  const auto begin = page.find("<!-- fault codes:");
+  const auto end = page.find("<!-- end of fault codes -->");
+  ASSERT_NE(begin, std::string::npos) << "docs/check.md has no fault-code table";
+  ASSERT_NE(end, std::string::npos);
+  std::istringstream lines(page.substr(begin, end - begin));
+  std::vector<std::string> documented;
+  const std::regex row(R"(^\| `([a-z0-9_]+)` \| (.+) \| (.+) \| (.+) \| `([a-z]+)` \|$)");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    const fault* f = find_fault(m[1].str());
+    ASSERT_NE(f, nullptr) << "docs/check.md lists a code the code does not have: " << line;
+    EXPECT_EQ(m[2].str(), f->raised_by) << line;
+    EXPECT_EQ(m[3].str(), f->points_at) << line;
+    EXPECT_EQ(m[4].str(), f->means) << line;
+    EXPECT_EQ(m[5].str(), to_string(f->on_fail)) << line;
+    documented.push_back(m[1].str());
+  }
+  std::vector<std::string> coded;
+  for (const fault& f : faults()) coded.emplace_back(f.code);
+  EXPECT_EQ(documented, coded) << "the page's table, row for row in the code's order";
+}
+
+TEST(check_faults, every_metric_names_a_code_and_every_code_is_raised) {
+  for (const metric& m : suite()) {
+    const fault* f = find_fault(m.fault);
+    ASSERT_NE(f, nullptr) << m.name << ": no fault code " << m.fault;
+    EXPECT_NE(std::string(f->raised_by).find(m.name), std::string::npos)
+        << m.name << " raises " << f->code << ", whose row names " << f->raised_by;
+  }
+  for (std::string_view c : {fault_code::gpu_busy, fault_code::data_corruption, fault_code::cuda_error,
+                             fault_code::case_error, fault_code::out_of_memory})
+    EXPECT_NE(find_fault(c), nullptr) << c;
+  EXPECT_EQ(most_urgent(action::monitor, action::replace), action::replace);
+  EXPECT_EQ(most_urgent(action::drain, action::reset), action::drain);
+  EXPECT_EQ(most_urgent(action::rerun, action::monitor), action::rerun);
+}
+
+TEST(check_faults, clock_event_words_read_back_as_their_mask) {
+  for (std::uint64_t mask : {0ull, 0x4ull, 0x8ull | 0x40ull, 0x1ull | 0x2ull | 0x80ull, 0x1ffull, 0x1000ull | 0x4ull}) {
+    const auto back = clock_events_named(clock_event_text(mask));
+    ASSERT_TRUE(back.has_value()) << clock_event_text(mask);
+    EXPECT_EQ(*back, mask) << clock_event_text(mask);
+  }
+  EXPECT_FALSE(clock_events_named("a slow fan").has_value());
+}
+
+// The committed runs, judged again by the committed reference: the verdicts they were written with,
+// row for row, and the same exit status; each replay valid against the schema of its version.
+TEST(check_replay, every_committed_check_file_replays_with_its_own_verdicts) {
+  const auto files = committed_check_files();
+  ASSERT_GE(files.size(), 5u) << "the 4-GPU runs, the load, the subset, the one-GPU run";
+  int replayed = 0;
+  for (const std::string& f : files) {
+    const json was = json::parse(read_text(f));
+    const std::string out = temp("replayed.json");
+    const auto o = check_cli({"--replay", f, "--out", out, "--quiet", "--format", "line"});
+    EXPECT_EQ(o.code, was["exit_status"].get<int>()) << f << "\n" << o.out << o.err;
+    const json now = json::parse(read_text(out));
+    EXPECT_EQ(now["schema"], "memlab.check/2");
+    EXPECT_EQ(verdicts(now), verdicts(was)) << f;
+    EXPECT_EQ(now["started"].get<std::string>().size(), 20u) << now["started"];
+    EXPECT_EQ(now["replay"]["path"], f);
+    EXPECT_EQ(now["replay"]["schema"], was["schema"]);
+    EXPECT_EQ(now["machine"], was["machine"]);
+    for (const auto& r : now["rows"]) {
+      const bool flagged = r["verdict"] == "fail" || r["verdict"] == "warn" || r["verdict"] == "sibling";
+      EXPECT_EQ(r["fault"].is_string(), flagged) << r.dump();
+      EXPECT_EQ(r["action"].is_string(), flagged) << r.dump();
+      if (flagged) {
+        EXPECT_NE(r["reason"].get<std::string>().find(r["metric"].get<std::string>()), std::string::npos);
+      }
+    }
+    fs::remove(out);
+    ++replayed;
+  }
+  EXPECT_EQ(replayed, static_cast<int>(files.size()));
+}
+
+// The 4 x H100 run with a competing copy on GPU 3: GPU 3's rows and the node's all-reduce, which GPU 3
+// takes part in, flagged with their codes; the one line names GPU 3, each metric and the action.
+TEST(check_replay, the_load_on_gpu_3_gives_its_faults_and_actions) {
+  const auto o = check_cli({"--replay", MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/load.json", "--format", "json"});
+  ASSERT_EQ(o.code, 1) << o.err;
+  const json j = json::parse(o.out);
+  std::vector<std::string> faults_found;
+  for (const auto& r : j["rows"]) {
+    if (!r["fault"].is_string()) continue;
+    faults_found.push_back(fmt::format("{}@{}>{}:{}:{}", r["metric"].get<std::string>(), r["gpu"].dump(),
+                                       r["peer"].dump(), r["fault"].get<std::string>(),
+                                       r["action"].get<std::string>()));
+  }
+  EXPECT_EQ(faults_found, (std::vector<std::string>{
+                              "l2_latency@3>null:l2_latency:drain", "hbm_latency@3>null:hbm_latency:drain",
+                              "d2h_pinned@3>null:pcie_bandwidth:monitor", "peer_ce@3>0:nvlink_bandwidth:drain",
+                              "peer_ce@3>1:nvlink_bandwidth:drain", "peer_ce@3>2:nvlink_bandwidth:drain",
+                              "all_reduce@null>null:collective_bandwidth:drain"}));
+  EXPECT_EQ(j["action"], "drain");
+  const auto line = check_cli({"--replay", MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/load.json", "--format",
+                               "line", "--line-max", "120"});
+  EXPECT_EQ(line.code, 1);
+  EXPECT_EQ(memlab::test::lines_of(line.out), 1u) << line.out;
+  EXPECT_LE(line.out.size(), 121u) << line.out;
+  EXPECT_EQ(line.out.rfind("memlab check fail (drain): GPU 3 l2_latency 160.5 ns fail (drain)", 0), 0u) << line.out;
+  EXPECT_NE(line.out.find("more"), std::string::npos) << line.out;
+}
+
+TEST(check_replay, no_path_of_the_build_machine_in_what_a_replay_writes) {
+  for (const char* form : {"table", "json", "prometheus", "line"}) {
+    const auto o = check_cli({"--replay", MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/load.json", "--format", form});
+    EXPECT_EQ(o.out.find(MEMLAB_SOURCE_DIR "/references"), std::string::npos) << form << "\n" << o.out;
+    if (std::string_view(form) != "line") {
+      EXPECT_NE(o.out.find("references/nvidia-h100-80gb-hbm3.json"), std::string::npos) << form;
+    }
+  }
+}
+
+TEST(check_replay, bad_input_is_one_line_and_exit_2) {
+  const std::string good = MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/load.json";
+  const std::string text = read_text(good);
+  const std::string cut = temp("cut.json"), v3 = temp("v3.json"), results = temp("results.json"),
+                    other_ref = temp("h200_ref.json"), unknown_metric = temp("unknown_metric.json");
+  std::ofstream(cut) << text.substr(0, text.size() / 2);
+  json j = json::parse(text);
+  j["schema"] = "memlab.check/3";
+  std::ofstream(v3) << j.dump();
+  std::ofstream(results) << R"({"schema": "memlab.results/1", "results": []})";
+  json m = json::parse(text);
+  m["rows"][0]["metric"] = "hbm_speed";
+  std::ofstream(unknown_metric) << m.dump();
+  json ref = json::parse(read_text(MEMLAB_SOURCE_DIR "/references/nvidia-h100-80gb-hbm3.json"));
+  ref["model"]["name"] = "NVIDIA H200";
+  ref["model"]["memory_gib"] = 139.8;
+  std::ofstream(other_ref) << ref.dump();
+  struct bad {
+    std::vector<std::string> args;
+    std::string needle;
+  };
+  const std::vector<bad> cases{
+      {{"--replay", cut}, "cut.json: not JSON, or cut short"},
+      {{"--replay", v3}, "\"memlab.check/3\": this memlab reads memlab.check/1, memlab.check/2"},
+      {{"--replay", results}, "\"memlab.results/1\": this memlab reads"},
+      {{"--replay", unknown_metric}, "metric \"hbm_speed\" is not in this memlab's suite"},
+      {{"--replay", temp("missing.json")}, "missing.json: cannot be read"},
+      {{"--replay", good, "--reference", other_ref}, "the reference is for NVIDIA H200"},
+      {{"--replay", good, "--devices", "0"}, "--replay and --devices"},
+      {{"--replay", good, "--write-reference", temp("w.json")}, "--replay and --write-reference"},
+      {{"--replay", good, "--out", "/nonexistent_folder/x.prom"}, "/nonexistent_folder/x.prom"},
+      {{"--replay", good, "--out", temp("x.txt")}, ".json (the check file) or .prom"},
+  };
+  for (const auto& c : cases) {
+    const auto o = check_cli(c.args);
+    EXPECT_EQ(o.code, 2) << testing::PrintToString(c.args) << o.out << o.err;
+    EXPECT_EQ(memlab::test::lines_of(o.err), 1u) << o.err;
+    EXPECT_NE(o.err.find(c.needle), std::string::npos) << c.needle << " in " << o.err;
+    EXPECT_TRUE(o.out.empty()) << "nothing written before the usage error: " << o.out;
+  }
+  for (const auto& f : {cut, v3, results, other_ref, unknown_metric}) fs::remove(f);
+}
+
+// A folder node_exporter reads that cannot be written: exit 2 before anything; the .prom file written
+// whole (a temporary file renamed), and nothing else left in the folder.
+TEST(check_replay, a_textfile_is_written_whole_or_not_at_all) {
+  const std::string dir = temp("textfile");
+  fs::create_directories(dir);
+  const auto o = check_cli({"--replay", MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/run1.json", "--out",
+                            dir + "/memlab_check.prom", "--quiet"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"memlab_check.prom"});
+  const std::string prom = read_text(dir + "/memlab_check.prom");
+  EXPECT_NE(prom.find("memlab_check_run_verdict{verdict=\"pass\"} 1\n"), std::string::npos) << prom;
+  EXPECT_EQ(prom.back(), '\n');
+  if (::geteuid() != 0) {  // root writes anywhere: the validator's probe file tells, not the mode bits
+    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+    const auto ro = check_cli({"--replay", MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/run1.json", "--out",
+                               dir + "/memlab_check.prom"});
+    EXPECT_EQ(ro.code, 2) << ro.err;
+    fs::permissions(dir, fs::perms::owner_all);
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace memlab::check
