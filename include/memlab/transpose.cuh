@@ -38,8 +38,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cuda/cmath>
-
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -1028,8 +1026,8 @@ inline bool plan_fits(const transpose_plan& p, std::uintptr_t d, std::uintptr_t 
   const transpose_geometry g = transpose_geometry_of(p.path, p.elem_size);
   const auto tr = static_cast<std::uint64_t>(g.tile_rows), tc = static_cast<std::uint64_t>(g.tile_cols);
   return p.tile_rows == g.tile_rows && p.tile_cols == g.tile_cols && p.halo_rows == g.halo_rows &&
-         p.vec_bytes == g.vec_bytes && p.smem_bytes == g.smem_bytes && p.tiles_r == cuda::ceil_div(p.rows, tr) &&
-         p.tiles_c == cuda::ceil_div(p.cols, tc) && p.tiles == p.batch * p.tiles_r * p.tiles_c;
+         p.vec_bytes == g.vec_bytes && p.smem_bytes == g.smem_bytes && p.tiles_r == (p.rows + tr - 1) / tr &&
+         p.tiles_c == (p.cols + tc - 1) / tc && p.tiles == p.batch * p.tiles_r * p.tiles_c;
 }
 
 }  // namespace detail
