@@ -100,7 +100,7 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
   req.labs = unique_in_order(req.labs);
   req.variants = unique_in_order(req.variants);
   req.dtypes = unique_in_order(req.dtypes);
-  // In reading order: the labs and their types, then the sizes (sizes.cpp), then what the labs' tables say of the
+  // In reading order: the labs, each lab's types and sizes (sizes.cpp), then what the labs' tables say of the
   // named rungs and axes and their values (lab.cpp), then the cases.
   std::vector<const lab*> chosen;
   if (req.labs.empty()) {
@@ -126,6 +126,14 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     std::vector<std::vector<axis_value>> axes;
     std::vector<const variant*> variants;
   };
+  // Lab by lab: its types, then its sizes, each counted in every type once. Byte counts (reads + writes,
+  // offsets, guards) must stay far from 64-bit overflow.
+  std::vector<size_spec> user_sizes = req.sizes.specs;
+  try {
+    if (user_sizes.empty() && !req.sizes.text.empty()) user_sizes = parse_sizes(req.sizes.text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
+  }
   std::vector<lab_plan> plans;
   for (const lab* l : chosen) {
     lab_plan lp{l, req.dtypes.empty() ? std::vector<dtype>{l->default_dtype} : req.dtypes, {}, {}, {}, {}};
@@ -137,25 +145,15 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
             fmt::format("--dtype: lab {} does not support {} (it supports {})", l->name, to_string(t), join(names)));
       }
     }
-    plans.push_back(std::move(lp));
-  }
-
-  // The sizes, each counted in every type of its lab once. Byte counts (reads + writes, offsets, guards) must
-  // stay far from 64-bit overflow.
-  std::vector<size_spec> user_sizes = req.sizes.specs;
-  try {
-    if (user_sizes.empty() && !req.sizes.text.empty()) user_sizes = parse_sizes(req.sizes.text);
-    for (auto& lp : plans) {
-      lp.sizes = user_sizes.empty() ? parse_sizes(lp.l->default_sizes) : user_sizes;
+    try {
+      lp.sizes = user_sizes.empty() ? parse_sizes(l->default_sizes) : user_sizes;
       for (dtype t : lp.types) {
         auto& per_size = lp.n.emplace_back();
         for (const auto& sz : lp.sizes) per_size.push_back(elements_of(sz, size_of(t)));
       }
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
     }
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
-  }
-  for (const auto& lp : plans) {
     for (std::size_t i = 0; i < lp.types.size(); ++i) {
       for (std::size_t k = 0; k < lp.sizes.size(); ++k) {
         if (lp.n[i][k] > (std::uint64_t{1} << 62) / size_of(lp.types[i])) {
@@ -164,6 +162,7 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
         }
       }
     }
+    plans.push_back(std::move(lp));
   }
 
   // What the tables say: a variant named with --variant exists in at least one chosen lab, an axis given is
