@@ -9,6 +9,8 @@
 #   NCCL (for the transfer lab's nccl_* rungs): PyPI's nvidia-nccl-cu13 (pip; cmake finds
 #   nvidia/nccl in python3's site-packages), unless the system has it (Debian's libnccl-dev).
 #   jsonschema (the tests validate results files against docs/results.schema.json): PyPI.
+#   Prometheus, promtool, prometheus-node-exporter, Slurm (slurmctld, slurmd, scontrol) and munge: Debian's
+#   packages (apt-get); memlab check's integration tests start them on localhost (no systemd needed).
 #   Chromium (headless: the tests load memlab-report's and memlab-fleet's pages in it): Debian's package (apt-get).
 #   memlab's Python tools (tools/python: memlab-peers, memlab-plot, memlab-compare) with their test
 #   packages (numpy, matplotlib, tqdm, pytest): pip. PyTorch and Triton are not installed here:
@@ -28,6 +30,12 @@ have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
 have_header fmt/format.h || missing+=(libfmt-dev)
 have_header gtest/gtest.h || missing+=(libgtest-dev)
 command -v chromium >/dev/null || missing+=(chromium)  # memlab-report's pages are tested in headless Chromium
+# memlab check's integrations and memlab-fleet's textfile, tested against the real servers.
+have_program() { command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
+have_program prometheus && have_program promtool || missing+=(prometheus)
+have_program prometheus-node-exporter || missing+=(prometheus-node-exporter)
+have_program slurmctld && have_program slurmd && have_program scontrol || missing+=(slurm-wlm)
+have_program munged || missing+=(munge)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

@@ -91,6 +91,19 @@ std::optional<double> figure_of(const result& r, std::string_view name) {
   return std::nullopt;
 }
 
+// The processes seen while sampling, less this one. NVML lists processes by the host's PIDs: in a
+// container with a PID namespace of its own the check's own process is not getpid() there. Then the
+// one process seen during the cases that /proc does not show is taken for the check itself.
+std::vector<gpu_process> without_self(const nvml_samples& s) {
+  if (s.self_seen || s.processes.empty()) return s.processes;
+  std::vector<gpu_process> out;
+  int unseen = 0;
+  for (const auto& p : s.processes) unseen += p.seen == "during" && p.name.empty() ? 1 : 0;
+  for (const auto& p : s.processes)
+    if (!(unseen == 1 && p.seen == "during" && p.name.empty())) out.push_back(p);
+  return out;
+}
+
 class suite_runner {
  public:
   suite_runner(std::span<const lab* const> built, std::span<const missing_lab> missing, check_backend& b,
@@ -99,47 +112,25 @@ class suite_runner {
 
   // Runs `c` on GPU `gpu`, "$peer" and "$gpus" in its axes replaced; NVML sampled meanwhile. After a
   // CUDA error (the GPU's context may be lost) no case runs: each says why.
+  // Every case from now on gives no figure: `why`, the fault `code`.
+  void refuse(std::string why, std::string_view code) {
+    refused_ = std::move(why);
+    refused_code_ = code;
+  }
+
   case_outcome run(const lab_case& c, int gpu, int peer, int gpus) {
     if (!stopped_.empty()) return {.why = stopped_};
-    const lab* l = nullptr;
-    for (const lab* x : built_)
-      if (x->name == c.lab) l = x;
-    if (l == nullptr) {
-      for (const auto& m : missing_)
-        if (m.name == c.lab) return {.why = fmt::format("lab {} is not built: {}", c.lab, m.why)};
-      return {.why = fmt::format("lab {} is not built in this memlab", c.lab)};
-    }
-    if (std::none_of(l->variants.begin(), l->variants.end(), [&](const variant& v) { return v.name == c.variant; })) {
-      return {.why = l->built_without.empty()
-                         ? fmt::format("lab {} has no rung {}", c.lab, c.variant)
-                         : fmt::format("{} is not built: built without {}", c.variant, l->built_without)};
-    }
-    run_request req;
-    req.labs = {std::string(c.lab)};
-    req.variants = {std::string(c.variant)};
-    req.dtypes = {*parse_dtype(c.dtype)};
-    req.sizes.text = std::string(c.size);
-    for (auto& [axis, value] : axes_of(c, peer, gpus)) req.axes.emplace_back(axis, axis_values(std::move(value)));
-    req.devices = {gpu};
-    req.device_count = b_.device_count();
+    if (!refused_.empty()) return {.why = refused_, .failed = refused_code_};
+    case_plan_result plan = plan_case(c, built_, missing_, gpu, peer, gpus, b_.device_count());
+    if (!plan.planned) return {.why = plan.why};
+    run_request& req = plan.request;
     req.max_time_s = o_.max_time_s;
-    req.progress = false;
-    req.measure_ceiling = false;
-    req.command = "memlab run " + command_of(c, gpu, peer, gpus);
-    std::vector<planned_case> cases;
-    try {
-      cases = plan_cases(req, built_, missing_);
-    } catch (const std::invalid_argument& e) {
-      return {.why = std::string(e.what())};
-    }
-    if (cases.size() != 1) return {.why = fmt::format("the case plans {} cases, not one", cases.size())};
-    cases.front().device = gpu;  // a run of one GPU plans it as "the run's only one"
     b_.nvml_start(gpu);
     result r;
     try {
-      r = b_.runner().run(cases.front(), req);
+      r = b_.runner().run(*plan.planned, req);
     } catch (const cuda_error& e) {
-      merge(b_.nvml_stop(gpu));
+      merge(gpu, b_.nvml_stop(gpu));
       if (e.code() == cudaErrorMemoryAllocation) {
         // Not a lost context: the check goes on. Whose fault it is (another process's, or memory the
         // check cannot see) is judge()'s, from the processes on the GPU.
@@ -154,11 +145,11 @@ class suite_runner {
               .failed = fault_code::cuda_error};
     } catch (const std::exception& e) {
       // Another error (NCCL's, a host allocation): this metric fails with it, the check goes on.
-      merge(b_.nvml_stop(gpu));
+      merge(gpu, b_.nvml_stop(gpu));
       return {.why = fmt::format("an error stopped the case: {}", without_location(e.what())),
               .failed = fault_code::case_error};
     }
-    merge(b_.nvml_stop(gpu));
+    merge(gpu, b_.nvml_stop(gpu));
     if (r.status == result_status::skipped) {
       if (memory_short(r.note)) return {.why = r.note, .failed = fault_code::out_of_memory};
       return {.why = r.note};
@@ -166,6 +157,9 @@ class suite_runner {
     if (r.status == result_status::failed) return {.why = r.note, .failed = fault_code::data_corruption};
     return {.r = std::move(r)};
   }
+
+  // The other processes seen on GPU `gpu` while its cases (or the pairs and the node it drove) ran.
+  const std::vector<gpu_process>& processes(int gpu) { return seen_[gpu]; }
 
   // The samples of every case on the current GPU, together; why there are none when no case ran.
   nvml_samples take_samples() {
@@ -175,8 +169,8 @@ class suite_runner {
   }
 
  private:
-  void merge(const nvml_samples& s) {
-    add_processes(samples_.processes, s.processes);
+  void merge(int gpu, const nvml_samples& s) {
+    add_processes(seen_[gpu], without_self(s));
     if (s.samples == 0) {
       if (samples_.samples == 0) samples_.why = s.why;
       return;
@@ -193,21 +187,11 @@ class suite_runner {
   check_backend& b_;
   const check_options& o_;
   nvml_samples samples_;
+  std::map<int, std::vector<gpu_process>> seen_;
+  std::string refused_;
+  std::string_view refused_code_;
   std::string stopped_;  // non-empty: a CUDA error stopped the check; why the cases after it did not run
 };
-
-// The processes seen while sampling, less this one. NVML lists processes by the host's PIDs: in a
-// container with a PID namespace of its own the check's own process is not getpid() there. Then the
-// one process seen during the cases that /proc does not show is taken for the check itself.
-std::vector<gpu_process> without_self(const nvml_samples& s) {
-  if (s.self_seen || s.processes.empty()) return s.processes;
-  std::vector<gpu_process> out;
-  int unseen = 0;
-  for (const auto& p : s.processes) unseen += p.seen == "during" && p.name.empty() ? 1 : 0;
-  for (const auto& p : s.processes)
-    if (!(unseen == 1 && p.seen == "during" && p.name.empty())) out.push_back(p);
-  return out;
-}
 
 std::string where_of(const row& r) {
   if (r.m->where == scope::pair) return r.gpu < 0 ? "pairs" : fmt::format("{}->{}", r.gpu, r.peer);
@@ -232,80 +216,20 @@ row lab_row(const metric& m, int gpu, int peer, const case_outcome& out, double 
   return r;
 }
 
-// The rows NVML's readings give: what was read; the rules judge them in judge().
+// The rows NVML's readings give: what each metric's rule reads; the rules judge them in judge().
 std::vector<row> nvml_rows(int gpu, const nvml_readings& rd, const nvml_samples& s) {
   std::vector<row> out;
   for (const metric& m : suite()) {
-    if (m.nvml == nvml_reading::none) continue;
+    if (!m.from_nvml()) continue;
     row r{.m = &m, .gpu = gpu};
     if (!rd.why.empty()) {
       r.note = rd.why;
-      out.push_back(std::move(r));
-      continue;
-    }
-    switch (m.nvml) {
-      case nvml_reading::none: break;
-      case nvml_reading::clock_events: {
-        if (!s.why.empty()) {
-          r.note = s.why;
-          break;
-        }
-        const std::uint64_t seen = s.reasons & (clock_event::failing | clock_event::warning);
-        r.value = static_cast<double>(std::popcount(seen));
-        r.expected = 0;
-        r.shown = clock_event_text(seen);
-        r.note = fmt::format("{} samples; all reasons seen: {}", s.samples, clock_event_text(s.reasons));
-        break;
-      }
-      case nvml_reading::ecc_volatile:
-      case nvml_reading::ecc_aggregate: {
-        const auto& count = m.nvml == nvml_reading::ecc_volatile ? rd.ecc_volatile : rd.ecc_aggregate;
-        if (!count) {
-          r.note = rd.ecc_why;
-          break;
-        }
-        r.value = static_cast<double>(*count);
-        r.expected = 0;
-        break;
-      }
-      case nvml_reading::pcie_gen:
-      case nvml_reading::pcie_width: {
-        const bool gen = m.nvml == nvml_reading::pcie_gen;
-        const int seen = gen ? s.gen : s.width, most = gen ? rd.max_gen : rd.max_width;
-        if (!s.why.empty() || seen == 0 || most == 0) {
-          r.note = !s.why.empty() ? s.why : "NVML gave no PCIe link reading";
-          break;
-        }
-        r.value = seen;
-        r.expected = most;
-        r.shown = gen ? fmt::format("Gen{}", seen) : fmt::format("x{}", seen);
-        r.note = fmt::format("the most the link trains to: {}{}", gen ? "Gen" : "x", most);
-        break;
-      }
+    } else {
+      m.nvml.read(r, rd, s);
     }
     out.push_back(std::move(r));
   }
   return out;
-}
-
-// An NVML rule's verdict on what it read (docs/check.md, "The floors, and why"): uncorrected ECC
-// errors since the driver loaded fail, over the GPU's life warn; a PCIe link below its maximum fails;
-// a hardware clock slowdown fails, the driver's power or thermal cap warns.
-verdict nvml_verdict(const row& r) {
-  switch (r.m->nvml) {
-    case nvml_reading::none: break;
-    case nvml_reading::clock_events: {
-      const std::uint64_t seen = clock_events_named(r.shown).value_or(0);
-      return (seen & clock_event::failing) != 0   ? verdict::fail
-             : (seen & clock_event::warning) != 0 ? verdict::warn
-                                                  : verdict::pass;
-    }
-    case nvml_reading::ecc_volatile: return r.value > 0 ? verdict::fail : verdict::pass;
-    case nvml_reading::ecc_aggregate: return r.value > 0 ? verdict::warn : verdict::pass;
-    case nvml_reading::pcie_gen:
-    case nvml_reading::pcie_width: return r.expected && r.value < *r.expected ? verdict::fail : verdict::pass;
-  }
-  return verdict::skip;
 }
 
 void say(std::ostream& progress, const check_options& o, const row& r) {
@@ -326,16 +250,21 @@ std::string link_of(std::span<const gpu_facts> gpus) {
 
 }  // namespace
 
+std::string format_number(double v, const metric& m) {
+  // Each unit's one way to be shown: the table's value and reference, the JSON's "shown", the one line.
+  if (m.unit == "GB/s" || m.unit == "MHz") return fmt::format("{:.1f} {}", v, m.unit);
+  if (m.unit == "ns") return fmt::format("{:.1f} ns", v);
+  if (m.unit == "gen") return fmt::format("Gen{:.0f}", v);
+  if (m.unit == "lanes") return fmt::format("x{:.0f}", v);
+  if (m.unit == "reasons" && v == 0) return "none";
+  return fmt::format("{:.0f} {}", v, m.unit);
+}
+
 std::string format_value(const row& r) {
   if (!r.shown.empty()) return r.shown;
   if (!r.measured()) return "-";
-  const double v = r.value;
-  if (r.m->unit == "GB/s" || r.m->unit == "MHz") return fmt::format("{:.1f} {}", v, r.m->unit);
-  if (r.m->unit == "ns") return fmt::format("{:.1f} ns", v);
-  return fmt::format("{:.0f} {}", v, r.m->unit);
+  return format_number(r.value, *r.m);
 }
-
-std::string format_number(double v, const metric& m) { return format_value(row{.m = &m, .value = v}); }
 
 std::string where_text(const row& r) {
   if (r.m->where == scope::pair) return r.gpu < 0 ? "pairs" : fmt::format("GPU {}->{}", r.gpu, r.peer);
@@ -370,8 +299,17 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
   open_req.progress = false;
   open_req.measure_ceiling = false;
   open_req.max_time_s = o.max_time_s;
-  (void)backend.runner().open(open_req, {}, progress);
   suite_runner runner(built, missing, backend, o);
+  try {
+    (void)backend.runner().open(open_req, {}, progress);
+  } catch (const cuda_error& e) {
+    // Too little memory even to open the GPUs (streams, the L2 flusher): every case says so, and whose
+    // fault it is (another process's) is judge()'s.
+    if (e.code() != cudaErrorMemoryAllocation) throw;
+    (void)cudaGetLastError();
+    runner.refuse(fmt::format("the GPUs could not be opened: {}", without_location(e.what())),
+                  fault_code::out_of_memory);
+  }
 
   // A stop request (SIGINT, SIGTERM) ends the measuring between cases: every row after it says so.
   const auto stopping = [&] {
@@ -408,10 +346,10 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
       push(lab_row(m, gpu, -1, it->second.first, it->second.second));
     }
     nvml_samples samples = runner.take_samples();
-    add_processes(facts_of(gpu).processes, without_self(samples));
+    add_processes(facts_of(gpu).processes, runner.processes(gpu));
     if (stopping()) {
       for (const metric& m : suite())
-        if (m.nvml != nvml_reading::none) interrupted(m, gpu, -1);
+        if (m.from_nvml()) interrupted(m, gpu, -1);
       continue;
     }
     for (row& r : nvml_rows(gpu, backend.nvml_read(gpu), samples)) push(std::move(r));
@@ -457,8 +395,8 @@ measurement measure(std::span<const lab* const> built, std::span<const missing_l
     push(lab_row(m, -1, -1, res, seconds_since(t)));
   }
   // The pairs' and the node's cases sample the GPU that drives them: whoever showed up there counts.
-  const nvml_samples rest = runner.take_samples();
-  if (!out.gpus.empty()) add_processes(out.gpus.front().processes, without_self(rest));
+  (void)runner.take_samples();
+  for (auto& g : out.gpus) add_processes(g.processes, runner.processes(g.ordinal));
   out.seconds = seconds_since(t0);
   if (stop_signal() != 0 && out.interrupted_by.empty()) out.interrupted_by = signal_text(stop_signal());
   return out;
@@ -541,7 +479,7 @@ void judge(measurement& m, const reference* ref) {
       continue;
     }
     if (!r.m->has_reference()) {
-      r.v = nvml_verdict(r);
+      r.v = r.m->nvml.judge(r);
       r.reference = r.expected;
       continue;
     }

@@ -316,13 +316,11 @@ check_file read_check_file(const std::string& path) {
     const std::optional<verdict> was = verdict_named(rd.text(rj, w, "verdict"));
     if (!was) rd.fail(w, fmt::format("\"verdict\" is not one of memlab's"));
     const std::string note = rd.text(rj, w, "note");
-    if (x->nvml != nvml_reading::none) {
+    if (x->from_nvml()) {
       r.expected = rd.optional_number(rj, w, "reference");
-      // clock events and the PCIe link are shown in words: the rule reads them back.
-      if (x->nvml == nvml_reading::clock_events || x->nvml == nvml_reading::pcie_gen ||
-          x->nvml == nvml_reading::pcie_width)
-        r.shown = r.measured() ? shown : "";
-      if (x->nvml == nvml_reading::clock_events && r.measured() && !clock_events_named(shown))
+      // The clock events are shown in words: the rule reads them back.
+      if (x->nvml.words) r.shown = r.measured() ? shown : "";
+      if (x->nvml.words && r.measured() && !clock_events_named(shown))
         rd.fail(w, fmt::format("clock events \"{}\" are not NVML's reasons", shown));
     }
     if (v1) {

@@ -297,6 +297,13 @@ reference read_reference(const std::string& path) {
 std::string reference_dir(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("MEMLAB_REFERENCES"); env != nullptr && *env != '\0') return env;
+  // An installed memlab (cmake --install): PREFIX/bin/memlab reads PREFIX/share/memlab/references.
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "memlab" / "references";
+    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  }
   return MEMLAB_REFERENCES_DIR;
 }
 

@@ -73,8 +73,8 @@ std::string reference_json(const reference& r);
 reference_figure make_figure(std::string metric, std::string unit, bool higher_is_better, std::vector<double> values,
                              const floor_rule& rule);
 
-// Where references are looked for: `flag` when given, else $MEMLAB_REFERENCES, else the source
-// tree's references/ (compiled in).
+// Where references are looked for: `flag` when given, else $MEMLAB_REFERENCES, else an install's
+// share/memlab/references beside its bin/, else the source tree's references/ (compiled in).
 std::string reference_dir(const std::string& flag);
 // The reference in `dir` whose model matches `gpu` (name, memory, SMs); nullopt when none does.
 // Throws reference_error for a file there that cannot be read.

@@ -93,11 +93,7 @@ void write_table(std::ostream& os, const measurement& m, const check_header& h) 
   t.column("action", false);
   t.column("points at / note", false);
   for (const row& r : m.rows) {
-    std::string ref = "-";
-    if (r.reference) ref = r.m->has_reference() ? format_number(*r.reference, *r.m) : fmt::format("{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::pcie_gen && r.reference) ref = fmt::format("Gen{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::pcie_width && r.reference) ref = fmt::format("x{:.0f}", *r.reference);
-    if (r.m->nvml == nvml_reading::clock_events) ref = r.reference ? "none" : "-";
+    const std::string ref = r.reference ? format_number(*r.reference, *r.m) : "-";
     std::string note = r.points_at;
     const std::string words = !r.judged.empty() ? r.judged : r.note;
     const bool say_why = r.f != nullptr || r.v == verdict::skip || r.v == verdict::interrupted;
@@ -255,7 +251,10 @@ std::string check_prometheus(const measurement& m, const check_header& h) {
 
 std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars) {
   const auto act = action_of(m);
-  std::string head = fmt::format("memlab check {}", run_verdict(h.exit_status));
+  // An interrupted check that failed on a row it measured says fail first: a scheduler acts on it.
+  const bool failed = std::any_of(m.rows.begin(), m.rows.end(), [](const row& r) { return r.v == verdict::fail; });
+  const std::string_view word = h.exit_status == exit_interrupted && failed ? "fail" : run_verdict(h.exit_status);
+  std::string head = fmt::format("memlab check {}", word);
   if (act) head += fmt::format(" ({})", to_string(*act));
   if (!m.interrupted_by.empty()) head += fmt::format(" interrupted by {}", m.interrupted_by);
   // The flagged rows, the most urgent action first, then in the table's order.

@@ -180,6 +180,9 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
     }
   }
   if (!o.replay.empty()) return replay_command(o, std::move(given));
+  // SIGINT, SIGTERM from here on: the check stops after the case it is in and writes what it measured
+  // (exit 130); one that comes before the first case leaves every row interrupted, and still a file.
+  install_stop_handlers();
 
   std::unique_ptr<check_backend> own;
   if (backend == nullptr) {
@@ -248,10 +251,8 @@ int check_command(const lab_set& labs, const check_options& o, check::check_back
   std::vector<measurement> measured;
   // A case that failed (its verification, an error) in any run: no reference is written from it.
   std::string case_failed;
-  // SIGINT, SIGTERM: the check stops after the case it is in and writes what it measured (exit 130).
-  install_stop_handlers();
   try {
-    for (int i = 0; i < runs && case_failed.empty() && stop_signal() == 0; ++i) {
+    for (int i = 0; i < runs && case_failed.empty() && (i == 0 || stop_signal() == 0); ++i) {
       if (o.progress && runs > 1) std::cerr << fmt::format("check: run {} of {}\n", i + 1, runs);
       measured.push_back(measure(labs.built, labs.missing, *backend, co, std::cerr));
       for (const row& r : measured.back().rows)

@@ -193,6 +193,7 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
       if (a.grammar == axis_grammar::shape) {
         for (std::size_t i = 0; i < a.rank(); ++i) aj["extents"].push_back(a.extents[i]);
       }
+      if (!a.formerly.empty()) aj["formerly"] = a.formerly;
       lj["axes"].push_back(std::move(aj));
     }
     lj["variants"] = ordered_json::array();
@@ -204,6 +205,7 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
       if (v.roof) vj["roof"] = to_string(*v.roof);
       if (!v.ignores.empty()) vj["ignores"] = v.ignores;
       for (dtype t : v.dtypes) vj["dtypes"].push_back(to_string(t));
+      if (!v.formerly.empty()) vj["formerly"] = v.formerly;
       if (l->facts != nullptr) {
         ordered_json facts = ordered_json::object();
         for (const rung_fact& f : l->facts(v))

@@ -62,6 +62,9 @@ struct axis {
   // Counts that are GPU ordinals other than the case's own (a peer): "all" means every GPU, and the
   // planner drops the case's own GPU and any the machine does not have.
   bool other_gpus = false;
+  // Its earlier names, as results files written before a rename report the param (`memlab list` shows
+  // them, so the tools read an old file by today's name).
+  std::vector<std::string_view> formerly{};
 
   [[nodiscard]] std::size_t rank() const;  // 1 for counts and bytes
   [[nodiscard]] std::string flag() const;  // "--src-offset"
@@ -247,6 +250,9 @@ struct variant {
   bool all_ranks = false;
   // Also timed by nccl-tests' method (timer::loop) with this launcher; none: not.
   std::optional<loop_launcher> loop{};
+  // Its earlier names, as results files written before a rename report the rung (`memlab list` shows
+  // them, so the tools draw an old file under today's name).
+  std::vector<std::string_view> formerly{};
   // The element types it moves (its kernels' types, or what the library it calls moves); empty: every type of
   // the lab's. The planner runs a rung at its own types only.
   std::vector<dtype> dtypes{};

@@ -374,4 +374,28 @@ run_plan plan_run(run_request req, std::span<const lab* const> labs, std::span<c
   return out;
 }
 
+rung_lookup find_rung(std::span<const lab* const> labs, std::span<const missing_lab> missing, std::string_view lab,
+                      std::string_view variant) {
+  rung_lookup out;
+  const auto it = std::find_if(labs.begin(), labs.end(), [&](const memlab::lab* l) { return l->name == lab; });
+  if (it == labs.end()) {
+    for (const auto& m : missing)
+      if (m.name == lab) return {.why = fmt::format("lab {} is not built: {}", lab, m.why)};
+    std::vector<std::string_view> names;
+    for (const memlab::lab* x : labs) names.push_back(x->name);
+    return {.why = fmt::format("unknown lab '{}' (labs: {})", lab, join(names))};
+  }
+  out.l = *it;
+  if (variant.empty()) return out;
+  out.v = out.l->find_variant(variant);
+  if (out.v == nullptr) {
+    std::vector<std::string_view> names;
+    for (const auto& x : out.l->variants) names.push_back(x.name);
+    out.why = out.l->built_without.empty()
+                  ? fmt::format("lab {} has no rung '{}' (rungs: {})", lab, variant, join(names))
+                  : fmt::format("{} is not built: built without {}", variant, out.l->built_without);
+  }
+  return out;
+}
+
 }  // namespace memlab

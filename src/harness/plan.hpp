@@ -143,4 +143,16 @@ struct run_plan {
 run_plan plan_run(run_request req, std::span<const lab* const> labs, std::span<const missing_lab> missing,
                   const run_host& host);
 
+// The lab named `lab` among `labs`, and its rung `variant` when one is named; else why not, in one line:
+// "lab transfer is not built: NCCL not found", "unknown lab 'x' (labs: copy, ...)", "nccl_all_reduce is not
+// built: built without NCCL", "lab copy has no rung 'x' (rungs: scalar, ...)". One lookup for every caller
+// that names a lab and a rung (memlab check's suite, a run's plan).
+struct rung_lookup {
+  const lab* l = nullptr;
+  const variant* v = nullptr;
+  std::string why;  // non-empty: not found
+};
+rung_lookup find_rung(std::span<const lab* const> labs, std::span<const missing_lab> missing, std::string_view lab,
+                      std::string_view variant = {});
+
 }  // namespace memlab

@@ -284,8 +284,47 @@ std::vector<std::string> listed_archs(const std::string& listing) {
 // cuobjdump disassembles one file on one core: the arch's cubins are extracted (cuobjdump -xelf, no disassembly) and
 // disassembled a cubin a process, as many side by side as the machine has cores (memlab's sm_90 on two cores:
 // 8.6 s in one process). One cuobjdump of the whole arch where there is one cubin, or the extraction fails.
+// The byte strings that mark a cubin as holding one of `lab`'s kernels: each label's mangled names, and for a type
+// the kernels are instantiated with ("memlab::labs::copy::identity_op") its mangled form inside theirs
+// ("6memlab4labs4copy11identity_op"). Empty when any label of the lab cannot be found that way (a template type):
+// then every cubin is read.
+std::vector<std::string> lab_marks(std::span<const kernel_label> labels, std::string_view lab) {
+  std::vector<std::string> marks;
+  for (const auto& l : labels) {
+    if (l.lab != lab) continue;
+    marks.insert(marks.end(), l.mangled.begin(), l.mangled.end());
+    for (const auto& t : l.instantiated_with) {
+      if (t.find_first_of("<> ,()*&") != std::string::npos) return {};
+      std::string mangled;
+      for (std::size_t at = 0; at <= t.size();) {
+        const std::size_t end = std::min(t.find("::", at), t.size());
+        mangled += std::to_string(end - at) + t.substr(at, end - at);
+        at = end + 2;
+      }
+      marks.push_back(std::move(mangled));
+    }
+  }
+  return marks;
+}
+
+// The cubins of `dir` whose bytes hold one of `marks` (a kernel's name is in its symbol strings); every cubin when
+// `marks` is empty or none holds one.
+std::vector<std::string> cubins_marked(const std::string& dir, const std::vector<std::string>& cubins,
+                                       const std::vector<std::string>& marks) {
+  if (marks.empty()) return cubins;
+  std::vector<std::string> kept;
+  for (const auto& c : cubins) {
+    std::ifstream f(std::filesystem::path(dir) / c, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (std::any_of(marks.begin(), marks.end(),
+                    [&](const std::string& m) { return !m.empty() && bytes.find(m) != std::string::npos; }))
+      kept.push_back(c);
+  }
+  return kept.empty() ? cubins : kept;
+}
+
 std::vector<kernel_code> sass_of_arch(const std::string& tool, const std::string& binary, const std::string& arch,
-                                      const std::string& listing) {
+                                      const std::string& listing, const std::vector<std::string>& marks = {}) {
   std::vector<std::string> cubins;
   for (const auto& c : cubins_of(listing))
     if (c.ends_with("." + arch + ".cubin")) cubins.push_back(c);
@@ -309,6 +348,9 @@ std::vector<kernel_code> sass_of_arch(const std::string& tool, const std::string
   }
   for (const auto& c : cubins)
     if (!std::filesystem::exists(std::filesystem::path(dir) / c)) return whole();
+  // One lab asked for: only the cubins that hold its kernels are disassembled (memlab inspect copy reads copy's
+  // cubin, not the transpose lab's, ten times its size).
+  cubins = cubins_marked(dir, cubins, marks);
   std::vector<std::string> sass(cubins.size());
   std::vector<std::string> errors(cubins.size());
   std::atomic<std::size_t> next{0};
@@ -439,7 +481,8 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
   std::string chosen;
   if (!r.archs.empty()) {
     chosen = choose_arch(r.archs, arch, binary);
-    code = sass_of_arch(tool, binary, chosen, listing);
+    code = sass_of_arch(tool, binary, chosen, listing,
+                        lab.empty() || all_kernels ? std::vector<std::string>{} : lab_marks(labels, lab));
   }
   if (code.empty()) {
     code = parse_sass(run_cuobjdump(tool, "-sass", binary));

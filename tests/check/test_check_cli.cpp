@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "check/check.hpp"
@@ -56,6 +57,8 @@ struct fake_node final : check_backend, case_runner {
   std::map<int, std::uint64_t> reasons;       // GPU -> NVML's clock-event reasons while its cases ran
   std::map<int, std::string> skip_for_memory;  // GPU -> a rung the runner skips for want of memory
   int stop_after = -1;                         // a stop request (SIGTERM) after this many cases
+  std::string oom_at;                          // a rung whose case on GPU oom_gpu runs out of device memory
+  int oom_gpu = -1;
 
   int device_count() override { return gpus; }
   gpu_facts facts(int ordinal) override {
@@ -97,7 +100,9 @@ struct fake_node final : check_backend, case_runner {
     }
     if (c.v->name == throw_at) throw std::runtime_error("NCCL failure: unhandled system error");
     if (c.v->name == cuda_error_at && c.device == cuda_error_gpu)
-      throw cuda_error(cudaErrorIllegalAddress, "kernel<<<>>>", "fake.cu", 1);
+      throw cuda_error(cudaErrorIllegalAddress, "kernel<<<>>>", "/build/machine/src/labs/fake.cu", 17);
+    if (c.v->name == oom_at && c.device == oom_gpu)
+      throw cuda_error(cudaErrorMemoryAllocation, "cudaMalloc(&p, bytes)", "/build/machine/src/harness/x.cu", 12);
     result r;
     r.lab = std::string(c.l->name);
     r.variant = std::string(c.v->name);
@@ -381,6 +386,9 @@ TEST_F(check_cli_test, a_cuda_error_stops_the_check_and_keeps_what_it_measured) 
   for (const auto& r : j["rows"]) {
     if (r["metric"] == "hbm_read" && r["gpu"] == 2) {
       EXPECT_NE(r["note"].get<std::string>().find("cudaErrorIllegalAddress"), std::string::npos) << r.dump();
+      EXPECT_EQ(r["note"].get<std::string>().find("/build/machine"), std::string::npos) << "no build path: " << r.dump();
+      EXPECT_EQ(r["fault"], "cuda_error") << r.dump();
+      EXPECT_EQ(r["action"], "reset") << r.dump();
       after = true;
       continue;
     }
@@ -440,6 +448,8 @@ TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
       {{"--reference", h200}, "the reference is for NVIDIA H200"},
       {{"--reference", schema_number}, "schema_number.json: schema"},
       {{"--devices", "4"}, "--devices: GPU 4 is not visible (this machine shows 4 GPUs: 0..3)"},
+      {{"--devices", "0,1,0"}, "--devices: GPU 0 given twice"},
+      {{"--devices", "3,0..3"}, "--devices: GPU 3 given twice"},
       {{"--runs", "2"}, "--runs: only with --write-reference"},
       {{"--reference", ref, "--write-reference", temp("w.json")}, "one or the other"},
       {{"--write-reference", bad}, "--write-reference"},
@@ -473,6 +483,156 @@ TEST_F(check_cli_test, usage_errors_come_before_any_gpu_work) {
   std::filesystem::remove(schema_number);
 }
 
+// The rows of a check's JSON that carry a fault: "metric@where:verdict:fault:action".
+std::vector<std::string> faulted(const json& j) {
+  std::vector<std::string> out;
+  for (const auto& r : j["rows"]) {
+    if (r["fault"].is_null()) continue;
+    std::string where = r["scope"] == "node" ? "node"
+                        : r["scope"] == "pair"
+                            ? std::to_string(r["gpu"].get<int>()) + "->" + std::to_string(r["peer"].get<int>())
+                            : std::to_string(r["gpu"].get<int>());
+    out.push_back(fmt::format("{}@{}:{}:{}:{}", r["metric"].get<std::string>(), where, r["verdict"].get<std::string>(),
+                              r["fault"].get<std::string>(), r["action"].get<std::string>()));
+  }
+  return out;
+}
+
+TEST_F(check_cli_test, another_process_computing_on_a_gpu_makes_its_flagged_rows_busy_and_is_named_first) {
+  fake_node node;
+  node.slow[3] = 0.5;  // what a competing job does to GPU 3's figures
+  node.during[3] = {.pid = 4242, .name = "python3", .used_mib = 1234.0, .seen = "during"};
+  node.reasons[3] = clock_event::sw_power_cap;  // the other job's power draw
+  const std::string out = temp("busy.json");
+  const auto o = check_cli({"--references", dir, "--out", out, "--quiet"}, node);
+  EXPECT_EQ(o.code, 7) << o.out << o.err;
+  EXPECT_EQ(o.out.find("GPU 3 was busy: pid 4242 python3 holding 1234 MiB (during the check)"),
+            o.out.find('\n') + 1)
+      << "the second line of the table names the process\n"
+      << o.out;
+  const json j = read_json(out);
+  expect_valid("check.schema.json", out);
+  EXPECT_TRUE(j["busy"]);
+  EXPECT_EQ(j["action"], "rerun");
+  EXPECT_EQ(j["gpus"][3]["processes"][0]["pid"], 4242);
+  EXPECT_EQ(j["gpus"][3]["processes"][0]["name"], "python3");
+  EXPECT_FALSE(j["gpus"][0]["busy"]);
+  const auto f = faulted(j);
+  ASSERT_FALSE(f.empty());
+  for (const std::string& x : f) {
+    EXPECT_NE(x.find(":busy:gpu_busy:rerun"), std::string::npos) << x << ": not blamed on the hardware";
+    EXPECT_NE(x.find('3'), std::string::npos) << x << ": GPU 3 and its pairs only";
+  }
+  EXPECT_NE(std::find(f.begin(), f.end(), "hbm_copy@3:busy:gpu_busy:rerun"), f.end()) << testing::PrintToString(f);
+  EXPECT_NE(std::find(f.begin(), f.end(), "clock_events@3:busy:gpu_busy:rerun"), f.end()) << testing::PrintToString(f);
+  for (const auto& r : j["rows"]) {
+    if (r["verdict"] != "busy") continue;
+    EXPECT_NE(r["points_at"].get<std::string>().find("pid 4242 python3"), std::string::npos) << r.dump();
+    for (const char* part : {"HBM", "clock", "PCIe", "NVLink"})
+      EXPECT_EQ(r["points_at"].get<std::string>().find(part), std::string::npos) << r.dump();
+  }
+  // The replay judges it the same way.
+  fake_node unused;
+  const auto again = check_cli({"--replay", out, "--references", dir, "--format", "json", "--quiet"}, unused);
+  EXPECT_EQ(again.code, 7) << again.err;
+  EXPECT_EQ(faulted(json::parse(again.out)), f);
+  EXPECT_EQ(unused.opened + unused.ran + unused.facts_read, 0) << "a replay touches no GPU";
+  std::filesystem::remove(out);
+}
+
+TEST_F(check_cli_test, a_busy_gpu_still_fails_what_no_process_can_move) {
+  fake_node node;
+  node.during[1] = {.pid = 77, .name = "train", .seen = "during"};
+  node.ecc_volatile[1] = 3;
+  node.slow[1] = 0.5;
+  const auto o = check_cli({"--references", dir, "--format", "json", "--quiet"}, node);
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  const auto f = faulted(json::parse(o.out));
+  EXPECT_NE(std::find(f.begin(), f.end(), "ecc_volatile@1:fail:ecc_uncorrected:reset"), f.end())
+      << testing::PrintToString(f);
+  EXPECT_NE(std::find(f.begin(), f.end(), "hbm_copy@1:busy:gpu_busy:rerun"), f.end()) << testing::PrintToString(f);
+}
+
+TEST_F(check_cli_test, memory_another_process_holds_is_busy_and_never_a_links_fault) {
+  {  // the runner skips the HBM copy for want of memory; another process holds it: busy, not a skip
+    fake_node node;
+    node.skip_for_memory[0] = "vec16";
+    node.before[0] = {.pid = 99, .name = "holder", .used_mib = 79000.0, .seen = "before"};
+    const auto o = check_cli({"--references", dir, "--format", "json", "--quiet", "--devices", "0"}, node);
+    EXPECT_EQ(o.code, 7) << o.out << o.err;
+    const auto f = faulted(json::parse(o.out));
+    EXPECT_EQ(f, (std::vector<std::string>{"hbm_copy@0:busy:gpu_busy:rerun", "sm_clock@0:busy:gpu_busy:rerun"}));
+  }
+  {  // a CUDA out-of-memory error in a PCIe case with the memory held: busy, and the check goes on
+    fake_node node;
+    node.oom_at = "ce";
+    node.oom_gpu = 0;
+    node.before[0] = {.pid = 99, .name = "holder", .used_mib = 79000.0, .seen = "before"};
+    const auto o = check_cli({"--references", dir, "--format", "json", "--quiet", "--devices", "0,1"}, node);
+    EXPECT_EQ(o.code, 7) << o.out << o.err;
+    const json j = json::parse(o.out);
+    const auto f = faulted(j);
+    EXPECT_EQ(f, (std::vector<std::string>{"h2d_pinned@0:busy:gpu_busy:rerun", "d2h_pinned@0:busy:gpu_busy:rerun"}));
+    for (const auto& r : j["rows"]) {
+      EXPECT_EQ(r["note"].get<std::string>().find("/build/machine"), std::string::npos) << r.dump();
+      if (r["gpu"] == 1 && r["scope"] == "gpu") {
+        EXPECT_EQ(r["verdict"], "pass") << "the check went on: " << r.dump();
+      }
+    }
+  }
+  {  // no other process in sight: the allocation is the GPU's state, never the PCIe link
+    fake_node node;
+    node.oom_at = "ce";
+    node.oom_gpu = 0;
+    const auto o = check_cli({"--references", dir, "--format", "json", "--quiet", "--devices", "0"}, node);
+    EXPECT_EQ(o.code, 1) << o.out << o.err;
+    const json j = json::parse(o.out);
+    EXPECT_EQ(faulted(j), (std::vector<std::string>{"h2d_pinned@0:fail:out_of_memory:reset",
+                                                    "d2h_pinned@0:fail:out_of_memory:reset"}));
+    for (const auto& r : j["rows"])
+      if (!r["points_at"].is_null()) {
+        EXPECT_EQ(r["points_at"].get<std::string>().find("PCIe"), std::string::npos) << r.dump();
+      }
+  }
+}
+
+TEST_F(check_cli_test, a_sigterm_writes_the_rows_measured_and_exits_130) {
+  fake_node node;
+  node.stop_after = 9;  // in GPU 1's cases (7 cases a GPU)
+  const std::string out = temp("interrupted.json"), prom = temp("interrupted.prom");
+  const auto o = check_cli({"--references", dir, "--out", out, "--out", prom, "--quiet"}, node);
+  request_stop(0);
+  EXPECT_EQ(o.code, 130) << o.out << o.err;
+  EXPECT_EQ(node.ran, 9) << "no case after the stop request";
+  EXPECT_NE(o.out.find("interrupted by SIGTERM"), std::string::npos) << o.out;
+  ASSERT_TRUE(std::filesystem::exists(out));
+  expect_valid("check.schema.json", out);
+  const json j = read_json(out);
+  EXPECT_TRUE(j["interrupted"]);
+  EXPECT_EQ(j["interrupted_by"], "SIGTERM");
+  EXPECT_EQ(j["exit_status"], 130);
+  int passed = 0, interrupted = 0;
+  for (const auto& r : j["rows"]) {
+    passed += r["verdict"] == "pass" ? 1 : 0;
+    interrupted += r["verdict"] == "interrupted" ? 1 : 0;
+  }
+  EXPECT_GE(passed, 13 + 2) << "GPU 0's rows and GPU 1's first cases kept";
+  EXPECT_EQ(passed + interrupted, static_cast<int>(j["rows"].size()));
+  EXPECT_NE(std::ifstream(prom).peek(), EOF) << "the textfile written too";
+  fake_node unused;
+  EXPECT_EQ(check_cli({"--replay", out, "--references", dir, "--quiet"}, unused).code, 130) << "replayed alike";
+  // A signal before the first case: every row interrupted, and still a file.
+  fake_node early;
+  request_stop(SIGTERM);
+  const auto e = check_cli({"--references", dir, "--out", out, "--quiet"}, early);
+  request_stop(0);
+  EXPECT_EQ(e.code, 130) << e.out << e.err;
+  EXPECT_EQ(early.ran, 0);
+  EXPECT_EQ(read_json(out)["counts"]["interrupted"].get<int>(), static_cast<int>(read_json(out)["rows"].size()));
+  std::filesystem::remove(out);
+  std::filesystem::remove(prom);
+}
+
 // Every lab case of the suite is one case of its lab that the lab itself does not refuse on an H100 of a
 // 4-GPU NVSwitch node, and fits its memory: what the fake runner above never asks.
 TEST(check_suite, every_lab_case_is_one_case_its_lab_runs_on_an_h100) {
@@ -494,31 +654,50 @@ TEST(check_suite, every_lab_case_is_one_case_its_lab_runs_on_an_h100) {
   int checked = 0;
   for (const metric& m : suite()) {
     if (!m.from_lab() || m.where == scope::pair) continue;  // a pair's refusal asks the driver about peer access
-    const lab* l = nullptr;
-    for (const lab* x : all_labs())
-      if (x->name == m.measured.lab) l = x;
-    ASSERT_NE(l, nullptr) << m.name;
-    const variant* v = nullptr;
-    for (const auto& x : l->variants)
-      if (x.name == m.measured.variant) v = &x;
-    if (v == nullptr && m.where == scope::node) continue;  // built without NCCL: the check skips it, saying so
-    ASSERT_NE(v, nullptr) << m.name;
-    run_request req;
-    req.labs = {std::string(m.measured.lab)};
-    req.variants = {std::string(m.measured.variant)};
-    req.dtypes = {*parse_dtype(m.measured.dtype)};
-    req.sizes.text = std::string(m.measured.size);
-    for (const auto& [a, value] : m.measured.axes)
-      req.axes.emplace_back(std::string(a), axis_values(std::string(value == "$gpus" ? "4" : value)));
-    req.devices = {0};
-    req.device_count = 4;
-    const auto cases = plan_cases(req, all_labs(), missing_labs());
-    ASSERT_EQ(cases.size(), 1u) << m.name;
-    EXPECT_EQ(l->why_not(*v, cases.front().p, h100), std::nullopt) << m.name;
-    EXPECT_LT(l->plan(*v, cases.front().p, h100).device_bytes(), 8ull << 30) << m.name;
+    // What the check plans on a node of 4 (the node's case on GPU 0 over all 4).
+    const case_plan_result plan = plan_case(m.measured, all_labs(), missing_labs(), 0, -1, 4, 4);
+    if (!plan.planned && m.where == scope::node && plan.why.find("built without") != std::string::npos)
+      continue;  // built without NCCL: the check skips it, saying so
+    ASSERT_TRUE(plan.planned.has_value()) << m.name << ": " << plan.why;
+    const planned_case& c = *plan.planned;
+    EXPECT_EQ(c.l->why_not(*c.v, c.p, h100), std::nullopt) << m.name;
+    EXPECT_LT(c.l->plan(*c.v, c.p, h100).device_bytes(), 8ull << 30) << m.name;
+    // The figure it reads is a result field, or one its lab's kernels measure.
+    if (m.measured.figure != "ns_per_load") {
+      EXPECT_NO_THROW((void)result_field_named(m.measured.figure)) << m.name << ": " << m.measured.figure;
+    }
     ++checked;
   }
   EXPECT_GE(checked, 8) << "the per-GPU lab metrics, and the all-reduce where NCCL is built";
+}
+
+// A malformed case is caught here, not on a node: a word the lab's axis does not take, a rung or a lab it
+// does not have, a size the lab refuses.
+TEST(check_suite, a_malformed_case_says_why_it_plans_nothing) {
+  if (!every_lab_built()) GTEST_SKIP() << "needs the copy, hierarchy and transfer labs in this build";
+  const lab_case good{.lab = "transfer", .variant = "ce", .type = dtype::u8, .count = 256ull << 20, .bytes = true,
+                      .axes = {{"direction", "d2h"}, {"host_memory", "pinned"}}, .figure = "gbps"};
+  ASSERT_TRUE(plan_case(good, all_labs(), missing_labs(), 0, -1, 1, 1).planned) << "the suite's own d2h case";
+  EXPECT_EQ(command_of(good), "transfer --variant ce --dtype u8 --sizes 256MiB --direction d2h --host-memory pinned");
+  struct bad {
+    lab_case c;
+    std::string why;
+  };
+  lab_case word = good, rung = good, lab = good, axis = good;
+  word.axes = {{"direction", "sideways"}};
+  rung.variant = "ce_fast";
+  lab.lab = "nolab";
+  axis.axes = {{"tile", std::uint64_t{4}}};
+  for (const auto& [c, why] : std::vector<bad>{{word, "--direction takes"},
+                                               {rung, "lab transfer has no rung 'ce_fast'"},
+                                               {lab, "unknown lab 'nolab'"},
+                                               {axis, "lab transfer has no axis tile"}}) {
+    const auto p = plan_case(c, all_labs(), missing_labs(), 0, -1, 1, 1);
+    EXPECT_FALSE(p.planned.has_value()) << command_of(c);
+    EXPECT_NE(p.why.find(why), std::string::npos) << why << " in " << p.why;
+  }
+  const rung_lookup copy = find_rung(all_labs(), missing_labs(), "copy", "vec16");
+  EXPECT_TRUE(copy.why.empty() && copy.l != nullptr && copy.v != nullptr && copy.v->name == "vec16") << copy.why;
 }
 
 // The binary, as a user meets it on a machine without a GPU.

@@ -95,7 +95,7 @@ TEST(check_suite, every_metric_is_one_record_with_a_unit_and_a_level) {
     EXPECT_TRUE(names.insert(m.name).second) << m.name;
     EXPECT_FALSE(m.unit.empty()) << m.name;
     EXPECT_FALSE(m.level.empty()) << m.name;
-    EXPECT_NE(m.from_lab(), m.nvml != nvml_reading::none) << m.name << ": a lab's case or an NVML reading, not both";
+    EXPECT_NE(m.from_lab(), m.from_nvml()) << m.name << ": a lab's case or an NVML reading, not both";
     if (m.from_lab()) {
       EXPECT_FALSE(m.measured.figure.empty()) << m.name;
     }

@@ -13,6 +13,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "docs"))
 import check_markdown  # noqa: E402
 import drift  # noqa: E402
+import page_commands  # noqa: E402
 import results_catalogue as rc  # noqa: E402
 import user_pages  # noqa: E402
 
@@ -64,6 +65,27 @@ class Markdown(unittest.TestCase):
         self.assertEqual([x.split(": ", 1)[0] for x in p], ["page.md:1", "page.md:2", "page.md:2", "page.md:3"], p)
         self.assertIn("names a development issue ('issue 29')", p[0])
 
+    def test_bare_words_in_angle_brackets_vanish_on_github(self):
+        p = self.problems("a <T> and wait_group<stages-1>, the <bus id>; </x>\n"
+                          "kept: `<T>` &lt;T&gt; \\<T> <br> <sub>2</sub> <!-- c --> <https://x.org> 3 < 4 > 2\n"
+                          "```cpp\nstd::vector<T>\n```\n"
+                          "a span `over\ntwo <lines>` and <after>\n\n`not closed\n\n<closed>` here\n")
+        self.assertEqual([x.split(" reads as")[0] for x in p],
+                         ["page.md:1: <T>", "page.md:1: <stages-1>", "page.md:1: <bus id>", "page.md:1: </x>",
+                          "page.md:7: <after>", "page.md:11: <closed>"])
+
+    def test_the_notes_index_lists_every_note(self):
+        with tempfile.TemporaryDirectory() as root:
+            write(root, "docs/notes/README.md", "| [a.md](a.md) | a |\n")
+            for n in ("a.md", "b.txt"):
+                write(root, f"docs/notes/{n}", "x")
+            tracked = ["docs/notes/README.md", "docs/notes/a.md", "docs/notes/b.txt", "docs/x.md"]
+            self.assertEqual(check_markdown.notes_index_problems(root, tracked),
+                             ["docs/notes/README.md: does not list docs/notes/b.txt (one line a note)"])
+            os.remove(os.path.join(root, "docs/notes/README.md"))
+            (p,) = check_markdown.notes_index_problems(root, tracked)
+            self.assertIn("missing", p)
+
     def test_the_history_page_may_name_issues(self):
         with tempfile.TemporaryDirectory() as root:
             write(root, "docs/notes/history.md", "issue 28: the rung records\n")
@@ -80,7 +102,7 @@ class Catalogue(unittest.TestCase):
         root = tempfile.mkdtemp()
         self.addCleanup(lambda: __import__("shutil").rmtree(root))
         write(root, "docs/labs/lab.md", page)
-        write(root, "docs/results/README.md", "")
+        write(root, "docs/results/README.md", "| [gpu/lab/](gpu/lab/manifest.csv) | a lab |\n")
         for name, text in files.items():
             write(root, f"docs/results/gpu/lab/{name}", text)
         with open(os.path.join(root, "docs/results/gpu/lab/manifest.csv"), "w", newline="") as f:
@@ -120,6 +142,19 @@ class Catalogue(unittest.TestCase):
         (row,) = rc.read_manifest(folder)
         self.assertEqual((row["commit"], row["date"], row["device"], row["command"]),
                          ("abcdef1", "2026-11-25", "GPU", "memlab run lab --out r.json"))
+
+    def test_the_results_readme_lists_every_folder(self):
+        root = self.tree([self.ROW], {"run.json": self.RUN})
+        write(root, "docs/results/other/lab2/manifest.csv", ",".join(rc.COLUMNS) + "\n")
+        self.assertEqual(rc.check(root), ["docs/results/README.md: does not list docs/results/other/lab2 (a row "
+                                          "linking its manifest.csv)"])
+
+    def test_a_file_from_an_uncommitted_tree_is_marked_in_its_row(self):
+        ref = json.dumps({"schema": "memlab.check.reference/1", "made": {"git_sha": "f6bf87fad68a-dirty"}})
+        root = self.tree([self.ROW, dict(self.ROW, file="ref.json")], {"run.json": self.RUN, "ref.json": ref},
+                         page="[a](../results/gpu/lab/run.json) [b](../results/gpu/lab/ref.json)\n")
+        (p,) = rc.check(root)
+        self.assertIn("ref.json: commit 'abcdef1', but the file was made from an uncommitted tree", p)
 
     def test_a_machine_path_in_a_committed_file(self):
         ncu = "==PROF== Connected to process 617 (/work/main/.carry/bin/memlab)\nwrote /tmp/w3/a.json\n"
@@ -347,6 +382,75 @@ class UserPages(unittest.TestCase):
                 write(root, p, "x")
             self.assertEqual(user_pages.user_pages(root),
                              ["README.md", "docs/a.md", "docs/labs/b.md", "docs/results/README.md"])
+
+
+class PageCommands(unittest.TestCase):
+    """tools/docs/page_commands.py on a page made here, with a stand-in memlab that says what it was given."""
+    PAGE = """# p
+
+```sh
+memlab list                                   # runs
+memlab inspect copy \\
+  --arch sm_90                                # runs (joined)
+memlab run copy --out r.json                  # needs a GPU
+memlab-plot r.json -o plots                   # reads what the GPU command wrote
+memlab-plot docs/results/a.json -o docs/results/plots   # runs, the output redirected
+memlab check --reference <model>.json         # a template
+OUT=... bash tools/gpu/x.sh                   # a template
+make test                                     # other
+memlab bad                                    # runs, and fails
+build/default/bin/memlab list                 # not how the quickstart names it
+```
+
+```python
+memlab list   # not a shell block
+```
+"""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.root))
+        write(self.root, "docs/page.md", self.PAGE)
+        write(self.root, "docs/results/a.json", "{}")
+        self.bin = os.path.join(self.root, "bin")
+        for prog, body in (("memlab", 'case "$1" in bad) exit 2;; esac; exit 0'),
+                           ("memlab-plot", 'while [ $# -gt 0 ]; do [ "$1" = -o ] && { case "$2" in docs/*) exit 9;; esac; '
+                                           'mkdir -p "$2"; }; shift; done; exit 0')):
+            write(self.root, f"bin/{prog}", "#!/bin/sh\n" + body + "\n")
+            os.chmod(os.path.join(self.bin, prog), 0o755)
+
+    def test_each_kind_of_command(self):
+        cmds = page_commands.commands_of(os.path.join(self.root, "docs/page.md"))
+        self.assertEqual([n for n, _, _ in cmds], [4, 5, 7, 8, 9, 10, 11, 12, 13, 14])
+        written, kinds = set(), []
+        for _, _, words in cmds:
+            kinds.append(page_commands.classify(words, written, self.root)[0])
+            written |= set(page_commands.outputs_of(words))
+        self.assertEqual(kinds, ["run", "run", "gpu", "gpu", "run", "template", "template", "other", "run", "missing"])
+
+    def test_the_page_runs_as_typed(self):
+        with tempfile.TemporaryFile("w+") as out:
+            saved, sys.stdout = sys.stdout, out
+            try:
+                code = page_commands.main(["--root", self.root, "--bin", self.bin, "docs/page.md"])
+            finally:
+                sys.stdout = saved
+            out.seek(0)
+            lines = out.read().splitlines()
+        self.assertEqual(code, 1)
+        self.assertEqual([x.split(": ")[0] for x in lines], ["docs/page.md:13", "docs/page.md:14"], lines)
+        self.assertIn("exit 2", lines[0])
+        self.assertIn("names the program as the quickstart puts it on PATH", lines[1])
+        self.assertFalse(os.path.exists(os.path.join(self.root, "docs/results/plots")))
+
+    def test_a_slow_command_is_checked_not_run(self):
+        write(self.root, "bin/memlab-transpose-shapes", '#!/bin/sh\n[ "$2" = --help ] && exit 0; exit 7\n')
+        os.chmod(os.path.join(self.bin, "memlab-transpose-shapes"), 0o755)
+        ok = ["memlab-transpose-shapes", "heatmap", "docs/results/a.json", "-o", "heat"]
+        self.assertEqual(page_commands.run(ok, self.root, self.bin, 10)[0], 0)
+        code, why = page_commands.run(ok[:2] + ["docs/results/gone.csv"], self.root, self.bin, 10)
+        self.assertEqual(code, 2)
+        self.assertIn("docs/results/gone.csv: no such file", why)
 
 
 if __name__ == "__main__":

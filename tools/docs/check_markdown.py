@@ -10,10 +10,13 @@ Checks, outside code fences and code spans:
     then rows with as many cells (a row with more cells loses them when rendered; one with fewer is
     usually a stray |); a block of |-rows without a delimiter row is a table that does not render;
   - every relative link and image ([text](path), ![alt](path), [ref]: path) names a file or folder that
-    exists (an anchor after # is not checked).
+    exists (an anchor after # is not checked);
+  - no bare <word>: text that CommonMark reads as an HTML tag (<T>, <stages-1>, <bus id>, </x>) and GitHub
+    drops because the tag is not one it renders (<br>, <sub>, <details>... are kept): write `<T>` or &lt;T&gt;.
 And, code included: no page names a development issue by its number ("issue 20", "issue #20", "#20"): the pages
 are for users, and the tracker's history is git's (docs/notes/history.md, the one page that points at it, is
-exempt). With no FILE, no tracked file is named for an issue either (issue20_checks.py, device_issue21.sh).
+exempt). With no FILE, no tracked file is named for an issue either (issue20_checks.py, device_issue21.sh), and
+docs/notes/README.md, the engineering notes' index, links every note in docs/notes/.
 Exit 1 with one line per problem (file:line: what), 0 when there is none.
 """
 import argparse
@@ -24,12 +27,20 @@ import sys
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+CODE_SPAN_MULTILINE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 LINK = re.compile(r"!?\[((?:[^\[\]\\]|\\.|\[[^\]]*\])*)\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
 REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s+(<[^>]*>|\S+)")
 DELIMITER_CELL = re.compile(r"^\s*:?-{3,}:?\s*$")
+# CommonMark's open and closing tags (raw HTML), and the tags GitHub's sanitizer keeps (the rest vanish).
+HTML_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*"
+                      r"(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*\s*/?>")
+GITHUB_TAGS = set("h1 h2 h3 h4 h5 h6 br b i strong em a pre code img tt div ins del sup sub p picture source ol ul "
+                  "table thead tbody tfoot tr td th blockquote dl dt dd kbd q samp var hr ruby rt rp li s strike "
+                  "summary details caption figure figcaption abbr bdo cite dfn mark small span time wbr".split())
 ISSUE = re.compile(r"\bissues? ?#?\d+\b|(?<![\w&#/])#\d+\b", re.I)  # "issue 20", "issues 20", "#20" (not &#20;)
 ISSUE_FILE = re.compile(r"issue[_-]?\d+", re.I)
 HISTORY = "docs/notes/history.md"  # the page that may point at the development history
+NOTES_INDEX = "docs/notes/README.md"  # the engineering notes' index: one line a note
 
 
 def cells(row):
@@ -101,6 +112,27 @@ def check_file(path, rel, root):
                 problems.append(f"{rel}:{n}: names a development issue ({m.group(0)!r}): say what was done or "
                                 f"measured instead (history: {HISTORY})")
 
+    # Bare <word>s, outside code spans (a \< is literal). A code span may run over the lines of a paragraph,
+    # so each paragraph (consecutive non-blank prose lines) is read whole.
+    paragraphs, current = [], []
+    for n, line in prose:
+        if line.strip() and current and current[-1][0] == n - 1:
+            current.append((n, line))
+        else:
+            if current:
+                paragraphs.append(current)
+            current = [(n, line)] if line.strip() else []
+    if current:
+        paragraphs.append(current)
+    for para in paragraphs:
+        text = "\n".join(line for _, line in para)
+        text = CODE_SPAN_MULTILINE.sub(lambda m: re.sub(r"[^\n]", "x", m.group(0)), text)
+        for m in HTML_TAG.finditer(text):
+            if m.group(1).lower() not in GITHUB_TAGS and text[m.start() - 1:m.start()] != "\\":
+                n = para[0][0] + text.count("\n", 0, m.start())
+                problems.append(f"{rel}:{n}: {m.group(0)} reads as an HTML tag and GitHub drops it: write "
+                                f"`{m.group(0)}` or &lt;{m.group(0)[1:]}")
+
     # Links.
     base = os.path.dirname(path)
     for n, line in prose:
@@ -118,6 +150,20 @@ def check_file(path, rel, root):
             if not os.path.exists(full):
                 problems.append(f"{rel}:{n}: a link to {t}, which does not exist")
     return problems
+
+
+def notes_index_problems(root, tracked):
+    """docs/notes/README.md, the notes' index, links every note (every other file of docs/notes/)."""
+    index = os.path.join(root, NOTES_INDEX)
+    notes = sorted(p for p in tracked if p.startswith("docs/notes/") and p != NOTES_INDEX)
+    if not notes:
+        return []
+    if not os.path.isfile(index):
+        return [f"{NOTES_INDEX}: missing: the notes need an index that says what they are, one line a note"]
+    with open(index, encoding="utf-8") as f:
+        linked = {os.path.normpath(os.path.join("docs/notes", m.group(2).split("#")[0]))
+                  for m in LINK.finditer(f.read())}
+    return [f"{NOTES_INDEX}: does not list {p} (one line a note)" for p in notes if os.path.normpath(p) not in linked]
 
 
 def tracked_files(root):
@@ -150,6 +196,8 @@ def main(argv=None):
     files = args.files or tracked_markdown(root)
     problems = [] if args.files else [f"{p}: a file named for an issue: name it for what it does"
                                       for p in tracked_files(root) if ISSUE_FILE.search(p)]
+    if not args.files:
+        problems += notes_index_problems(root, tracked_files(root))
     for f in files:
         full = f if os.path.isabs(f) else os.path.join(root, f)
         problems += check_file(full, os.path.relpath(full, root), root)
@@ -158,8 +206,8 @@ def main(argv=None):
     if problems:
         print(f"check_markdown: {len(problems)} problem(s) in {len(files)} file(s)", file=sys.stderr)
         return 1
-    print(f"check_markdown: {len(files)} Markdown file(s): fences closed, tables well formed, links resolve, no issue "
-          "numbers")
+    print(f"check_markdown: {len(files)} Markdown file(s): fences closed, tables well formed, links resolve, no bare "
+          "<word>, no issue numbers")
     return 0
 
 

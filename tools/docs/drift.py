@@ -18,7 +18,8 @@ A page's claims live in docs/claims/<page>.toml, <page> being the page's path wi
       csv = { where = { size = "4GiB" }, column = "gbps" }   a CSV file (lines before its header skipped)
       json_path = "rows.3.value"           any JSON file: a dotted path from the top; integers index lists
       expr = "a / b * 100"                 (no file) arithmetic over the values of named claims of this file
-    format  a Python format for the value ("{:.1f}"; default "{}")
+    format  a Python format for the value ("{:.1f}"; default "{}": a value that is not a number, such as a
+            version "580.159.04", is then quoted as the text it is)
     scale   multiplies the value first (optional; 1e-3, 1000)
     name    names the value for an expr (optional); a claim with a name and no quote only defines a value
             (a figure the page does not print, such as the two sides of a ratio it does)
@@ -343,7 +344,12 @@ def check_claim(root, page, text, c, names, pending=None):
             pending.append(f"{rel} ({why}): {c['remeasure']}")
         value = {"field": extract_select, "regex": extract_regex, "csv": extract_csv,
                  "json_path": lambda p, cl: dotted(read_json(p), cl["json_path"])}[kind](full, c)
-    value = to_number(value)
+    try:
+        value = to_number(value)
+    except Problem:
+        if "scale" in c or "format" in c or not isinstance(value, str):
+            raise
+        value = value.strip()  # a version or a name ("580.159.04"): quoted whole, as text
     if "scale" in c:
         value = value * to_number(c["scale"])
     fmt = c.get("format", "{}")

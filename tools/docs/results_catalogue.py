@@ -21,7 +21,8 @@ or image that resolves to it.
                                                       that does not exist or does not cite the file, a row that
                                                       disagrees with its file's own header, a docs/results path
                                                       in the tree that names nothing, a machine's path in a
-                                                      committed file under docs/results: /tmp/..., /root/...)
+                                                      committed file under docs/results: /tmp/..., /root/...,
+                                                      a folder docs/results/README.md does not list)
     tools/docs/results_catalogue.py add FOLDER FILE... --page PAGE [--what TEXT] [--command TEXT]
                                                       adds or updates rows; commit, date, device and command come
                                                       from a memlab.results/1 file's header where FILE is one;
@@ -86,15 +87,21 @@ def write_manifest(folder, rows):
         w.writerows(rows)
 
 
-def results_header(path):
-    """A memlab.results/1 file's run header as manifest fields, or None for any other file."""
+@functools.lru_cache(maxsize=None)
+def load_json(path):
+    """A JSON file's content, or None (not JSON, not readable)."""
     if not path.endswith(".json"):
         return None
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def results_header(path):
+    """A memlab.results/1 file's run header as manifest fields, or None for any other file."""
+    doc = load_json(path)
     if not isinstance(doc, dict) or doc.get("schema") != "memlab.results/1":
         return None
     sha = str(doc.get("git_sha", ""))
@@ -104,6 +111,18 @@ def results_header(path):
             "date": str(doc.get("created", ""))[:10],
             "device": str((doc.get("device") or {}).get("name", "")),
             "argv": doc.get("command")}
+
+
+def json_git_sha(path):
+    """The git_sha a JSON file records of the binary that made it (at the top, or one level down: a check
+    reference's "made"), or None."""
+    doc = load_json(path)
+    if not isinstance(doc, dict):
+        return None
+    for v in [doc] + [x for x in doc.values() if isinstance(x, dict)]:
+        if isinstance(v.get("git_sha"), str):
+            return v["git_sha"]
+    return None
 
 
 def command_of(argv, name):
@@ -253,6 +272,10 @@ def check(root):
                     problems.append(f"{where}: date {r['date']!r} is not YYYY-MM-DD")
                 if r["commit"] and not COMMIT.match(r["commit"]):
                     problems.append(f"{where}: commit {r['commit']!r} is not a commit")
+                sha = json_git_sha(os.path.join(folder, r["file"]))
+                if sha and sha.endswith("-dirty") and not r["commit"].endswith("-dirty"):
+                    problems.append(f"{where}: commit {r['commit']!r}, but the file was made from an uncommitted "
+                                    f"tree (its git_sha {sha}): the row says so with -dirty")
                 header = results_header(os.path.join(folder, r["file"]))
                 if header:
                     for col in ("commit", "date", "device"):
@@ -264,6 +287,19 @@ def check(root):
                         problems.append(f"{where}: page {p} does not exist")
                     elif not cites(p, text, target, root):
                         problems.append(f"{where}: page {p} does not cite {target}")
+
+    # docs/results/README.md, the catalogue's page, lists every folder (a link to its manifest or the folder).
+    index = os.path.join(results, "README.md")
+    if os.path.isfile(index):
+        text = read(index)
+        listed = set(linked_paths(RESULTS + "/README.md", text))
+        for gpu in sorted(os.listdir(results)):
+            if not os.path.isdir(os.path.join(results, gpu)):
+                continue
+            for lab in sorted(os.listdir(os.path.join(results, gpu))):
+                folder = f"{RESULTS}/{gpu}/{lab}"
+                if os.path.isdir(os.path.join(root, folder)) and not {folder, f"{folder}/{MANIFEST}"} & listed:
+                    problems.append(f"{RESULTS}/README.md: does not list {folder} (a row linking its {MANIFEST})")
 
     # Every literal docs/results path in the tree names something that exists.
     for path in tree_files(root):

@@ -192,7 +192,8 @@ const axis stride_axis{.name = "lane_stride",
                        .unit = "accesses",
                        .defaults = "1,2,4,8,16,32",
                        .min = 1,
-                       .max = max_stride};
+                       .max = max_stride,
+                       .formerly = {"stride"}};
 
 // The rung's one kernel, as the table names it: for cudaFuncSetAttribute and cudaLaunchKernel.
 const void* kernel_of(const variant& v) { return v.kernels.front().symbol; }
@@ -323,12 +324,14 @@ const lab& table() {
                   .name = "smem_padded",
                   .teaches = "stride 32 (a 32x32 tile read by columns) with rows padded to 33 words: 1 wavefront",
                   .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
+                  .formerly = {"padded"},
               }),
               load_rung<smem_rung{.pattern = address_pattern::swizzled, .access_bytes = 4, .load = true}>({
                   .name = "smem_swizzled",
                   .teaches =
                       "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address",
                   .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
+                  .formerly = {"swizzled"},
               }),
               load_rung<smem_rung{.pattern = address_pattern::strided, .access_bytes = 8, .load = true}>({
                   .name = "load_vec8",

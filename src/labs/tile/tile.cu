@@ -594,6 +594,7 @@ const lab& table() {
                                       .access_bytes = 16,
                                       .async_copy = true,
                                       .kernel = dynamic_kernel<ldgsts_cg16>},
+                  .formerly = {"ldgsts16"},
               },
           },
       .unsupported = refusal,

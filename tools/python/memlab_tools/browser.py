@@ -232,6 +232,8 @@ def main(argv=None) -> int:
     ap.add_argument("--pdf", help="the page printed, as PDF")
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=0, help="only the top HEIGHT pixels (default: the whole page)")
+    ap.add_argument("--until", metavar="SELECTOR", help="only down to the end of the first element SELECTOR matches "
+                                                        "(a CSS selector: 'table.failing')")
     a = ap.parse_args(argv)
     if not os.path.isfile(a.page):
         print(f"{ap.prog}: {a.page}: no such file", file=sys.stderr)
@@ -244,7 +246,15 @@ def main(argv=None) -> int:
             for u in loaded.outside:
                 print(f"request outside the file: {u}", file=sys.stderr)
             if a.screenshot:
-                w, h = b.screenshot(a.screenshot, height=a.height)
+                height = a.height
+                if a.until:
+                    bottom = b.evaluate(f"(e => e && e.getBoundingClientRect().bottom + window.scrollY)"
+                                        f"(document.querySelector({a.until!r}))")
+                    if bottom is None:
+                        print(f"{ap.prog}: --until: nothing on the page matches {a.until}", file=sys.stderr)
+                        return 2
+                    height = int(bottom) + 16
+                w, h = b.screenshot(a.screenshot, height=height)
                 print(f"wrote {a.screenshot} ({w} x {h})", file=sys.stderr)
             if a.pdf:
                 print(f"wrote {a.pdf} ({pdf_pages(b.pdf(a.pdf))} pages)", file=sys.stderr)

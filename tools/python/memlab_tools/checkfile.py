@@ -102,10 +102,17 @@ class Check:
     reference_note: str
     memlab_version: str
     git_sha: str
+    started: _dt.datetime | None = None  # when the measuring started (memlab.check/2); a replay's `created` is later
+    replay: dict | None = None       # memlab.check/2 written by --replay: the file judged again (path, schema, ...)
     interrupted: bool | None = None  # None: not recorded (memlab.check/1)
     interrupted_by: str = ""         # SIGINT, SIGTERM
     action: str | None = None        # the most urgent action over the rows (memlab.check/2)
     raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def measured(self) -> _dt.datetime:
+        """When the GPUs were measured: the start of the measuring where the file says it, else when it was written."""
+        return self.started or self.created
 
     @property
     def version(self) -> int:
@@ -124,12 +131,8 @@ class Check:
             out.append("GPU serials")
         if all(g.uuid is None for g in self.gpus):
             out.append("GPU UUIDs")
-        if all(r.fault is None for r in self.rows):
-            out.append("fault codes and actions")
-        if all(g.processes is None for g in self.gpus):
-            out.append("the processes found on each GPU")
-        if self.interrupted is None:
-            out.append("whether the check was interrupted")
+        if self.version == 1:
+            out += ["fault codes and actions", "the processes found on each GPU", "whether the check was interrupted"]
         return out
 
     def gpu(self, ordinal: int) -> Gpu | None:
@@ -274,6 +277,10 @@ def from_document(doc, path: str = "-") -> Check:
     gpus = [_gpu(g, i, path) for i, g in enumerate(doc["gpus"])]
     rows = [_row(r, i, path, v2) for i, r in enumerate(doc["rows"])]
     interrupted = doc.get("interrupted") if v2 else None
+    try:
+        started = parse_time(doc["started"]) if isinstance(doc.get("started"), str) and doc["started"] else None
+    except ValueError:
+        raise CheckFileError(f"{path}: 'started' is {_what(doc.get('started'))}, not an ISO 8601 time") from None
     return Check(path=path, schema=schema, created=created,
                  node=str(doc.get("host") or doc.get("machine") or "?"), command=str(doc.get("command") or ""),
                  seconds=float(doc.get("seconds") or 0.0), link=str(doc.get("link") or ""), gpus=gpus, rows=rows,
@@ -281,6 +288,7 @@ def from_document(doc, path: str = "-") -> Check:
                  exit_status=doc.get("exit_status"), reference=doc.get("reference"),
                  reference_note=str(doc.get("reference_note") or ""),
                  memlab_version=str(doc.get("memlab_version") or ""), git_sha=str(doc.get("git_sha") or ""),
+                 started=started, replay=doc.get("replay") if isinstance(doc.get("replay"), dict) else None,
                  interrupted=bool(interrupted) if interrupted is not None else None,
                  interrupted_by=str(doc.get("interrupted_by") or ""),
                  action=doc.get("action") if isinstance(doc.get("action"), str) else None, raw=doc)
@@ -299,6 +307,8 @@ def reproduce(row: Row, check: Check) -> str:
         if row.scope == "gpu" and row.gpu is not None:
             return f"memlab check --devices {row.gpu}"
         return "memlab check"
+    if " --device " in cmd:  # memlab.check/2 writes the whole command
+        return cmd
     if row.scope == "pair" and row.gpu is not None and row.peer is not None:
         cmd = cmd.replace("$peer", str(row.peer))
     if "$gpus" in cmd:

@@ -1,6 +1,6 @@
 """memlab-fleet DIR|FILE...: many nodes' `memlab check` files judged together: outliers across the fleet, drift in time.
 
-  srun --nodes=64 --ntasks-per-node=1 memlab check --out checks/$(date +%F)/%N.json    # a check file a node
+  srun --nodes=64 --ntasks-per-node=1 bash -c 'memlab check --out checks/$(date +%F)/$(hostname -s).json'
   memlab-fleet checks/                         # the table; exit 1 when a GPU, pair or node is flagged
   memlab-fleet checks/ --html fleet.html --json fleet.json --prometheus /var/lib/node_exporter/memlab_fleet.prom
 
@@ -178,7 +178,7 @@ class Finding:
     fault: str | None
     command: str
     file: str
-    created: str
+    measured: str        # when its (newest) check measured it
     history: list = field(default_factory=list)  # drift: [(date, value, model median)]
     model_moved: float = 0.0                      # drift: the model's median over the same span, m_last / m_first - 1
     days: float = 0.0
@@ -246,7 +246,7 @@ def newest(checks: list[Check]) -> dict:
     """node -> its newest check (a later file wins a tie)."""
     out = {}
     for c in checks:
-        if c.node not in out or c.created >= out[c.node].created:
+        if c.node not in out or c.measured >= out[c.node].measured:
             out[c.node] = c
     return out
 
@@ -280,7 +280,7 @@ def outliers(latest: dict, rule: Rule = RULE) -> tuple[list[Group], list[Finding
                 gpu = c.gpu(r.gpu) if r.gpu is not None else None
                 found.append(Finding("outlier", scope, model, metric, c.node, r.gpu, r.peer,
                                      gpu.serial if gpu else None, gpu.uuid if gpu else None, r.unit, r.value, m, w,
-                                     threshold, r.verdict, r.fault, reproduce(r, c), c.path, _iso(c.created),
+                                     threshold, r.verdict, r.fault, reproduce(r, c), c.path, _iso(c.measured),
                                      higher_is_better=r.higher_is_better))
     # A model whose every group is too small is named once: its nodes are not compared at all.
     for model in sorted({g.model for g in groups}):
@@ -322,7 +322,7 @@ def drift(checks: list[Check], latest: dict, rule: Rule = RULE) -> tuple[list[Fi
     series = defaultdict(list)    # (identity, metric) -> [(t, value, check, row)]
     names = {}
     for c in checks:
-        t = c.created.timestamp() / 86400.0
+        t = c.measured.timestamp() / 86400.0
         for r in c.rows:
             if r.scope != "gpu" or not measured(r):
                 continue
@@ -392,8 +392,8 @@ def drift(checks: list[Check], latest: dict, rule: Rule = RULE) -> tuple[list[Fi
             g = c_last.gpu(r_last.gpu)
             f = Finding("drift", "gpu", model, metric, c_last.node, r_last.gpu, None, g.serial if g else None,
                         g.uuid if g else None, r_last.unit, r_last.value, m1, w, threshold, r_last.verdict,
-                        r_last.fault, reproduce(r_last, c_last), c_last.path, _iso(c_last.created),
-                        history=[(_iso(p[3].created), p[2], model_median(model, metric, p[0])) for p in pts],
+                        r_last.fault, reproduce(r_last, c_last), c_last.path, _iso(c_last.measured),
+                        history=[(_iso(p[3].measured), p[2], model_median(model, metric, p[0])) for p in pts],
                         model_moved=m1 / m0 - 1, days=span, identity=names[key],
                         higher_is_better=r_last.higher_is_better)
             found.append(f)
@@ -409,7 +409,7 @@ def judge(checks: list[Check], problems: list[str] | None = None, files: int | N
     order = {"outlier": 0, "drift": 1}
     findings = sorted(found + drifts, key=lambda f: (order[f.kind], f.node, f.gpu if f.gpu is not None else -1,
                                                      f.peer if f.peer is not None else -1, f.metric))
-    dates = sorted({c.created.date().isoformat() for c in checks})
+    dates = sorted({c.measured.date().isoformat() for c in checks})
     return Fleet(files if files is not None else len(checks), checks, latest, problems + small, groups, findings,
                  noise, histories, dates, rule)
 
@@ -420,6 +420,9 @@ def headline(f: Fleet) -> str:
     """The fleet's verdict in one sentence."""
     if not f.latest:
         return "NOTHING TO JUDGE: no readable check file"
+    if not f.judged_models:
+        return (f"NOT JUDGED: {len(f.latest)} node{'s' if len(f.latest) > 1 else ''}, too few of a model to compare "
+                f"(the rule needs {f.rule.min_values} values from {f.rule.min_nodes} nodes)")
     gpus = sorted({(x.node, x.gpu) for x in f.outliers if x.scope == "gpu"})
     pairs = sorted({(x.node, tuple(sorted((x.gpu, x.peer)))) for x in f.outliers if x.scope == "pair"})
     nodes = sorted({x.node for x in f.outliers if x.scope == "node"})
@@ -451,7 +454,8 @@ def signed(x: float) -> str:
 def finding_text(x: Finding) -> str:
     if x.kind == "outlier":
         return (f"outlier {x.where:<24} {x.metric:<12} {x.value:10.4g} {x.unit:<5} median {x.median:.4g}: "
-                f"{100 * x.worse_by:.1f}% worse (rule {100 * x.threshold:.1f}%); node's check: {x.node_verdict}")
+                f"{100 * x.worse_by:.1f}% worse (rule {100 * x.threshold:.1f}%); node's check: {x.node_verdict}"
+                + (f" ({x.fault})" if x.fault else ""))
     return (f"drift   {x.where:<24} {x.metric:<12} {x.value:10.4g} {x.unit:<5} {100 * x.worse_by:.1f}% worse over "
             f"{x.days:.0f} days (rule {100 * x.threshold:.1f}%), model's median {signed(x.model_moved)}; "
             f"{x.identity}")
@@ -465,15 +469,26 @@ def table_text(f: Fleet) -> str:
     lines.append(f"{len(f.latest)} nodes' newest files of {f.files} read ({len(f.dates)} date"
                  f"{'s' if len(f.dates) != 1 else ''}); {len(judged)} groups judged, {f.judgements} values; "
                  f"{f.histories} GPU histories long enough for drift")
-    lines += [f"not judged: {p}" for p in f.problems]
+    if f.problems:
+        lines.append(f"{len(f.problems)} input(s) not judged (stderr and the JSON's not_judged name each)")
     return "\n".join(lines) + "\n"
+
+
+def drift_line(f: Fleet, sigma: float) -> float | None:
+    """The drift rule's line for a GPU checked at every date of the fleet, with the check-to-check noise `sigma`."""
+    days = [(_dt.date.fromisoformat(d) - _dt.date.fromisoformat(f.dates[0])).days for d in f.dates]
+    if len(days) < f.rule.drift_min_checks or days[-1] < f.rule.drift_min_days:
+        return None
+    mean = statistics.fmean(days)
+    sxx = sum((t - mean) ** 2 for t in days)
+    return max(f.rule.drift_margin, f.rule.drift_se * sigma * days[-1] / math.sqrt(sxx))
 
 
 def as_json(f: Fleet) -> dict:
     def finding(x: Finding) -> dict:
         d = asdict(x)
         d["where"] = x.where
-        d["history"] = [{"created": t, "value": v, "model_median": m} for t, v, m in x.history]
+        d["history"] = [{"measured": t, "value": v, "model_median": m} for t, v, m in x.history]
         return d
 
     return {"schema": FLEET_SCHEMA, "rule": {**asdict(f.rule), "text": f.rule.text}, "verdict": headline(f),
@@ -482,7 +497,8 @@ def as_json(f: Fleet) -> dict:
             "models": sorted({c.model for c in f.latest.values()}),
             "schemas": sorted({c.schema for c in f.checks}),
             "groups": [asdict(g) for g in f.groups],
-            "noise": [{"model": k[0], "metric": k[1], "check_to_check": v} for k, v in sorted(f.noise.items())],
+            "noise": [{"model": k[0], "metric": k[1], "check_to_check": v, "drift_line": drift_line(f, v)}
+                      for k, v in sorted(f.noise.items())],
             "findings": [finding(x) for x in f.findings], "not_judged": f.problems}
 
 
@@ -500,9 +516,9 @@ def _sample(v: float) -> str:
 
 
 def prometheus(f: Fleet) -> str:
-    """The fleet in Prometheus's text format. The newest row of every node under the node's own names
-    (memlab_check_value, memlab_check_verdict, with the node's labels and a `node` label: a file for one
-    node_exporter that serves the whole fleet), then the fleet's own judgement (memlab_fleet_*)."""
+    """The fleet in Prometheus's text format. The newest row of every node under the node's own names and labels
+    (memlab_check_gpu_info, memlab_check_value, memlab_check_verdict; docs/check.md) with a `machine` label (the node:
+    a file for one node_exporter that serves the whole fleet), then the fleet's own judgement (memlab_fleet_*)."""
     fams = []
 
     def family(name, help_text, lines):
@@ -512,17 +528,19 @@ def prometheus(f: Fleet) -> str:
     value, verdict, info = [], [], []
     for node, c in sorted(f.latest.items()):
         for g in c.gpus:
-            info.append(_labels(node=node, gpu=g.ordinal, uuid=g.uuid, serial=g.serial, model=g.name) + " 1")
+            cuda = f"{g.driver_version // 1000}.{g.driver_version % 1000 // 10}" if g.driver_version else ""
+            info.append(_labels(machine=node, gpu=g.ordinal, uuid=g.uuid, serial=g.serial, model=g.name,
+                                bus_id=g.bus_id, driver=g.driver, cuda=cuda) + " 1")
         for r in c.rows:
             g = c.gpu(r.gpu) if r.gpu is not None else None
-            base = dict(node=node, gpu="" if r.gpu is None else r.gpu, peer="" if r.peer is None else r.peer,
+            base = dict(machine=node, gpu="" if r.gpu is None else r.gpu, peer="" if r.peer is None else r.peer,
                         metric=r.metric, scope=r.scope, uuid=g.uuid if g else None, serial=g.serial if g else None,
                         model=g.name if g else c.model)
             if r.value is not None:
                 value.append(_labels(**base, unit=r.unit) + f" {_sample(r.value)}")
             if r.verdict != "pass":  # the fleet's file stays small: a series for each row that did not pass
                 verdict.append(_labels(**base, verdict=r.verdict) + " 1")
-    family("memlab_check_gpu_info", "A GPU checked (value 1), by node: its identity.", info)
+    family("memlab_check_gpu_info", "A GPU checked (value 1): its machine, identity, driver and CUDA.", info)
     family("memlab_check_value", "A row's measured value in the newest check of its node, in the unit of its unit "
                                  "label.", value)
     family("memlab_check_verdict", "The verdict of a row that did not pass in the newest check of its node (value 1: "
@@ -535,7 +553,7 @@ def prometheus(f: Fleet) -> str:
         medians.append(labels + f" {_sample(g.median)}")
         thresholds.append(labels + f" {_sample(g.threshold)}")
     for x in f.findings:
-        labels = dict(node=x.node, gpu="" if x.gpu is None else x.gpu, peer="" if x.peer is None else x.peer,
+        labels = dict(machine=x.node, gpu="" if x.gpu is None else x.gpu, peer="" if x.peer is None else x.peer,
                       metric=x.metric, scope=x.scope, uuid=x.uuid, serial=x.serial, model=x.model)
         (outl if x.kind == "outlier" else drifts).append(_labels(**labels) + f" {_sample(x.worse_by)}")
     family("memlab_fleet_median", "The median of a metric over its group (every GPU of a model; every pair or node of "

@@ -61,6 +61,14 @@ RULE_WHY = [
 ]
 
 
+def _by_metric(xs) -> str:
+    """'hbm_copy 8.2%, hbm_read 8.0%'; a pair both ways: 'METRIC 30.0% and 29.9%'."""
+    metrics = {}
+    for y in xs:
+        metrics.setdefault(y.metric, []).append(pct(y.worse_by, False))
+    return ", ".join(f"{m} {' and '.join(v)}" for m, v in metrics.items())
+
+
 def page_of(f) -> str:
     from .fleet import headline, signed
 
@@ -79,11 +87,11 @@ def page_of(f) -> str:
             where = (f"{node} GPUs {min(x.gpu, x.peer)} and {max(x.gpu, x.peer)} (the pair"
                      + (", both ways)" if len(xs) > 1 else f", {x.gpu} > {x.peer})") if x.scope == "pair" else x.where)
             said = sorted({y.node_verdict for y in xs})
-            lines.append(f"{where}: " + ", ".join(f"{y.metric} {pct(y.worse_by, False)}" for y in xs)
+            lines.append(f"{where}: " + _by_metric(xs)
                          + f" worse than the fleet's median (rule {pct(x.threshold, False)}); memlab check on the node "
                          f"said {' and '.join(said)}.")
         else:
-            lines.append(f"{x.where} ({x.identity}): " + ", ".join(f"{y.metric} {pct(y.worse_by, False)}" for y in xs)
+            lines.append(f"{x.where} ({x.identity}): " + _by_metric(xs)
                          + f" worse over {x.days:.0f} days against its model's median, which moved "
                          + " and ".join(dict.fromkeys(signed(y.model_moved) for y in xs)) + ".")
     for p in f.problems:
@@ -102,7 +110,9 @@ def page_of(f) -> str:
         for x in f.findings:
             rows.append([x.kind, x.where, x.serial or "not recorded", raw(f"<code>{esc(x.metric)}</code>"),
                          f"{fmt(x.value)} {x.unit}", fmt(x.median), pct(x.worse_by, False),
-                         pct(x.threshold, False), raw(esc(x.node_verdict), f"v-{x.node_verdict}"),
+                         pct(x.threshold, False),
+                         raw(esc(x.node_verdict) + (f" <code>{esc(x.fault)}</code>" if x.fault else ""),
+                             f"v-{x.node_verdict}"),
                          raw(f"<code>{esc(x.command)}</code> on {esc(x.node)}")])
             attrs.append(f"class=\"finding-row\" data-kind=\"{x.kind}\"")
         body.append(table(["kind", "where", "serial", "metric", "value (newest)", "median", "worse by", "rule",
@@ -138,7 +148,7 @@ def page_of(f) -> str:
     rows, attrs = [], []
     for node, c in sorted(f.latest.items()):
         v = c.verdict
-        rows.append([node, c.model, len(c.gpus), c.link, c.created.strftime("%Y-%m-%d %H:%M"),
+        rows.append([node, c.model, len(c.gpus), c.link, c.measured.strftime("%Y-%m-%d %H:%M"),
                      raw(esc(v), f"v-{v.replace(' ', '_')}"), flagged.get(node, 0) or "",
                      sum(1 for x in f.checks if x.node == node), os.path.basename(c.path)])
         attrs.append(f"class=\"node-row\" data-node=\"{esc(node)}\" data-gpus=\"{len(c.gpus)}\"")
@@ -148,8 +158,8 @@ def page_of(f) -> str:
         body.append("<h2>Not judged</h2><ul>" + "".join(f"<li>{esc(p)}</li>" for p in f.problems) + "</ul>")
     schemas = sorted({c.schema for c in f.checks})
     note = ""
-    if "memlab.check/1" in schemas:
-        note = (" memlab.check/1 files record no GPU serial: the history of a GPU in such a file follows its slot (node "
-                "and PCI bus id), and a GPU swapped into that slot continues it.")
+    if any(g.serial is None for c in f.checks for g in c.gpus):
+        note = (" Some files record no GPU serial (memlab.check/1 files do not): the history of such a GPU follows its "
+                "slot (node and PCI bus id), and a GPU swapped into that slot continues it.")
     body.append(f"<footer>Made by memlab-fleet from {f.files} files ({esc(', '.join(schemas))}).{esc(note)}</footer>")
     return page(f"memlab fleet: {headline(f)}", "\n".join(body))

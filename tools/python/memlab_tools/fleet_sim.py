@@ -2,9 +2,10 @@
 is tested on, and how its false-positive rate is measured.
 
   python3 -m memlab_tools.fleet_sim OUT [--seed 2026] [--nodes 64] [--weeks 4] [--clean] [--other-model N]
-      writes OUT/<date>/<node>.json, one check file a node a week (as `memlab check --out DIR/%N.json` in a weekly job
-      would), and prints what was planted (--planted FILE: as JSON)
-  python3 -m memlab_tools.fleet_sim --false-positives 100 [--noise gauss|t3] [--out FILE.json]
+      writes OUT/<date>/<node>.json, one check file a node a week (as a weekly job of
+      `memlab check --out DIR/$(date +%F)/$(hostname -s).json` would), and prints what was planted (--planted FILE: as
+      JSON)
+  python3 -m memlab_tools.fleet_sim --false-positives 100 [--noise gauss|t3] [--json FILE.json]
       judges clean fleets of seeds 1..100 and counts what memlab-fleet flags in them
 
 The transformation, all of it:
@@ -12,7 +13,9 @@ The transformation, all of it:
 - The committed checks (docs/results): a 4-GPU H100 node's two plain runs (h100x4/check/run1.json, run2.json) and a
   one-GPU machine's (h100/check/run1.json). Each metric's median m and robust spread s = 1.4826 x MAD / m over their
   values: per-GPU metrics over the 9 GPU checks, the peer copy over the 24 pairs, the all-reduce over the 2 nodes.
-  The rows of run1.json are the template: their order, units, reference lines, commands, NVML readings.
+  The rows of run1.json, as `memlab check --replay` writes them in memlab.check/2 (h100x4/check/replayed/run1.json),
+  are the template: their order, units, reference lines, commands, NVML readings. The files written are
+  memlab.check/2, each flagged row with the fault code, action and what it points at of docs/check.md's table.
 - Nodes node001..nodeNNN joined by NVSwitch; every third (node003, node006, ...) has 4 GPUs, the others 8. An 8-GPU
   node's pairs and all-reduce take the 4-GPU node's figures and lines (the committed runs hold no 8-GPU node).
 - A figure = m x (1 + s/sqrt(2) x u + s/sqrt(2) x e): u ~ N(0, 1) is the GPU's own (its pair's, its node's), drawn
@@ -25,7 +28,7 @@ The transformation, all of it:
 
 Planted (not with --clean), on nodes and GPUs drawn from the seed:
 1. two GPUs with a degraded HBM: hbm_copy and hbm_read x 0.92 on one, x 0.88 on the other, every week;
-2. one pair with a slow link: peer_ce x 0.70 both ways, every week (the node's all-reduce is left as drawn);
+2. one pair with a slow link: the pair metric (the copy engine from one GPU into the other) x 0.70 both ways, every week (the node's all-reduce is left as drawn);
 3. one GPU drifting 1% a week: hbm_copy and hbm_read x (1 - 0.01 x week);
 and two changes that are not faults, which memlab-fleet must not flag:
 4. from week 2 on, every GPU's h2d_pinned x 0.97 (a change of the whole fleet: a driver or firmware update);
@@ -52,6 +55,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "docs", "results"))
 FOUR = ("h100x4/check/run1.json", "h100x4/check/run2.json")
 ONE = ("h100/check/run1.json",)
+TEMPLATE = "h100x4/check/replayed/run1.json"  # run1.json judged again as memlab.check/2 (memlab check --replay)
+FAULTS = os.path.join(RESULTS, "..", "check.md")  # the fault-code table, held to src/check/faults.cpp by a test
+URGENCY = ("replace", "drain", "reset", "rerun", "monitor")
+SCHEMA = "memlab.fleet_sim/1"  # what was planted, and the false-positive counts (docs/fleet-sim.schema.json)
 START = _dt.datetime(2026, 11, 2, 3, 0, 0, tzinfo=_dt.timezone.utc)
 SIBLING = 0.05
 DEGRADED = (0.92, 0.88)
@@ -72,7 +79,11 @@ class Committed:
     def __init__(self, results: str = RESULTS):
         four = [_load(os.path.join(results, p)) for p in FOUR]
         one = [_load(os.path.join(results, p)) for p in ONE]
-        self.template = four[0]
+        # The template: run1 as memlab.check/2 where it is committed (each row's fault fields), else run1 itself.
+        path = os.path.join(results, TEMPLATE)
+        self.template = _load(path) if os.path.exists(path) else four[0]
+        self.v2 = self.template.get("schema") == "memlab.check/2"
+        self.faults = fault_table(os.path.join(results, "..", "check.md")) if self.v2 else {}
         values = {}
         for doc in four + one:
             for r in doc["rows"]:
@@ -89,7 +100,28 @@ class Committed:
         self.pair_rows = [next(r for r in rows if r["scope"] == "pair")] if any(r["scope"] == "pair" for r in rows) \
             else []
         self.node_rows = [r for r in rows if r["scope"] == "node"]
-        self.sources = [os.path.join("docs", "results", p) for p in FOUR + ONE]
+        # The metric of a pair (the committed runs have one): the slow link is planted on it.
+        self.pair_metric = self.pair_rows[0]["metric"] if self.pair_rows else None
+        self.sources = [os.path.join("docs", "results", p) for p in FOUR + ONE] + (
+            [os.path.join("docs", "results", TEMPLATE), os.path.join("docs", "check.md")] if self.v2 else [])
+
+
+def fault_table(page: str) -> dict:
+    """metric -> (fault code, what it points at, the action on a failure), from docs/check.md's fault-code table."""
+    import re
+
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    block = text[text.index("<!-- fault codes"):text.index("<!-- end of fault codes")]
+    out = {}
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 5 or not cells[0].startswith("`"):
+            continue
+        code, raised, points, _, action = cells
+        for metric in re.findall(r"[a-z0-9_]+", raised):
+            out.setdefault(metric, (code.strip("`"), points, action.strip("`")))
+    return out
 
 
 def node_name(i: int) -> str:
@@ -121,7 +153,7 @@ class Fleet:
         picks = self.rng.sample(h100, 5)
         self.degraded = [(picks[0][0], self.rng.randrange(picks[0][1]), DEGRADED[0]),
                          (picks[1][0], self.rng.randrange(picks[1][1]), DEGRADED[1])]
-        a, b = self.rng.sample(range(picks[2][1]), 2)
+        a, b = sorted(self.rng.sample(range(picks[2][1]), 2))
         self.slow_pair = (picks[2][0], a, b)
         self.drifting = (picks[3][0], self.rng.randrange(picks[3][1]))
         self.swapped = (picks[4][0], self.rng.randrange(picks[4][1]))
@@ -142,15 +174,17 @@ class Fleet:
 
     def planted(self) -> dict:
         """What memlab-fleet must find: the outliers and drifts planted, as (node, gpu, peer, metric)."""
+        head = {"schema": SCHEMA, "kind": "planted", "seed": self.seed, "nodes": len(self.nodes),
+                "weeks": self.weeks}
         if self.clean:
-            return {"outliers": [], "drifts": [], "not_faults": []}
+            return {**head, "outliers": [], "drifts": [], "faults": [], "not_faults": []}
         outl = [(node, g, None, m) for node, g, _ in self.degraded for m in ("hbm_copy", "hbm_read")]
         node, a, b = self.slow_pair
-        outl += [(node, a, b, "peer_ce"), (node, b, a, "peer_ce")]
+        outl += [(node, a, b, self.c.pair_metric), (node, b, a, self.c.pair_metric)]
         drifts = [(self.drifting[0], self.drifting[1], None, m) for m in ("hbm_copy", "hbm_read")]
-        return {"outliers": sorted(outl, key=str), "drifts": drifts, "faults": [
+        return {**head, "outliers": sorted(outl, key=str), "drifts": drifts, "faults": [
             f"{node} GPU {g}: HBM degraded, hbm_copy and hbm_read x {k}" for node, g, k in self.degraded] + [
-            f"{self.slow_pair[0]} GPUs {a} and {b}: slow link, peer_ce x {SLOW_LINK} both ways",
+            f"{self.slow_pair[0]} GPUs {a} and {b}: slow link, {self.c.pair_metric} x {SLOW_LINK} both ways",
             f"{self.drifting[0]} GPU {self.drifting[1]}: hbm_copy and hbm_read fall {100 * DRIFT_A_WEEK:g}% a week"],
             "not_faults": [f"every GPU from week {FLEET_CHANGE[1]}: {FLEET_CHANGE[0]} x {FLEET_CHANGE[2]}",
                            f"{self.swapped[0]} GPU {self.swapped[1]}: swapped at week {SWAP[1]} for a GPU with "
@@ -170,7 +204,7 @@ class Fleet:
             if (node, gpu) == (n, g) and peer is None and metric in ("hbm_copy", "hbm_read"):
                 k *= d
         n, a, b = self.slow_pair
-        if node == n and metric == "peer_ce" and {gpu, peer} == {a, b}:
+        if node == n and metric == self.c.pair_metric and {gpu, peer} == {a, b}:
             k *= SLOW_LINK
         if (node, gpu) == self.drifting and peer is None and metric in ("hbm_copy", "hbm_read"):
             k *= 1 - DRIFT_A_WEEK * week
@@ -194,28 +228,46 @@ class Fleet:
             serial, uid = self.serial[(node, g, era)]
             gpus.append({**t["gpus"][0], "ordinal": g, "name": model, "bus_id": f"0000:{0x18 + 0x10 * g:02x}:00.0",
                          "link": "NVSwitch", "serial": serial, "uuid": uid})
+            if self.c.v2:
+                gpus[-1].update(driver="580.95.05", runtime_version=13000, busy=False, processes=[])
         rows = []
         for g in range(n):
             for tr in self.c.gpu_rows:
-                rows.append(self._row(tr, node, g, None, week, model))
+                rows.append(self._row(tr, node, n, g, None, week, model))
         for a in range(n):
             for b in range(n):
                 if a != b:
-                    rows += [self._row(tr, node, a, b, week, model) for tr in self.c.pair_rows]
-        rows += [self._row(tr, node, None, None, week, model) for tr in self.c.node_rows]
-        judge(rows)
+                    rows += [self._row(tr, node, n, a, b, week, model) for tr in self.c.pair_rows]
+        rows += [self._row(tr, node, n, None, None, week, model) for tr in self.c.node_rows]
+        judge(rows, self.c.faults if self.c.v2 else None)
         counts = {}
         for r in rows:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         status = 1 if "fail" in counts else 5 if ("warn" in counts or "sibling" in counts) else 0
         day = created.strftime("%Y-%m-%d")
-        return {**t, "created": created.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": node,
-                "command": f"memlab check --out checks/{day}/{node}.json", "seconds": t["seconds"] * n / 4,
-                "link": "NVSwitch", "gpus": gpus, "rows": rows, "counts": counts, "exit_status": status}
+        seconds = t["seconds"] * n / 4
+        doc = {**t, "created": created.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": node,
+               "command": f"memlab check --out checks/{day}/{node}.json", "seconds": seconds,
+               "link": "NVSwitch", "gpus": gpus, "rows": rows, "counts": counts, "exit_status": status}
+        if self.c.v2:
+            actions = {r["action"] for r in rows if r.get("action")}
+            doc.update(started=(created - _dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       replay=None, interrupted=False, interrupted_by=None, busy=False,
+                       action=next((a for a in URGENCY if a in actions), None))
+        return doc
 
-    def _row(self, tr: dict, node, gpu, peer, week, model) -> dict:
+    def _row(self, tr: dict, node, n, gpu, peer, week, model) -> dict:
+        import re
+
         r = copy.copy(tr)
         r["gpu"], r["peer"] = gpu, peer
+        # memlab.check/2 writes the whole command: this GPU's, this pair's, this node's
+        cmd = r.get("measured_by") or ""
+        if gpu is not None:
+            cmd = re.sub(r"--device \d+", f"--device {gpu}", cmd)
+        if peer is not None:
+            cmd = re.sub(r"--peer \d+", f"--peer {peer}", cmd)
+        r["measured_by"] = re.sub(r"--gpus \d+", f"--gpus {n}", cmd)
         if r["unit"] in RULE_UNITS or r["value"] is None:
             return r
         v = self.value(node, gpu, peer, r["metric"], week, model)
@@ -237,8 +289,9 @@ class Fleet:
         return [from_document(doc, path) for path, doc in self.documents()]
 
 
-def judge(rows: list[dict]) -> None:
-    """Each row's verdict and note as memlab check gives them: the reference's lines, then the sibling margin."""
+def judge(rows: list[dict], faults: dict | None = None) -> None:
+    """Each row's verdict and note as memlab check gives them: the reference's lines, then the sibling margin; with
+    `faults` (memlab.check/2), a flagged row's fault code, action, what it points at and reason."""
     groups = {}
     for r in rows:
         if r["value"] is not None and r["unit"] not in RULE_UNITS and r["scope"] != "node":
@@ -265,6 +318,17 @@ def judge(rows: list[dict]) -> None:
                 r["verdict"] = "sibling"
                 r["note"] = (f"{100 * worse:.1f}% {word} the node's median ({med:.1f} {r['unit']}), beyond the "
                              f"{100 * SIBLING:g}% sibling margin")
+    if faults is None:
+        return
+    for r in rows:
+        flagged = r["verdict"] in ("fail", "warn", "sibling")
+        code, points, on_fail = faults.get(r["metric"], (None, None, None)) if flagged else (None, None, None)
+        action = (on_fail if r["verdict"] == "fail" else "monitor") if code else None
+        where = ("node" if r["scope"] == "node" else f"GPU {r['gpu']}->{r['peer']}" if r["scope"] == "pair"
+                 else f"GPU {r['gpu']}")
+        r.update(fault=code, action=action, points_at=points,
+                 reason=f"{where} {r['metric']} {r['verdict']}: {r['shown']} {r['note']} ({points}): {action}"
+                 if code else None)
 
 
 def write(fleet: Fleet, out: str) -> int:
@@ -278,12 +342,13 @@ def write(fleet: Fleet, out: str) -> int:
     return n
 
 
-def false_positives(seeds: int, noise: str = "gauss", nodes: int = 64, weeks: int = 4) -> dict:
+def false_positives(seeds: int, noise: str = "gauss", nodes: int = 64, weeks: int = 4,
+                    results: str = RESULTS) -> dict:
     """Clean fleets of seeds 1..`seeds` judged by memlab-fleet: how many values and histories it judged, and what it
     flagged (every flag on a clean fleet is a false positive: the fleet-wide change and the swap are in them too)."""
     from . import fleet as fl
 
-    committed = Committed()
+    committed = Committed(results)
     judged = histories = 0
     flagged = []
     for seed in range(1, seeds + 1):
@@ -292,7 +357,8 @@ def false_positives(seeds: int, noise: str = "gauss", nodes: int = 64, weeks: in
         histories += f.histories
         flagged += [{"seed": seed, "kind": x.kind, "where": x.where, "metric": x.metric,
                      "worse_by": round(x.worse_by, 5), "threshold": round(x.threshold, 5)} for x in f.findings]
-    return {"what": "memlab-fleet on clean fleets made by memlab_tools.fleet_sim", "noise": noise, "seeds": seeds,
+    return {"schema": SCHEMA, "kind": "false_positives",
+            "what": "memlab-fleet on clean fleets made by memlab_tools.fleet_sim", "noise": noise, "seeds": seeds,
             "nodes": nodes, "weeks": weeks, "values_judged": judged, "histories_judged": histories,
             "outliers_flagged": sum(x["kind"] == "outlier" for x in flagged),
             "drifts_flagged": sum(x["kind"] == "drift" for x in flagged), "flagged": flagged,
@@ -311,9 +377,15 @@ def main(argv=None) -> int:
     ap.add_argument("--planted", metavar="FILE", help="what was planted, as JSON")
     ap.add_argument("--false-positives", type=int, metavar="SEEDS", help="judge clean fleets of seeds 1..SEEDS")
     ap.add_argument("--json", metavar="FILE", help="with --false-positives: the count as JSON")
+    ap.add_argument("--results", metavar="DIR", default=RESULTS,
+                    help="the repository's docs/results, where the committed checks are (default: the source tree's)")
     a = ap.parse_args(argv)
+    if not os.path.isfile(os.path.join(a.results, FOUR[0])):
+        print(f"{ap.prog}: --results: {a.results} does not hold {FOUR[0]} (run it from a memlab checkout, or name "
+              "its docs/results)", file=sys.stderr)
+        return 2
     if a.false_positives:
-        fp = false_positives(a.false_positives, a.noise, a.nodes, a.weeks)
+        fp = false_positives(a.false_positives, a.noise, a.nodes, a.weeks, a.results)
         text = json.dumps(fp, indent=1) + "\n"
         if a.json:
             with open(a.json, "w", encoding="utf-8") as f:
@@ -323,7 +395,7 @@ def main(argv=None) -> int:
         return 0
     if not a.out:
         ap.error("OUT is needed (or --false-positives)")
-    fleet = Fleet(Committed(), a.seed, a.nodes, a.weeks, a.clean, a.noise, a.other_model)
+    fleet = Fleet(Committed(a.results), a.seed, a.nodes, a.weeks, a.clean, a.noise, a.other_model)
     n = write(fleet, a.out)
     planted = fleet.planted()
     if a.planted:

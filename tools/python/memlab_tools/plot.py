@@ -103,7 +103,7 @@ def _family(variant: str) -> tuple[str, str]:
 def style(lab: str, variant: str, peer: bool) -> dict:
     """The variant's colour, marker and line: from its place in the lab's table (style_order), else from its name's
     hash."""
-    key = _family(variant)[1]
+    key = _family(table.variant_now(lab, variant))[1]
     rungs, peers = style_order(lab)
     order = peers if peer else rungs
     i = order.index(key) if key in order else zlib.crc32(f"{lab}/{key}".encode())
@@ -239,29 +239,146 @@ def fmt_value(v: float) -> str:
     return f"{v:.3g}"
 
 
-def fmt_param(k: str, v) -> str:
-    if v is None:
-        return f"{k}=n/a"  # the rung does not read this axis
-    if k.endswith("_bytes") and isinstance(v, int) and v >= 1024 and v % 1024 == 0:
-        return f"{k}={v >> 20} MiB" if v % (1 << 20) == 0 else f"{k}={v >> 10} KiB"
-    if isinstance(v, int) and v >= 1024 and v & (v - 1) == 0:
-        return f"{k}=2^{v.bit_length() - 1}"
-    return f"{k}={v}"
+def fmt_number(v) -> str:
+    """A param's number as a title shows it: 2^k for a power of two of six digits or more (2^28 elements), else
+    the number as the command line writes it (4096, 16384)."""
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 1 << 17 and v & (v - 1) == 0:
+        return f"2^{v.bit_length() - 1}"
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def fmt_point(pt) -> str:
-    return " ".join(fmt_param(k, v) for k, v in pt)
+def fmt_bytes(v: int) -> str:
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if v >= 1 << shift and v % (1 << shift) == 0:
+            return f"{v >> shift} {unit}"
+    return f"{v} B"
+
+
+def value_meaning(lab: str, param: str, v) -> str:
+    """What the lab's axis says the value `v` of `param` stands for ("0 = one per tile of the whole matrix",
+    "0 = the same as n (the size)"): the words after "v = " up to the next ';' or the next ", N =", without a
+    closing parenthesis ("the same as n"); "" where the meaning gives the value none."""
+    if not _is_number(v):
+        return ""
+    meaning = (table.axis_of_param(lab, param) or {}).get("meaning", "")
+    m = re.search(rf"(?:^|[;:,(] ?){re.escape(f'{v:g}')} = (.+?)(?=;|, \d+ =|$)", meaning)
+    return re.sub(r" [(][^)]*[)]$", "", m.group(1).strip()) if m else ""
+
+
+def _per_one(unit: str) -> str:
+    """The unit of a count of one: "1 CTA", "1 access", "1 tile row" (a unit of alternatives stays as it is)."""
+    if " or " in unit or not unit.endswith("s"):
+        return unit
+    return unit[:-2] if unit.endswith("sses") else unit[:-1]
+
+
+def _shown_name(lab: str, param: str) -> str:
+    """A param's name as a title shows it: today's (an axis renamed since shows its new name), words apart
+    ("src offset"), a bytes axis without its "_bytes" ("table 8 MiB")."""
+    name = table.param_now(lab, param) if lab else param
+    if name.endswith("_bytes") and table.param_unit(lab, param) == "bytes":
+        name = name[: -len("_bytes")]
+    return name.replace("_", " ")
+
+
+def point_parts(point, lab: str = "") -> list[tuple[tuple, str]]:
+    """A point of a lab (its params) as a reader reads it, one part per thing it says: (the params the part
+    covers, its text). From the lab's table (memlab list --format json): a shape's extents together ("tile 128 x
+    256"); a value the axis gives a meaning shown as that meaning ("CTAs: one per tile of the whole matrix"); one
+    that means "the same as" another param joined to it ("n = m = k = 4096"); a count with its unit ("1 CTA",
+    "src offset 16 B", "lane stride 4 accesses"); the size as n=2^28. Without `lab` (or for a lab the table does
+    not know): k=v."""
+    pt = dict(point)
+    if not lab or table.lab(lab) is None:
+        return [((k,), f"{k}=n/a" if v is None else f"{k}={fmt_number(v)}") for k, v in pt.items()]
+    same = {}  # param -> the param its value stands for ("0 = the same as n")
+    for k, v in pt.items():
+        m = re.fullmatch(r"the same as (\w+)", value_meaning(lab, k, v))
+        if m and m.group(1) in pt and m.group(1) != k:
+            same[k] = m.group(1)
+    parts, done = [], set()
+    for k, v in pt.items():
+        if k in done:
+            continue
+        a = table.axis_of_param(lab, k)
+        unit = a["unit"] if a else ""
+        target = same.get(k, k)
+        group = [x for x in pt if x == target or same.get(x) == target]
+        if len(group) > 1:
+            done.update(group)
+            parts.append((tuple(group), " = ".join(_shown_name(lab, x) for x in group) + " = "
+                          + fmt_number(pt[target])))
+            continue
+        extents = [e for e in (a or {}).get("extents", []) if e]
+        if len(extents) > 1 and all(e in pt and _is_number(pt[e]) for e in extents):
+            done.update(extents)
+            parts.append((tuple(extents), f"{_shown_name(lab, a['name'])} "
+                          + " \u00d7 ".join(fmt_number(pt[e]) for e in extents)))
+            continue
+        done.add(k)
+        name = _shown_name(lab, k)
+        said = value_meaning(lab, k, v)
+        if v is None:
+            text = f"{name} n/a"  # the rung does not read this axis
+        elif k == "dtype":
+            text = str(v)
+        elif said:
+            text = f"{unit if unit.lower() == name.lower() else name}: {said}"
+        elif not _is_number(v):
+            text = f"{name} {v}"
+        elif unit == "bytes":
+            text = f"{name} {fmt_bytes(int(v))}"
+        elif unit and unit.lower() == name.lower():
+            text = f"{fmt_number(v)} {_per_one(unit) if v == 1 else unit}"  # 1 CTA, 4 stages
+        elif unit and len(name) > 2 and not set(name.lower().split()) & set(unit.lower().split()):
+            text = f"{name} {fmt_number(v)} {_per_one(unit) if v == 1 else unit}"  # not "m 1024 elements"
+        else:
+            text = f"{name}={fmt_number(v)}"
+        parts.append(((k,), text))
+    return parts
+
+
+def _axis_value(lab: str, param: str, v) -> str:
+    """A value of a swept axis in its unit's words: 8 MiB for bytes, else the number."""
+    return fmt_bytes(int(v)) if _is_number(v) and table.param_unit(lab, param) == "bytes" else fmt_number(v)
+
+
+def fmt_param(k: str, v, lab: str = "") -> str:
+    """One param as a title shows it (point_parts of it alone)."""
+    return point_parts([(k, v)], lab)[0][1]
+
+
+def fmt_point(pt, lab: str = "") -> str:
+    """A point as a title shows it: its parts (point_parts), comma-separated."""
+    return ", ".join(text for _, text in point_parts(pt, lab))
+
+
+def split_points(points, lab: str) -> tuple[str, list[str]]:
+    """(what every point says alike, what each says of its own): the parts shared by all points go once into the
+    figure's title, the rest into each panel's."""
+    parts = [point_parts(pt, lab) for pt in points]
+    shared = [p for p in parts[0] if all(p in q for q in parts)] if parts else []
+    return ", ".join(t for _, t in shared), [", ".join(t for c, t in q if (c, t) not in shared) for q in parts]
 
 
 def label(rec: Record, fixed) -> str:
     """The variant, the params of its own that the figure does not fix (a Triton block), and whose it is."""
     extra = [f"{k}={v}" for k, v in rec.params.items() if k not in fixed and k not in ("dtype", SIZE)]
-    name = rec.variant + (f" ({', '.join(extra)})" if extra else "")
+    name = table.variant_now(rec.lab, rec.variant) + (f" ({', '.join(extra)})" if extra else "")
     if is_memlab_library(rec.data):
         return f"{name} [memlab's library]"
     if rec.data.get("library"):
         return f"{name} [{(rec.data['library'].split() or ['peer'])[0]}]"
     return name + (" [peer]" if is_peer(rec) else "")
+
+
+def renamed(rows: list[Record]) -> str:
+    """What a picture of old files must say: the rungs and axes it shows by today's name that the files call by
+    an earlier one ("<today's name> (<earlier name> in the file)"); "" when none."""
+    pairs = {(table.variant_now(r.lab, r.variant), r.variant) for r in rows}
+    pairs |= {(table.param_now(r.lab, k), k) for r in rows for k in r.params}
+    moved = sorted(f"{now} ({was} in the file)" for now, was in pairs if now != was)
+    return ("today's names: " + ", ".join(moved)) if moved else ""
 
 
 def hatched(rec: Record) -> bool:
@@ -374,7 +491,7 @@ def ladder_rank(rows: list[Record]):
         first.setdefault((is_peer(r), r.variant), len(first))
 
     def rank(r):
-        dim, key = _family(r.variant)
+        dim, key = _family(table.variant_now(r.lab, r.variant))
         known = style_order(r.lab)[1 if is_peer(r) else 0]
         return (is_peer(r), dim, known.index(key) if key in known else len(known),
                 first.get((is_peer(r), r.variant), len(first)))
@@ -448,6 +565,7 @@ def ladder_plots(p: Plotter):
         how = measure(rows)
         points, total = ladder_points(rows, keys)
         fixed = {k: v for k, v in points[0] if all(dict(pt)[k] == v for pt in points)}
+        shared, own = split_points(points, lab)  # what the title says once, what each panel says
         cells = []  # per point: [(label, record)] in ladder order
         rank = ladder_rank(rows)
         for pt in points:
@@ -485,8 +603,8 @@ def ladder_plots(p: Plotter):
                 text = fmt_value(v)
                 if base and not is_tf32(r):
                     text += f"  ({100 * v / base:.1f}%)"
-                elif top_roof and not is_tf32(r) and not p.percent_of:
-                    text += f"  ({100 * v / top_roof:.0f}%)"
+                elif top_roof and not is_tf32(r) and not p.percent_of and top_roof <= 10 * max(main):
+                    text += f"  ({100 * v / top_roof:.0f}%)"  # a roof far off the panel's scale: no %
                 if is_tf32(r) and tf32:
                     text += f"  ({100 * v / tf32:.0f}% of TF32 roof)"
                 box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
@@ -504,8 +622,7 @@ def ladder_plots(p: Plotter):
             ax.set_xlim(0, limit * 1.12)
             ax.set_xlabel(AXIS[how] + ", axis from 0", fontsize=8)
             far = [text.split(" (")[0] for v, text, _ in roofs if (v, text, _) not in reach]
-            ax.set_title(fmt_point((k, v) for k, v in pt if k not in fixed)
-                         + (f"\n(off this scale: {'; '.join(far)})" if far else ""), fontsize=9)
+            ax.set_title(own[i] + (f"\n(off this scale: {'; '.join(far)})" if far else ""), fontsize=9)
             ax.grid(True, axis="x", alpha=0.3)
             ax.tick_params(axis="x", labelsize=8)
             drawn += [r for _, r in cell]
@@ -522,10 +639,11 @@ def ladder_plots(p: Plotter):
         handles += [Line2D([], [], color="black", lw=1, ls=ls, label=text) for _, text, ls in roofs]
         if tf32_label:
             handles.append(Line2D([], [], ls="none", label=tf32_label))
+        if renamed(drawn):
+            handles.append(Line2D([], [], ls="none", label=renamed(drawn)))
         fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
         what = {"gflops": "GFLOP/s", "gbps": "GB/s", "time": "time per case"}[how]
-        fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({fmt_point(fixed.items())})" if fixed
-                                                                       else "")
+        fig.suptitle(f"{lab} {dtype} ladder on {device_line(rows)}" + (f" ({shared})" if shared else "")
                      + f"\n{what} of every rung and peer, cold median"
                      + (f"; (%) of {p.percent_of} at the same point" if p.percent_of else
                         f"; (%) of the {roofs[0][1].split(' (')[0]}" if roofs else "")
@@ -540,13 +658,14 @@ def ladder_plots(p: Plotter):
                     best[k] = (nm, r)
         facts = "; ".join(f"best {k} {nm} {fmt_value(value(r, how))} {UNITS[how]}" for k, (nm, r) in
                           sorted(best.items(), reverse=True))
-        where = ", ".join(fmt_point(pt) for pt in points)
+        where = "; ".join(fmt_point(pt, lab) for pt in points)
         variants = {(is_peer(r), r.variant) for c in cells for _, r in c}
         sentence = (f"{lab} {dtype}: {len(variants)} variants and peers as bars with their values at "
                     f"{len(points)} of its {total} points ({where}), axis from zero"
                     + (f", under the {roofs[0][1]}" if roofs else "") + (f"; {facts}" if facts else "") + ".")
         p.save(fig, name, "ladder", lab, sorted({nm for c in cells for nm, _ in c}), sentence, drawn,
-               points=[dict(pt) for pt in points], measure=how)
+               points=[dict(pt) for pt in points], measure=how, title=shared, panel_titles=own,
+               renamed=renamed(drawn))
 
 
 # ---- size: labs measured over sizes ----------------------------------------------------------------------------
@@ -685,10 +804,11 @@ def size_plots(p: Plotter):
                     handles += [h for h in top.get_legend_handles_labels()[0] if h.get_label() not in ls]
                 bottom.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8,
                               frameon=False)
-            title_fixed = ", ".join(fmt_param(k, v) for k, v in fixed.items())
+            title_fixed = fmt_point(fixed.items(), lab)
             fig.suptitle(f"{lab} {dtype}{' (' + title_fixed + ')' if title_fixed else ''} on {device_line(members)}\n"
                          + ("bandwidth (top) and time (bottom) against size; " if two else "time against size; ")
-                         + "bytes = reads + writes; L2 flushed before every sample", fontsize=10)
+                         + "bytes = reads + writes; L2 flushed before every sample"
+                         + (f"\n{renamed(members)}" if renamed(members) else ""), fontsize=10)
             in_name = "_".join(f"{k}={v}" for k, v in sorted(fixed.items()))  # the name sorts the params
             name = slug(f"size_{lab}_{dtype}" + (f"_{in_name}" if in_name else "")) + ".png"
             big = max(sizes)
@@ -715,8 +835,30 @@ def amplification(rec: Record) -> float | None:
 # What the lab's model counts, by the lab's roof: the panel of the model, and the panel of time x model, which for
 # a DRAM lab is not what DRAM moved: the model counts the 32-byte sectors each warp requests, and a sector two warps
 # share (a misaligned row) is requested twice but fetched from DRAM once, the second time served by the L2.
-MODEL_AXIS = {"smem": "wavefronts per request (hardware / useful bytes)",
+MODEL_AXIS = {"smem": "wavefronts per warp request (model)",
               "dram": "sectors requested / sectors needed (model)"}
+WARP_LANES = 32  # the lanes of a warp, whose accesses make one shared-memory request
+
+
+def model_of(rows: list[Record]):
+    """(the function giving a record's model value, the axis label) of the model panel: for a lab under the
+    shared-memory roof, wavefronts per warp request -- the model's bytes over the useful bytes, times a request's
+    bytes (32 lanes x the rung's access width, its policy's vec_bytes) over a wavefront's (the bytes the banks
+    serve per SM per clock, the roof's per_sm_clock: 32 banks x 4 B), so 8- and 16-byte accesses read 2 and 4 at
+    the least; for a DRAM lab, sectors requested per sector needed; else the model's bytes per useful byte."""
+    roof = lab_roof(rows)
+    modelled = [r for r in rows if amplification(r) is not None]
+    if roof == "smem" and modelled and all((r.data.get("policy") or {}).get("vec_bytes") for r in modelled):
+        per_clock = (table.roof("smem") or {}).get("per_sm_clock", {})
+
+        def wavefronts(r: Record):
+            wavefront = per_clock.get(str(r.run.get("device", {}).get("cc", "")), per_clock.get("*"))
+            a = amplification(r)
+            return a * WARP_LANES * r.data["policy"]["vec_bytes"] / wavefront if a is not None and wavefront else None
+        if all(wavefronts(r) for r in modelled):
+            return wavefronts, MODEL_AXIS["smem"]
+    return amplification, ("bytes the banks serve / useful bytes (model)" if roof == "smem" else
+                           MODEL_AXIS.get(roof, "hardware bytes / useful bytes"))
 MODEL_RATE = {"smem": ("wavefront bytes / cold median, GB/s", "time x model: what the banks served"),
               "dram": ("sector requests, GB/s (32 B x sectors / cold median)",
                        "time x model: sectors the warps requested, not DRAM traffic\n"
@@ -772,6 +914,7 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
                             squeeze=False, layout="constrained")
     roofs = roof_lines(members, how)
     pts = {s: [(r.params[axis], value(r, how), amplification(r), r) for r in swept[s]] for s in labels}
+    model_facts = {}
     for row, chunk in enumerate(chunks):
         ax = axs[row][0]
         _draw_series(ax, lab, pts, rows_of, chunk)
@@ -787,10 +930,12 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
         if modelled:
             mx, hx = axs[row][1], axs[row][2]
             with_model = [s for s in chunk if any(a is not None for _, _, a, _ in pts[s])]
-            _draw_series(mx, lab, {s: [(x, a) for x, _, a, _ in pts[s] if a is not None] for s in with_model},
-                         rows_of, with_model)
-            mx.set_ylim(0, 1.1 * max(a for s in with_model for _, _, a, _ in pts[s] if a is not None))
-            mx.set_ylabel(MODEL_AXIS.get(lab_roof(members), "hardware bytes / useful bytes"), fontsize=8)
+            model, model_label = model_of(members)
+            shown = {s: [(x, model(r)) for x, _, a, r in pts[s] if a is not None] for s in with_model}
+            _draw_series(mx, lab, shown, rows_of, with_model)
+            mx.set_ylim(0, 1.1 * max(m for s in with_model for _, m in shown[s]))
+            mx.set_ylabel(model_label, fontsize=8)
+            model_facts = {"model_label": model_label, "model": {**model_facts.get("model", {}), **shown}}
             mx.set_title("the lab's model: computed, not measured", fontsize=9)
             hw = {s: [(x, v * a) for x, v, a, _ in pts[s] if a is not None] for s in with_model}
             _draw_series(hx, lab, hw, rows_of, with_model)
@@ -819,25 +964,30 @@ def _sweep_figure(p: Plotter, lab, dtype, axis, fixed, swept, levels, how, value
                 a.annotate(f"L2 {device['l2_bytes'] / 2**20:.0f} MiB", (device["l2_bytes"], 0.02),
                            xycoords=("data", "axes fraction"), fontsize=7, rotation=90, ha="right", va="bottom")
             unit = table.param_unit(lab, axis)
-            a.set_xlabel(axis + (f" ({unit})" if unit else "")
+            a.set_xlabel(_shown_name(lab, axis) + (f" ({unit})" if unit else "")
                          + ("; log scale" if a.get_xscale() == "log" else ""), fontsize=8)
             a.grid(True, alpha=0.25)
             a.tick_params(labelsize=8)
         axs[row][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
                             handles=axs[row][0].get_legend_handles_labels()[0])
-    title_fixed = ", ".join(fmt_param(k, v) for k, v in fixed.items() if k != "dtype")
-    fig.suptitle(f"{lab} {dtype}: {axis} swept on {device_line(members)}\n({title_fixed})\n"
+    title_fixed = fmt_point([(k, v) for k, v in fixed.items() if k != "dtype"], lab)
+    moved = renamed(members)
+    fig.suptitle(f"{lab} {dtype}: {_shown_name(lab, axis)} swept on {device_line(members)}\n({title_fixed})\n"
                  + ("useful bytes = reads + writes; the hardware's bytes from the lab's model; axes from 0" if modelled else
                     "flops as the lab declares them" if how == "gflops" else
-                    "bytes = reads + writes; L2 flushed before every sample"), fontsize=10)
+                    "bytes = reads + writes; L2 flushed before every sample")
+                 + (f"\n{moved}" if moved else ""), fontsize=10)
     name = slug(f"sweep_{lab}_{axis}_{', '.join(f'{k}={v}' for k, v in sorted(fixed.items()))}") + ".png"
     p.save(fig, name, "sweep", lab, labels,
-           f"{lab}: {axis} from {min(values)} to {max(values)} at {title_fixed} ({dtype}): {UNITS[how]} of "
+           f"{lab}: {_shown_name(lab, axis)} from {_axis_value(lab, axis, min(values))} to "
+           f"{_axis_value(lab, axis, max(values))} at {title_fixed} ({dtype}): {UNITS[how]} of "
            f"{len(labels)} variant(s)" + (f" and {len(levels)} peer(s) as level lines" if levels else "")
            + ((", beside the lab's model (sectors the warps request per sector needed) and the sector requests per "
                "second it implies (L2 hits included: not DRAM traffic)" if lab_roof(members) == "dram" else
-               ", beside the lab's model (bytes moved per useful byte) and the hardware GB/s it implies")
-              if modelled else "") + ", axes from zero.", members, panels=chunks, modelled=modelled)
+               f", beside the lab's model ({model_of(members)[1].replace(' (model)', '')}) and the hardware GB/s it "
+               "implies")
+              if modelled else "") + ", axes from zero.", members, panels=chunks, modelled=modelled,
+           axis=_shown_name(lab, axis), **model_facts)
 
 
 # ---- roofline -------------------------------------------------------------------------------------------------
@@ -1037,7 +1187,7 @@ def draw(recs: list[Record], out: str, kinds=KINDS, percent_of: str = "") -> Plo
         for r in left:
             by_lab[r.lab].append(r)
         for lab, rs in sorted(by_lab.items()):
-            pts = sorted({fmt_point(sorted(r.params.items())) for r in rs})
+            pts = sorted({fmt_point(sorted(r.params.items()), lab) for r in rs})
             p.notes.append(f"{lab}: {len(rs)} result(s) on no picture (points the ladder leaves out and no size or "
                            f"sweep covers): " + "; ".join(pts[:4]) + (" ..." if len(pts) > 4 else ""))
     elif left:

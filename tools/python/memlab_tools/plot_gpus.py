@@ -147,6 +147,19 @@ def comparison_markdown(rows, device, graph_launches=0):
                      f"{x['memlab_us']:.2f} | {x['ratio']:.3f} | {x['nccl_busbw']:.2f} | {x['memlab_busbw']:.2f} | "
                      f"{x['cold_us']:.2f} | {'yes' if x['within'] else '**no**'} |")
     bad = [x for x in rows if not x["within"]]
+    lines += ["", "By size band (points within of points; the median of memlab / nccl-tests):", ""]
+    bands = (("below 1 MiB", lambda n: n < MIB), ("1 MiB and above", lambda n: n >= MIB),
+             ("16 MiB and above", lambda n: n >= 16 * MIB))
+    for gpus in sorted({x["gpus"] for x in rows}) + [None]:
+        for band, inside in bands:
+            here = [x for x in rows if inside(x["size"]) and (gpus is None or x["gpus"] == gpus)]
+            if here:
+                ratios = sorted(x["ratio"] for x in here)
+                mid = len(ratios) // 2
+                median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+                who = f"{gpus} GPUs" if gpus is not None else "all"
+                lines.append(f"- {who}, {band}: {sum(x['within'] for x in here)} of {len(here)} within, median "
+                             f"{median:.3f}")
     lines += ["", f"{len(rows) - len(bad)} of {len(rows)} points within; "
               + ("none outside." if not bad else "outside: " + ", ".join(
                   f"{x['rung']} {x['gpus']} GPUs {x['placement']} {_size_text(x['size'])} ({x['ratio']:.3f})"

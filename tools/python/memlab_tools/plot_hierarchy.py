@@ -4,7 +4,7 @@ SM's own L2 and DRAM latency as its deviation from the median over the SMs, addr
 dependent load against the 2 MiB pages a random walk spreads over: DRAM-missing and L2-hitting hops), bandwidth
 against working set (TB/s and B/clk/SM, the points of a grid smaller than the GPU greyed), the loaded-latency
 curve, Little's law (bytes in flight per SM against DRAM bandwidth, beside bytes in flight / the DRAM latency)
-and the vector add on this GPU's roofline, with the fraction of its own roof set beside the reference's claim.
+and the vector add on this GPU's roofline, with the fraction of its own roof set beside a tutorial's claim.
 
     python -m memlab_tools.plot_hierarchy FILES... -o DIR
 
@@ -59,7 +59,8 @@ SESSION_S = 30 * 60
 # "earlier" than another. A change of the stream kernels moves this time.
 STREAM_KERNELS_SINCE = datetime(2026, 11, 25, 15, 30, tzinfo=timezone.utc).timestamp()
 
-# The reference's roofline example (../shared/references/004_72feab931a699fac.txt, "Roofline Model"):
+# A tutorial's roofline example (the chapter "Memory Access Patterns" of the code accompanying AI Systems
+# Performance Engineering, github.com/cfregly/ai-performance-engineering, code/ch7/README.md, "Roofline Model"):
 # vector addition, 1 FLOP per 12 bytes, "Peak bandwidth: 8 TB/s", "Roofline: 8000 GB/s x (1/12) = 667
 # GFLOPS maximum", "Actual: ~600 GFLOPS (near roofline!)". Its GPU is not an H100 (HBM3e, 8 TB/s).
 REFERENCE_ADD = {"peak_gbps": 8000.0, "roof_gflops": 667.0, "actual_gflops": 600.0, "ai": 1 / 12}
@@ -825,7 +826,7 @@ def littles_law(records, device, out):
 
 def roofline_add(records, device, out):
     """Left: the roofline's streams (roofline_streams()) on this GPU's roofline (its own roofs only). Right: the
-    fraction of its own roof each reaches, beside the reference's vector add on its GPU: the comparison the two GPUs
+    fraction of its own roof each reaches, beside the tutorial's vector add on its GPU: the comparison the two GPUs
     allow (GFLOP/s of two GPUs on one set of axes would set one GPU's points under the other's roof)."""
     pts = roofline_points(records)
     if not pts:
@@ -847,7 +848,7 @@ def roofline_add(records, device, out):
                 label=f"measured ceiling: cudaMemcpy {measured_peak / 1e3:.2f} TB/s")
     largest = {v: max(p["bytes"] for p in pts if p["variant"] == v) for v in {p["variant"] for p in pts}}
     drawn = [v for v in roofline_streams() if v in largest]  # in the table's order
-    bars = [(f"the reference's vector add\n(its GPU: {ref['peak_gbps'] / 1e3:.0f} TB/s HBM3e)",
+    bars = [(f"a tutorial's vector add\n(its GPU: {ref['peak_gbps'] / 1e3:.0f} TB/s HBM3e)",
              ref["actual_gflops"] / ref["roof_gflops"], "tab:purple")]
     for p in pts:
         roof = p["ai"] * peak
@@ -886,7 +887,7 @@ def roofline_add(records, device, out):
     bx.set_xlabel("% of its own GPU's HBM roof at its arithmetic intensity")
     bx.grid(True, axis="x", alpha=0.3)
     bx.set_title("each on its own GPU: the fraction of that GPU's roof", fontsize=10)
-    f.suptitle(f"Vector add on {gpu}, beside the reference's claim for another GPU (~{ref['actual_gflops']:.0f} of "
+    f.suptitle(f"Vector add on {gpu}, beside a tutorial's claim for another GPU (~{ref['actual_gflops']:.0f} of "
                f"{ref['roof_gflops']:.0f} GFLOP/s at {ref['peak_gbps'] / 1e3:.0f} TB/s): compare fractions of each "
                "roof, not GFLOP/s", fontsize=10)
     return save(f, out, "hierarchy_roofline_add.png")

@@ -103,14 +103,18 @@ def verdict_words(c: Check) -> tuple[str, str, list[str]]:
                     items.append(f"{metric} {mr[0].shown}" + (f" against {fmt(mr[0].reference)}"
                                                               if mr[0].reference is not None else ""))
             parts.append(f"{verdict} on " + "; ".join(items))
-        lines.append(f"GPU {g}: " + "; ".join(parts) + ".")
+        codes = list(dict.fromkeys(r.fault for r in rs if r.fault))
+        acts = list(dict.fromkeys(r.action for r in rs if r.action))
+        lines.append(f"GPU {g}: " + "; ".join(parts) + "."
+                     + (f" Fault codes: {', '.join(codes)} ({', '.join(acts)})." if codes else ""))
     for r in node_rows:
         lines.append(f"The node: {r.verdict} on {r.metric} {r.shown}"
                      + (f" against {fmt(r.reference)}" if r.reference is not None else "")
-                     + (f" ({r.note})" if r.note else "") + ".")
+                     + (f" ({r.note})" if r.note else "") + "."
+                     + (f" Fault code: {r.fault} ({r.action})." if r.fault else ""))
     actions = Counter(r.action for r in flagged if r.action)
     if c.action:
-        lines.insert(0, f"Action: {c.action}, the most urgent of the flagged rows' (their fault codes below).")
+        lines.insert(0, f"Action: {c.action} (the most urgent of the flagged rows' actions; their fault codes below).")
     elif actions:
         order = ("replace", "drain", "reset", "busy", "rerun", "monitor")
         first = sorted(actions, key=lambda a: order.index(a) if a in order else len(order))[0]
@@ -156,20 +160,49 @@ def _metric_header(metric: str, rows: list[Row]) -> str:
     return raw(f"<code>{esc(metric)}</code>" + ("" if rule else f"<br><span class=\"sub\">{esc(unit)}</span>"))
 
 
+def _worst(rows) -> str:
+    vs = [WORST_FIRST.index(r.verdict) for r in rows if r.verdict in WORST_FIRST]
+    return WORST_FIRST[min(vs)] if vs else "pass"
+
+
+def _rules_cell(rows: list[Row]) -> tuple:
+    """NVML's readings of a GPU in one cell (ECC counts, the PCIe link, clock events), coloured by the worst."""
+    if not rows:
+        return raw("", "v-none")
+    worst = _worst(rows)
+    by = {r.metric: r for r in rows}
+    parts = []
+    ecc = [by[m] for m in ("ecc_volatile", "ecc_aggregate") if m in by]
+    if ecc:
+        parts.append("ECC " + "/".join(r.shown.split(" ")[0] for r in ecc))
+    link = [by[m].shown for m in ("pcie_gen", "pcie_width") if m in by]
+    if link:
+        parts.append(" ".join(link))
+    if "clock_events" in by:
+        parts.append("clocks " + by["clock_events"].shown)
+    parts += [r.shown for r in rows if r.metric not in ("ecc_volatile", "ecc_aggregate", "pcie_gen", "pcie_width",
+                                                        "clock_events")]
+    tip = "; ".join(f"{r.metric}: {r.shown}, {r.verdict}" + (f" ({r.note})" if r.note else "") for r in rows)
+    return raw(f"<span title=\"{esc(tip)}\">{esc(' · '.join(parts))}</span>{tag(worst)}", f"v-{worst}")
+
+
 def grid(c: Check) -> str:
     """The GPUs by metric, then each pair metric as a from-by-to matrix, then the node's rows."""
     out = []
-    gpu_metrics = list(dict.fromkeys(r.metric for r in c.rows if r.scope == "gpu"))
+    gpu_metrics = list(dict.fromkeys(r.metric for r in c.rows if r.scope == "gpu" and not r.judged_by_rule))
+    rule_metrics = list(dict.fromkeys(r.metric for r in c.rows if r.scope == "gpu" and r.judged_by_rule))
     at = {(r.metric, r.gpu): r for r in c.rows if r.scope == "gpu"}
     ordinals = [g.ordinal for g in c.gpus]
     rows, attrs = [], []
     for g in ordinals:
-        worst = min((WORST_FIRST.index(r.verdict) for r in c.rows if _owner(r) == g and r.verdict in WORST_FIRST),
-                    default=len(WORST_FIRST) - 1)
-        rows.append([raw(f"<b>GPU {g}</b>{tag(WORST_FIRST[worst])}", f"v-{WORST_FIRST[worst]}")]
-                    + [_cell(at.get((m, g)), True) for m in gpu_metrics])
-        attrs.append(f"class=\"gpu-row\" data-gpu=\"{g}\" data-verdict=\"{WORST_FIRST[worst]}\"")
-    header = ["GPU"] + [_metric_header(m, c.rows) for m in gpu_metrics]
+        worst = _worst(r for r in c.rows if _owner(r) == g)
+        rows.append([raw(f"<b>GPU {g}</b>{tag(worst)}", f"v-{worst}")]
+                    + [_cell(at.get((m, g)), True) for m in gpu_metrics]
+                    + ([_rules_cell([at[(m, g)] for m in rule_metrics if (m, g) in at])] if rule_metrics else []))
+        attrs.append(f"class=\"gpu-row\" data-gpu=\"{g}\" data-verdict=\"{worst}\"")
+    header = (["GPU"] + [_metric_header(m, c.rows) for m in gpu_metrics]
+              + ([raw("NVML's readings<br><span class=\"sub\">ECC errors, PCIe link, clock events</span>")]
+                 if rule_metrics else []))
     out.append("<div class=\"scroll\">" + table(header, rows, cls="grid", row_attrs=attrs) + "</div>")
     for metric in dict.fromkeys(r.metric for r in c.rows if r.scope == "pair"):
         rs = [r for r in c.rows if r.metric == metric and r.scope == "pair"]
@@ -211,7 +244,7 @@ def failing(c: Check) -> str:
                                                 f"{fmt(r.fail_at)})")
         fault = r.fault or ("not recorded (memlab.check/1)" if v1 else "-")
         action = r.action or ("not recorded" if v1 else "-")
-        why = r.reason or r.note
+        why = r.note or r.reason  # the reason repeats the other columns (it is the one line a scheduler gets)
         rows.append([r.where, raw(f"<code>{esc(r.metric)}</code>"), raw(esc(r.shown), f"v-{r.verdict}"), band,
                      "-" if r.ratio is None else f"{r.ratio:.3f}", raw(f"<b>{esc(r.verdict)}</b>", f"v-{r.verdict}"),
                      raw(f"<code>{esc(fault)}</code>" if r.fault else esc(fault)), action, r.points_at or r.level, why,
@@ -256,7 +289,7 @@ def machine(c: Check) -> str:
         r = next((r for r in c.rows if r.metric == metric and r.gpu == g), None)
         return r.shown if r else "-"
 
-    missing = "not recorded (memlab.check/1)" if c.version == 1 else "-"
+    missing = "not recorded (memlab.check/1)" if c.version == 1 else "not known"
     rows = []
     for g in c.gpus:
         procs = ("not recorded" if g.processes is None else
@@ -275,16 +308,23 @@ def machine(c: Check) -> str:
            + "</tbody></table>"]
     out.append(table(["GPU", "name", "memory (GiB)", "SMs", "bus id", "link", "serial", "UUID", "SM clock under load",
                       "PCIe trained", "other processes"], rows, num={2, 3}))
+    if c.replay:
+        out.append(f"<p class=\"note\" id=\"replay\">Judged again by <code>memlab check --replay</code> on "
+                   f"{esc(c.created.strftime('%Y-%m-%d'))} from {esc(c.replay.get('path', '?'))} "
+                   f"({esc(c.replay.get('schema', '?'))}, written {esc(c.replay.get('created', '?'))} by memlab "
+                   f"{esc(c.replay.get('git_sha', '?'))}): the measurement is that file's, the verdicts, fault codes "
+                   "and actions today's.</p>")
     if c.missing:
-        out.append(f"<p class=\"note\" id=\"missing\">This file is {esc(c.schema)}: it does not record "
-                   f"{esc(', '.join(c.missing))}. The page leaves them out rather than guess; a check by a newer memlab "
-                   "(memlab.check/2) records them.</p>")
+        why = ("a memlab.check/1 file does not record them" if c.version == 1 else
+               "NVML did not give them, or the file replays one that did not record them")
+        out.append(f"<p class=\"note\" id=\"missing\">Not in this file ({esc(c.schema)}): "
+                   f"{esc(', '.join(c.missing))}: {esc(why)}. The page leaves them out rather than guess.</p>")
     return "".join(out)
 
 
 def check_page(c: Check) -> str:
     cls, head, lines = verdict_words(c)
-    when = c.created.strftime("%Y-%m-%d %H:%M UTC")
+    when = c.measured.strftime("%Y-%m-%d %H:%M UTC")
     body = [f"<p class=\"sub\">memlab check &middot; node <b>{esc(c.node)}</b> &middot; {len(c.gpus)} &times; "
             f"{esc(c.model)} &middot; {esc(c.link)} &middot; {esc(when)}</p>",
             f"<section class=\"verdict {esc(cls)}\" id=\"verdict\" data-verdict=\"{esc(cls)}\">"
@@ -336,7 +376,7 @@ def _ladder_table(made: dict) -> str:
             v = plot.value(r, how)
             kind = ("memlab's library" if plot.is_memlab_library(r.data) else "peer" if plot.is_peer(r)
                     else "rung")
-            rows.append([plot.fmt_point(sorted(pt.items())), raw(f"<code>{esc(r.variant)}</code>"), kind,
+            rows.append([plot.fmt_point(pt.items(), made["lab"]), raw(f"<code>{esc(r.variant)}</code>"), kind,
                          fmt(v), f"{100 * v / top:.0f}%" if top and how != "time" and not plot.is_tf32(r) else "-",
                          fmt(r.data["cold"]["median_ms"] * 1e3), "yes" if r.data.get("verified", True) else "NO"])
     roof_text = "; ".join(label for _, label, _ in roofs) or "none drawn (a latency lab: time per case)"

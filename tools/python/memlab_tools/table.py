@@ -2,8 +2,10 @@
 units, grammar, defaults and choices), dtypes, default sizes and what a size counts; the roofs (name, unit,
 the rate each judges, how it is found); the dtypes' sizes; the constants of the sizes grammar; the timing
 defaults and the unit of every result field. All of it as `memlab list --format json` prints it from the
-labs' own tables (src/labs/<lab>/<lab>.cu), so that no tool keeps a list of its own, and, where a lab states
-them, each rung's facts (what its traits say the kernel is), by which a tool picks rungs without naming them.
+labs' own tables (src/labs/<lab>/<lab>.cu), so that no tool keeps a list of its own; the earlier names of a
+rung or an axis renamed since (`formerly`), so that a results file written before the rename reads by today's
+name; and, where a lab states them, each rung's facts (what its traits say the kernel is), by which a tool picks
+rungs without naming them.
 
 labs.json beside this file is that output, committed, so the tools run without a memlab binary (the GPU
 machine's Python, a laptop with results files). `python3 tools/docs/update_lab_table.py --write` rewrites it from
@@ -52,7 +54,17 @@ def peers(lab_name: str) -> list[str]:
 
 
 def variant(lab_name: str, name: str) -> dict | None:
-    return next((v for v in variants(lab_name) if v["name"] == name), None)
+    """The rung's entry, by today's name or by an earlier one (its `formerly`: a results file written before a
+    rename names the rung so)."""
+    return (next((v for v in variants(lab_name) if v["name"] == name), None)
+            or next((v for v in variants(lab_name) if name in v.get("formerly", [])), None))
+
+
+def variant_now(lab_name: str, name: str) -> str:
+    """Today's name of the rung a results file calls `name`: the name itself, unless the table lists it as an
+    earlier name of a rung (the rung whose `formerly` holds it)."""
+    v = variant(lab_name, name)
+    return v["name"] if v else name
 
 
 def facts(lab_name: str, name: str) -> dict:
@@ -104,17 +116,31 @@ def elem_bytes() -> dict[str, int]:
 
 
 def axis(lab_name: str, name: str) -> dict | None:
+    """The axis's entry, by today's name or an earlier one (its `formerly`)."""
     entry = lab(lab_name)
-    return next((a for a in entry["axes"] if a["name"] == name), None) if entry else None
+    axes = entry["axes"] if entry else []
+    return (next((a for a in axes if a["name"] == name), None)
+            or next((a for a in axes if name in a.get("formerly", [])), None))
+
+
+def axis_of_param(lab_name: str, param: str) -> dict | None:
+    """The axis a results param belongs to: the axis of that name (today's or an earlier one), or the shape axis
+    of which it is an extent (a tile's "rows"); None for dtype, n and names the lab does not know."""
+    entry = lab(lab_name)
+    return axis(lab_name, param) or next((a for a in (entry["axes"] if entry else [])
+                                          if param in a.get("extents", [])), None)
+
+
+def param_now(lab_name: str, param: str) -> str:
+    """Today's name of a param a results file calls `param` (an axis renamed since: its `formerly`)."""
+    a = axis(lab_name, param)
+    return a["name"] if a else param
 
 
 def param_unit(lab_name: str, param: str) -> str:
     """The unit of a lab's param: its axis's (a shape's extents share it); "" for dtype, n and unknown names."""
-    entry = lab(lab_name)
-    for a in entry["axes"] if entry else []:
-        if a["name"] == param or param in a.get("extents", []):
-            return a["unit"]
-    return ""
+    a = axis_of_param(lab_name, param)
+    return a["unit"] if a else ""
 
 
 def unit(field: str) -> str:

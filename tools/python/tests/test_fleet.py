@@ -11,7 +11,7 @@ import pytest
 
 from memlab_tools import fleet, fleet_sim
 
-from conftest import exit_code
+from conftest import REPO, exit_code
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +41,8 @@ def test_the_planted_faults_are_found_and_nothing_else(planted, tmp_path, capsys
     assert got_out == set(want["outliers"])
     assert got_drift == set(want["drifts"])
     assert doc["nodes"] == 64 and doc["gpus"] == 428 and doc["files"] == 256 and doc["not_judged"] == []
+    valid(doc, "fleet.schema.json")
+    valid(want, "fleet-sim.schema.json")
     # the drifting GPU is found by its serial, 3% down over 21 days, while its model's median stayed within 0.1%
     d = next(x for x in doc["findings"] if x["kind"] == "drift" and x["metric"] == "hbm_copy")
     assert d["identity"].startswith("serial ") and abs(d["worse_by"] - 0.03) < 0.004 and d["days"] == 21
@@ -49,8 +51,15 @@ def test_the_planted_faults_are_found_and_nothing_else(planted, tmp_path, capsys
     assert (d["node"], d["gpu"], None, "hbm_copy") not in got_out
     text = prom.read_text()
     assert text.count("\nmemlab_fleet_outlier{") == 6 and text.count("\nmemlab_fleet_drift{") == 2
-    assert 'memlab_check_value{node="node001",gpu="0",peer="",metric="hbm_copy"' in text
+    assert 'memlab_check_value{machine="node001",gpu="0",peer="",metric="hbm_copy"' in text
     promtool_accepts(prom)
+
+
+def valid(doc, schema):
+    """`doc` (through JSON) against docs/<schema>."""
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.path.join(REPO, "docs", schema)) as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(json.loads(json.dumps(doc)))
 
 
 def promtool_accepts(path):

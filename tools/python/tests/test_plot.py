@@ -3,11 +3,12 @@ the points they share, each bad input is one line and exit 2, and the style map 
 import glob
 import json
 import os
+import re
 import warnings
 
 import pytest
 
-from memlab_tools import plot
+from memlab_tools import plot, table
 from memlab_tools.results import records
 
 from conftest import BAD_FILES, FIXTURES, bad_file, document, exit_code, result
@@ -259,7 +260,15 @@ def test_the_smem_sweep_is_drawn_beside_its_wavefront_model(tmp_path):
     p = _draw(tmp_path, fx("smem/smem_f32.json"), kinds=("sweep", "ladder"))
     sweep = _one(p.made, "sweep", "smem")
     assert sweep["modelled"] and "load_stride" in sweep["series"]
-    assert plot.MODEL_AXIS["smem"].startswith("wavefronts per request")
+    # The model panel plots what its axis says: wavefronts per warp request. 4-byte accesses take gcd(stride, 32);
+    # 8- and 16-byte ones 2 and 4 at the least and 32 at a stride of 32 (not 16 and 8: their bytes per useful byte).
+    assert sweep["model_label"].startswith("wavefronts per warp request")
+    model = {s: dict(pts) for s, pts in sweep["model"].items()}
+    assert [round(model["load_stride"][x]) for x in (1, 2, 4, 8, 16, 32)] == [1, 2, 4, 8, 16, 32]
+    assert [round(model["load_vec8"][x]) for x in (1, 32)] == [2, 32]
+    assert [round(model["load_vec16"][x]) for x in (1, 8, 32)] == [4, 32, 32]
+    # The file's axis "stride" is today's lane_stride: drawn and titled by today's name, and said so.
+    assert sweep["axis"] == "lane stride"
     assert [pt["stride"] for pt in _one(p.made, "ladder", "smem")["points"]] == [1, 32]
 
 
@@ -378,3 +387,57 @@ def test_the_transfer_bars_are_the_1_gib_runs_the_page_cites(monkeypatch, tmp_pa
     assert plot_transfer.main(files + ["-o", str(tmp_path), "--only", "gib"]) == 0
     assert round(drawn[("ce", "pinned", "h2d")], 1) == 55.0 and round(drawn[("ce", "pinned", "d2h")], 1) == 55.1
     assert sweeps == []
+
+
+def test_an_axis_value_with_a_meaning_is_titled_by_it():
+    # From the lab's table: a shape's extents together, a value the axis gives a meaning by that meaning, one that
+    # means "the same as n" joined to n, a count with its unit; never ctas=0, m=0 or n=2^12.
+    tile = [("n", 1 << 28), ("rows", 128), ("cols", 128), ("ctas", 0), ("src_offset", 0)]
+    assert plot.fmt_point(tile, "tile") == "n=2^28, tile 128 \u00d7 128, CTAs: one per tile of the whole matrix, src offset 0 B"
+    assert plot.fmt_param("ctas", 1, "tile") == "1 CTA"
+    assert plot.fmt_point([("n", 4096), ("m", 0), ("k", 0)], "matmul") == "n = m = k = 4096"
+    assert plot.fmt_point([("n", 4096), ("m", 1024), ("k", 0)], "matmul") == "n = k = 4096, m=1024"
+    assert plot.fmt_point([("rows", 16384), ("cols", 16384)], "transpose") == "shape 16384 \u00d7 16384"
+    assert plot.fmt_point([("table_bytes", 8 << 20)], "gather") == "table 8 MiB"
+    assert plot.fmt_point([("n", 1 << 20), ("stride", 4)], "smem") == "n=2^20, lane stride 4 accesses"
+    assert plot.fmt_point([("n", 4096), ("ctas", 0)]) == "n=4096, ctas=0"  # no lab: as the file says
+    # What every panel shares goes into the figure's title once; each panel says the rest.
+    shared, own = plot.split_points([tile, tile[:3] + [("ctas", 1), ("src_offset", 0)]], "tile")
+    assert shared == "n=2^28, tile 128 \u00d7 128, src offset 0 B"
+    assert own == ["CTAs: one per tile of the whole matrix", "1 CTA"]
+
+
+def test_every_value_meaning_of_the_table_reads_as_words():
+    """Each "V = words" of an axis's meaning gives words without the next value's ("128 = one per cache line, 32 =
+    one per sector" is two meanings)."""
+    for entry in table.labs():
+        for a in entry["axes"]:
+            for v in (int(x) for x in re.findall(r"(?:^|[;:,(] ?)(\d+) = ", a["meaning"])):
+                said = plot.value_meaning(entry["name"], a["name"], v)
+                assert said and not re.search(r"\d+ = ", said), (entry["name"], a["name"], v, said)
+
+
+def test_the_tile_ladder_titles_its_panels_by_meaning_and_names_rungs_as_today(tmp_path):
+    p = _draw(tmp_path, fx("tile/tile_f32.json"), kinds=("ladder",))
+    ladder = _one(p.made, "ladder", "tile")
+    assert ladder["title"] == "n=2^28, src offset 0 B"
+    assert sorted(ladder["panel_titles"]) == sorted(
+        [f"tile 128 \u00d7 {c}, {w}" for c in (128, 256) for w in ("CTAs: one per tile of the whole matrix", "1 CTA")])
+    # The file's rung of an earlier name is drawn under today's, and the picture says so.
+    (old,) = {r.variant for r in records(fx("tile/tile_f32.json"))} - set(table.rungs("tile"))
+    now = table.variant_now("tile", old)
+    assert now != old and now in table.rungs("tile") and now in ladder["series"] and old not in ladder["series"]
+    assert ladder["renamed"] == f"today's names: {now} ({old} in the file)"
+
+
+def test_the_matmul_ladder_says_its_square_sizes(tmp_path):
+    p = _draw(tmp_path, fx("matmul/matmul_f32.json"), kinds=("ladder",))
+    ladder = _one(p.made, "ladder", "matmul")
+    assert ladder["title"] == "" and ladder["panel_titles"] == [f"n = m = k = {pt['n']}" for pt in ladder["points"]]
+    assert {pt["n"] for pt in ladder["points"]} >= {4096, 4100}
+
+
+def test_percent_of_a_variant_labels_the_ladder_by_it(tmp_path):
+    p = plot.draw(records(fx("transpose/transpose_f32.json")), str(tmp_path), ("ladder",), percent_of="copy")
+    assert p.made and p.percent_of == "copy"
+    assert plot.main(fx("transpose/transpose_f32.json") + ["-o", str(tmp_path / "o"), "--percent-of", "fft"]) == 2

@@ -83,6 +83,24 @@ def test_the_page_is_self_contained_with_the_band_picture_inline(load_page):
     assert len(ids) == len(set(ids)), "an id twice on the page"
 
 
+def test_the_replayed_load_names_fault_codes_and_actions(tmp_path, no_picture):
+    text = _page(tmp_path, os.path.join(CHECKS, "replayed", "load.json"))
+    assert "Action: drain" in text and 'id="replay"' in text
+    failing = text[text.index('id="failing-rows"'):]
+    failing = failing[:failing.index("</table>")]
+    for code in ("l2_latency", "hbm_latency", "nvlink_bandwidth", "collective_bandwidth", "pcie_bandwidth"):
+        assert f"<code>{code}</code>" in failing
+    assert failing.count("--device") == 7 and "--device 3 --device" not in failing  # commands kept whole
+
+
+def test_every_committed_check_file_reads(tmp_path):
+    import glob
+
+    files = glob.glob(os.path.join(REPO, "docs", "results", "*", "check", "**", "*.json"), recursive=True)
+    checks = [checkfile.load(f) for f in files if "reference" not in os.path.basename(f)]
+    assert {c.version for c in checks} == {1, 2} and len(checks) >= 9
+
+
 def test_a_passing_check_says_pass(tmp_path, no_picture):
     text = _page(tmp_path, os.path.join(CHECKS, "run1.json"))
     assert '<h1 id="verdict-text">PASS: every GPU' in text

@@ -14,7 +14,8 @@ from memlab_tools import browser, fleet, fleet_page, fleet_sim, report
 
 from conftest import FIXTURES, REPO
 
-LOAD = os.path.join(REPO, "docs", "results", "h100x4", "check", "load.json")
+# The committed 4 x H100 check with a load on GPU 3, judged again by memlab check --replay as memlab.check/2
+LOAD = os.path.join(REPO, "docs", "results", "h100x4", "check", "replayed", "load.json")
 
 
 @pytest.fixture
@@ -70,8 +71,14 @@ def test_check_page_in_chromium(chromium, tmp_path):
     # the verdict box is tinted red, and the band picture is drawn at the page's width
     assert b.evaluate("getComputedStyle(document.getElementById('verdict')).backgroundColor") == "rgb(246, 213, 209)"
     assert b.evaluate("document.querySelector('[data-figure=bands] svg').getBoundingClientRect().width") > 1000
-    rows = b.evaluate("[...document.querySelectorAll('table.failing tbody tr')].map(r => r.cells[0].innerText)")
-    assert rows.count("GPU 3") == 3 and len(rows) == 7  # 2 GPU rows + 1 sibling of GPU 3, 3 pairs, the node
+    rows = b.evaluate("[...document.querySelectorAll('table.failing tbody tr')].map(r => [r.cells[0].innerText, "
+                      "r.cells[6].innerText, r.cells[7].innerText])")
+    assert [r[0] for r in rows].count("GPU 3") == 3 and len(rows) == 7  # 2 GPU rows and a sibling, 3 pairs, the node
+    # GPU 3's rows with their fault codes and actions
+    assert {tuple(r[1:]) for r in rows if r[0].startswith("GPU 3")} == {
+        ("l2_latency", "drain"), ("hbm_latency", "drain"), ("nvlink_bandwidth", "drain"), ("pcie_bandwidth", "monitor")}
+    assert "Fault codes: l2_latency, hbm_latency, nvlink_bandwidth, pcie_bandwidth" in \
+        b.evaluate("document.getElementById('verdict').innerText")
     shot_and_print(b, tmp_path, "report_check_load")
 
 

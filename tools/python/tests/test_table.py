@@ -71,6 +71,26 @@ def test_no_tool_writes_a_rung_name():
     assert not found, "rung names written in tools/python (take them from memlab_tools.table):\n" + "\n".join(found)
 
 
+def test_an_earlier_name_reads_as_todays():
+    """A rung or an axis renamed keeps its earlier names (`formerly`): a results file of before reads by today's
+    name; no earlier name is another rung's or axis's name of today, none is listed twice."""
+    renamed = 0
+    for entry in table.labs():
+        lab = entry["name"]
+        for kind, items, find, now in (("variant", entry["variants"], table.variant, table.variant_now),
+                                       ("axis", entry["axes"], table.axis, table.param_now)):
+            names = {x["name"] for x in items}
+            olds = [old for x in items for old in x.get("formerly", [])]
+            assert len(olds) == len(set(olds)) and not set(olds) & names, (lab, kind, olds)
+            for x in items:
+                for old in x.get("formerly", []):
+                    assert find(lab, old) is x and now(lab, old) == x["name"], (lab, kind, old)
+                    renamed += 1
+                assert now(lab, x["name"]) == x["name"]
+    assert renamed >= 1
+    assert table.variant_now("no_such_lab", "x") == "x" and table.param_now("copy", "n") == "n"
+
+
 def test_the_hierarchy_pictures_pick_their_rungs_by_facts():
     from memlab_tools import plot_hierarchy as ph
     # One rung for each role, and each the kernel the role says (a renamed rung keeps its place).
