@@ -28,6 +28,8 @@
 // thread that reads a row another thread wrote.
 #pragma once
 
+#include <cuda/cmath>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -70,7 +72,7 @@ __device__ __forceinline__ void load_rows(void* __restrict__ smem, RowSource&& s
   static_assert(Rows > 0 && RowChunks > 0, "a tile of at least one chunk");
   static_assert(Threads > 0 && Threads % 32 == 0, "a CTA of whole warps");
   constexpr int chunks = Rows * RowChunks;
-  constexpr int rounds = (chunks + Threads - 1) / Threads;  // chunks per thread, the last round partial
+  constexpr int rounds = cuda::ceil_div(chunks, Threads);  // chunks per thread, the last round partial
   auto* s = static_cast<std::byte*>(smem);
   const int t = static_cast<int>(threadIdx.x);
 

@@ -65,7 +65,7 @@ struct transpose_args {
   std::uint64_t bytes;             // of each buffer
 };
 
-// The tile's geometry (transpose_plan.hpp has the functions, shared with the host tests).
+// The tile's geometry (memlab/detail/transpose_geometry.hpp has the functions, shared with the host tests).
 template <int Es>
 struct transpose_tile {
   static constexpr unsigned V = 16 / Es;      // elements per 16-byte vector
@@ -356,7 +356,7 @@ MEMLAB_KERNEL void __launch_bounds__(transpose_tuning::threads, 8) transpose_ele
   }
 }
 
-// ---- few rows, few columns, small matrices (transpose_plan.hpp: few_cols, few_rows, small_matrices) -------
+// ---- few rows, few columns, small matrices (transpose_plan.hpp; their geometry in detail/) -----------
 
 struct few_args {
   std::byte* dst;
@@ -1078,7 +1078,7 @@ inline cudaError_t launch_transpose(const transpose_plan& p, void* dst, const vo
 // src into dst (device memory, not overlapping), on `stream`: dst[b][c][r] = src[b][r][c].
 inline cudaError_t transpose_bytes(void* dst, const void* src, std::size_t batch, std::size_t rows, std::size_t cols,
                                    std::size_t elem_size, cudaStream_t stream = 0) noexcept {
-  if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) return cudaErrorInvalidValue;
+  if (!transpose_moves(elem_size)) return cudaErrorInvalidValue;
   if (batch == 0 || rows == 0 || cols == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr) return cudaErrorInvalidValue;
   constexpr std::uint64_t limit = std::uint64_t{1} << 62;
@@ -1096,8 +1096,7 @@ template <class T>
 inline cudaError_t transpose(T* dst, const T* src, std::size_t rows, std::size_t cols,
                              cudaStream_t stream = 0) noexcept {
   static_assert(std::is_trivially_copyable_v<T>, "memlab::transpose moves bytes: T must be trivially copyable");
-  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
-                "memlab::transpose moves elements of 1, 2, 4 or 8 bytes");
+  static_assert(transpose_moves(sizeof(T)), "memlab::transpose moves elements of 1, 2, 4 or 8 bytes");
   return transpose_bytes(dst, src, 1, rows, cols, sizeof(T), stream);
 }
 
@@ -1106,8 +1105,7 @@ template <class T>
 inline cudaError_t transpose_batched(T* dst, const T* src, std::size_t batch, std::size_t rows, std::size_t cols,
                                      cudaStream_t stream = 0) noexcept {
   static_assert(std::is_trivially_copyable_v<T>, "memlab::transpose moves bytes: T must be trivially copyable");
-  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
-                "memlab::transpose moves elements of 1, 2, 4 or 8 bytes");
+  static_assert(transpose_moves(sizeof(T)), "memlab::transpose moves elements of 1, 2, 4 or 8 bytes");
   return transpose_bytes(dst, src, batch, rows, cols, sizeof(T), stream);
 }
 

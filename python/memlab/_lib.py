@@ -5,13 +5,14 @@ Where it looks, in order:
   2. beside this package (what `pip install` puts there);
   3. a build tree of the checkout this package sits in: build/<preset>/lib/libmemlab.so (default, dev,
      ci, then any other folder under build/), or build/lib/libmemlab.so (a `cmake -B build`).
-The library is loaded on first use, not on import: `import memlab` works on a machine without it.
+The library is loaded on first use, not on import: `import memlab` works on a machine without it. It is loaded
+RTLD_LOCAL and exports its C ABI alone (src/c_api/libmemlab.map), so it can be loaded before or after PyTorch,
+CuPy or JAX: nothing of it binds to theirs.
 """
 
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import sys
 import threading
@@ -67,23 +68,6 @@ def _declare(lib: ctypes.CDLL) -> None:
         f.argtypes = args
 
 
-def _torch_first() -> None:
-    """Imports PyTorch before libmemlab is loaded, where PyTorch is installed and not yet imported.
-
-    On the H100 machine (torch 2.11.0+cu130, libmemlab built there with GCC 13.3), a process that loaded
-    libmemlab first crashed (SIGSEGV) inside `import torch`, in torch's operator registry; with torch imported
-    first every test passes. Why is not known yet; until it is, memlab keeps the order that works. A process
-    without PyTorch pays nothing; MEMLAB_NO_TORCH_FIRST=1 turns this off (to reproduce the crash)."""
-    if "torch" in sys.modules or os.environ.get("MEMLAB_NO_TORCH_FIRST") == "1":
-        return
-    if importlib.util.find_spec("torch") is None:
-        return
-    try:
-        import torch  # noqa: F401  (the import is the point)
-    except Exception:  # noqa: BLE001 - a broken torch install is the caller's to meet, not libmemlab's
-        pass
-
-
 def library() -> ctypes.CDLL:
     """The loaded libmemlab; raises LibraryNotFoundError (with every place it looked) if there is none."""
     global _lib, _lib_path
@@ -92,7 +76,6 @@ def library() -> ctypes.CDLL:
     with _lock:
         if _lib is not None:
             return _lib
-        _torch_first()
         tried = []
         for path in _candidates():
             if not path.is_file():

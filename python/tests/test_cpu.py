@@ -4,6 +4,7 @@ check memlab makes before calling CUDA), the C ABI's messages and path choice, a
 from __future__ import annotations
 
 import ctypes
+import os
 
 import pytest
 
@@ -213,3 +214,29 @@ def test_ctypes_signatures_pass_64_bit_sizes(lib_available):
     assert memlab.transpose_path(base, 2 * base, 1, (1 << 33) + 1, 100, 4) == "realign_out"
     assert memlab.transpose_path(base, 2 * base, 1, (1 << 33) + 4, 100, 4) == "aligned"
     assert isinstance(_lib.library().memlab_transpose.argtypes[2], type(ctypes.c_size_t))
+
+
+def test_libmemlab_exports_only_its_c_abi(lib_available):
+    """libmemlab's dynamic symbols are memlab_* alone (src/c_api/libmemlab.map): no C++ library function or
+    GNU_UNIQUE object (a template's static, which binds process-wide even from a library loaded RTLD_LOCAL) and
+    nothing of the CUDA runtime it carries. Loaded before PyTorch, such an export is what torch bound to."""
+    import shutil
+    import subprocess
+
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        if os.environ.get("CI"):
+            pytest.fail("readelf (binutils) is missing")
+        pytest.skip("readelf (binutils) is not installed")
+    out = subprocess.run([readelf, "--dyn-syms", "-W", str(memlab.library_path())], capture_output=True, text=True,
+                         check=True).stdout
+    defined = []
+    for line in out.splitlines():
+        f = line.split()
+        # Num: Value Size Type Bind Vis Ndx Name; an undefined symbol (Ndx UND) is one libmemlab uses, not exports.
+        if len(f) >= 8 and f[0][:-1].isdigit() and f[6] != "UND" and f[3] != "SECTION" and f[7]:
+            defined.append((f[4], f[7]))
+    assert defined, out
+    others = [f"{name} ({bind})" for bind, name in defined if not name.startswith("memlab_")]
+    assert others == [], "libmemlab exports more than its C ABI: " + ", ".join(others[:20])
+    assert not any(bind == "UNIQUE" for bind, _ in defined)

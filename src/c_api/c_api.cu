@@ -71,7 +71,7 @@ int memlab_transpose(void* dst, const void* src, size_t batch, size_t rows, size
   if (e == cudaSuccess) return 0;
   std::string why;
   if (e == cudaErrorInvalidValue) {
-    if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) {
+    if (!memlab::transpose_moves(elem_size)) {
       why = "; elements of 1, 2, 4 or 8 bytes only";
     } else if (batch != 0 && rows != 0 && cols != 0) {
       why = batch > (1ull << 62) / elem_size / rows / cols

@@ -287,9 +287,9 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
   run->add_option_function<std::string>(
          "--device",
          [this](const std::string& text) {
-           ro.device_given = true;
+           ro.request.device_given = true;
            if (text == "all") {
-             ro.all_devices = true;
+             ro.request.all_devices = true;
              return;
            }
            try {
@@ -329,12 +329,22 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
   run->add_flag("--profile", ro.request.profile,
                 "For profilers (ncu, nsys), which serialize launches: each case verified, then launched once\n"
                 "more and timed without the blocking kernel; no batch or graph figure, no ceiling measured");
-  run->add_option("--format", ro.format, "stdout format: table (one per lab), csv, json, md")
+  run->add_option_function<std::string>(
+         "--format", [this](const std::string& name) { ro.format = *parse_format(name); },  // IsMember checked it
+         "stdout format: table (one per lab), csv, json, md")
       ->check(CLI::IsMember({"table", "csv", "json", "md", "markdown"}))
-      ->capture_default_str();
-  list_option(run, "--out", ro.outs,
-              "Also write the results to FILE, rewritten after every case (a temporary file renamed into\n"
-              "place); the format from its extension: .json .csv .md .txt. Repeat for several files")
+      ->default_str("table");
+  run->add_option_function<std::vector<std::string>>(
+         "--out",
+         [this](const std::vector<std::string>& paths) {
+           for (const auto& path : paths)
+             ro.outs.emplace_back(path, *format_from_path(path));  // results_file checked it
+         },
+         "Also write the results to FILE, rewritten after every case (a temporary file renamed into\n"
+         "place); the format from its extension: .json .csv .md .txt. Repeat for several files")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(non_empty)
       ->check(results_file);
 
   inspect = app.add_subcommand(

@@ -204,6 +204,7 @@ nlohmann::ordered_json labs_json(const std::vector<const lab*>& chosen) {
                       {"shape", v.needs.shape}};
       if (v.roof) vj["roof"] = to_string(*v.roof);
       if (!v.ignores.empty()) vj["ignores"] = v.ignores;
+      for (dtype t : v.dtypes) vj["dtypes"].push_back(to_string(t));
       if (!v.formerly.empty()) vj["formerly"] = v.formerly;
       if (l->facts != nullptr) {
         ordered_json facts = ordered_json::object();
@@ -283,74 +284,27 @@ int visible_gpus() {
 }  // namespace
 
 int run_command(const lab_set& labs, run_options o, case_runner* runner) {
-  // Everything the user typed is checked before the GPU is touched: usage errors exit 2 anywhere.
-  const output_format stdout_format = *parse_format(o.format);
-  std::vector<std::pair<std::string, output_format>> files;
-  for (const auto& path : o.outs) files.emplace_back(path, *format_from_path(path));
-  // Who started this process: one process, or a rank of a distributed job (torchrun, srun, mpirun).
-  launch_env env;
-  try {
-    env = detect_launch([](const char* name) { return std::getenv(name); });
+  // Everything the user typed is checked before the GPU is touched (usage errors exit 2 anywhere), and then
+  // what the machine lacks (exit 3): plan_run says which, or gives the cases.
+  run_host host;
+  try {  // who started this process: one process, or a rank of a distributed job (torchrun, srun, mpirun)
+    host.launch = detect_launch([](const char* name) { return std::getenv(name); });
   } catch (const std::invalid_argument& e) {
     return usage_error("run", fmt::format("the launcher's environment: {}", e.what()));
   }
-  if (env.distributed() && o.device_given) {
-    return usage_error("run", fmt::format("--device: a run of one process per GPU takes its local rank's GPU ({}); "
-                                          "leave --device out",
-                                          env.describe()));
+  host.gpus = runner != nullptr ? 0 : visible_gpus();  // a count only; a fake runner (tests) plans on the host
+  host.asked = runner == nullptr;
+  const run_plan plan = plan_run(std::move(o.request), labs.built, labs.missing, host);
+  switch (plan.refused) {
+    case refusal_kind::none: break;
+    case refusal_kind::usage: return usage_error("run", plan.why);
+    case refusal_kind::too_few_gpus: return too_few_gpus(plan.why);
+    case refusal_kind::no_device: return no_device(no_device_error(plan.why));
   }
-  // The GPUs (a count only: no GPU work). A fake runner (tests) plans on the host alone.
-  const int gpus = runner != nullptr ? 0 : visible_gpus();
-  if (env.distributed()) {
-    // Each rank takes the GPU of its local rank; a launcher that gives each rank one GPU of its own
-    // (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES) leaves each seeing its GPU as 0.
-    o.request.devices = {gpus >= env.local_size ? env.local_rank : 0};
-    o.request.world_size = env.size;
-    o.request.progress = o.request.progress && env.rank == 0;  // rank 0 speaks for the run
-  }
-  if (o.all_devices) {
-    o.request.devices.clear();
-    for (int d = 0; d < gpus; ++d) o.request.devices.push_back(d);
-  }
-  o.request.device_count = gpus;
-  std::vector<planned_case> cases;
-  try {
-    cases = plan_cases(o.request, labs.built, labs.missing);
-  } catch (const std::invalid_argument& e) {
-    return usage_error("run", e.what());
-  }
-  if (cases.empty()) return usage_error("run", "nothing to run: no chosen lab has the variants asked for");
-  // A flag that would change nothing is refused, not ignored: only rungs with a loop launcher (the
-  // transfer lab's collectives) are timed by nccl-tests' method.
-  if (o.request.nccl_tests_graph_launches > 0 &&
-      std::none_of(cases.begin(), cases.end(), [](const planned_case& c) { return c.v->loop.has_value(); })) {
-    return usage_error("run", "--nccl-tests-graph: no chosen rung is timed by nccl-tests' method (the transfer "
-                              "lab's nccl_* collectives are)");
-  }
-  // Then what the machine lacks (exit 3), still before any GPU work.
-  if (env.distributed() && gpus == 0) {
-    return too_few_gpus(fmt::format("{}: no CUDA device on this rank", env.describe()));
-  }
-  if (env.distributed() && gpus < env.local_size && gpus != 1) {
-    return too_few_gpus(
-        fmt::format("{}: {} ranks on this host, but it shows {} GPUs", env.describe(), env.local_size, gpus));
-  }
-  if (o.all_devices && gpus == 0 && runner == nullptr) return no_device(no_device_error("--device all: no CUDA device"));
-  // A lab's rung over more GPUs than the machine shows, asked for by name: refused now, not per case.
-  if (!env.distributed() && gpus > 0) {
-    for (const auto& c : cases) {
-      if (c.l->ranks_axis.empty()) continue;
-      const bool given = std::any_of(o.request.axes.begin(), o.request.axes.end(),
-                                     [&](const auto& kv) { return kv.first == c.l->ranks_axis; });
-      const axis* a = c.l->find_axis(c.l->ranks_axis);
-      if (given && a != nullptr && c.p[*a] > static_cast<std::uint64_t>(gpus)) {
-        return too_few_gpus(fmt::format("{} {}: this machine shows {} GPU{}", a->flag(), c.p[*a], gpus, gpus == 1 ? "" : "s"));
-      }
-    }
-  }
+  const launch_env& env = host.launch;
   if (env.distributed()) {
     try {
-      set_world(std::make_unique<world>(env, o.request.devices.front(), o.request.rank_timeout_s));
+      set_world(std::make_unique<world>(env, plan.request.devices.front(), plan.request.rank_timeout_s));
     } catch (const world_usage_error& e) {
       return usage_error("run", e.what());
     } catch (const world_error& e) {
@@ -360,15 +314,15 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
       std::cerr << fmt::format("memlab: rank {}: {}\n", env.rank, e.what());
       return exit_failed;
     }
-    if (env.rank == 0 && o.request.progress) {
+    if (env.rank == 0 && plan.request.progress) {
       std::cerr << fmt::format("{} ranks met at {} ({}), NCCL {}\n", env.size, env.root, env.root_from,
                                world::nccl_version());
     }
   }
   // Rank 0 writes the results; the other ranks measure with it and say nothing unless they fail.
-  if (env.distributed() && env.rank != 0) files.clear();
+  const auto files = env.distributed() && env.rank != 0 ? decltype(o.outs){} : o.outs;
 
-  stdout_sink out(std::cout, stdout_format);
+  stdout_sink out(std::cout, o.format);
   std::vector<std::unique_ptr<file_sink>> file_sinks;
   std::vector<results_sink*> sinks;
   if (!env.distributed() || env.rank == 0) sinks.push_back(&out);
@@ -381,7 +335,7 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   install_stop_handlers();
   run_report report;
   try {
-    report = run_cases(o.request, cases, r, sinks, std::cerr);
+    report = run_cases(plan.request, plan.cases, r, sinks, std::cerr);
   } catch (const no_device_error& e) {
     return no_device(e);
   } catch (const write_error& e) {

@@ -9,6 +9,7 @@
 
 #include "harness/plan.hpp"
 #include "harness/runner.hpp"
+#include "harness/writers.hpp"
 
 namespace memlab::check {
 class check_backend;
@@ -35,11 +36,9 @@ struct list_options {
 };
 
 struct run_options {
-  run_request request;            // typed: the parser fills its dtypes, sizes, axis values and devices
-  bool all_devices = false;       // --device all: every GPU the machine shows
-  bool device_given = false;      // --device was on the command line
-  std::string format = "table";   // stdout
-  std::vector<std::string> outs;  // files; format from each one's extension
+  run_request request;  // typed: the parser fills its dtypes, sizes, axis values and devices
+  output_format format = output_format::table;               // stdout
+  std::vector<std::pair<std::string, output_format>> outs;  // files, each in the format of its extension
 };
 
 struct inspect_options {

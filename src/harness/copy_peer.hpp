@@ -16,7 +16,7 @@ inline launch_policy copy_policy(std::uint64_t bytes, const device_info& dev, st
   constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
   const copy_plan cp = plan_copy(base + dst_shift, 2 * base + src_shift, bytes,
                                  copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-  return {cp.threads, cp.vectors_per_thread, cp.vec_bytes, 0, cp.grid};
+  return {.threads = cp.threads, .items_per_thread = cp.vectors_per_thread, .vec_bytes = cp.vec_bytes, .grid = cp.grid};
 }
 
 }  // namespace memlab

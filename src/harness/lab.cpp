@@ -145,9 +145,27 @@ std::uint64_t case_plan::device_bytes() const {
   return total;
 }
 
+// ---- variant ------------------------------------------------------------------------------------------
+
+bool variant::moves(dtype t) const {
+  return dtypes.empty() || std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
+}
+
+std::vector<dtype> rung_dtypes(std::span<const variant> rungs) {
+  std::vector<dtype> out;
+  for (dtype t : all_dtypes())
+    if (std::any_of(rungs.begin(), rungs.end(), [&](const variant& v) { return v.moves(t); })) out.push_back(t);
+  return out;
+}
+
 // ---- lab ----------------------------------------------------------------------------------------------
 
 std::optional<std::string> lab::why_not(const variant& v, const case_params& p, const device_info& dev) const {
+  if (!v.moves(p.type)) {
+    std::vector<std::string_view> types;
+    for (dtype t : v.dtypes) types.push_back(to_string(t));
+    return fmt::format("{} moves {} only, not {}", v.name, fmt::join(types, ", "), to_string(p.type));
+  }
   const int cc = dev.cc_major * 10 + dev.cc_minor;  // 0: no device known (planning on the host)
   if (v.needs.min_cc > 0 && cc > 0 && cc < v.needs.min_cc) {
     return fmt::format("{} needs {}sm_{} or newer; this device is sm_{}", v.name,

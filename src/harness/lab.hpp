@@ -253,6 +253,11 @@ struct variant {
   // Its earlier names, as results files written before a rename report the rung (`memlab list` shows
   // them, so the tools draw an old file under today's name).
   std::vector<std::string_view> formerly{};
+  // The element types it moves (its kernels' types, or what the library it calls moves); empty: every type of
+  // the lab's. The planner runs a rung at its own types only.
+  std::vector<dtype> dtypes{};
+
+  [[nodiscard]] bool moves(dtype t) const;
 
   // The rung's traits as the lab's type `T`; throws std::bad_any_cast when the table gave another.
   template <class T>
@@ -269,12 +274,17 @@ struct rung_fact {
   std::variant<bool, std::int64_t, std::string_view> value;
 };
 
+// The element types a ladder moves, from its rungs: the union of their own (every dtype where a rung lists
+// none), in all_dtypes() order. For a lab whose rungs move different types (the transpose lab: its tiles f16,
+// f32 and f64, memlab::transpose every element size).
+std::vector<dtype> rung_dtypes(std::span<const variant> rungs);
+
 // ---- the lab ---------------------------------------------------------------------------------------
 
 struct lab {
   std::string_view name;
   std::string_view teaches;
-  std::vector<dtype> dtypes;
+  std::vector<dtype> dtypes;  // every type a rung of it moves (rung_dtypes where the rungs differ)
   dtype default_dtype = dtype::f32;
   std::string_view default_sizes;  // --sizes grammar (harness/sizes.hpp)
   std::string_view size_meaning;   // what a size counts: "elements copied"

@@ -100,6 +100,8 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
   req.labs = unique_in_order(req.labs);
   req.variants = unique_in_order(req.variants);
   req.dtypes = unique_in_order(req.dtypes);
+  // In reading order: the labs, each lab's types and sizes (sizes.cpp), then what the labs' tables say of the
+  // named rungs and axes and their values (lab.cpp), then the cases.
   std::vector<const lab*> chosen;
   if (req.labs.empty()) {
     chosen.assign(labs.begin(), labs.end());
@@ -116,7 +118,56 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
       chosen.push_back(*it);
     }
   }
-  // A variant named with --variant must exist in at least one chosen lab.
+  struct lab_plan {
+    const lab* l;
+    std::vector<dtype> types;
+    std::vector<size_spec> sizes;
+    std::vector<std::vector<std::uint64_t>> n;  // n[type][size]: what the lab's sizes count, per type
+    std::vector<std::vector<axis_value>> axes;
+    std::vector<const variant*> variants;
+  };
+  // Lab by lab: its types, then its sizes, each counted in every type once. Byte counts (reads + writes,
+  // offsets, guards) must stay far from 64-bit overflow.
+  std::vector<size_spec> user_sizes = req.sizes.specs;
+  try {
+    if (user_sizes.empty() && !req.sizes.text.empty()) user_sizes = parse_sizes(req.sizes.text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
+  }
+  std::vector<lab_plan> plans;
+  for (const lab* l : chosen) {
+    lab_plan lp{l, req.dtypes.empty() ? std::vector<dtype>{l->default_dtype} : req.dtypes, {}, {}, {}, {}};
+    for (dtype t : lp.types) {
+      if (std::find(l->dtypes.begin(), l->dtypes.end(), t) == l->dtypes.end()) {
+        std::vector<std::string_view> names;
+        for (dtype x : l->dtypes) names.push_back(to_string(x));
+        throw std::invalid_argument(
+            fmt::format("--dtype: lab {} does not support {} (it supports {})", l->name, to_string(t), join(names)));
+      }
+    }
+    try {
+      lp.sizes = user_sizes.empty() ? parse_sizes(l->default_sizes) : user_sizes;
+      for (dtype t : lp.types) {
+        auto& per_size = lp.n.emplace_back();
+        for (const auto& sz : lp.sizes) per_size.push_back(elements_of(sz, size_of(t)));
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
+    }
+    for (std::size_t i = 0; i < lp.types.size(); ++i) {
+      for (std::size_t k = 0; k < lp.sizes.size(); ++k) {
+        if (lp.n[i][k] > (std::uint64_t{1} << 62) / size_of(lp.types[i])) {
+          throw std::invalid_argument(fmt::format("--sizes: {} is too large: {} elements beyond 2^62 bytes",
+                                                  lp.sizes[k].text, to_string(lp.types[i])));
+        }
+      }
+    }
+    plans.push_back(std::move(lp));
+  }
+
+  // What the tables say: a variant named with --variant exists in at least one chosen lab, an axis given is
+  // read by at least one, and each lab's values of its axes (the user's, checked against its range, else its
+  // defaults).
   for (const auto& v : req.variants) {
     const bool known =
         std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_variant(v) != nullptr; });
@@ -127,7 +178,6 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
       throw std::invalid_argument(fmt::format("--variant: unknown variant '{}' (variants: {})", v, join(names)));
     }
   }
-  // An axis given on the command line must be read by at least one chosen lab.
   for (const auto& [name, values] : req.axes) {
     const bool read =
         std::any_of(chosen.begin(), chosen.end(), [&](const lab* l) { return l->find_axis(name) != nullptr; });
@@ -138,51 +188,17 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
           fmt::format("{} is not an axis of lab {} (`memlab list` shows each lab's axes)", flag_of(name), join(names)));
     }
   }
-  std::vector<size_spec> user_sizes = req.sizes.specs;
-  if (user_sizes.empty() && !req.sizes.text.empty()) {
-    try {
-      user_sizes = parse_sizes(req.sizes.text);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
-    }
-  }
+  for (auto& lp : plans) lp.axes = axis_values_of(*lp.l, req);
 
-  // Count before building: a sweep of a million cases is refused before it takes any memory.
-  struct lab_plan {
-    const lab* l;
-    std::vector<dtype> types;
-    std::vector<size_spec> sizes;
-    std::vector<std::vector<axis_value>> axes;
-    std::vector<const variant*> variants;
-  };
-  std::vector<lab_plan> plans;
+  // The rungs and their count: a sweep of a million cases is refused before it takes any memory.
   std::uint64_t count = 0;
-  for (const lab* l : chosen) {
-    lab_plan lp{l, req.dtypes.empty() ? std::vector<dtype>{l->default_dtype} : req.dtypes, {}, {}, {}};
-    for (dtype t : lp.types) {
-      if (std::find(l->dtypes.begin(), l->dtypes.end(), t) == l->dtypes.end()) {
-        std::vector<std::string_view> names;
-        for (dtype x : l->dtypes) names.push_back(to_string(x));
-        throw std::invalid_argument(
-            fmt::format("--dtype: lab {} does not support {} (it supports {})", l->name, to_string(t), join(names)));
-      }
-    }
-    lp.sizes = user_sizes.empty() ? parse_sizes(l->default_sizes) : user_sizes;
-    for (const auto& sz : lp.sizes) {
-      for (dtype t : lp.types) {
-        try {
-          (void)elements_of(sz, size_of(t));
-        } catch (const std::invalid_argument& e) {
-          throw std::invalid_argument(fmt::format("--sizes: {}", e.what()));
-        }
-      }
-    }
-    lp.axes = axis_values_of(*l, req);
+  for (auto& lp : plans) {
+    const lab* l = lp.l;
     if (req.world_size > 1 && !l->ranks_axis.empty()) {
       for (std::size_t k = 0; k < l->axes.size(); ++k) {
         if (l->axes[k].name != l->ranks_axis) continue;
-        const bool given = std::any_of(req.axes.begin(), req.axes.end(),
-                                       [&](const auto& kv) { return kv.first == l->ranks_axis; });
+        const bool given =
+            std::any_of(req.axes.begin(), req.axes.end(), [&](const auto& kv) { return kv.first == l->ranks_axis; });
         const auto world = static_cast<std::uint64_t>(req.world_size);
         if (given && (lp.axes[k].size() != 1 || lp.axes[k][0][0] != world)) {
           throw std::invalid_argument(fmt::format("{}: a distributed run has {} ranks, one per process: leave {} out",
@@ -194,25 +210,39 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     for (const auto& v : l->variants)
       if (req.variants.empty() || std::find(req.variants.begin(), req.variants.end(), v.name) != req.variants.end())
         lp.variants.push_back(&v);
-    // Each rung over the axes it reads (one that ignores an axis runs at its first value only).
-    std::uint64_t n = 0;
+    // Each rung runs the types it moves: a type none of the chosen rungs moves is refused, naming theirs.
+    for (dtype t : lp.types) {
+      if (lp.variants.empty() ||
+          std::any_of(lp.variants.begin(), lp.variants.end(), [&](const variant* v) { return v->moves(t); })) {
+        continue;
+      }
+      std::vector<std::string> rungs;
+      for (const variant* v : lp.variants) {
+        std::vector<std::string_view> types;
+        for (dtype x : v->dtypes) types.push_back(to_string(x));
+        rungs.push_back(fmt::format("{} ({})", v->name, join(types)));
+      }
+      throw std::invalid_argument(
+          fmt::format("--dtype: no chosen rung of lab {} moves {}: {}", l->name, to_string(t), join(rungs)));
+    }
+    // Each rung over its types and the axes it reads (one that ignores an axis runs at its first value only).
     for (const variant* v : lp.variants) {
-      std::uint64_t per = lp.types.size() * lp.sizes.size() * std::max<std::size_t>(req.devices.size(), 1);
+      const auto types = static_cast<std::uint64_t>(
+          std::count_if(lp.types.begin(), lp.types.end(), [&](dtype t) { return v->moves(t); }));
+      std::uint64_t per = types * lp.sizes.size() * std::max<std::size_t>(req.devices.size(), 1);
       for (std::size_t k = 0; k < l->axes.size(); ++k) {
         if (std::find(v->ignores.begin(), v->ignores.end(), l->axes[k].name) == v->ignores.end()) {
           per *= lp.axes[k].size();
         }
       }
-      n += per;
+      count += per;
     }
-    count += n;
     if (count > max_cases) {
       throw std::invalid_argument(
           fmt::format("the sweep has more than {} cases (dtypes x sizes x each axis x variants); narrow --sizes, an "
                       "axis or --variant",
                       max_cases));
     }
-    plans.push_back(std::move(lp));
   }
 
   std::vector<planned_case> out;
@@ -224,26 +254,21 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
     const int own = device < 0 ? own_default : device;
     for (const auto& lp : plans) {
       const lab& l = *lp.l;
-      for (dtype t : lp.types) {
-        for (const auto& s : lp.sizes) {
-          const std::uint64_t n = elements_of(s, size_of(t));
-          // Byte counts (reads + writes, offsets, guards) must stay far from 64-bit overflow.
-          if (n > (std::uint64_t{1} << 62) / size_of(t)) {
-            throw std::invalid_argument(
-                fmt::format("--sizes: {} is too large: {} elements beyond 2^62 bytes", s.text, to_string(t)));
-          }
+      for (std::size_t ti = 0; ti < lp.types.size(); ++ti) {
+        const dtype t = lp.types[ti];
+        for (std::size_t si = 0; si < lp.sizes.size(); ++si) {
           // The product of the axes, the first declared outermost: an odometer over their indices.
           std::vector<std::size_t> at(l.axes.size(), 0);
           for (bool more = true; more;) {
             case_params p;
             p.type = t;
-            p.n = n;
+            p.n = lp.n[ti][si];
             // Another GPU (axis::other_gpus): never the case's own, never one the machine lacks (when
             // known); a rung that does not read the axis runs at its first value all the same.
             std::vector<std::string_view> not_here;
             for (std::size_t k = 0; k < l.axes.size(); ++k) {
               const axis_value& v = lp.axes[k][at[k]];
-              p.set(l.axes[k], v);
+              p.axes.emplace_back(l.axes[k].name, v);  // in declared order, as case_params::set keeps them
               if (l.axes[k].other_gpus &&
                   (v[0] == static_cast<std::uint64_t>(own) ||
                    (req.device_count > 0 && v[0] >= static_cast<std::uint64_t>(req.device_count)))) {
@@ -251,6 +276,7 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
               }
             }
             for (const variant* v : lp.variants) {
+              if (!v->moves(t)) continue;
               const auto ignored = [&](std::string_view name) {
                 return std::find(v->ignores.begin(), v->ignores.end(), name) != v->ignores.end();
               };
@@ -261,7 +287,7 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
                   if (l.axes[k].name == name && at[k] != 0) return true;
                 return false;
               });
-              if (!repeat) out.push_back({&l, v, p, s.text, device});
+              if (!repeat) out.push_back({&l, v, p, lp.sizes[si].text, device});
             }
             more = false;
             for (std::size_t k = l.axes.size(); k-- > 0;) {
@@ -273,6 +299,75 @@ std::vector<planned_case> plan_cases(const run_request& request, std::span<const
             }
           }
         }
+      }
+    }
+  }
+  return out;
+}
+
+run_plan plan_run(run_request req, std::span<const lab* const> labs, std::span<const missing_lab> missing,
+                  const run_host& host) {
+  run_plan out;
+  const launch_env& env = host.launch;
+  const auto refuse = [&](refusal_kind kind, std::string why) {
+    out.refused = kind;
+    out.why = std::move(why);
+    out.cases.clear();
+    return std::move(out);
+  };
+  if (env.distributed() && req.device_given) {
+    return refuse(refusal_kind::usage,
+                  fmt::format("--device: a run of one process per GPU takes its local rank's GPU ({}); leave "
+                              "--device out",
+                              env.describe()));
+  }
+  // The GPUs it runs on. A rank takes the GPU of its local rank; a launcher that gives each rank one GPU of
+  // its own (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES) leaves each seeing its GPU as 0.
+  const int gpus = host.gpus;
+  if (env.distributed()) {
+    req.devices = {gpus >= env.local_size ? env.local_rank : 0};
+    req.world_size = env.size;
+    req.progress = req.progress && env.rank == 0;  // rank 0 speaks for the run
+  }
+  if (req.all_devices) {
+    req.devices.clear();
+    for (int d = 0; d < gpus; ++d) req.devices.push_back(d);
+  }
+  req.device_count = gpus;
+  out.request = req;
+  try {
+    out.cases = plan_cases(req, labs, missing);
+  } catch (const std::invalid_argument& e) {
+    return refuse(refusal_kind::usage, e.what());
+  }
+  if (out.cases.empty()) return refuse(refusal_kind::usage, "nothing to run: no chosen lab has the variants asked for");
+  // A flag that would change nothing is refused, not ignored: only rungs with a loop launcher (the transfer
+  // lab's collectives) are timed by nccl-tests' method.
+  if (req.nccl_tests_graph_launches > 0 &&
+      std::none_of(out.cases.begin(), out.cases.end(), [](const planned_case& c) { return c.v->loop.has_value(); })) {
+    return refuse(refusal_kind::usage,
+                  "--nccl-tests-graph: no chosen rung is timed by nccl-tests' method (the transfer lab's nccl_* "
+                  "collectives are)");
+  }
+  // Then what the machine lacks (exit 3), still before any GPU work.
+  if (env.distributed() && gpus == 0) {
+    return refuse(refusal_kind::too_few_gpus, fmt::format("{}: no CUDA device on this rank", env.describe()));
+  }
+  if (env.distributed() && gpus < env.local_size && gpus != 1) {
+    return refuse(refusal_kind::too_few_gpus,
+                  fmt::format("{}: {} ranks on this host, but it shows {} GPUs", env.describe(), env.local_size, gpus));
+  }
+  if (req.all_devices && gpus == 0 && host.asked)
+    return refuse(refusal_kind::no_device, "--device all: no CUDA device");
+  // A lab's rung over more GPUs than the machine shows, asked for by name: refused now, not case by case.
+  if (!env.distributed() && gpus > 0) {
+    for (const auto& c : out.cases) {
+      const axis* a = c.l->ranks_axis.empty() ? nullptr : c.l->find_axis(c.l->ranks_axis);
+      const bool given = a != nullptr && std::any_of(req.axes.begin(), req.axes.end(),
+                                                     [&](const auto& kv) { return kv.first == a->name; });
+      if (given && c.p[*a] > static_cast<std::uint64_t>(gpus)) {
+        return refuse(refusal_kind::too_few_gpus, fmt::format("{} {}: this machine shows {} GPU{}", a->flag(), c.p[*a],
+                                                              gpus, gpus == 1 ? "" : "s"));
       }
     }
   }

@@ -1,5 +1,7 @@
 // From a run request to the list of cases, on the host: every usage error (unknown lab, variant,
-// dtype; a bad size or axis value; a sweep too large) is found here, before any GPU work.
+// dtype; a bad size or axis value; a sweep too large; a flag that changes nothing) and every GPU the
+// machine lacks are found here, before any GPU work. plan_run is the one place the options become the
+// cases and the refusals; the CLI reads its answer.
 #pragma once
 
 #include <span>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "harness/lab.hpp"
+#include "harness/launcher.hpp"
 #include "harness/sizes.hpp"
 
 namespace memlab {
@@ -47,6 +50,8 @@ struct run_request {
   // The GPUs the cases run on, each in turn (--device 0,2 or all); empty: GPU 0. In a distributed
   // run, the one GPU of this rank.
   std::vector<int> devices;
+  bool all_devices = false;   // --device all: every GPU the machine shows (plan_run fills `devices`)
+  bool device_given = false;  // --device was given (a distributed run refuses it)
   // GPUs the machine shows (0: not known, planning on a host): an axis of GPU ordinals
   // (axis::other_gpus) keeps only these.
   int device_count = 0;
@@ -109,6 +114,34 @@ std::vector<axis_flag> axis_flags(std::span<const lab* const> labs);
 
 // What a results file says about a lab: its roof and its params in declared order.
 lab_info info_of(const lab& l);
+
+// Where a run is planned: who started this process (launcher.hpp) and the GPUs it sees.
+struct run_host {
+  launch_env launch;  // one process, or a rank of a distributed job
+  int gpus = 0;       // GPUs the machine shows (0: none, or not asked)
+  bool asked = true;  // false: not asked, planning on the host alone (a fake runner in tests): --device all
+                      // takes no GPU and is not refused for that
+};
+
+// Why a run does not start, and what that means for its exit: a usage error (exit 2) or GPUs the machine
+// lacks (exit 3; `no_device`: none at all, said with what still works without one).
+enum class refusal_kind { none, usage, too_few_gpus, no_device };
+
+// What the options ask of this machine: the request as the run takes it (the GPUs it runs on, the world's
+// size), its cases, or one line saying why it does not run.
+struct run_plan {
+  run_request request;
+  std::vector<planned_case> cases;
+  refusal_kind refused = refusal_kind::none;
+  std::string why;  // one line, when refused
+};
+
+// The run `req` asks of `labs` on `host`: plan_cases's usage errors, a flag that would change nothing
+// (--nccl-tests-graph where no rung is timed by nccl-tests' method), --device in a distributed run, and the
+// GPUs the machine lacks (a rank without one; fewer than the ranks on this host; --device all on none; a
+// ranks axis over more GPUs than it shows). No GPU work.
+run_plan plan_run(run_request req, std::span<const lab* const> labs, std::span<const missing_lab> missing,
+                  const run_host& host);
 
 // The lab named `lab` among `labs`, and its rung `variant` when one is named; else why not, in one line:
 // "lab transfer is not built: NCCL not found", "unknown lab 'x' (labs: copy, ...)", "nccl_all_reduce is not

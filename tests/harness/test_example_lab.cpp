@@ -165,6 +165,56 @@ TEST_F(example_lab, plans_the_product_of_sizes_and_its_axis) {
   }
 }
 
+// plan_run: the one place the options become the cases or the refusal (the CLI only maps it to an exit).
+TEST_F(example_lab, plan_run_gives_the_cases_or_one_refusal_with_its_kind) {
+  run_request r;
+  r.sizes = "100";
+  r.variants = {"add"};
+  run_host host;
+  host.gpus = 2;
+  run_plan p = plan_run(r, all_labs(), {}, host);
+  EXPECT_EQ(p.refused, refusal_kind::none);
+  EXPECT_EQ(p.cases.size(), 1u);
+  EXPECT_EQ(p.request.device_count, 2);
+
+  r.all_devices = true;  // --device all: every GPU shown, each in turn
+  p = plan_run(r, all_labs(), {}, host);
+  EXPECT_EQ(p.request.devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.cases.size(), 2u);
+  host.gpus = 0;
+  p = plan_run(r, all_labs(), {}, host);
+  EXPECT_EQ(p.refused, refusal_kind::no_device);
+  EXPECT_TRUE(p.cases.empty());
+  host.asked = false;  // a fake runner plans on the host: nothing refused for the GPUs
+  EXPECT_EQ(plan_run(r, all_labs(), {}, host).refused, refusal_kind::none);
+  r.all_devices = false;
+
+  r.nccl_tests_graph_launches = 10;  // changes nothing for these rungs: refused, not ignored
+  p = plan_run(r, all_labs(), {}, host);
+  EXPECT_EQ(p.refused, refusal_kind::usage);
+  EXPECT_NE(p.why.find("--nccl-tests-graph: no chosen rung"), std::string::npos) << p.why;
+  r.nccl_tests_graph_launches = 0;
+
+  r.variants = {"nosuch"};
+  EXPECT_EQ(plan_run(r, all_labs(), {}, host).refused, refusal_kind::usage);
+  r.variants = {"add"};
+
+  // A rank of a distributed job: its local rank's GPU; --device refused; a rank with no GPU is exit 3.
+  host.launch.launcher = "torchrun";
+  host.launch.rank = host.launch.local_rank = 1;
+  host.launch.size = host.launch.local_size = 2;
+  host.gpus = 2;
+  p = plan_run(r, all_labs(), {}, host);
+  EXPECT_EQ(p.refused, refusal_kind::none);
+  EXPECT_EQ(p.request.devices, (std::vector<int>{1}));
+  EXPECT_EQ(p.request.world_size, 2);
+  EXPECT_FALSE(p.request.progress);  // rank 0 speaks for the run
+  host.gpus = 0;
+  EXPECT_EQ(plan_run(r, all_labs(), {}, host).refused, refusal_kind::too_few_gpus);
+  r.device_given = true;
+  EXPECT_EQ(plan_run(r, all_labs(), {}, host).refused, refusal_kind::usage);
+}
+
 // The CLI hands the planner typed values (its flag parsed them once); each lab checks them against
 // its own declaration of the axis, and parses its defaults once.
 TEST_F(example_lab, plans_typed_axis_values_and_checks_them_against_its_range) {

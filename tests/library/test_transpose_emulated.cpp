@@ -25,6 +25,9 @@ alignas(128) unsigned char tile[64 * 1024];  // the kernels' extern __shared__ t
 namespace memlab {
 namespace {
 
+// The plan's geometry (memlab/detail/transpose_geometry.hpp): what these tests replay.
+using namespace memlab::detail;
+
 constexpr copy_device h100{132, 2048, 9};
 
 template <int Es, bool In, bool Out>

@@ -24,6 +24,9 @@
 namespace memlab {
 namespace {
 
+// The plan's geometry (memlab/detail/transpose_geometry.hpp): what these tests replay.
+using namespace memlab::detail;
+
 struct shape {
   std::uint64_t batch, rows, cols;
 };

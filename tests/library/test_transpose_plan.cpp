@@ -21,6 +21,9 @@
 namespace memlab {
 namespace {
 
+// The plan's geometry (memlab/detail/transpose_geometry.hpp): what these tests replay.
+using namespace memlab::detail;
+
 constexpr copy_device h100{132, 2048, 9};
 constexpr std::uintptr_t base = std::uintptr_t{1} << 40;  // 256-byte aligned, as cudaMalloc gives
 

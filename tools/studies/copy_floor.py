@@ -46,7 +46,7 @@ sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from memlab_tools import cli  # noqa: E402
 from memlab_tools.gpu_timing import (CUDA_DOCUMENTED_RESOLUTION_US, Verdict, interleaved, judge,  # noqa: E402,F401
-                                     paired_difference, tick_ms)
+                                     paired_difference, tick_ms, torch_on_gpu)
 from memlab_tools.runfile import RunFile, finish, record  # noqa: E402
 from memlab_tools.sizes import parse_sizes  # noqa: E402
 from memlab_tools.stats import quantile  # noqa: E402
@@ -291,12 +291,9 @@ def main(argv=None) -> int:
         return cli.fail(prog, str(e))
     if args.out and not args.out.endswith(".json"):
         return cli.fail(prog, f"--out: {args.out}: writes JSON (.json)")
-    try:
-        import torch
-    except ImportError:
-        return cli.fail(prog, "PyTorch is not installed", cli.MISSING_DEPENDENCY)
-    if not torch.cuda.is_available():
-        return cli.fail(prog, "no usable CUDA device", cli.MISSING_DEPENDENCY)
+    torch, missing = torch_on_gpu(prog)
+    if torch is None:
+        return missing
     from memlab_tools.gpu_timing import Timer
     from memlab_tools.peers import _device, probe_memlab
 

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "check.cuh"
+#include "cold_timer.cuh"
 
 __global__ void one_vector(uint4* __restrict__ d, const uint4* __restrict__ s, std::uint64_t v) {
   const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -51,13 +51,7 @@ __global__ void thread_stride(uint4* __restrict__ d, const uint4* __restrict__ s
 int main() {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  void* flush;
-  CHECK(cudaMalloc(&flush, 2ull * l2));
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  cold_timer timer;
   for (std::uint64_t n : {1ull << 31, 1ull << 26}) {  // f16 elements
     const std::uint64_t bytes = n * 2, v = bytes / 16;
     uint4 *s, *d;
@@ -65,22 +59,8 @@ int main() {
     CHECK(cudaMalloc(&d, bytes));
     CHECK(cudaMemset(s, 1, bytes));
     auto time = [&](const char* name, auto launch) {
-      std::vector<float> ms;
-      launch();
-      for (int i = 0; i < 30; ++i) {
-        CHECK(cudaMemsetAsync(flush, i, 2ull * l2));
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        CHECK(cudaGetLastError());
-        float t;
-        CHECK(cudaEventElapsedTime(&t, a, b));
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      std::printf("n=2^%d %-28s %8.3f ms  %7.1f GB/s\n", n == (1ull << 31) ? 31 : 26, name, ms[15],
-                  2.0 * bytes / (ms[15] * 1e-3) / 1e9);
+      const float ms = timer.median_ms(launch, 30);
+      std::printf("n=2^%d %-28s %8.3f ms  %7.1f GB/s\n", n == (1ull << 31) ? 31 : 26, name, ms, gbps(2.0 * bytes, ms));
     };
     time("one_vector t256", [&] { one_vector<<<(v + 255) / 256, 256>>>(d, s, v); });
     time("memcpy", [&] { CHECK(cudaMemcpyAsync(d, s, bytes, cudaMemcpyDeviceToDevice)); });

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "check.cuh"
+#include "cold_timer.cuh"
 
 enum load_hint { ld_plain, ld_nc_noalloc, ld_evict_first };
 enum store_hint { st_plain, st_cs };
@@ -112,16 +112,10 @@ struct identity {
 };
 
 int main() {
-  int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s\n", prop.name);
-  void* flush;
-  CHECK(cudaMalloc(&flush, 2ull * l2));
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  cold_timer timer;
   for (int k : {24, 28, 31}) {
     const std::uint64_t n = 1ull << k, bytes = n * 2, v = bytes / 16;
     uint4 *s, *d;
@@ -129,21 +123,8 @@ int main() {
     CHECK(cudaMalloc(&d, bytes));
     CHECK(cudaMemset(s, 1, bytes));
     auto time = [&](const char* name, auto launch) {
-      std::vector<float> ms;
-      launch();
-      for (int i = 0; i < 31; ++i) {
-        CHECK(cudaMemsetAsync(flush, i, 2ull * l2));
-        CHECK(cudaEventRecord(a));
-        launch();
-        CHECK(cudaEventRecord(b));
-        CHECK(cudaEventSynchronize(b));
-        float t;
-        CHECK(cudaEventElapsedTime(&t, a, b));
-        ms.push_back(t);
-      }
-      CHECK(cudaGetLastError());
-      std::sort(ms.begin(), ms.end());
-      std::printf("2^%d %-34s %9.4f ms %8.1f GB/s\n", k, name, ms[15], 2.0 * bytes / (ms[15] * 1e-3) / 1e9);
+      const float ms = timer.median_ms(launch, 31);
+      std::printf("2^%d %-34s %9.4f ms %8.1f GB/s\n", k, name, ms, gbps(2.0 * bytes, ms));
     };
 #define K(T, L, S) time(#T " " #L " " #S, [&] { copy16<T, L, S><<<(v + T - 1) / T, T>>>(d, s, v); })
     for (int rep = 0; rep < 2; ++rep) {

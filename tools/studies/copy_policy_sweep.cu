@@ -14,14 +14,12 @@
 
 #include "memlab/copy.cuh"
 
-#include "check.cuh"
+#include "cold_timer.cuh"
 
 int main() {
-  int sms = 0, l2 = 0;
+  int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  void* flush;
-  CHECK(cudaMalloc(&flush, 2ull * l2));
+  cold_timer timer;
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
   CHECK(cudaEventCreate(&b));
@@ -36,18 +34,7 @@ int main() {
     const std::uint64_t bytes = (1ull << k) * 2;
     for (int so : {0, 2}) {
       auto time = [&](const char* name, auto launch) {
-        std::vector<float> cold;
-        launch();
-        for (int i = 0; i < 25; ++i) {
-          CHECK(cudaMemsetAsync(flush, i, 2ull * l2));
-          CHECK(cudaEventRecord(a));
-          launch();
-          CHECK(cudaEventRecord(b));
-          CHECK(cudaEventSynchronize(b));
-          float t;
-          CHECK(cudaEventElapsedTime(&t, a, b));
-          cold.push_back(t);
-        }
+        const double c = timer.median_ms(launch, 25);
         std::vector<float> batch;
         const int reps = bytes < (1ull << 26) ? 200 : 10;
         for (int i = 0; i < 9; ++i) {
@@ -59,11 +46,10 @@ int main() {
           CHECK(cudaEventElapsedTime(&t, a, b));
           batch.push_back(t / reps);
         }
-        std::sort(cold.begin(), cold.end());
         std::sort(batch.begin(), batch.end());
-        const double c = cold[cold.size() / 2], bt = batch[batch.size() / 2];
-        std::printf("2^%-4d %-9d %-12s %10.4f %10.1f %10.4f %10.1f\n", k, so, name, c, 2.0 * bytes / (c * 1e-3) / 1e9,
-                    bt, 2.0 * bytes / (bt * 1e-3) / 1e9);
+        const double bt = batch[batch.size() / 2];
+        std::printf("2^%-4d %-9d %-12s %10.4f %10.1f %10.4f %10.1f\n", k, so, name, c, gbps(2.0 * bytes, c), bt,
+                    gbps(2.0 * bytes, bt));
       };
       const memlab::copy_plan plan =
           memlab::plan_copy(reinterpret_cast<std::uintptr_t>(d), reinterpret_cast<std::uintptr_t>(s + so), bytes,

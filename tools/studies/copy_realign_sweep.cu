@@ -20,7 +20,7 @@
 
 #include "memlab/copy.cuh"
 
-#include "check.cuh"
+#include "cold_timer.cuh"
 
 struct identity {
   template <class T>
@@ -62,23 +62,14 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-struct timer {
-  cudaEvent_t a, b;
-  timer() {
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
-  }
-};
-
 int main() {
   const std::size_t max_n = std::size_t{1} << 30;  // f16 elements
   const std::size_t max_bytes = max_n * 2;
-  unsigned char *src, *dst, *ref, *flush;
+  unsigned char *src, *dst, *ref;
   CHECK(cudaMalloc(&src, max_bytes + 64));
   CHECK(cudaMalloc(&dst, max_bytes + 64));
   CHECK(cudaMalloc(&ref, max_bytes + 64));
   const std::size_t flush_bytes = 256u << 20;
-  CHECK(cudaMalloc(&flush, flush_bytes));
   {
     std::vector<unsigned char> h(max_bytes + 64);
     std::uint64_t x = 0x9E3779B97F4A7C15ull;
@@ -89,23 +80,8 @@ int main() {
     CHECK(cudaMemcpy(src, h.data(), h.size(), cudaMemcpyHostToDevice));
   }
   const int shift = 2;  // src + 2 bytes, dst aligned: Words 0, 16-bit funnel shift
-  timer t;
-  auto cold = [&](auto&& launch) {
-    std::vector<float> ms;
-    for (int r = 0; r < 25; ++r) {
-      CHECK(cudaMemsetAsync(flush, r, flush_bytes));
-      CHECK(cudaEventRecord(t.a));
-      launch();
-      CHECK(cudaEventRecord(t.b));
-      CHECK(cudaEventSynchronize(t.b));
-      CHECK(cudaGetLastError());
-      float m = 0;
-      CHECK(cudaEventElapsedTime(&m, t.a, t.b));
-      ms.push_back(m);
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-  };
+  cold_timer timer(flush_bytes);
+  auto cold = [&](auto&& launch) { return timer.median_ms(launch, 25, /*warm_up=*/false); };
   auto check = [&](const char* what, std::size_t bytes) {
     std::vector<unsigned char> a(bytes), b(bytes);
     CHECK(cudaMemcpy(a.data(), dst, bytes, cudaMemcpyDeviceToHost));

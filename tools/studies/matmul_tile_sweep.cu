@@ -25,7 +25,7 @@
 
 #include "labs/matmul/kernels.cuh"
 
-#include "check.cuh"
+#include "cold_timer.cuh"
 #define CHECK_BLAS(x)                                                \
   do {                                                               \
     cublasStatus_t s = (x);                                          \
@@ -39,29 +39,13 @@ using namespace memlab::labs::matmul;
 
 struct gpu {
   float *a = nullptr, *b = nullptr, *c = nullptr, *ref = nullptr;
-  void* flush = nullptr;
-  std::size_t flush_bytes = 0;
-  cudaEvent_t e0{}, e1{};
   cublasHandle_t blas{};
 };
 
 template <class Launch>
-double cold_median_ms(gpu& g, int samples, Launch&& launch) {
-  launch();  // warm-up
-  CHECK(cudaDeviceSynchronize());
-  std::vector<float> ms;
-  for (int i = 0; i < samples; ++i) {
-    CHECK(cudaMemsetAsync(g.flush, i & 0xff, g.flush_bytes));
-    CHECK(cudaEventRecord(g.e0));
-    launch();
-    CHECK(cudaEventRecord(g.e1));
-    CHECK(cudaEventSynchronize(g.e1));
-    float t = 0;
-    CHECK(cudaEventElapsedTime(&t, g.e0, g.e1));
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+double cold_median_ms(int samples, Launch&& launch) {
+  static cold_timer timer;  // the flush buffer and events, made on first use
+  return timer.median_ms(launch, samples);
 }
 
 double max_abs_diff(const gpu& g, int m, int n) {
@@ -84,7 +68,7 @@ void run_config(gpu& g, int m, int n, int k, int samples, double blas_ms) {
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, w::threads, 0));
   const dim3 grid((n + BN - 1) / BN, (m + BM - 1) / BM);
   CHECK(cudaMemset(g.c, 0, 4ull * m * n));
-  const double ms = cold_median_ms(g, samples, [&] { kern<<<grid, w::threads>>>(g.c, g.a, g.b, m, n, k); });
+  const double ms = cold_median_ms(samples, [&] { kern<<<grid, w::threads>>>(g.c, g.a, g.b, m, n, k); });
   CHECK(cudaGetLastError());
   const double tflops = 2.0 * m * n * k / ms / 1e9;
   std::printf(
@@ -153,12 +137,6 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&g.b, 4 * elems));
   CHECK(cudaMalloc(&g.c, 4 * elems));
   CHECK(cudaMalloc(&g.ref, 4 * elems));
-  int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  g.flush_bytes = 2 * std::size_t(l2);
-  CHECK(cudaMalloc(&g.flush, g.flush_bytes));
-  CHECK(cudaEventCreate(&g.e0));
-  CHECK(cudaEventCreate(&g.e1));
   CHECK_BLAS(cublasCreate(&g.blas));
   void* ws = nullptr;
   CHECK(cudaMalloc(&ws, 32 << 20));
@@ -176,7 +154,7 @@ int main(int argc, char** argv) {
     const auto sgemm = [&](float* out) {
       CHECK_BLAS(cublasSgemm(g.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, g.b, n, g.a, k, &beta, out, n));
     };
-    const double blas_ms = cold_median_ms(g, samples, [&] { sgemm(g.ref); });
+    const double blas_ms = cold_median_ms(samples, [&] { sgemm(g.ref); });
     std::printf("\n%dx%dx%d  cuBLAS SGEMM %8.3f ms %6.2f TFLOP/s\n", m, n, k, blas_ms, 2.0 * m * n * k / blas_ms / 1e9);
     std::printf("   BM    BN  BK   WM   WN st\n");
     run_config<128, 128, 8, 32, 64, 1>(g, m, n, k, samples, blas_ms);

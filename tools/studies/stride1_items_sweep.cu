@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "check.cuh"
+#include "cold_timer.cuh"
 
 template <class T, int Items>
 __global__ void __launch_bounds__(256) items_copy(T* __restrict__ d, const T* __restrict__ s, std::uint64_t n) {
@@ -33,34 +33,15 @@ __global__ void __launch_bounds__(256) items_copy(T* __restrict__ d, const T* __
 }
 
 int main() {
-  int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  void* flush;
-  CHECK(cudaMalloc(&flush, 2ull * l2));
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
+  cold_timer timer;
   const std::uint64_t n = 1ull << 26;
   void *s, *d;
   CHECK(cudaMalloc(&s, n * 4));
   CHECK(cudaMalloc(&d, n * 4));
   CHECK(cudaMemset(s, 1, n * 4));
   auto time = [&](const char* name, std::uint64_t bytes, auto launch) {
-    std::vector<float> ms;
-    launch();
-    for (int i = 0; i < 41; ++i) {
-      CHECK(cudaMemsetAsync(flush, i, 2ull * l2));
-      CHECK(cudaEventRecord(a));
-      launch();
-      CHECK(cudaEventRecord(b));
-      CHECK(cudaEventSynchronize(b));
-      float t;
-      CHECK(cudaEventElapsedTime(&t, a, b));
-      ms.push_back(t);
-    }
-    CHECK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    std::printf("%-22s %8.4f ms %8.1f GB/s\n", name, ms[20], 2.0 * bytes / (ms[20] * 1e-3) / 1e9);
+    const float ms = timer.median_ms(launch, 41);
+    std::printf("%-22s %8.4f ms %8.1f GB/s\n", name, ms, gbps(2.0 * bytes, ms));
   };
 #define RUN(T, I)                                                                                              \
   time(#T " " #I " items", n * sizeof(T), [&] {                                                                \

@@ -351,12 +351,12 @@ int main(int argc, char** argv) {
       float alt = 0;
       if (crossover && (crossover_all || near_threshold(rows, cols, es)) && plan.path != memlab::transpose_path::copy) {
         using memlab::transpose_path;
-        memlab::transpose_plan other = memlab::plan_transpose_tiled(d, s, batch, rows, cols, es, dev);
+        memlab::transpose_plan other = memlab::detail::plan_transpose_tiled(d, s, batch, rows, cols, es, dev);
         if (memlab::is_tiled(plan.path)) {  // the few path that fits: small matrices, else the shorter side
           const transpose_path shorter = cols <= rows ? transpose_path::few_cols : transpose_path::few_rows;
           const transpose_path longer = cols <= rows ? transpose_path::few_rows : transpose_path::few_cols;
           for (const transpose_path few : {transpose_path::small_matrices, shorter, longer}) {
-            other = memlab::plan_transpose_few(few, d, s, batch, rows, cols, es);
+            other = memlab::detail::plan_transpose_few(few, d, s, batch, rows, cols, es);
             if (other.path != transpose_path::unsupported) break;
           }
         }

@@ -128,15 +128,27 @@ launch_policy plan(const variant& v, const case_shape& s, int sm_count) {
   // A case with only a tail (main = 0) still launches one CTA: its thread 0 copies the tail.
   const std::uint64_t tail_cta = g.tiles == 0 && g.payload > 0 ? 1 : 0;
   if (is_tma(t)) {
-    return {tma_threads, 1, static_cast<int>(s.tile), 1, g.tiles + tail_cta};
+    return {.threads = tma_threads,
+            .items_per_thread = 1,
+            .vec_bytes = static_cast<int>(s.tile),
+            .stages = 1,
+            .grid = g.tiles + tail_cta};
   }
   const int width = t.access_bytes;
   const auto chunks = static_cast<int>(cuda::ceil_div(s.tile / static_cast<std::uint64_t>(width), threads_per_cta));
   if (t.pipelined) {
     const std::uint64_t grid = std::min<std::uint64_t>(g.tiles, static_cast<std::uint64_t>(std::max(sm_count, 1)));
-    return {threads_per_cta, chunks, width, static_cast<int>(s.stages), grid + (grid == 0 ? tail_cta : 0)};
+    return {.threads = threads_per_cta,
+            .items_per_thread = chunks,
+            .vec_bytes = width,
+            .stages = static_cast<int>(s.stages),
+            .grid = grid + (grid == 0 ? tail_cta : 0)};
   }
-  return {threads_per_cta, chunks, width, 1, g.tiles + tail_cta};
+  return {.threads = threads_per_cta,
+          .items_per_thread = chunks,
+          .vec_bytes = width,
+          .stages = 1,
+          .grid = g.tiles + tail_cta};
 }
 
 }  // namespace memlab::labs::async

@@ -178,36 +178,25 @@ const axis dst_offset_axis{.name = "dst_offset",
 const auto* source(const case_ctx& c) { return c.ptr(src_buffer, c.p[src_offset_axis]); }
 auto* destination(const case_ctx& c) { return c.ptr(dst_buffer, c.p[dst_offset_axis]); }
 
-// A rung: its kernel for each element type (the kernel named once, by symbol, for launch and
-// for `memlab inspect`).
-struct scalar_rung {
+// A ladder rung's kernel for each element type, as its traits say how it moves the bytes (the kernel named
+// once, by symbol, for launch and for `memlab inspect`).
+template <rung_traits R>
+struct ladder_kernel {
   template <class T>
   static auto kernel() {
-    return &scalar_kernel<T>;
-  }
-};
-struct vec8_rung {
-  template <class T>
-  static auto kernel() {
-    return &vec8_kernel<T>;
-  }
-};
-struct vec16_rung {
-  template <class T>
-  static auto kernel() {
-    return &vec16_kernel<T>;
-  }
-};
-struct vec16_unroll_rung {
-  template <class T>
-  static auto kernel() {
-    return &vec16_unroll_kernel<T, unroll_vectors>;
-  }
-};
-struct vec32_rung {
-  template <class T>
-  static auto kernel() {
-    return &vec32_kernel<T>;
+    if constexpr (R.method == copy_method::elements) {
+      return &scalar_kernel<T>;
+    } else if constexpr (R.method == copy_method::unrolled) {
+      static_assert(R.vec_bytes == 16, "vec16_unroll_kernel moves 16-byte vectors");
+      return &vec16_unroll_kernel<T, unroll_vectors>;
+    } else if constexpr (R.vec_bytes == 8) {
+      return &vec8_kernel<T>;
+    } else if constexpr (R.vec_bytes == 16) {
+      return &vec16_kernel<T>;
+    } else {
+      static_assert(R.method == copy_method::vectors && R.vec_bytes == 32, "8-, 16- or 32-byte vectors");
+      return &vec32_kernel<T>;
+    }
   }
 };
 
@@ -264,6 +253,17 @@ void launch_thrust(const case_ctx& c, cudaStream_t s) {
   MEMLAB_CUDA_CHECK_LAUNCH();
 }
 
+// A rung of the ladder, from its record: its kernels and launch follow from its traits, and so does the alignment
+// its vectors need (both pointers aligned to a vector).
+template <rung_traits R>
+variant ladder_rung(variant v) {
+  v.launch = launch_rung<ladder_kernel<R>>;
+  v.kernels = kernels_per_dtype<ladder_kernel<R>>(every_dtype{});
+  v.needs.alignment = R.vec_bytes;
+  v.traits = R;
+  return v;
+}
+
 std::optional<std::string> refusal(const variant& v, const case_params& p, const device_info&) {
   const std::uint64_t es = size_of(p.type), so = p[src_offset_axis], dso = p[dst_offset_axis];
   const std::string where = " (src +" + std::to_string(so) + " B, dst +" + std::to_string(dso) + " B)";
@@ -307,12 +307,18 @@ launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n,
   const std::uint64_t bytes = n * elem_size;
   switch (r.method) {
     case copy_method::elements:
-      return {threads_per_cta, 1, static_cast<int>(elem_size), 0, cuda::ceil_div(n, threads_per_cta)};
+      return {.threads = threads_per_cta,
+              .items_per_thread = 1,
+              .vec_bytes = static_cast<int>(elem_size),
+              .grid = cuda::ceil_div(n, threads_per_cta)};
     case copy_method::vectors: {
       const auto vb = static_cast<std::uint64_t>(r.vec_bytes);
       const std::uint64_t vectors = bytes / vb;
       const std::uint64_t tail_thread = vectors * vb != bytes ? 1 : 0;  // the thread that copies the tail
-      return {threads_per_cta, 1, static_cast<int>(vb), 0, cuda::ceil_div(vectors + tail_thread, threads_per_cta)};
+      return {.threads = threads_per_cta,
+              .items_per_thread = 1,
+              .vec_bytes = static_cast<int>(vb),
+              .grid = cuda::ceil_div(vectors + tail_thread, threads_per_cta)};
     }
     case copy_method::unrolled: {
       const std::uint64_t vectors = bytes / 16;
@@ -321,7 +327,7 @@ launch_policy plan(const rung_traits& r, std::size_t elem_size, std::uint64_t n,
                                      static_cast<std::uint64_t>(std::max(sm_count, 1));
       std::uint64_t grid = std::min(cuda::ceil_div(vectors, std::uint64_t{threads_per_cta} * unroll_vectors), resident);
       if (grid == 0 && n > 0) grid = 1;  // a tail and no whole vector
-      return {threads_per_cta, unroll_vectors, 16, 0, grid};
+      return {.threads = threads_per_cta, .items_per_thread = unroll_vectors, .vec_bytes = 16, .grid = grid};
     }
     default: return {};  // memlab::copy and the peers choose their own launch configuration
   }
@@ -342,49 +348,29 @@ const lab& table() {
       .roof = roof_kind::dram,
       .variants =
           {
-              {
+              ladder_rung<rung_traits{.method = copy_method::elements}>({
                   .name = "scalar",
                   .teaches = "one element per thread: 1- and 2-byte types waste most of each memory instruction",
-                  .launch = launch_rung<scalar_rung>,
-                  .kernels = kernels_per_dtype<scalar_rung>(every_dtype{}),
-                  .traits = rung_traits{.method = copy_method::elements},
-              },
-              {
+              }),
+              ladder_rung<rung_traits{.method = copy_method::vectors, .vec_bytes = 8}>({
                   .name = "vec8",
                   .teaches = "one 8-byte vector per thread (64-bit loads and stores)",
-                  .launch = launch_rung<vec8_rung>,
-                  .kernels = kernels_per_dtype<vec8_rung>(every_dtype{}),
-                  .needs = {.alignment = 8},
-                  .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 8},
-              },
-              {
+              }),
+              ladder_rung<rung_traits{.method = copy_method::vectors, .vec_bytes = 16}>({
                   .name = "vec16",
                   .teaches = "one 16-byte vector per thread (128-bit loads and stores), tail element-wise",
-                  .launch = launch_rung<vec16_rung>,
-                  .kernels = kernels_per_dtype<vec16_rung>(every_dtype{}),
-                  .needs = {.alignment = 16},
-                  .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 16},
-              },
-              {
+              }),
+              ladder_rung<rung_traits{.method = copy_method::unrolled, .vec_bytes = 16}>({
                   .name = "vec16_unroll",
                   .teaches =
                       "4 x 16-byte vectors in flight per thread, grid-stride, grid sized by bytes in flight per SM",
-                  .launch = launch_rung<vec16_unroll_rung>,
-                  .kernels = kernels_per_dtype<vec16_unroll_rung>(every_dtype{}),
-                  .needs = {.alignment = 16},
-                  .traits = rung_traits{.method = copy_method::unrolled, .vec_bytes = 16},
-              },
-              {
+              }),
+              ladder_rung<rung_traits{.method = copy_method::vectors, .vec_bytes = 32}>({
                   .name = "vec32",
                   .teaches =
                       "one 32-byte vector per thread (256-bit loads and stores, LDG.E.ENL2.256): sm_100 and newer only",
-                  .launch = launch_rung<vec32_rung>,
-                  .kernels = kernels_per_dtype<vec32_rung>(every_dtype{}),
-                  .needs = {.alignment = 32,
-                            .min_cc = 100,
-                            .feature = "32-byte global loads and stores (LDG.E.ENL2.256)"},
-                  .traits = rung_traits{.method = copy_method::vectors, .vec_bytes = 32},
-              },
+                  .needs = {.min_cc = 100, .feature = "32-byte global loads and stores (LDG.E.ENL2.256)"},
+              }),
               {
                   .name = "auto",
                   .teaches =

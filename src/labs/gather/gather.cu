@@ -45,7 +45,10 @@ std::uint64_t index_seed(std::uint64_t n, std::uint64_t table_elements) {
 
 launch_policy plan(std::uint64_t n, std::size_t elem_size) {
   const std::uint64_t tile = std::uint64_t{threads_per_cta} * lookups_per_thread;
-  return {threads_per_cta, lookups_per_thread, static_cast<int>(elem_size), 0, cuda::ceil_div(n, tile)};
+  return {.threads = threads_per_cta,
+          .items_per_thread = lookups_per_thread,
+          .vec_bytes = static_cast<int>(elem_size),
+          .grid = cuda::ceil_div(n, tile)};
 }
 
 // ---- the kernel -------------------------------------------------------------------------------------

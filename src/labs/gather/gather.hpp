@@ -12,6 +12,7 @@
 
 #include "harness/fill.hpp"
 #include "harness/lab.hpp"
+#include "harness/sectors.hpp"
 #include "memlab/arch/config.cuh"
 
 namespace memlab::labs::gather {
@@ -27,7 +28,6 @@ inline constexpr int threads_per_cta = 256;
 // Lookups per thread, all index loads then all table loads issued before the first store: four
 // independent table reads in flight per thread hide part of each random read's latency.
 inline constexpr int lookups_per_thread = 4;
-inline constexpr std::uint64_t sector_bytes = 32;
 inline constexpr std::uint64_t max_table_elements = std::uint64_t{1} << 32;  // u32 indices
 // Lookups a case may have: the merge sort counts items in 32 bits.
 // 2^31: idx is u32 and the sort's offsets are 32-bit (cub::DeviceMergeSort with an int count), and

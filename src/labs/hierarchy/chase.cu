@@ -347,7 +347,7 @@ std::optional<std::string> register_chain_refusal(const variant&, const case_par
 
 case_plan register_chain_plan(const variant&, const case_params& p, const device_info&) {
   case_plan out;
-  out.policy = {1, 1, 8, 0, 1};
+  out.policy = {.threads = 1, .items_per_thread = 1, .vec_bytes = 8, .grid = 1};
   out.bytes = 0;  // it moves nothing
   out.working_set = chain_bytes(p);
   out.buffers = {{"out", sizeof(chase_out), buffer_role::output}};
@@ -423,7 +423,7 @@ case_plan chase_plan_case(const variant& v, const case_params& p, const device_i
   const std::uint64_t bytes = chain_bytes(p);
   const chase_plan c = plan_chase(bytes, p[stride_axis], p[steps_axis], t.per_sm, dev.sm_count);
   const int node_bytes = t.path == load_path::shared ? 4 : 8;  // one 8-byte (shared: 4-byte) load per step
-  out.policy = {1, 1, node_bytes, 0, c.walkers};
+  out.policy = {.threads = 1, .items_per_thread = 1, .vec_bytes = node_bytes, .grid = c.walkers};
   out.bytes = c.walkers * walk_length(c) * static_cast<std::uint64_t>(node_bytes);
   out.working_set = bytes;
   out.buffers = {{"out", c.walkers * sizeof(chase_out), buffer_role::output},

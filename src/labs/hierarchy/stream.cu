@@ -382,7 +382,7 @@ case_plan plan(const variant& v, const case_params& p, const device_info& dev) {
   const std::uint64_t bytes = array_bytes(p);
   const int ilp = static_cast<int>(p[ilp_axis]), cps = static_cast<int>(p[ctas_per_sm_axis]);
   const bandwidth_plan b = plan_of(t, p, dev);
-  out.policy = {stream_threads, ilp, 16, 0, b.grid};
+  out.policy = {.threads = stream_threads, .items_per_thread = ilp, .vec_bytes = 16, .grid = b.grid};
   out.bytes = b.bytes;
   out.flops = b.flops;
   out.working_set = bytes * static_cast<std::uint64_t>(t.op.arrays_read() + t.op.arrays_written());

@@ -206,7 +206,7 @@ std::optional<std::string> refusal(const variant& /*v*/, const case_params& p, c
 case_plan plan_case(const variant& v, const case_params& p, const device_info& /*dev*/) {
   const auto& r = v.traits_as<layout_rung>();
   const std::size_t es = size_of(p.type);
-  const sector_count s = sectors_touched(r, es, p.n, p[field_axis]);
+  const layout_sectors s = sectors_touched(r, es, p.n, p[field_axis]);
   case_plan out;
   out.policy = plan(r, es, p.n);
   out.bytes = 2 * p.n * es;  // one field of n points read, n elements written

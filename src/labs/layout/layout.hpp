@@ -16,6 +16,7 @@
 
 #include "harness/lab.hpp"
 #include "harness/result.hpp"
+#include "harness/sectors.hpp"
 
 namespace memlab::labs::layout {
 
@@ -35,7 +36,6 @@ inline constexpr int threads_per_cta = 256;
 // aos and soa keep 16 bytes of independent element loads in flight per thread (4 f32), issued before
 // the first store, as the stride lab's strided copies do (the reason is there: src/labs/stride/stride.hpp).
 inline constexpr int bytes_per_thread = 16;
-inline constexpr std::uint64_t sector_bytes = 32;
 inline constexpr std::uint64_t warp_size = 32;
 
 // Points per aos_vec thread: V = 16 / sizeof(T) (4 f32, 8 f16, 2 f64); 3 V elements = 48 bytes.
@@ -51,13 +51,13 @@ launch_policy plan(const layout_rung& r, std::size_t elem_size, std::uint64_t n)
 // aos and soa: the two are equal (a warp's requests cover disjoint points). aos_vec: a thread's three
 // 16-byte loads are 48 bytes apart across the warp, so each request touches 32 half-used sectors and
 // the three together 48 whole ones: per_request is twice per_warp.
-struct sector_count {
+struct layout_sectors {
   std::uint64_t ld_requests = 0, st_requests = 0;
   std::uint64_t ld_per_request = 0, st_per_request = 0;
   std::uint64_t ld_per_warp = 0, st_per_warp = 0;
-  friend bool operator==(const sector_count&, const sector_count&) = default;
+  friend bool operator==(const layout_sectors&, const layout_sectors&) = default;
 };
-sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field);
+layout_sectors sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field);
 
 const lab& table();
 

@@ -11,10 +11,8 @@ namespace memlab::labs::layout {
 
 namespace {
 
-// Distinct sectors of the byte range [lo, hi) (0 when empty).
-std::uint64_t span_sectors(std::uint64_t lo, std::uint64_t hi) {
-  return hi <= lo ? 0 : (hi - 1) / sector_bytes - lo / sector_bytes + 1;
-}
+// Distinct sectors of the byte range [lo, hi) (0 when empty): harness/sectors.hpp's.
+std::uint64_t span_sectors(std::uint64_t lo, std::uint64_t hi) { return sectors_of(byte_range{lo, hi}); }
 
 }  // namespace
 
@@ -22,15 +20,20 @@ launch_policy plan(const layout_rung& r, std::size_t elem_size, std::uint64_t n)
   if (r.whole_structures) {
     const std::uint64_t main = n / vec_points(elem_size);
     const std::uint64_t threads = main + (main * vec_points(elem_size) < n ? 1 : 0);  // + the tail's thread
-    return {threads_per_cta, 1, 16, 0, cuda::ceil_div(threads, threads_per_cta)};
+    return {.threads = threads_per_cta,
+            .items_per_thread = 1,
+            .vec_bytes = 16,
+            .grid = cuda::ceil_div(threads, threads_per_cta)};
   }
   const auto items = static_cast<int>(bytes_per_thread / static_cast<int>(elem_size));
-  return {threads_per_cta, items, static_cast<int>(elem_size), 0,
-          cuda::ceil_div(n, std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items))};
+  return {.threads = threads_per_cta,
+          .items_per_thread = items,
+          .vec_bytes = static_cast<int>(elem_size),
+          .grid = cuda::ceil_div(n, std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items))};
 }
 
-sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field) {
-  sector_count c;
+layout_sectors sectors_touched(const layout_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t field) {
+  layout_sectors c;
   const std::uint64_t es = elem_size;
   if (!r.whole_structures) {
     // Each warp request: 32 consecutive points e0 .. e0 + k - 1 (the full tiles and the rolled partial
@@ -89,12 +92,7 @@ sector_count sectors_touched(const layout_rung& r, std::size_t elem_size, std::u
     // Per warp: the union of its vector bytes and its tail's bytes (adjacent ranges: one span each
     // when both exist, sharing at most a boundary sector).
     const auto unite = [](std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1) {
-      if (a1 <= a0) return span_sectors(b0, b1);
-      if (b1 <= b0) return span_sectors(a0, a1);
-      const std::uint64_t sa0 = a0 / sector_bytes, sa1 = (a1 - 1) / sector_bytes;
-      const std::uint64_t sb0 = b0 / sector_bytes, sb1 = (b1 - 1) / sector_bytes;
-      const std::uint64_t lo = std::max(sa0, sb0), hi = std::min(sa1, sb1);
-      return (sa1 - sa0 + 1) + (sb1 - sb0 + 1) - (hi >= lo ? hi - lo + 1 : 0);
+      return sectors_of(byte_range{a0, a1}, byte_range{b0, b1});
     };
     c.ld_per_warp += unite(ld_lo, ld_hi, tail_ld_lo, tail_ld_hi);
     c.st_per_warp += unite(st_lo, st_hi, tail_st_lo, tail_st_hi);

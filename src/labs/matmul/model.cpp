@@ -51,7 +51,8 @@ launch_policy plan(const tiling& t, const gemm_shape& s) {
   if (t.threads == 0) return {};  // the peers choose their own kernels
   const std::uint64_t ctas = cuda::ceil_div(s.m, static_cast<std::uint64_t>(t.tile_m)) *
                              cuda::ceil_div(s.n, static_cast<std::uint64_t>(t.tile_n));
-  return {t.threads, t.outputs, t.vec_bytes, t.stages, ctas};
+  return {
+      .threads = t.threads, .items_per_thread = t.outputs, .vec_bytes = t.vec_bytes, .stages = t.stages, .grid = ctas};
 }
 
 double gamma(std::uint64_t k, double u) {

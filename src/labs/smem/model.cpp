@@ -46,17 +46,21 @@ int strided_wavefronts(std::uint64_t stride, int width, int active) {
 }  // namespace
 
 std::uint32_t address_of(const smem_rung& r, std::uint64_t stride, int lane, int k) {
-  const auto l = static_cast<std::uint64_t>(lane);
-  const auto c = static_cast<std::uint64_t>(k % columns);
-  const auto w = static_cast<std::uint64_t>(r.access_bytes);
+  const auto l = static_cast<std::uint32_t>(lane), s = static_cast<std::uint32_t>(stride);
+  // The loads walk the columns by their kernel's pattern (smem.hpp), from a region at 0; a store (and the
+  // copies) keeps its one word, l*stride.
+  const auto load = [&](auto pattern) {
+    return decltype(pattern)::at(decltype(pattern)::lane_base(0, l, s), k % columns);
+  };
+  if (!r.load) return l * s * 4;
   switch (r.pattern) {
-    case address_pattern::padded: return static_cast<std::uint32_t>((l * 33 + c) * 4);
-    case address_pattern::swizzled: return static_cast<std::uint32_t>((l * 32 + (c ^ l)) * 4);
-    case address_pattern::strided:
-      // The loads walk the columns; a store (and the copies) keeps its one word, l*stride.
-      return static_cast<std::uint32_t>(r.load ? (l * stride + c) * w : l * stride * 4);
+    case address_pattern::padded: return load(padded_pattern{});
+    case address_pattern::swizzled: return load(swizzled_pattern{});
+    case address_pattern::strided: break;
   }
-  return 0;
+  return r.access_bytes == 16  ? load(strided_pattern<16>{})
+         : r.access_bytes == 8 ? load(strided_pattern<8>{})
+                               : load(strided_pattern<4>{});
 }
 
 std::uint64_t region_bytes(const smem_rung& r, std::uint64_t stride) {
@@ -136,7 +140,10 @@ std::uint64_t grid_of_case(const smem_rung& r, std::uint64_t n, std::uint64_t re
 }
 
 launch_policy plan(const smem_rung& r, std::uint64_t /*n*/, std::uint64_t grid) {
-  return {threads_per_cta, is_bank_bound(r) ? accesses_per_thread : 1, r.access_bytes, 0, grid};
+  return {.threads = threads_per_cta,
+          .items_per_thread = is_bank_bound(r) ? accesses_per_thread : 1,
+          .vec_bytes = r.access_bytes,
+          .grid = grid};
 }
 
 }  // namespace memlab::labs::smem

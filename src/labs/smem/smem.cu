@@ -105,42 +105,8 @@ __global__ void __launch_bounds__(threads_per_cta)
 // addresses are a per-lane base plus a compile-time offset, so every load is one LDS [R + imm]
 // (swizzled: one LOP3 more), and the loaded words are summed (IADD3: two per instruction).
 
-//   load_stride, load_vec8, load_vec16: lane l reads element l*stride + c of Width bytes.
-template <int Width>
-struct strided_pattern {
-  static constexpr int width = Width;
-  static __device__ __forceinline__ std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane,
-                                                            std::uint32_t stride) {
-    return region + lane * stride * Width;
-  }
-  static __device__ __forceinline__ std::uint32_t at(std::uint32_t base, int c) {
-    return base + static_cast<std::uint32_t>(c * Width);
-  }
-};
-
-//   padded (smem_padded): the 32 x 32 tile with rows of 33 words; lane l reads row l, column c: bank (l + c) mod 32.
-struct padded_pattern {
-  static constexpr int width = 4;
-  static __device__ __forceinline__ std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane, std::uint32_t) {
-    return region + lane * 33 * 4;
-  }
-  static __device__ __forceinline__ std::uint32_t at(std::uint32_t base, int c) {
-    return base + static_cast<std::uint32_t>(c * 4);
-  }
-};
-
-//   swizzled (smem_swizzled): the 32 x 32 tile with no padding; column c of row l is stored at column c xor l, so the
-//   32 lanes reading column c hit 32 different banks. With the region 128-byte aligned, the byte
-//   address region + 128 l + 4 (c xor l) is (region + 128 l + 4 l) xor 4 c: one LOP3 per load.
-struct swizzled_pattern {
-  static constexpr int width = 4;
-  static __device__ __forceinline__ std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane, std::uint32_t) {
-    return region + lane * 128 + lane * 4;
-  }
-  static __device__ __forceinline__ std::uint32_t at(std::uint32_t base, int c) {
-    return base ^ static_cast<std::uint32_t>(c * 4);
-  }
-};
+// The patterns (strided_pattern<Width>, padded_pattern, swizzled_pattern) are in smem.hpp, shared with the host
+// model: it replays the addresses the kernels form, from the same functions.
 
 // The CTAs per SM the load kernels are built for (their launch bound), by architecture as CUB picks
 // its policies. 8 (2048 threads, at most 32 registers each): without a bound ptxas kept smem_swizzled's 32
@@ -296,6 +262,16 @@ void launch(const case_ctx& c, cudaStream_t s) {
                                      r.load ? load_args : other_args, region_bytes(r, c.p[stride_axis]), s));
 }
 
+// A load rung, from its record: its kernel is the load kernel of the pattern its traits name.
+template <smem_rung R>
+variant load_rung(variant v) {
+  static_assert(R.load && is_bank_bound(R), "the load rungs: a persistent grid reading a filled region");
+  v.launch = launch;
+  v.kernels = {kernel_ref::of(&load_kernel<pattern_t<R>>)};
+  v.traits = R;
+  return v;
+}
+
 std::string verify(const case_ctx& c) {
   const auto& r = c.v->traits_as<smem_rung>();
   const std::uint64_t seed = c.seeds[in_buffer], stride = c.p[stride_axis];
@@ -340,46 +316,31 @@ const lab& table() {
                   .kernels = {kernel_ref::of(&store_stride_kernel)},
                   .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4},
               },
-              {
+              load_rung<smem_rung{.pattern = address_pattern::strided, .access_bytes = 4, .load = true}>({
                   .name = "load_stride",
                   .teaches = "4-byte loads at --lane-stride words: gcd(stride, 32) wavefronts per request",
-                  .launch = launch,
-                  .kernels = {kernel_ref::of(&load_kernel<strided_pattern<4>>)},
-                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 4, .load = true},
-              },
-              {
+              }),
+              load_rung<smem_rung{.pattern = address_pattern::padded, .access_bytes = 4, .load = true}>({
                   .name = "smem_padded",
                   .teaches = "stride 32 (a 32x32 tile read by columns) with rows padded to 33 words: 1 wavefront",
-                  .launch = launch,
-                  .kernels = {kernel_ref::of(&load_kernel<padded_pattern>)},
                   .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
-                  .traits = smem_rung{.pattern = address_pattern::padded, .access_bytes = 4, .load = true},
                   .formerly = {"padded"},
-              },
-              {
+              }),
+              load_rung<smem_rung{.pattern = address_pattern::swizzled, .access_bytes = 4, .load = true}>({
                   .name = "smem_swizzled",
                   .teaches =
                       "stride 32 with columns XOR-swizzled by row, no padding: 1 wavefront, one LOP3 per address",
-                  .launch = launch,
-                  .kernels = {kernel_ref::of(&load_kernel<swizzled_pattern>)},
                   .needs = {.shape = "--lane-stride 32 (the 32 x 32 tile read by columns)"},
-                  .traits = smem_rung{.pattern = address_pattern::swizzled, .access_bytes = 4, .load = true},
                   .formerly = {"swizzled"},
-              },
-              {
+              }),
+              load_rung<smem_rung{.pattern = address_pattern::strided, .access_bytes = 8, .load = true}>({
                   .name = "load_vec8",
                   .teaches = "8-byte loads (LDS.64) at --lane-stride vectors: 2 wavefronts at best (half-warps)",
-                  .launch = launch,
-                  .kernels = {kernel_ref::of(&load_kernel<strided_pattern<8>>)},
-                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 8, .load = true},
-              },
-              {
+              }),
+              load_rung<smem_rung{.pattern = address_pattern::strided, .access_bytes = 16, .load = true}>({
                   .name = "load_vec16",
                   .teaches = "16-byte loads (LDS.128) at --lane-stride vectors: 4 wavefronts at best (quarter-warps)",
-                  .launch = launch,
-                  .kernels = {kernel_ref::of(&load_kernel<strided_pattern<16>>)},
-                  .traits = smem_rung{.pattern = address_pattern::strided, .access_bytes = 16, .load = true},
-              },
+              }),
               {
                   .name = "global_strided_store",
                   .teaches =

@@ -28,8 +28,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "harness/lab.hpp"
+#include "memlab/arch/config.cuh"
 
 namespace memlab::labs::smem {
 
@@ -63,6 +65,55 @@ inline constexpr std::uint64_t wavefront_bytes = 128;  // 32 banks x 4 bytes
 
 // The persistent, shared-memory-bound rungs (all but the reference's copies).
 constexpr bool is_bank_bound(const smem_rung& r) { return r.copy_arrays == 0; }
+
+// ---- the load rungs' address patterns: the kernels' (smem.cu) and the host model's ---------------------------
+// Each pattern gives a lane's address for column c (0..31); request k reads column k mod 32. The addresses are a
+// per-lane base plus a compile-time offset, so every load is one LDS [R + imm] (swizzled: one LOP3 more). The
+// host model replays them from a region at address 0 (address_of).
+
+//   load_stride, load_vec8, load_vec16: lane l reads element l*stride + c of Width bytes.
+template <int Width>
+struct strided_pattern {
+  static constexpr int width = Width;
+  MEMLAB_HOST_DEVICE static constexpr std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane,
+                                                              std::uint32_t stride) {
+    return region + lane * stride * Width;
+  }
+  MEMLAB_HOST_DEVICE static constexpr std::uint32_t at(std::uint32_t base, int c) {
+    return base + static_cast<std::uint32_t>(c * Width);
+  }
+};
+
+//   padded (smem_padded): the 32 x 32 tile with rows of 33 words; lane l reads row l, column c: bank (l + c) mod 32.
+struct padded_pattern {
+  static constexpr int width = 4;
+  MEMLAB_HOST_DEVICE static constexpr std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane, std::uint32_t) {
+    return region + lane * 33 * 4;
+  }
+  MEMLAB_HOST_DEVICE static constexpr std::uint32_t at(std::uint32_t base, int c) {
+    return base + static_cast<std::uint32_t>(c * 4);
+  }
+};
+
+//   swizzled (smem_swizzled): the 32 x 32 tile with no padding; column c of row l is stored at column c xor l, so the
+//   32 lanes reading column c hit 32 different banks. With the region 128-byte aligned, the byte
+//   address region + 128 l + 4 (c xor l) is (region + 128 l + 4 l) xor 4 c: one LOP3 per load.
+struct swizzled_pattern {
+  static constexpr int width = 4;
+  MEMLAB_HOST_DEVICE static constexpr std::uint32_t lane_base(std::uint32_t region, std::uint32_t lane, std::uint32_t) {
+    return region + lane * 128 + lane * 4;
+  }
+  MEMLAB_HOST_DEVICE static constexpr std::uint32_t at(std::uint32_t base, int c) {
+    return base ^ static_cast<std::uint32_t>(c * 4);
+  }
+};
+
+// The pattern a load rung's traits name: its kernel is load_kernel<pattern_t<R>> (smem.cu), and the model's
+// addresses come from the same type.
+template <smem_rung R>
+using pattern_t = std::conditional_t<
+    R.pattern == address_pattern::padded, padded_pattern,
+    std::conditional_t<R.pattern == address_pattern::swizzled, swizzled_pattern, strided_pattern<R.access_bytes>>>;
 
 // The byte offset, from the start of the region its warp uses, of what lane `lane` touches in
 // request k of a task (k < accesses_per_thread) of rung r at `stride`. For store_stride the region is

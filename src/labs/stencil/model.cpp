@@ -114,26 +114,6 @@ launch_policy plan(const rung_traits& r, const geometry& g, int sm_count, std::u
 
 namespace {
 
-struct byte_range {
-  std::uint64_t lo = 0, hi = 0;  // [lo, hi)
-};
-
-// Distinct sectors of byte ranges of one buffer, given in increasing, non-overlapping order: two
-// neighbouring ranges may share a sector (rows closer than 32 bytes).
-std::uint64_t distinct_sectors(const std::vector<byte_range>& rs) {
-  std::uint64_t total = 0, last = 0;
-  bool any = false;
-  for (const auto& r : rs) {
-    if (r.hi <= r.lo) continue;
-    const std::uint64_t s0 = r.lo / sector_bytes, s1 = (r.hi - 1) / sector_bytes;
-    total += s1 - s0 + 1;
-    if (any && s0 == last) --total;
-    last = s1;
-    any = true;
-  }
-  return total;
-}
-
 // One CTA: tile (xt, yt) of plane z. It reads rows y0 - 4 .. y1 + 3 of columns [x0, x1), each from
 // the domain it lies in (a rung without staging, whose only loads are the neighbours of its points,
 // skips its own point when the tile holds one), and writes rows [y0, y1).
@@ -156,7 +136,8 @@ sector_count tile_sectors(const rung_traits& rung, const geometry& g, tile_shape
     }
   }
   for (std::uint64_t y = y0; y < y1; ++y) out.push_back(row(z * g.ny + y));
-  return {distinct_sectors(left) + distinct_sectors(center) + distinct_sectors(right), distinct_sectors(out)};
+  // Each buffer's ranges in increasing order (rows closer than a sector share one): harness/sectors.hpp.
+  return {sectors_of_sorted(left) + sectors_of_sorted(center) + sectors_of_sorted(right), sectors_of_sorted(out)};
 }
 
 // A tile index along one dimension standing for `count` tiles with the same sector counts.

@@ -19,6 +19,7 @@
 #include "harness/fill.hpp"
 #include "harness/lab.hpp"
 #include "harness/result.hpp"
+#include "harness/sectors.hpp"
 #include "memlab/arch/config.cuh"
 
 namespace memlab::labs::stencil {
@@ -130,10 +131,6 @@ launch_policy plan(const rung_traits& r, const geometry& g, int sm_count, std::u
 // tile and halo once (shared memory, or L1 for ldg, serves its own re-reads), so the halo rows a
 // CTA shares with its neighbours count once per CTA — the re-reads the hardware really issues to L2.
 // Buffers are separate 256-byte aligned allocations. Not for the peers (their bytes are the plan's).
-struct sector_count {
-  std::uint64_t read = 0, write = 0;
-};
-inline constexpr std::uint64_t sector_bytes = 32;
 sector_count sectors(const rung_traits& r, const geometry& g);
 
 // ---- branch-free addresses (device code; host-testable integer arithmetic) --------------------------

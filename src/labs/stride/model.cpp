@@ -17,11 +17,17 @@ launch_policy plan(const stride_rung& r, std::size_t elem_size, std::uint64_t n,
   if (r.vector_bytes == 16) {
     const std::uint64_t main = vec16_main_vectors(n * elem_size, src_offset % 16);
     // Threads 0..main: one per vector, and thread `main` copies the element-wise rest.
-    return {threads_per_cta, 1, 16, 0, n == 0 ? 0 : cuda::ceil_div(main + 1, threads_per_cta)};
+    return {.threads = threads_per_cta,
+            .items_per_thread = 1,
+            .vec_bytes = 16,
+            .grid = n == 0 ? 0 : cuda::ceil_div(main + 1, threads_per_cta)};
   }
   const auto items = static_cast<int>(bytes_per_thread / static_cast<int>(elem_size));
   const std::uint64_t tile = std::uint64_t{threads_per_cta} * static_cast<std::uint64_t>(items);
-  return {threads_per_cta, items, static_cast<int>(elem_size), 0, cuda::ceil_div(n, tile)};
+  return {.threads = threads_per_cta,
+          .items_per_thread = items,
+          .vec_bytes = static_cast<int>(elem_size),
+          .grid = cuda::ceil_div(n, tile)};
 }
 
 namespace {
@@ -34,23 +40,6 @@ std::uint64_t sectors_of_sequence(std::uint64_t first, std::uint64_t step, std::
   if (step >= sector_bytes) return count;
   const std::uint64_t last = first + (count - 1) * step + width - 1;
   return last / sector_bytes - first / sector_bytes + 1;
-}
-
-struct byte_range {
-  std::uint64_t lo = 0, hi = 0;  // [lo, hi)
-};
-
-// Distinct sectors of the union of two byte ranges (either may be empty).
-std::uint64_t sectors_of_ranges(byte_range a, byte_range b) {
-  auto len = [](std::uint64_t s0, std::uint64_t s1) { return s1 >= s0 ? s1 - s0 + 1 : 0; };
-  const bool ea = a.hi <= a.lo, eb = b.hi <= b.lo;
-  if (ea && eb) return 0;
-  const std::uint64_t a0 = a.lo / sector_bytes, a1 = ea ? 0 : (a.hi - 1) / sector_bytes;
-  const std::uint64_t b0 = b.lo / sector_bytes, b1 = eb ? 0 : (b.hi - 1) / sector_bytes;
-  if (ea) return len(b0, b1);
-  if (eb) return len(a0, a1);
-  const std::uint64_t overlap = len(std::max(a0, b0), std::min(a1, b1));
-  return len(a0, a1) + len(b0, b1) - overlap;
 }
 
 }  // namespace
@@ -91,8 +80,8 @@ sector_count sectors_touched(const stride_rung& r, std::size_t elem_size, std::u
       if (w1 - 1 < main) loaded_end = w1 + 1;
       if (loaded_end > w0) vec_src = {aligned_base + w0 * 16, aligned_base + loaded_end * 16};
     }
-    c.read += sectors_of_ranges(vec_src, tail_src);
-    c.write += sectors_of_ranges(vec_dst, tail_dst);
+    c.read += sectors_of(vec_src, tail_src);
+    c.write += sectors_of(vec_dst, tail_dst);
   }
   return c;
 }

@@ -11,6 +11,7 @@
 
 #include "harness/lab.hpp"
 #include "harness/result.hpp"
+#include "harness/sectors.hpp"
 #include "memlab/arch/config.cuh"
 
 namespace memlab::labs::stride {
@@ -22,8 +23,6 @@ inline constexpr int threads_per_cta = 256;
 // thread (8 KiB per SM for f32) stalls at ~72% of peak whatever the stride, which would hide the
 // stride-1 baseline this lab measures everything against.
 inline constexpr int bytes_per_thread = 16;
-// The DRAM/L2 access unit the hardware counts are expressed in.
-inline constexpr std::uint64_t sector_bytes = 32;
 // Threads whose accesses one warp instruction carries.
 inline constexpr std::uint64_t warp_size = 32;
 
@@ -65,9 +64,6 @@ launch_policy plan(const stride_rung& r, std::size_t elem_size, std::uint64_t n,
 // consecutive vectors (vec16, including the extra vector its last lane loads and the element-wise
 // tail), the distinct sectors of every byte it reads (writes), summed over all of them. Sector
 // boundaries are counted from the 256-byte aligned allocations, so `src_offset` moves them.
-struct sector_count {
-  std::uint64_t read = 0, write = 0;
-};
 sector_count sectors_touched(const stride_rung& r, std::size_t elem_size, std::uint64_t n, std::uint64_t stride,
                              std::uint64_t src_offset);
 

@@ -49,7 +49,7 @@ launch_policy plan(const tile_rung& r, std::size_t elem_size, std::uint64_t rows
   const int vb = r.access_bytes != 0 ? r.access_bytes : static_cast<int>(elem_size);
   const std::uint64_t tile_bytes = rows * cols * elem_size;
   const auto accesses = tile_bytes / threads_per_cta / static_cast<std::uint64_t>(vb);  // per thread
-  return {threads_per_cta, static_cast<int>(accesses), vb, 0, ctas};
+  return {.threads = threads_per_cta, .items_per_thread = static_cast<int>(accesses), .vec_bytes = vb, .grid = ctas};
 }
 
 }  // namespace memlab::labs::tile

@@ -30,7 +30,7 @@ std::uint64_t tiles_of(const tile_traits& t, std::size_t es, dims d) {
 launch_policy plan(const tile_traits& t, std::size_t es, dims d) {
   if (!has_tiles(t)) return {};
   const int width = t.vec_bytes == 0 ? static_cast<int>(es) : t.vec_bytes;
-  return {t.threads, tile_steps(t, es), width, 0, tiles_of(t, es, d)};
+  return {.threads = t.threads, .items_per_thread = tile_steps(t, es), .vec_bytes = width, .grid = tiles_of(t, es, d)};
 }
 
 std::optional<std::string> shape_rule(std::string_view name, const tile_traits& t, std::size_t es, dims d) {

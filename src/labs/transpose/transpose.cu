@@ -2,7 +2,8 @@
 // through shared memory so that both the reads of `in` and the writes of `out` stay coalesced, and
 // what the banks then cost.
 //
-// Assumes: f16, f32 or f64; `in` is n matrices of rows x cols (--shape), one after the other, `out`
+// Assumes: the lab's kernels move f16, f32 or f64 (their tiles' types), memlab::transpose and the copy any
+// element size (so --dtype u8 or bf16 runs those two; cuBLAS moves f16, f32, f64); `in` is n matrices of rows x cols (--shape), one after the other, `out`
 // receives their transposes (cols x rows) in the same order; both are separate cudaMalloc allocations
 // (256-byte aligned). The geometry every kernel shares with the host model (which element a thread
 // moves in each step, where an element of a tile lives in shared memory) is in transpose.hpp; the
@@ -340,10 +341,14 @@ std::uint64_t elements_of(const case_params& p) {
   return d.batch * d.rows * d.cols;
 }
 
-// The lab's element types: the kernels are built for these (the table's dtypes).
-template <class F>
-void visit_lab_dtype(dtype t, F&& f) {
-  visit_dtype_in<__half, float, double>(t, std::forward<F>(f));
+// The element types the lab's kernels are built for: each tile rung's kernels, its launch's dispatch and its
+// dtypes read this list. memlab::transpose moves every element size (transpose_moves): its rung's dtypes.
+using tile_dtypes = dtype_list<__half, float, double>;
+std::vector<dtype> library_dtypes() {
+  std::vector<dtype> out;
+  for (dtype t : all_dtypes())
+    if (transpose_moves(size_of(t))) out.push_back(t);
+  return out;
 }
 
 // A rung of the lab's own: its kernel for each element type, instantiated from its tile.
@@ -366,7 +371,7 @@ void launch_tiles(const case_ctx& c, cudaStream_t s) {
   const dims d = dims_of(c.p);
   const std::uint64_t edge = tile_edge(Tile, size_of(c.p.type));
   const matrices m{d.rows, d.cols, cuda::ceil_div(d.rows, edge), cuda::ceil_div(d.cols, edge), c.p[band_axis]};
-  visit_lab_dtype(c.p.type, [&](auto tag) {
+  visit_dtype(tile_dtypes{}, c.p.type, [&](auto tag) {
     using T = decltype(tag);
     tile_rung<Tile>::template kernel<T>()<<<grid_of(p.grid, "transpose"), static_cast<unsigned>(p.threads), 0, s>>>(
         c.ptr<T>(out_buffer), c.ptr<const T>(in_buffer), m);
@@ -378,7 +383,8 @@ void launch_tiles(const case_ctx& c, cudaStream_t s) {
 template <tile_traits Tile>
 variant lab_rung(variant v) {
   v.launch = launch_tiles<Tile>;
-  v.kernels = kernels_of<tile_rung<Tile>, __half, float, double>();
+  v.kernels = kernels_per_dtype<tile_rung<Tile>>(tile_dtypes{});
+  v.dtypes = dtypes_of(tile_dtypes{});
   static_assert(Tile.vec_bytes == 0 || Tile.vec_bytes == 16, "one element or 16-byte vectors per access");
   if (Tile.vec_bytes != 0)
     v.needs = {.alignment = Tile.vec_bytes, .shape = "rows and columns of whole 16-byte vectors"};
@@ -386,18 +392,15 @@ variant lab_rung(variant v) {
   return v;
 }
 
-// auto: memlab::transpose, the library, which picks its path from the pointers and the shape.
+// auto: memlab::transpose, the library, which picks its path from the pointers, the shape and the element size.
 void launch_auto(const case_ctx& c, cudaStream_t s) {
   const dims d = dims_of(c.p);
-  visit_lab_dtype(c.p.type, [&](auto tag) {
-    using T = decltype(tag);
-    MEMLAB_CUDA_CHECK(
-        memlab::transpose_batched(c.ptr<T>(out_buffer), c.ptr<const T>(in_buffer), d.batch, d.rows, d.cols, s));
-  });
+  MEMLAB_CUDA_CHECK(memlab::transpose_bytes(c.ptr(out_buffer), c.ptr<const std::byte>(in_buffer), d.batch, d.rows,
+                                            d.cols, size_of(c.p.type), s));
 }
 
-// memlab::transpose's kernels (include/memlab/transpose.cuh) for the lab's element sizes: every path it may
-// launch; the copy path's kernels are the copy lab's `auto` rung's.
+// memlab::transpose's kernels (include/memlab/transpose.cuh) for every element size it moves: every path it
+// may launch; the copy path's kernels are the copy lab's `auto` rung's.
 std::vector<kernel_ref> auto_kernels() {
   using memlab::detail::transpose_tile_kernel;
   std::vector<kernel_ref> k;
@@ -408,6 +411,7 @@ std::vector<kernel_ref> auto_kernels() {
     k.push_back(kernel_ref::of(&transpose_tile_kernel<Es, false, true>));
     k.push_back(kernel_ref::of(&transpose_tile_kernel<Es, true, true>));
   };
+  add(std::integral_constant<int, 1>{});
   add(std::integral_constant<int, 2>{});
   add(std::integral_constant<int, 4>{});
   add(std::integral_constant<int, 8>{});
@@ -512,9 +516,14 @@ launch_policy library_policy(const case_params& p, const device_info& dev) {
   constexpr std::uintptr_t base = std::uintptr_t{1} << 40;
   const transpose_plan tp = plan_transpose(base, 2 * base, d.batch, d.rows, d.cols, size_of(p.type),
                                            copy_device{dev.sm_count, dev.max_threads_per_sm, dev.cc_major});
-  return tp.path == transpose_path::copy
-             ? launch_policy{tp.copy.threads, tp.copy.vectors_per_thread, tp.copy.vec_bytes, 0, tp.copy.grid}
-             : launch_policy{tp.threads, tp.vectors_per_thread, tp.vec_bytes, 0, tp.grid};
+  return tp.path == transpose_path::copy ? launch_policy{.threads = tp.copy.threads,
+                                                         .items_per_thread = tp.copy.vectors_per_thread,
+                                                         .vec_bytes = tp.copy.vec_bytes,
+                                                         .grid = tp.copy.grid}
+                                         : launch_policy{.threads = tp.threads,
+                                                         .items_per_thread = tp.vectors_per_thread,
+                                                         .vec_bytes = tp.vec_bytes,
+                                                         .grid = tp.grid};
 }
 
 launch_policy copy_peer_policy(const case_params& p, const device_info& dev) {
@@ -610,89 +619,96 @@ std::string verify(const case_ctx& c) {
 // ---- the lab's table ------------------------------------------------------------------------------------
 
 const lab& table() {
-  static const lab transpose_lab{
-      .name = "transpose",
-      .teaches =
-          "bank conflicts in practice: out = in^T through shared memory, conflicted, padded, swizzled, "
-          "vectorized, next to cuBLAS and a copy of the same bytes",
-      .dtypes = {dtype::f16, dtype::f32, dtype::f64},
-      .default_dtype = dtype::f32,
-      .default_sizes = "1",
-      .size_meaning = "matrices in the batch (each --shape ROWSxCOLS, transposed one after the other)",
-      .axes = {shape_axis, band_axis},
-      .roof = roof_kind::dram,
-      .variants =
-          {
-              lab_rung<tile_traits{.edge = 32}>({
-                  .name = "naive",
-                  .teaches =
-                      "32x32 tiles, a thread per element: coalesced reads, stores down columns (a sector per lane)",
-              }),
-              lab_rung<tile_traits{.edge = 32, .layout = smem_layout::row_major}>({
-                  .name = "smem",
-                  .teaches =
-                      "the tile through shared memory (32x32, row-major): coalesced both ways, column reads of the "
-                      "tile in one bank",
-              }),
-              lab_rung<tile_traits{.edge = 32, .layout = smem_layout::padded}>({
-                  .name = "smem_padded",
-                  .teaches = "+1 word per tile row: the column reads spread over the 32 banks",
-              }),
-              lab_rung<tile_traits{.edge = 32, .layout = smem_layout::xor_words}>({
-                  .name = "smem_swizzled",
-                  .teaches = "no padding: word index XOR row, conflict-free rows and columns",
-              }),
-              lab_rung<tile_traits{.edge = 64, .layout = smem_layout::padded}>({
-                  .name = "smem_padded64",
-                  .teaches = "smem_padded on 64x64 tiles: 16 elements in flight per thread (64 B of f32, smem_vec's "
-                             "bytes) through one-element accesses, the tile size apart from the access width",
-              }),
-              lab_rung<tile_traits{.edge = 64, .vec_bytes = 16, .layout = smem_layout::xor_slots}>({
-                  .name = "smem_vec",
-                  .teaches = "64x64 tiles, 16-byte global loads and stores (16 B x sizeof(T) in flight per thread), "
-                             "16-byte shared stores into swizzled slots",
-              }),
-              lab_rung<tile_traits{.row_bytes = 256,
-                                   .vec_bytes = 16,
-                                   .layout = smem_layout::xor_halves,
-                                   .lanes = store_lanes::along_rows,
-                                   .min_ctas_per_sm = {.b2 = 4, .b4 = 8, .b8 = 8}}>({
-                  .name = "smem_vec_rows",
-                  .teaches =
-                      "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x "
-                      "128 B per warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
-              }),
-              {
-                  .name = "auto",
-                  .teaches = "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
-                             "aligned, else the same 16-byte accesses realigned in registers, each tile storing whole "
-                             "sectors of out; 8-byte elements one per lane (any shape, any alignment)",
-                  .launch = launch_auto,
-                  .kernels = auto_kernels(),
-                  .traits = rung_traits{.policy = library_policy},
-              },
-              {
-                  .name = "cublas",
-                  .teaches = "cuBLAS: cublasSgeam / cublasDgeam (1 x A^T + 0 x B); f16: cublasLtMatrixTransform",
-                  .launch = launch_cublas,
-                  .peer = true,
-                  .traits = rung_traits{.setup = setup_cublas, .verify = verify_values, .cublas = true},
-              },
-              // No kernels listed: memlab::copy's are the copy lab's `auto` rung's (`memlab inspect copy`),
-              // and a kernel is labelled once.
-              {
-                  .name = "copy",
-                  .teaches = "memlab::copy of the same bytes, not transposed: the ceiling",
-                  .launch = launch_copy,
-                  .peer = true,
-                  .traits = rung_traits{.policy = copy_peer_policy, .verify = verify_copy},
-              },
-          },
-      .unsupported = refusal,
-      .plan = plan_case,
-      .setup = setup,
-      .verify = verify,
-  };
+  // The lab's dtypes: every type a rung moves (rung_dtypes), so --dtype u8 runs memlab::transpose and the copy.
+  static const lab transpose_lab = [] {
+    lab l{
+        .name = "transpose",
+        .teaches =
+            "bank conflicts in practice: out = in^T through shared memory, conflicted, padded, swizzled, "
+            "vectorized, next to cuBLAS and a copy of the same bytes",
+        .default_dtype = dtype::f32,
+        .default_sizes = "1",
+        .size_meaning = "matrices in the batch (each --shape ROWSxCOLS, transposed one after the other)",
+        .axes = {shape_axis, band_axis},
+        .roof = roof_kind::dram,
+        .variants =
+            {
+                lab_rung<tile_traits{.edge = 32}>({
+                    .name = "naive",
+                    .teaches =
+                        "32x32 tiles, a thread per element: coalesced reads, stores down columns (a sector per lane)",
+                }),
+                lab_rung<tile_traits{.edge = 32, .layout = smem_layout::row_major}>({
+                    .name = "smem",
+                    .teaches =
+                        "the tile through shared memory (32x32, row-major): coalesced both ways, column reads of the "
+                        "tile in one bank",
+                }),
+                lab_rung<tile_traits{.edge = 32, .layout = smem_layout::padded}>({
+                    .name = "smem_padded",
+                    .teaches = "+1 word per tile row: the column reads spread over the 32 banks",
+                }),
+                lab_rung<tile_traits{.edge = 32, .layout = smem_layout::xor_words}>({
+                    .name = "smem_swizzled",
+                    .teaches = "no padding: word index XOR row, conflict-free rows and columns",
+                }),
+                lab_rung<tile_traits{.edge = 64, .layout = smem_layout::padded}>({
+                    .name = "smem_padded64",
+                    .teaches = "smem_padded on 64x64 tiles: 16 elements in flight per thread (64 B of f32, smem_vec's "
+                               "bytes) through one-element accesses, the tile size apart from the access width",
+                }),
+                lab_rung<tile_traits{.edge = 64, .vec_bytes = 16, .layout = smem_layout::xor_slots}>({
+                    .name = "smem_vec",
+                    .teaches = "64x64 tiles, 16-byte global loads and stores (16 B x sizeof(T) in flight per thread), "
+                               "16-byte shared stores into swizzled slots",
+                }),
+                lab_rung<tile_traits{.row_bytes = 256,
+                                     .vec_bytes = 16,
+                                     .layout = smem_layout::xor_halves,
+                                     .lanes = store_lanes::along_rows,
+                                     .min_ctas_per_sm = {.b2 = 4, .b4 = 8, .b8 = 8}}>({
+                    .name = "smem_vec_rows",
+                    .teaches =
+                        "tiles of 256-byte rows, each warp loading and storing two whole rows (smem_vec stores 4 x "
+                        "128 B per warp for f32); an 8-byte XOR swizzle, vector halves swapped in registers",
+                }),
+                {
+                    .name = "auto",
+                    .teaches =
+                        "memlab::transpose, the library: smem_vec_rows where every row of in and out is 16-byte "
+                        "aligned, else the same 16-byte accesses realigned in registers, each tile storing whole "
+                        "sectors of out; 8-byte elements one per lane (any shape, any alignment)",
+                    .launch = launch_auto,
+                    .kernels = auto_kernels(),
+                    .traits = rung_traits{.policy = library_policy},
+                    .dtypes = library_dtypes(),
+                },
+                {
+                    .name = "cublas",
+                    .teaches = "cuBLAS: cublasSgeam / cublasDgeam (1 x A^T + 0 x B); f16: cublasLtMatrixTransform",
+                    .launch = launch_cublas,
+                    .peer = true,
+                    .traits = rung_traits{.setup = setup_cublas, .verify = verify_values, .cublas = true},
+                    .dtypes = {dtype::f16, dtype::f32, dtype::f64},  // cublasLtMatrixTransform, Sgeam, Dgeam
+                },
+                // No kernels listed: memlab::copy's are the copy lab's `auto` rung's (`memlab inspect copy`),
+                // and a kernel is labelled once.
+                {
+                    .name = "copy",
+                    .teaches = "memlab::copy of the same bytes, not transposed: the ceiling",
+                    .launch = launch_copy,
+                    .peer = true,
+                    .traits = rung_traits{.policy = copy_peer_policy, .verify = verify_copy},
+                },
+            },
+        .unsupported = refusal,
+        .plan = plan_case,
+        .setup = setup,
+        .verify = verify,
+    };
+    l.dtypes = rung_dtypes(l.variants);
+    return l;
+  }();
   return transpose_lab;
 }
 

@@ -19,6 +19,7 @@
 
 #include "harness/lab.hpp"
 #include "harness/result.hpp"
+#include "harness/sectors.hpp"
 #include "memlab/arch/config.cuh"
 #include "memlab/transpose_plan.hpp"
 
@@ -158,7 +159,7 @@ MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_offset(Tile tile, std::size_t es
     const std::uint32_t v = vec_elems(es);
     return r * edge * e + (((c / v) ^ slot_swizzle(es, r)) * v + c % v) * e;
   }
-  if (t.layout == smem_layout::xor_halves) return transpose_smem_offset(e, r, c * e);
+  if (t.layout == smem_layout::xor_halves) return memlab::detail::transpose_smem_offset(e, r, c * e);
   return element_offset(t.layout, edge, es, r, c);
 }
 MEMLAB_HOST_DEVICE constexpr std::uint32_t smem_offset(const tile_traits& t, std::size_t es, std::uint32_t r,
@@ -181,9 +182,9 @@ struct slot {
 };
 template <class Tile>
 MEMLAB_HOST_DEVICE constexpr slot vector_slot(Tile tile, std::size_t es, std::uint32_t r, std::uint32_t c) {
-  if (tile.get().layout == smem_layout::xor_halves) {  // memlab::transpose's slots (transpose_plan.hpp)
+  if (tile.get().layout == smem_layout::xor_halves) {  // memlab::transpose's slots (detail/transpose_geometry.hpp)
     const auto e = static_cast<std::uint32_t>(es);
-    const transpose_smem_vector v = transpose_smem_vector_at(e, r, c * e);
+    const memlab::detail::transpose_smem_vector v = memlab::detail::transpose_smem_vector_at(e, r, c * e);
     return {v.slot, v.swapped};
   }
   return {smem_offset(tile, es, r, c), false};
@@ -299,8 +300,6 @@ struct launch_cost {
 launch_cost model(const tile_traits& t, std::size_t elem_size, dims d);
 // The same by simulating every tile of the launch: the reference the tests hold model() to.
 launch_cost brute_force(const tile_traits& t, std::size_t elem_size, dims d);
-
-inline constexpr std::uint64_t sector_bytes = 32;
 
 const lab& table();
 

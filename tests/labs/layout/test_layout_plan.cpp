@@ -21,7 +21,7 @@ case_params layout_case(dtype t, std::uint64_t n, std::uint64_t field) {
 
 // Every thread's accesses as the kernels issue them, grouped into warp requests (warp, instruction)
 // and into warps; distinct sectors counted in each.
-sector_count brute_force(const layout_rung& r, std::uint64_t es, std::uint64_t n, std::uint64_t f) {
+layout_sectors brute_force(const layout_rung& r, std::uint64_t es, std::uint64_t n, std::uint64_t f) {
   using key = std::tuple<std::uint64_t, int, std::uint64_t>;  // warp, instruction, iteration
   std::map<key, std::set<std::uint64_t>> ld, st;
   std::map<std::uint64_t, std::set<std::uint64_t>> ld_warp, st_warp;
@@ -57,7 +57,7 @@ sector_count brute_force(const layout_rung& r, std::uint64_t es, std::uint64_t n
       touch(st, st_warp, {warp, static_cast<int>(u), 0}, e * es, es);
     }
   }
-  sector_count c;
+  layout_sectors c;
   for (const auto& [k, s] : ld) c.ld_per_request += s.size(), ++c.ld_requests;
   for (const auto& [k, s] : st) c.st_per_request += s.size(), ++c.st_requests;
   for (const auto& [k, s] : ld_warp) c.ld_per_warp += s.size();

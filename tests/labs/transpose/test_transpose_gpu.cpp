@@ -107,6 +107,11 @@ INSTANTIATE_TEST_SUITE_P(all, transpose_gpu,
                          ::testing::Combine(::testing::ValuesIn(test::variant_names(table())),
                                             ::testing::Values(dtype::f16, dtype::f32, dtype::f64)),
                          test::variant_dtype_name{});
+// The element types only memlab::transpose and the copy move (the lab's kernels are f16, f32, f64).
+INSTANTIATE_TEST_SUITE_P(library_types, transpose_gpu,
+                         ::testing::Combine(::testing::Values(std::string("auto"), std::string("copy")),
+                                            ::testing::Values(dtype::u8, dtype::bf16)),
+                         test::variant_dtype_name{});
 
 }  // namespace
 }  // namespace memlab

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/fill.hpp"
+#include "harness/plan.hpp"
 #include "lab_helpers.hpp"
 #include "labs/transpose/transpose.hpp"
 
@@ -283,6 +284,36 @@ TEST(transpose_plan, bytes_grid_model_figures_and_refusals) {
       EXPECT_FALSE(l.why_not(v, transpose_case(dtype::f32, 1, 64, 64), dev)) << "the default band runs";
     }
   }
+}
+
+// The lab's dtypes come from its rungs: memlab::transpose and the copy move any element size, the tiles f16, f32
+// and f64, cuBLAS likewise; a run of u8 plans the rungs that move u8 and no others.
+TEST(transpose_plan, dtypes_come_from_the_rungs_and_u8_runs_the_library) {
+  const lab& l = table();
+  EXPECT_EQ(l.dtypes, rung_dtypes(l.variants));
+  EXPECT_EQ(l.dtypes, (std::vector<dtype>{dtype::u8, dtype::f16, dtype::bf16, dtype::f32, dtype::f64}));
+  const std::vector<const lab*> labs{&l};
+  run_request r;
+  r.labs = {"transpose"};
+  r.dtypes = {dtype::u8};
+  r.axes = {{"shape", "1000x777"}};
+  std::vector<std::string_view> planned;
+  for (const auto& c : plan_cases(r, labs)) planned.push_back(c.v->name);
+  EXPECT_EQ(planned, (std::vector<std::string_view>{"auto", "copy"}));
+  r.variants = {"smem_vec"};
+  try {
+    (void)plan_cases(r, labs);
+    ADD_FAILURE() << "a rung that does not move u8 was planned";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--dtype: no chosen rung of lab transpose moves u8: smem_vec (f16, f32, f64)"),
+              std::string::npos)
+        << e.what();
+  }
+  const device_info dev;
+  const auto why = l.why_not(*l.find_variant("smem"), transpose_case(dtype::u8, 1, 64, 64), dev);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("smem moves f16, f32, f64 only, not u8"), std::string::npos) << *why;
+  EXPECT_FALSE(l.why_not(*l.find_variant("auto"), transpose_case(dtype::u8, 1, 64, 64), dev));
 }
 
 TEST(transpose_reference, output_element_e_comes_from_the_transposed_position) {

@@ -202,3 +202,17 @@ def judge(memlab_ms: list[float], torch_ms: list[float], tick: float) -> Verdict
     word = "SLOWER" if lo > 0 else "FASTER" if hi < 0 else "SAME"
     return Verdict(t / m if m > 0 else 0.0, d, lo, hi, word, abs(d) * 1e3 < CUDA_DOCUMENTED_RESOLUTION_US,
                    abs(d) / tick if tick > 0 else 0.0)
+
+
+def torch_on_gpu(prog: str):
+    """(torch, 0) where PyTorch and a usable CUDA device are here; else (None, the exit code) after the one line that
+    says which is missing (exit 3, as every tool's missing dependency). What a study checks before any GPU work."""
+    from . import cli
+
+    try:
+        import torch
+    except ImportError:
+        return None, cli.fail(prog, "PyTorch is not installed", cli.MISSING_DEPENDENCY)
+    if not torch.cuda.is_available():
+        return None, cli.fail(prog, "no usable CUDA device", cli.MISSING_DEPENDENCY)
+    return torch, 0
