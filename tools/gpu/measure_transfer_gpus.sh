@@ -8,7 +8,8 @@
 #                  .carry/nvbandwidth); the machine's description; then `check`
 #   check          host tests (launchers, the ranks' watch, NCCL's loader, srun where Slurm is), the transfer
 #                  lab's GPU tests, the NCCL-less CLI tests
-#   graph N        collectives in nccl-tests' graph mode (-G 10) on N GPUs, 64 B .. 64 MiB, both placements:
+#   graph N        collectives in nccl-tests' graph mode (-G 100: with 10 replays nccl-tests' first one, which
+#                  also uploads the graphs, weighs on its small sizes) on N GPUs, 64 B .. 64 MiB, both placements:
 #                  nccl-tests 5 cycles (-e 64M, memlab's largest size) interleaved with 2 memlab runs; judged:
 #                  within 3% of nccl-tests' median from 1 MiB, within 5% or 2 us below, the runs within 2%
 #   host N [FROM TO]  the same host-launched (nccl-tests' default loop), FROM .. TO (default 16 MiB .. 8 GiB;
@@ -34,17 +35,19 @@
 # pairs 1GiB peer_ce,peer_ce_bidir, pairs 1GiB peer_sm_read,peer_sm_write,peer_sm_bidir, latency, ranks, faults.
 #
 #   OUT=/some/dir tools/gpu/measure_transfer_gpus.sh STEP [ARG...] [-- STEP [ARG...]]...
-# Writes under $OUT/transfer_gpus/: logs/<step>.log, json/*.json, judged/*.md, summary.txt (a line per step,
-# its rc, seconds, and the judge's verdict). A step may fail without stopping the next. NVLink multicast stays
+# Works in $WORK/transfer_gpus/ (default /tmp/transfer-gpus: it outlasts the call on a warm machine, so later
+# steps judge earlier ones' files): logs/<step>.log, json/*.json, judged/*.md, summary.txt (a line per step, its
+# rc, seconds, and the judge's verdict). Each call leaves TWO files in $OUT (the device tool brings back at most
+# 8): transfer_gpus.tgz (that folder, every call so far) and transfer_gpus_summary.txt. A step may fail without stopping the next. NVLink multicast stays
 # off in every process (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1).
 # Carried (git-ignored, .carry/, tools/gpu/carry_peers.sh makes it): fmt's headers, the nccl-tests source,
 # nvbandwidth (binary or source), srun's environments.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/out-transfer-gpus}
-D=$OUT/transfer_gpus
-LOGS=$D/logs J=$D/json JD=$D/judged
 W=${WORK:-/tmp/transfer-gpus}
+D=$W/transfer_gpus
+LOGS=$D/logs J=$D/json JD=$D/judged
 mkdir -p "$LOGS" "$J" "$JD" "$W"
 export PATH=/usr/local/cuda/bin:$PATH
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -270,7 +273,7 @@ run_step() {
     graph)
       local n=${1:-2}
       collectives "graph${n}" "$n" graph 64,256,1KiB,4KiB,16KiB,64KiB,256KiB,1MiB,4MiB,16MiB,64MiB \
-        "-b 64 -e 64M -f 4 -w 5 -n 20 -G 10 -c 0" --nccl-tests-graph 10
+        "-b 64 -e 64M -f 4 -w 5 -n 20 -G 100 -c 0" --nccl-tests-graph 100
       ;;
     host)
       # host N [FROM TO]: memlab's sizes and nccl-tests' -b/-e alike (doubling), default 16 MiB .. 8 GiB.
@@ -373,4 +376,6 @@ for a in "${args[@]}" --; do
   fi
 done
 echo; echo "==== summary ===="; cat "$SUMMARY"
-tar -czf "$OUT/transfer_gpus.tgz" -C "$OUT" transfer_gpus
+mkdir -p "$OUT"
+tar -czf "$OUT/transfer_gpus.tgz" -C "$W" transfer_gpus
+cp "$SUMMARY" "$OUT/transfer_gpus_summary.txt"
