@@ -17,7 +17,8 @@
 #                     choice (RUNPATH, then the loader's path) and the python wheels' libnccl.so.2 (nvidia-nccl,
 #                     the one torch loads) each run a one-rank all-reduce, verified; an unloadable library: exit 4
 #                     with the loader's reason
-#   defaults   ~13 s  memlab run transfer (the short tour: every host rung, direction and host memory at 64 MiB)
+#   defaults   ~13 s  memlab run transfer (the short tour: every host rung, direction and host memory at 64 MiB),
+#                     against defaults.json and the transfer cases of all_labs/defaults_this_memlab.json
 #   gpu_tests  ~15 s  memlab_gpu_tests, the transfer lab's (every rung at edge sizes, verified; peers refused)
 #   nccl_one   ~10 s  the five collectives at one rank, 8 B .. 1 GiB (the command of nccl_one_rank.json)
 #   gib_pinned ~15 s  ce, sm, auto at 1 GiB, every direction, pinned (the command of gib_pinned.json)
@@ -103,7 +104,11 @@ MEMLAB_NCCL_LIBRARY=libmemlab_no_such_nccl.so.2 '$memlab' $one_rank; rc=\$?
 [ \$rc = 4 ] || { echo \"FAIL: an unloadable NCCL gave exit \$rc, not 4\"; exit 1; }"
 step nccl 20 "$nccl_cmd"
 
-step defaults 30 "'$memlab' run transfer --out defaults.json > defaults.txt && $compare defaults.json '$committed/defaults.json'"
+# The defaults against the lab's own defaults file, and against the transfer cases of the every-lab defaults run
+# of the memlab before the split (docs/results/h100/all_labs/defaults_this_memlab.json, 52c8f3d) where present.
+all_labs=$root/docs/results/h100/all_labs/defaults_this_memlab.json
+step defaults 30 "'$memlab' run transfer --out defaults.json > defaults.txt && $compare defaults.json '$committed/defaults.json' \
+  && { [ ! -f '$all_labs' ] || $compare defaults.json '$all_labs'; }"
 if [ -x "$bindir/memlab_gpu_tests" ]; then
   step gpu_tests 40 "'$bindir/memlab_gpu_tests' --gtest_filter='rungs/transfer_gpu.*' --gtest_brief=1"
 else

@@ -9,7 +9,7 @@ or a refusal), its bytes, its launch policy (grid, threads, vector width) and it
 (cold median GB/s, algbw for a collective) are printed as new / committed with the ratio and marked
 `beyond` where the ratio leaves 1 +- tolerance: host <-> device copies move by several percent between
 machines and within minutes on one (the host's memory serves them), so those lines are for reading, not
-a verdict. Prints one line a case, then a summary line starting `compare NEW:`.
+a verdict. Prints one line a case, then a summary line starting `compare NEW against COMMITTED:`.
 """
 import argparse
 import json
@@ -78,7 +78,7 @@ def compare(new_path, old_path, tolerance):
     ratios.sort()
     spread = f"ratios {ratios[0]:.3f}-{ratios[-1]:.3f}, median {ratios[len(ratios) // 2]:.3f}" if ratios else "no ratios"
     print(
-        f"compare {new_path}: {len(ratios)} figures compared, {spread}, {len(beyond)} beyond +-{tolerance:.0%}"
+        f"compare {new_path} against {old_path}: {len(ratios)} figures compared, {spread}, {len(beyond)} beyond +-{tolerance:.0%}"
         f" (noise between machines; see the lines), {len(broken)} moved that must not"
         f" (verified, status, bytes, policy, roof), {len(missing)} committed cases not in the new run"
     )
