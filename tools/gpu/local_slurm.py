@@ -41,7 +41,7 @@ def start(work, cpus=8):
     Raises RuntimeError when a tool is missing or the node does not come up within 10 s."""
     if missing():
         raise RuntimeError(f"no Slurm here: {', '.join(missing())} not found (apt-get install slurm-wlm munge libpmix-dev)")
-    for d in ("state", "spool"):
+    for d in ("state", "spool", "tmp"):
         os.makedirs(os.path.join(work, d), exist_ok=True)
     key = os.path.join(work, "munge.key")
     with open(key, "wb") as f:
@@ -66,6 +66,7 @@ AuthInfo=socket={sock}
 CredType=cred/munge
 StateSaveLocation={work}/state
 SlurmdSpoolDir={work}/spool
+TmpFS={work}/tmp
 SlurmctldPidFile={work}/slurmctld.pid
 SlurmdPidFile={work}/slurmd.pid
 SlurmctldLogFile={work}/slurmctld.log
@@ -96,12 +97,36 @@ PartitionName=memlab Nodes={node} Default=YES MaxTime=INFINITE State=UP
     return env
 
 
+def _steps(work):
+    """The slurmstepd processes this Slurm's slurmd started (their SLURM_CONF is ours): a step that outlives
+    slurmd would keep its PMIx folder and a later Slurm's step of the same job and step ids could not start."""
+    conf = f"SLURM_CONF={os.path.join(work, 'slurm.conf')}".encode()
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() != "slurmstepd":
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if conf in f.read().split(b"\0"):
+                    pids.append(int(pid))
+        except OSError:
+            pass
+    return pids
+
+
 def stop(work):
+    steps = _steps(work)
     for name in ("slurmd", "slurmctld", "munged"):
         try:
             with open(os.path.join(work, f"{name}.pid")) as f:
                 os.kill(int(f.read().strip()), 15)
         except (OSError, ValueError):
+            pass
+    for pid in steps:
+        try:
+            os.kill(pid, 9)
+        except OSError:
             pass
     time.sleep(0.2)
 
