@@ -74,9 +74,11 @@ constexpr host_memory_buffer (*host_allocators[])(std::size_t) = {make_host<0>, 
                                                                   make_host<3>};
 
 // A host buffer of one kind: where the host sees it, and where a kernel does (mapped memory; nullptr for
-// pageable memory).
+// pageable memory). Whole pages, at least one, also for a copy of 0 bytes: cuda_memory allocates nothing for
+// 0 bytes, and a mapped buffer needs an address for cudaHostGetDevicePointer.
 struct host_buffer {
-  host_buffer(host_memory kind, std::size_t bytes) : memory(host_allocators[static_cast<std::size_t>(kind)](bytes)) {
+  host_buffer(host_memory kind, std::size_t bytes)
+      : memory(host_allocators[static_cast<std::size_t>(kind)](pages(bytes))) {
     host = std::visit([](const auto& m) { return m.data(); }, memory);
     size = bytes;
     if (kind != host_memory::pageable)
