@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -265,6 +266,61 @@ TEST(check_replay, a_textfile_is_written_whole_or_not_at_all) {
     fs::permissions(dir, fs::perms::owner_all);
   }
   fs::remove_all(dir);
+}
+
+// ---- what a replay writes, byte for byte ---------------------------------------------------------
+// Every committed check file replayed in every --format against the committed reference gives the
+// output committed beside this test (tests/check/replayed/<the file's path under docs/results, / as
+// __>.<format>), but for what names this run: its time, this build's commit, the source folder. A
+// writer's change that moves a byte shows here as a diff a reviewer reads; an intended one is
+// committed with the outputs written again: MEMLAB_WRITE_REPLAYED=1 ./memlab_cli_tests
+// --gtest_filter='check_replay.every_format*' (a check file committed later gets its outputs so).
+
+const std::vector<std::pair<std::string, std::string>> replayed_formats{
+    {"table", "table.txt"}, {"json", "json.txt"}, {"prometheus", "prom.txt"}, {"line", "line.txt"}};
+
+// A replay's output with what names this run written as words: the time it was written, this build's
+// commit, and the source folder the test reads from.
+std::string replay_as_committed(std::string out) {
+  const std::string root = MEMLAB_SOURCE_DIR "/";
+  for (std::size_t at; (at = out.find(root)) != std::string::npos;) out.replace(at, root.size(), "");
+  // The check file's own time and commit: the first "created" and "git_sha" (the replayed file's follow).
+  for (const char* key : {"created", "git_sha"}) {
+    const std::regex first(fmt::format(R"re(\n  "{}": "[^"]*",\n)re", key));
+    out = std::regex_replace(out, first, fmt::format("\n  \"{}\": \"(this run's)\",\n", key),
+                             std::regex_constants::format_first_only);
+  }
+  // Prometheus's run_info: the commit of the memlab that judged the run.
+  out = std::regex_replace(out, std::regex(R"re(,git_sha="[^"]*",)re"), R"x(,git_sha="(this run's)",)x",
+                           std::regex_constants::format_first_only);
+  return out;
+}
+
+TEST(check_replay, every_format_of_every_committed_check_file_is_the_committed_output) {
+  const fs::path dir = MEMLAB_SOURCE_DIR "/tests/check/replayed";
+  const bool write = std::getenv("MEMLAB_WRITE_REPLAYED") != nullptr;
+  if (write) fs::create_directories(dir);
+  const std::string results = MEMLAB_SOURCE_DIR "/docs/results/";
+  int compared = 0;
+  for (const std::string& f : committed_check_files()) {
+    const std::string stem =
+        std::regex_replace(fs::path(f.substr(results.size())).replace_extension().string(), std::regex("/"), "__");
+    for (const auto& [format, ext] : replayed_formats) {
+      const auto o = check_cli({"--replay", f, "--format", format});
+      const fs::path committed = dir / (stem + "." + ext);
+      const std::string now = replay_as_committed(o.out);
+      if (write) {
+        std::ofstream(committed) << now;
+        continue;
+      }
+      if (!fs::exists(committed)) continue;  // a check file committed after the outputs: written on their next change
+      EXPECT_EQ(now, read_text(committed.string())) << f << " --format " << format << " differs from " << committed;
+      ++compared;
+    }
+  }
+  if (!write) {
+    EXPECT_GE(compared, 40) << "10 committed check files in 4 formats at least";
+  }
 }
 
 }  // namespace
