@@ -212,6 +212,13 @@ std::string check_prometheus(const measurement& m, const check_header& h,
 std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars,
                        std::span<const row_field> fields = row_fields());
 
+// A path the check writes (--out, --write-reference) with its patterns expanded, as Slurm's file names
+// have them: %N this host's short name (`hostname -s`: its name up to the first dot), %% a percent sign.
+// Any other % throws std::invalid_argument, its message naming the path and the pattern.
+std::string expand_path(std::string_view path, std::string_view short_host);
+// This host's short name, as `hostname -s` prints it ("node17" on node17.cluster.example).
+std::string short_host_name();
+
 // A row's value as the table shows it ("2929.5 GB/s", "Gen5", "none"); "-" when not measured.
 std::string format_value(const row& r);
 // A figure of metric `m` shown the same way.

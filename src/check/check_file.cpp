@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -325,6 +327,37 @@ check_file read_check_file(const std::string& path) {
   }
   if (m.rows.empty()) rd.fail("rows", "no rows");
   return f;
+}
+
+// ---- where it is written --------------------------------------------------------------------------------
+
+std::string expand_path(std::string_view path, std::string_view short_host) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '%') {
+      out += path[i];
+      continue;
+    }
+    const char next = i + 1 < path.size() ? path[i + 1] : '\0';
+    if (next == 'N') {
+      out += short_host;
+    } else if (next == '%') {
+      out += '%';
+    } else {
+      throw std::invalid_argument(
+          fmt::format("{}: {} is not a pattern memlab check expands (%N: this host's short name; %%: a percent sign)",
+                      path, next == '\0' ? std::string("a % at the end") : fmt::format("%{}", next)));
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string short_host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  const std::string_view name(buf);
+  return std::string(name.substr(0, name.find('.')));
 }
 
 }  // namespace memlab::check

@@ -2,7 +2,7 @@
 // them, every committed check file (either schema) replayed with its own verdicts, a fake run written
 // and replayed to the same verdicts, the writers (Prometheus's text format, the one line) and the one
 // declaration of a row's fields they all read, another process on a GPU (busy), a stop request
-// (interrupted), and --replay's bad input.
+// (interrupted), --replay's bad input, and the files --out names (%N).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -521,6 +521,59 @@ TEST(check_row_fields, docs_check_md_names_every_prometheus_series_and_label_of_
     named.push_back((*it)[1].str());
   for (const row_field* f : labels) declared.emplace_back(f->name);
   EXPECT_EQ(named, declared) << sentence;
+}
+
+// ---- where the files go ----------------------------------------------------------------------------
+
+TEST(check_out, percent_n_is_the_short_host_name_and_percent_percent_a_percent) {
+  EXPECT_EQ(expand_path("/shared/checks/2026-12-07/%N.json", "node17"), "/shared/checks/2026-12-07/node17.json");
+  EXPECT_EQ(expand_path("%N/%N-100%%.prom", "gpu-a"), "gpu-a/gpu-a-100%.prom");
+  EXPECT_EQ(expand_path("check.json", "node17"), "check.json");
+  EXPECT_EQ(expand_path("%%N.json", "node17"), "%N.json");
+  for (const auto& [path, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"/x/%j.json", "%j"}, {"/x/%n.json", "%n"}, {"/x/100%.json", "%."}, {"/x/a.json%", "a % at the end"}}) {
+    try {
+      expand_path(path, "node17");
+      ADD_FAILURE() << path << " expanded";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": " + bad + " is not a pattern"), std::string::npos) << e.what();
+    }
+  }
+  const std::string host = short_host_name();
+  EXPECT_FALSE(host.empty());
+  EXPECT_EQ(host.find('.'), std::string::npos) << host;
+  char full[256] = {};
+  ASSERT_EQ(::gethostname(full, sizeof full - 1), 0);
+  EXPECT_TRUE(std::string(full).starts_with(host)) << full;
+}
+
+// `srun memlab check --out DIR/%N.json`: each node writes its own file; a pattern it does not know is bad
+// input before anything is measured or written.
+TEST(check_out, out_files_are_named_for_the_host_and_an_unknown_pattern_is_exit_2) {
+  const std::string dir = temp("per_host");
+  fs::create_directories(dir);
+  const std::string run = MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/run1.json";
+  const auto o =
+      check_cli({"--replay", run, "--format", "line", "--out", dir + "/%N.json", "--out", dir + "/%N-100%%.prom"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  const std::string host = short_host_name();
+  EXPECT_TRUE(fs::exists(dir + "/" + host + ".json")) << o.err;
+  EXPECT_TRUE(fs::exists(dir + "/" + host + "-100%.prom")) << o.err;
+  EXPECT_NE(o.err.find("wrote " + dir + "/" + host + ".json"), std::string::npos) << o.err;
+  EXPECT_EQ(json::parse(read_text(dir + "/" + host + ".json"))["schema"], "memlab.check/2");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--replay", run, "--out", dir + "/%j.json"},
+                                                                {"--write-reference", dir + "/ref-%H.json"}}) {
+    const auto bad = check_cli(args);
+    EXPECT_EQ(bad.code, 2) << testing::PrintToString(args) << bad.err;
+    EXPECT_EQ(memlab::test::lines_of(bad.err), 1u) << bad.err;
+    EXPECT_NE(bad.err.find(args[args.size() - 2] + ": " + dir), std::string::npos) << "names the flag: " << bad.err;
+    EXPECT_NE(bad.err.find("is not a pattern"), std::string::npos) << bad.err;
+    EXPECT_TRUE(bad.out.empty()) << bad.out;
+  }
+  EXPECT_TRUE(fs::is_empty(dir)) << "nothing written";
+  fs::remove_all(dir);
 }
 
 }  // namespace
