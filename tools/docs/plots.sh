@@ -47,6 +47,11 @@ rm -rf $h/transfer/plots
 PYTHONPATH=tools/python python3 -m memlab_tools.plot_transfer $h/transfer/gib_*.json -o $h/transfer/plots --only gib
 PYTHONPATH=tools/python python3 -m memlab_tools.plot_transfer $h/transfer/sweep_ce_pinned.json -o $h/transfer/plots \
   --only sweep
+# memlab check on one H100: the idle check, and the check beside another process computing on the GPU.
+c=$h/check
+PYTHONPATH=tools/python python3 -m memlab_tools.plot_check $c/idle.json -o $c/check_idle.png --note "an idle GPU"
+PYTHONPATH=tools/python python3 -m memlab_tools.plot_check $c/busy_compute.json -o $c/check_busy_compute.png \
+  --note "another process computing on the GPU (a PyTorch bf16 matmul loop)"
 # The transpose heat maps, one per element size, from the sweep's CSV (its summary.md is the sweep's own).
 PYTHONPATH=tools/python python3 -m memlab_tools.transpose_shapes heatmap $h/transpose/heatmap/shapes.csv \
   -o $h/transpose/heatmap --no-summary

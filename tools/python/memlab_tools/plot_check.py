@@ -52,7 +52,7 @@ def label(r: dict) -> str:
         return f"{r['gpu']}>{r['peer']}" if r["gpu"] is not None else "pairs"
     if r["scope"] == "node":
         return "node"
-    return str(r["gpu"])
+    return f"GPU {r['gpu']}"
 
 
 def draw(check: dict, out: str, note: str = "") -> None:
@@ -68,6 +68,16 @@ def draw(check: dict, out: str, note: str = "") -> None:
     for ax in axes.flat[len(ps):]:
         ax.axis("off")
     for ax, (metric, rs) in zip(axes.flat, ps):
+        better = "higher is better" if rs[0]["higher_is_better"] else "lower is better"
+        ax.set_title(f"{metric} ({rs[0]['unit']}, {better})", fontsize=9)
+        if all(r["value"] is None for r in rs):
+            # Nothing measured (skipped, interrupted, busy without a figure): say why, draw no point at zero.
+            why = rs[0].get("measured_note") or rs[0].get("note") or ""
+            ax.text(0.5, 0.5, f"{rs[0]['verdict']}" + (f":\n{why}" if why else ""), ha="center", va="center",
+                    fontsize=8, wrap=True, transform=ax.transAxes, color="#555555")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
         xs = list(range(len(rs)))
         values = [r["value"] if r["value"] is not None else 0.0 for r in rs]
         # Points, not bars: the axis is zoomed to the reference's bands, and a bar on a cut axis would make a
@@ -90,17 +100,18 @@ def draw(check: dict, out: str, note: str = "") -> None:
         ax.set_xticks(xs)
         ax.set_xticklabels([label(r) for r in rs], fontsize=7 if len(rs) > 6 else 9,
                            rotation=90 if len(rs) > 6 else 0)
-        better = "higher is better" if rs[0]["higher_is_better"] else "lower is better"
-        ax.set_title(f"{metric} ({rs[0]['unit']}, {better})", fontsize=9)
         ax.tick_params(axis="y", labelsize=8)
     gpus = check.get("gpus") or [{}]
     name = gpus[0].get("name", "?")
     ref = check.get("reference")
-    where = f"reference {ref['model']} made {ref['date']} on {ref['machine']}" if ref else "no reference"
+    # The reference by its model and date: the host name it was written on says nothing to a reader.
+    where = f"judged by the reference for {ref['model']} ({ref['date']})" if ref else "no reference"
     counts = ", ".join(f"{n} {v}" for v, n in check.get("counts", {}).items())
-    fig.suptitle(f"memlab check: {len(gpus)} x {name}, joined by {check.get('link', '?')} ({check['created'][:10]}); "
+    link = check.get("link", "?")
+    machine = (f"1 x {name} ({link})" if len(gpus) == 1 else f"{len(gpus)} x {name}, joined by {link}")
+    fig.suptitle(f"memlab check on {machine}, {check['created'][:10]}; "
                  f"{where}{'; ' + note if note else ''}\n{counts}; points coloured by verdict (green pass, yellow warn, "
-                 "red fail, purple sibling, grey no reference or skipped); black line: the reference's median; "
+                 "red fail, purple sibling, blue busy, grey no reference or skipped); black line: the reference's median; "
                  "yellow band: warning zone, red: failure zone (axes zoomed, not from zero)",
                  fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.93))

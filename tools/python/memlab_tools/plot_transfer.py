@@ -115,8 +115,18 @@ def gib_picture(records, out, device, skipped=()):
                 for w, v in sorted(roofs.items())]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=9, frameon=False)
     size = largest / 2**30
+    # Files of several runs (another day, another machine of the model): the title says which panels came from which.
+    runs = {}
+    for kind in kinds:
+        for r in rows:
+            if r["params"].get("host_memory") == kind and r.get("_run"):
+                runs.setdefault(r["_run"], []).append(kind)
+    runs = {k: list(dict.fromkeys(v)) for k, v in runs.items()}
+    which = ("\npanels measured on different days: "
+             + "; ".join(f"{', '.join(v)} {k}" for k, v in sorted(runs.items(), reverse=True))
+             + " (compare bars within a panel)") if len(runs) > 1 else ""
     return _finish(fig, out, "transfer_gib.png", f"Host <-> device at {size:g} GiB per direction on {device}\n"
-                   "each bar under the PCIe roof of its own directions; axis from zero")
+                   "each bar under the PCIe roof of its own directions; axis from zero" + which)
 
 
 def _finish(fig, out, name, title):
@@ -203,7 +213,8 @@ def main(argv=None):
             doc = results.load(f)
         except results.ResultsError as e:
             return cli.fail(prog, str(e))
-        records += _ok(doc.get("results", []))
+        run = str(doc.get("created", ""))[:10]
+        records += [dict(r, _run=run) for r in _ok(doc.get("results", []))]
         skipped += [r for r in doc.get("results", []) if r.get("lab") == LAB and r.get("status") == "skipped"]
         if not device and doc.get("device", {}).get("name"):
             device = f"{doc['device']['name']}, cc {doc['device'].get('cc', '?')}"

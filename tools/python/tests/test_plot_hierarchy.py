@@ -159,11 +159,11 @@ def test_the_roofline_has_one_point_per_rung_and_size(runs):
     keys = [(p["variant"], p["bytes"]) for p in pts]
     assert len(keys) == len(set(keys))
     assert ("add", ph.GIB) in keys and ("triad", ph.GIB) in keys
-    # add over 1 GiB arrays was measured three times: the first session's sweep, and in the second session the check
-    # of the streams and the BabelStream run. One point: the median of the second session's two.
+    # add over 1 GiB arrays was measured three times: the check of the streams and the BabelStream run of one
+    # session, and the bandwidth sweep of a later one. One point: the latest session's.
     add = next(p for p in pts if (p["variant"], p["bytes"]) == ("add", ph.GIB))
-    assert add["records"] == 2 and add["ai"] == pytest.approx(1 / 12)
-    assert add["files"] == "hierarchy_streams_268435456.json, hierarchy_streams_check.json" and not add["earlier"]
+    assert add["records"] == 1 and add["ai"] == pytest.approx(1 / 12)
+    assert add["files"] == "hierarchy_bandwidth_ws.json" and not add["earlier"]
     assert 200 < add["gflops"] < 3352.32 / 12  # under the H100's roof at 1 FLOP per 12 bytes
 
 
@@ -172,20 +172,19 @@ def test_the_bandwidth_picture_greys_a_grid_smaller_than_the_gpu(runs):
     pts = ph.bandwidth_points(records, device)
     assert pts["dot"][64 << 10]["sms_busy"] == 4 and not pts["dot"][64 << 10]["full"]
     assert not pts["dot"][1 << 20]["full"] and pts["dot"][4 << 20]["full"] and pts["dot"][ph.GIB]["full"]
-    # dot over 4 MiB arrays is in three files: the first session's sweep and L1/shared run (before the whole-tile
-    # kernels), and the second session's L1/shared sweep. One point, of the latest session: not a median of the
-    # two kernels (89 and 120 B/clk/SM).
+    # dot over 4 MiB arrays is in three files: an earlier session's L1/shared run (before the whole-tile kernels),
+    # and the sweep and the L1/shared sweep of the latest session. One point, of the latest session's two: not a
+    # median with the earlier kernel (89 B/clk/SM against 120).
     dot4 = pts["dot"][4 << 20]
-    assert dot4["records"] == 1 and dot4["files"] == "hierarchy_l1bw.json" and not dot4["earlier"]
-    assert 118 < dot4["b_per_clk_sm"] < 128
+    assert dot4["records"] == 2 and dot4["files"] == "hierarchy_bandwidth_ws.json, hierarchy_l1bw.json"
+    assert not dot4["earlier"] and 118 < dot4["b_per_clk_sm"] < 128
     for v in ("dot", "smem_dot"):  # 8448 KiB: 64 KiB per array and SM, every SM the same whole tiles
         assert 120 < pts[v][8448 << 10]["b_per_clk_sm"] < 128
-    # 64 MiB was measured in the first session only: drawn, and marked as such.
-    assert pts["dot"][64 << 20]["earlier"] and pts["dot"][64 << 20]["files"] == "hierarchy_bandwidth_ws.json"
-    # A later session of the same kernels (the Little's-law sweep of 2026-11-27 has dot over 1 GiB at these
-    # settings) takes its case, and leaves the second session's points as they were: not "earlier".
-    assert pts["dot"][ph.GIB]["files"] == "hierarchy_littles_law.json" and not pts["dot"][ph.GIB]["earlier"]
-    assert not any(pts[v][ph.GIB]["earlier"] for v in ("write", "copy", "add", "triad"))
+    # 64 MiB and 1 GiB come from the latest session (dot over 1 GiB at these settings is in its Little's-law sweep
+    # too): none of them "earlier".
+    assert pts["dot"][64 << 20]["files"] == "hierarchy_bandwidth_ws.json" and not pts["dot"][64 << 20]["earlier"]
+    assert pts["dot"][ph.GIB]["files"] == "hierarchy_bandwidth_ws.json, hierarchy_littles_law.json"
+    assert not any(pts[v][ph.GIB]["earlier"] for v in ("write", "copy", "mul", "add", "triad"))
 
 
 def test_a_case_takes_its_latest_session_only():
@@ -214,5 +213,5 @@ def test_the_bandwidth_picture_draws_every_sm_streaming_with_todays_kernels_only
     records, device = runs
     drawn = ph.drawn_bandwidth_points(records, device)
     assert all(p["full"] and not p["earlier"] for pts in drawn.values() for p in pts.values())
-    assert 64 << 20 not in drawn["dot"] and 64 << 10 not in drawn["dot"]  # an earlier kernel's, a part of the GPU
-    assert {4 << 20, 16 << 20, ph.GIB} <= set(drawn["dot"])
+    assert 64 << 10 not in drawn["dot"] and 1 << 20 not in drawn["dot"]  # grids of a part of the GPU
+    assert {4 << 20, 16 << 20, 64 << 20, ph.GIB} <= set(drawn["dot"])
