@@ -324,7 +324,7 @@ TEST(check_replay, every_format_of_every_committed_check_file_is_the_committed_o
     }
   }
   if (!write) {
-    EXPECT_GE(compared, 40) << "10 committed check files in 4 formats at least";
+    EXPECT_GE(compared, 84) << "21 committed check files in 4 formats at least";
   }
 }
 
