@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what memlab's build and tests need and is missing; installs nothing that is present.
 #   CUDA toolkit (nvcc, CCCL): must already be there; this script says so if it is not.
-#   CMake >= 3.25, g++, make, Ninja (the ci preset builds with it), CLI11, nlohmann-json, fmt, GoogleTest:
-#   Debian/Ubuntu packages (apt-get).
+#   CMake >= 3.25, g++, make, Ninja (the ci preset builds with it), CLI11, nlohmann-json, fmt, GoogleTest;
+#   Slurm, munge and PMIx (the tests start a one-node Slurm on localhost): Debian/Ubuntu packages (apt-get).
 #   cuobjdump and the nvdisasm it runs (for memlab inspect and the SASS tests): the CUDA toolkit's,
 #   else PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (pip).
 #   CuTe's headers (for the tile lab): PyPI's nvidia-cutlass (pip; cmake finds cutlass_library).
@@ -29,6 +29,11 @@ have_header CLI/CLI.hpp || missing+=(libcli11-dev)
 have_header nlohmann/json.hpp || missing+=(nlohmann-json3-dev)
 have_header fmt/format.h || missing+=(libfmt-dev)
 have_header gtest/gtest.h || missing+=(libgtest-dev)
+# A one-node Slurm on localhost, for the tests of memlab under srun (plain, pmi2, and pmix: Slurm's pmix
+# plugin opens the unversioned libpmix.so that libpmix-dev provides).
+command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || missing+=(slurm-wlm)
+command -v munged >/dev/null || [ -x /usr/sbin/munged ] || missing+=(munge)
+[ -e /usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so ] || [ -e /usr/lib/aarch64-linux-gnu/pmix2/lib/libpmix.so ] || missing+=(libpmix-dev)
 command -v chromium >/dev/null || missing+=(chromium)  # memlab-report's pages are tested in headless Chromium
 # memlab check's integrations and memlab-fleet's textfile, tested against the real servers.
 have_program() { command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }

@@ -320,8 +320,9 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
       ->type_name("ORDINALS")
       ->check(non_empty);
   run->add_option("--rank-timeout", ro.request.rank_timeout_s,
-                  "A run of one process per GPU: seconds a rank waits for the others (to meet, or to finish a\n"
-                  "collective) before it stops with an error naming the rank that exited")
+                  "A run of one process per GPU: seconds a rank waits for the others to meet, or waits with\n"
+                  "nothing done (a long collective that progresses is waited for), before it stops with an error;\n"
+                  "a rank that exits is named by the others at once, with its host")
       ->check(seconds)
       ->capture_default_str();
   run->add_option("--max-time", ro.request.max_time_s,

@@ -305,6 +305,8 @@ int run_command(const lab_set& labs, run_options o, case_runner* runner) {
   if (env.distributed()) {
     try {
       set_world(std::make_unique<world>(env, plan.request.devices.front(), plan.request.rank_timeout_s));
+    } catch (const world_usage_error& e) {
+      return usage_error("run", e.what());
     } catch (const world_error& e) {
       std::cerr << fmt::format("memlab: {}\n", e.what());
       return world::nccl_version() == 0 ? exit_no_device : exit_failed;

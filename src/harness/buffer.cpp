@@ -45,4 +45,33 @@ void l2_flusher::flush(cudaStream_t s) {
   MEMLAB_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++value_, scratch_.size(), s));
 }
 
+current_device::current_device(int ordinal) {
+  MEMLAB_CUDA_CHECK(cudaGetDevice(&previous_));
+  MEMLAB_CUDA_CHECK(cudaSetDevice(ordinal));
+}
+current_device::~current_device() { MEMLAB_CUDA_CHECK_NOEXCEPT(cudaSetDevice(previous_)); }
+
+namespace {
+// Builds `T` with `ordinal` current.
+template <class T>
+T made_on(int ordinal) {
+  const current_device on(ordinal);
+  return T();
+}
+}  // namespace
+
+side_stream::side_stream(int home, int on)
+    : device_(on), fork_(made_on<cuda_event>(home)), stream_(made_on<cuda_stream>(on)), join_(made_on<cuda_event>(on)) {}
+
+cudaStream_t side_stream::begin(cudaStream_t s) {
+  fork_.record(s);
+  MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), fork_.get(), 0));
+  return stream_.get();
+}
+
+void side_stream::end(cudaStream_t s) {
+  join_.record(stream_.get());
+  MEMLAB_CUDA_CHECK(cudaStreamWaitEvent(s, join_.get(), 0));
+}
+
 }  // namespace memlab

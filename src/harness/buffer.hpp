@@ -1,5 +1,5 @@
 // RAII, move-only owners of CUDA resources: device buffers, pinned host buffers, events, streams,
-// and the L2 flusher.
+// a stream forked from another, the current device for a scope, and the L2 flusher.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -88,6 +88,37 @@ class cuda_stream {
 
  private:
   cudaStream_t s_ = nullptr;
+};
+
+// The current device for a scope (cudaSetDevice), and back to the one before at its end.
+class current_device {
+ public:
+  explicit current_device(int ordinal);
+  ~current_device();
+  current_device(const current_device&) = delete;
+  current_device& operator=(const current_device&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// A second stream, on device `on`, forked from a stream of device `home` and joined back into it: what
+// lets two pieces of work run at once inside one timed launch, and inside one CUDA graph (a capture
+// follows the fork and the join).
+class side_stream {
+ public:
+  side_stream(int home, int on);
+  // Forks from `s` (the second stream waits for what `s` holds so far); returns the second stream.
+  cudaStream_t begin(cudaStream_t s);
+  // Joins: `s` waits for what the second stream holds so far.
+  void end(cudaStream_t s);
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+ private:
+  int device_ = 0;
+  cuda_event fork_;
+  cuda_stream stream_;
+  cuda_event join_;
 };
 
 // Evicts the L2 between timed launches, as NVBench does: a memset of a buffer twice the L2's size

@@ -65,9 +65,21 @@ device_info open_device(int ordinal) {
   d.nvlink_gbps = links.nvlink_gbps;
   d.nvlink_link_gbps = links.nvlink_link_gbps;
   d.nvlink_rate_from = links.nvlink_rate_from;
+  d.nvlink_line_gbps = links.nvlink_line_gbps;
   d.nvlink_switch = links.nvlink_switch;
   d.nvlink_gpus = links.nvlink_gpus;
   d.link_source = links.source;
+  for (int other = 0; other < count; ++other) {
+    char bus[32] = {};
+    MEMLAB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus - 1, other));
+    d.bus_ids.emplace_back(bus);
+    int can = 0;
+    if (other != ordinal && cudaDeviceCanAccessPeer(&can, ordinal, other) != cudaSuccess) {
+      (void)cudaGetLastError();
+      can = 0;
+    }
+    d.peer_access.push_back(can != 0);
+  }
   return d;
 }
 

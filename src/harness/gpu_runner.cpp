@@ -70,7 +70,7 @@ timing_info gpu_runner::timing(const run_request& req) const {
 world_info gpu_runner::world() const {
   const memlab::world& w = this_world();
   world_info out;
-  out.launcher = w.env().launcher;
+  out.launcher = w.env().launcher_name();
   out.size = w.size();
   out.root = w.env().root;
   out.root_from = w.env().root_from;

@@ -59,8 +59,8 @@ std::optional<int> slurm_tasks_on_node(std::string_view spec, int node) {
   return std::nullopt;
 }
 
-void check_ranks(const launch_env& e, std::string_view rank_var, std::string_view size_var,
-                 std::string_view local_var, std::string_view local_size_var) {
+void check_ranks(const launch_env& e, std::string_view rank_var, std::string_view size_var, std::string_view local_var,
+                 std::string_view local_size_var) {
   if (e.size < 1) throw std::invalid_argument(fmt::format("{}={}: a world has at least one rank", size_var, e.size));
   if (e.rank >= e.size) {
     throw std::invalid_argument(
@@ -76,11 +76,48 @@ void check_ranks(const launch_env& e, std::string_view rank_var, std::string_vie
   }
 }
 
+// A Slurm job step's ranks: SLURM_PROCID of SLURM_STEP_NUM_TASKS, SLURM_LOCALID of the node's count in
+// SLURM_STEP_TASKS_PER_NODE.
+void read_slurm_step(const reader& env, launch_env& e) {
+  e.launcher = "slurm";
+  e.rank = env.count("SLURM_PROCID");
+  e.size = env.count("SLURM_STEP_NUM_TASKS");
+  e.local_rank = env.count("SLURM_LOCALID");
+  const int node = env.count("SLURM_NODEID", 0);
+  const char* per_node = env.raw("SLURM_STEP_TASKS_PER_NODE");
+  const auto local = per_node != nullptr ? slurm_tasks_on_node(per_node, node) : std::nullopt;
+  if (!local) {
+    throw std::invalid_argument(fmt::format("SLURM_STEP_TASKS_PER_NODE={}: cannot tell how many ranks run on node {}",
+                                            per_node != nullptr ? per_node : "(unset)", node));
+  }
+  e.local_size = *local;
+  check_ranks(e, "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE");
+}
+
+// A PMI's rank (and size, where it gives one) against the Slurm step's: srun sets both alike; a
+// difference means the variables come from two launches (an mpirun inside an srun step's shell).
+void agree_with_step(const reader& env, const launch_env& e, const char* rank_var, const char* size_var) {
+  if (const int rank = env.count(rank_var); rank != e.rank) {
+    throw std::invalid_argument(
+        fmt::format("{}={} but SLURM_PROCID={}: the variables of two launches", rank_var, rank, e.rank));
+  }
+  if (size_var != nullptr && env.has(size_var)) {
+    if (const int size = env.count(size_var); size != e.size) {
+      throw std::invalid_argument(fmt::format("{}={} but SLURM_STEP_NUM_TASKS={}: the ranks disagree on the world size",
+                                              size_var, size, e.size));
+    }
+  }
+}
+
+bool slurm_step(const reader& env) { return env.has("SLURM_PROCID") && env.has("SLURM_STEP_NUM_TASKS"); }
+
 }  // namespace
+
+std::string launch_env::launcher_name() const { return pmi.empty() ? launcher : fmt::format("{} ({})", launcher, pmi); }
 
 std::string launch_env::describe() const {
   if (launcher.empty()) return "one process";
-  return fmt::format("rank {} of {} ({}, local rank {} of {})", rank, size, launcher, local_rank, local_size);
+  return fmt::format("rank {} of {} ({}, local rank {} of {})", rank, size, launcher_name(), local_rank, local_size);
 }
 
 launch_env detect_launch(const env_lookup& get) {
@@ -101,27 +138,30 @@ launch_env detect_launch(const env_lookup& get) {
     e.local_size = env.count("OMPI_COMM_WORLD_LOCAL_SIZE");
     check_ranks(e, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
                 "OMPI_COMM_WORLD_LOCAL_SIZE");
-  } else if (env.has("PMI_RANK")) {
+  } else if (env.has("PMI_RANK") && (env.has("MPI_LOCALRANKID") || !slurm_step(env))) {
+    // MPICH's Hydra (or Intel MPI's) gives every variable; a PMI rank alone, outside a Slurm step, is
+    // missing its local rank, and the error names it.
     e.launcher = "mpi";
     e.rank = env.count("PMI_RANK");
     e.size = env.count("PMI_SIZE");
     e.local_rank = env.count("MPI_LOCALRANKID");
     e.local_size = env.count("MPI_LOCALNRANKS");
     check_ranks(e, "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
-  } else if (env.has("SLURM_PROCID") && env.has("SLURM_STEP_NUM_TASKS")) {
-    e.launcher = "slurm";
-    e.rank = env.count("SLURM_PROCID");
-    e.size = env.count("SLURM_STEP_NUM_TASKS");
-    e.local_rank = env.count("SLURM_LOCALID");
-    const int node = env.count("SLURM_NODEID", 0);
-    const char* per_node = env.raw("SLURM_STEP_TASKS_PER_NODE");
-    const auto local = per_node != nullptr ? slurm_tasks_on_node(per_node, node) : std::nullopt;
-    if (!local) {
-      throw std::invalid_argument(fmt::format("SLURM_STEP_TASKS_PER_NODE={}: cannot tell how many ranks run on node {}",
-                                              per_node != nullptr ? per_node : "(unset)", node));
-    }
-    e.local_size = *local;
-    check_ranks(e, "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_STEP_TASKS_PER_NODE");
+  } else if (env.has("PMI_RANK")) {
+    read_slurm_step(env, e);  // srun --mpi=pmi2: PMI_RANK and PMI_SIZE, the local rank from the step
+    e.pmi = "pmi2";
+    agree_with_step(env, e, "PMI_RANK", "PMI_SIZE");
+  } else if (env.has("PMIX_RANK") && slurm_step(env)) {
+    read_slurm_step(env, e);  // srun --mpi=pmix: PMIX_RANK alone, the rest from the step
+    e.pmi = "pmix";
+    agree_with_step(env, e, "PMIX_RANK", nullptr);
+  } else if (env.has("PMIX_RANK")) {
+    throw std::invalid_argument(fmt::format(
+        "PMIX_RANK={} is set, but no variable gives the world size or the ranks on this host (PMIx keeps them in its "
+        "server): start memlab with torchrun, srun (a job step sets SLURM_*), or Open MPI's mpirun (OMPI_COMM_WORLD_*)",
+        env.raw("PMIX_RANK")));
+  } else if (slurm_step(env)) {
+    read_slurm_step(env, e);
   } else {
     return e;  // one process, no launcher
   }

@@ -125,20 +125,26 @@ std::optional<link_figures> from_nvml(const std::string& bus_id, int cc_major) {
         if (link_state(dev, l, &active) != 0 || active == 0) continue;  // no such link, or down
         if (link_version(dev, l, &version) != 0) continue;
         ++f.nvlink_links;
-        // The link's rate: NVML's reading of its speed where the driver gives one, else by version.
-        double gbps = nvlink_link_gbps(version, cc_major);
-        std::string from = "NVLink version";
+        // The link's data rate, by version (the roof); NVML's reading of its speed, the line rate, beside
+        // it, and the rate only where the version's data rate is not known here.
+        double line = 0;
         nvml_field_value v{};
         v.field_id = nvml_fi_nvlink_get_speed;
         v.scope_id = l;
         if (fields != nullptr && fields(dev, 1, &v) == 0 && v.nvml_return == 0 && v.value.ui > 0) {
-          gbps = v.value.ui / 1000.0;  // MB/s
-          from = "NVML link speed";
+          line = v.value.ui / 1000.0;  // MB/s
+        }
+        double gbps = nvlink_link_gbps(version, cc_major);
+        std::string from = "NVLink version";
+        if (gbps == 0 && line > 0) {
+          gbps = line;
+          from = "NVML line rate";
         }
         f.nvlink_gbps += gbps;
         if (f.nvlink_link_gbps == 0) {
           f.nvlink_link_gbps = gbps;
           f.nvlink_rate_from = from;
+          f.nvlink_line_gbps = line;
         }
         int type = -1;
         if (remote_type != nullptr && remote_type(dev, l, &type) == 0 && type == nvml_nvlink_device_type_switch) {

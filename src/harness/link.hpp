@@ -18,9 +18,10 @@ struct link_figures {
   int pcie_gen = 0, pcie_width = 0;
   double pcie_gbps = 0;  // per direction, after line encoding
   int nvlink_links = 0;
-  double nvlink_gbps = 0;       // active links x per-link rate, per direction
-  double nvlink_link_gbps = 0;  // one link's rate per direction (the first active link's)
-  std::string nvlink_rate_from;  // "NVML link speed" (its reading), or "NVLink version" (the table below)
+  double nvlink_gbps = 0;        // active links x a link's data rate, per direction: the NVLink roof
+  double nvlink_link_gbps = 0;   // one link's data rate per direction (the first active link's): the table below
+  std::string nvlink_rate_from;  // "NVLink version" (the table below), or "NVML line rate" where it has no entry
+  double nvlink_line_gbps = 0;   // NVML's reading of the first active link's speed (the line rate), 0 = none
   bool nvlink_switch = false;    // a link goes to an NVSwitch: every GPU on the switch is reached at the full rate
   std::vector<std::string> nvlink_gpus;  // PCI bus ids at the far end of links that go straight to a GPU, a link each
   std::string source;                    // "nvml", "sysfs", or "" when neither answered
@@ -33,10 +34,13 @@ struct link_figures {
 double pcie_lane_gbps(int gen);
 // The generation of a sysfs link speed ("32.0 GT/s PCIe", "16 GT/s"); nullopt when not one.
 std::optional<int> pcie_gen_of_speed(std::string_view sysfs_speed);
-// GB/s per NVLink and direction from what nvmlDeviceGetNvLinkVersion returns, an
+// A link's data rate, GB/s per direction, from what nvmlDeviceGetNvLinkVersion returns, an
 // nvmlNvlinkVersion_t: 1 (NVLink 1.0, P100) 20; 2, 3 (2.0, 2.2: V100), 4, 5 (3.0, 3.1: A100) and 6
 // (4.0: H100) 25; 7 (5.0: B200) 50, except that drivers have returned 7 for H100s (sm_90), where it
-// is 25 (the workaround others use too). 0 when unknown.
+// is 25 (the workaround others use too). 0 when unknown. The data rate is what NVIDIA's figures count
+// (an H100's 18 links: 450 GB/s a direction) and what the NVLink roof is, whatever the driver reports
+// beside it: NVML's link speed (NVML_FI_DEV_NVLINK_GET_SPEED, 26.562 GB/s on an H100: `nvidia-smi
+// nvlink -s`) is the line rate, the signalling before the link's own framing, which no copy reaches.
 double nvlink_link_gbps(unsigned nvml_version, int cc_major);
 
 // The links of CUDA device `ordinal` (its PCI bus id from the CUDA runtime), from NVML, else sysfs.

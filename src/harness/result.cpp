@@ -104,7 +104,9 @@ constexpr roof_rule rules[] = {
      "generation x lanes after line encoding, per direction (NVML or sysfs); a case moving bytes both ways is held "
      "to twice it"},
     {roof_kind::nvlink, "nvlink", "NVLink", "GB/s", &result::gbps, &result::gbps, "GB/s", "%NVLink",
-     "active links x per-link rate, per direction (NVML); a case moving bytes both ways is held to twice it"},
+     "active links (NVML) x a link's data rate per direction (25 GB/s on NVLink 3 and 4, 50 on NVLink 5: the "
+     "rate NVIDIA's 450 GB/s for an H100 counts; NVML's line rate, 26.562 on an H100, is recorded beside it); a case "
+     "moving bytes both ways is held to twice it"},
 };
 
 }  // namespace

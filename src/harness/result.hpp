@@ -74,12 +74,18 @@ struct device_info {
   int pcie_gen = 0, pcie_width = 0;  // the PCIe link's generation and lanes (the most it trains to)
   double pcie_gbps = 0;              // its theoretical rate per direction after line encoding, GB/s; 0 = unknown
   int nvlink_links = 0;              // active NVLinks
-  double nvlink_gbps = 0;            // active links x per-link rate, per direction, GB/s; 0 = none or unknown
-  double nvlink_link_gbps = 0;       // one link's rate per direction, GB/s
-  std::string nvlink_rate_from;      // "NVML link speed" (NVML's reading) or "NVLink version" (a table)
+  double nvlink_gbps = 0;            // the NVLink roof: active links x a link's data rate, per direction, GB/s; 0 = none
+  double nvlink_link_gbps = 0;       // one link's data rate per direction, GB/s (25 on NVLink 3 and 4: harness/link.hpp)
+  std::string nvlink_rate_from;      // "NVLink version" (the data rate of the version NVML reports), or "NVML line rate"
+                                     // where the version's data rate is not known here
+  double nvlink_line_gbps = 0;       // NVML's reading of a link's speed: the line rate (26.562 on an H100); 0 = none
   bool nvlink_switch = false;        // the links go to NVSwitches: every GPU on them at the full rate
   std::vector<std::string> nvlink_gpus;  // bus ids of GPUs linked directly, a link each
   std::string link_source;           // where the link figures came from ("nvml", "sysfs", ...); "" = nowhere
+  // The machine's other GPUs, read when the device is opened, so that planning asks the driver nothing:
+  std::vector<std::string> bus_ids;  // every visible GPU's PCI bus id, by ordinal ("0000:1B:00.0")
+  std::vector<bool> peer_access;     // by ordinal: this GPU can map that GPU's memory (cudaDeviceCanAccessPeer);
+                                     // empty = not known (a device made up on the host: no refusal on its account)
 };
 // 2 x memory clock x bus width / 8, in GB/s (1e9 bytes/s).
 double theoretical_peak_gbps(int mem_clock_khz, int bus_width_bits);

@@ -184,6 +184,7 @@ run_report run_cases(const run_request& req, const std::vector<planned_case>& ca
         progress << fmt::format("{} ... {}\n", label, outcome) << std::flush;
       }
       report.results.push_back(std::move(r));
+      report.world = runner.world();  // what the case loaded (NCCL, on first use) joins the header
       for (auto* s : sinks) s->update(report);
     }
     lab_done();  // inside the try: a sink that fails here still gets finish() with what was measured

@@ -96,10 +96,12 @@ class captured_graphs {
       if (e != nullptr) MEMLAB_CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(e));
   }
   [[nodiscard]] const std::string& failure() const { return failure_; }
-  // Every graph replayed `times` times, each on its stream.
-  void replay(int times) const {
-    for (int l = 0; l < times; ++l)
+  // Every graph replayed `times` times, each on its stream; a point of progress after each replay.
+  void replay(int times, const rank_sync& sync = one_process()) const {
+    for (int l = 0; l < times; ++l) {
       for (std::size_t i = 0; i < execs_.size(); ++i) MEMLAB_CUDA_CHECK(cudaGraphLaunch(execs_[i], streams_[i]));
+      for (cudaStream_t s : streams_) sync.progress(s);
+    }
   }
 
  private:
@@ -352,7 +354,7 @@ summary timer::loop(const loop_ops& ops, const measure_options& opt, std::string
       [&] {
         if (sync_.is_distributed()) sync_.barrier();
         const auto t0 = clock_type::now();
-        g.replay(opt.loop_graph_launches);
+        g.replay(opt.loop_graph_launches, sync_);
         ops.wait();
         return per_launch(seconds_since(t0), iters * opt.loop_graph_launches);
       },

@@ -49,6 +49,10 @@ class rank_sync {
   [[nodiscard]] virtual double average(double v) const = 0;    // the mean of every rank's v
   [[nodiscard]] virtual bool all(bool v) const = 0;            // v is true on every rank
   [[nodiscard]] virtual bool is_distributed() const = 0;
+  // A point of progress on `s`: once the GPU reaches what was enqueued there so far, a distributed run's
+  // waits start their deadline again (harness/world.hpp). Called between the parts of a long enqueue (each
+  // replay of nccl-tests' graphs); nothing in one process.
+  virtual void progress(cudaStream_t /*s*/) const {}
 };
 // The rank_sync of a process that is the whole run.
 const rank_sync& one_process();

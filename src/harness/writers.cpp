@@ -58,8 +58,12 @@ std::string header_text(const run_report& rep) {
   std::string out = fmt::format("device {} | theoretical peak {:.1f} GB/s | measured ceiling {} | bytes = reads + writes",
                                 device_text(d), d.peak_gbps, ceiling_text(d));
   if (d.nvlink_links > 0) {
-    out += fmt::format("\nNVLink: {} links x {:.3f} GB/s ({}) = {:.1f} GB/s per direction{}", d.nvlink_links,
-                       d.nvlink_link_gbps, d.nvlink_rate_from, d.nvlink_gbps, d.nvlink_switch ? ", through NVSwitch" : "");
+    // The roof is the data rate; NVML's line rate (the link's signalling) beside it where the driver gives it.
+    out += fmt::format("\nNVLink: {} links x {:.3f} GB/s data rate ({}) = {:.1f} GB/s per direction{}{}", d.nvlink_links,
+                       d.nvlink_link_gbps, d.nvlink_rate_from, d.nvlink_gbps, d.nvlink_switch ? ", through NVSwitch" : "",
+                       d.nvlink_line_gbps > 0 && d.nvlink_rate_from != "NVML line rate"
+                           ? fmt::format(" (line rate {:.3f} GB/s a link, NVML)", d.nvlink_line_gbps)
+                           : "");
   }
   if (rep.world.size > 1) {
     out += fmt::format("\n{} ranks, one process each ({}), met at {}", rep.world.size, rep.world.launcher, rep.world.root);
@@ -347,6 +351,7 @@ ordered_json header_json(const run_report& rep) {
   if (d.nvlink_links > 0) {
     dev["link"]["nvlink_link_gbps"] = d.nvlink_link_gbps;
     dev["link"]["nvlink_rate_from"] = d.nvlink_rate_from;
+    dev["link"]["nvlink_line_gbps"] = d.nvlink_line_gbps;
     dev["link"]["nvlink_switch"] = d.nvlink_switch;
     if (!d.nvlink_gpus.empty()) dev["link"]["nvlink_gpus"] = d.nvlink_gpus;
   }

@@ -1,14 +1,17 @@
 // The transfer lab on the host: byte counting per direction, nccl-tests' bus-bandwidth formulas
-// (doc/PERFORMANCE.md), collective buffer sizes and the reference's sources, the link rates, the
-// refusals on one GPU, and a sweep that runs a rung once per axis it reads.
+// (doc/PERFORMANCE.md), collective buffer sizes and the reference's sources, the link rates and the one
+// NVLink roof, the refusals on one GPU and between GPUs without peer access (from what the device says,
+// no CUDA call), and a sweep that runs a rung once per axis it reads.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "harness/link.hpp"
 #include "harness/plan.hpp"
 #include "harness/registry.hpp"
+#include "harness/writers.hpp"
 #include "lab_helpers.hpp"
 #include "labs/transfer/transfer.hpp"
 
@@ -327,7 +330,7 @@ TEST(transfer_plan, every_ordered_pair_once) {
     EXPECT_NE(static_cast<std::uint64_t>(c.device), c.p[*L().find_axis("peer")]);  // never the GPU itself
     ++pairs[{c.device, c.p[*L().find_axis("peer")]}];
   }
-  EXPECT_EQ(pairs.size(), 12u);  // 4 x 3 ordered pairs
+  EXPECT_EQ(pairs.size(), 12u);                                                              // 4 x 3 ordered pairs
   for (const auto& [pair, n] : pairs) EXPECT_EQ(n, 2) << pair.first << "->" << pair.second;  // one per rung
 }
 
@@ -343,6 +346,81 @@ TEST(transfer_plan, latency_probes) {
   EXPECT_TRUE(has(l.why_not(test::variant_of(l, "peer_chase"), l.make_case(dtype::u8, 4), two), "8-byte node"));
   const case_plan pp = l.plan(test::variant_of(l, "peer_pingpong"), l.make_case(dtype::u8, 4096), two);
   EXPECT_EQ(pp.bytes, 8u * 2 * 1024);  // 1024 rounds, two stores each
+}
+
+// Planning and refusals ask the driver nothing: which GPUs this one reaches by peer access, and their bus
+// ids, come with the device (harness/device.cpp reads them when it opens the GPU).
+TEST(transfer_plan, peer_access_and_links_come_with_the_device) {
+  device_info two = one_gpu();
+  two.device_count = 2;
+  two.bus_ids = {"0000:1B:00.0", "0000:2C:00.0"};
+  two.peer_access = {false, false};
+  const lab& l = L();
+  EXPECT_TRUE(
+      has(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two), "cannot access GPU 1's memory"));
+  two.peer_access = {false, true};
+  EXPECT_FALSE(l.why_not(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two));
+  // Two NVLinks straight to GPU 1 (no NVSwitch): the pair's roof is those two links' data rate.
+  two.nvlink_links = 18;
+  two.nvlink_link_gbps = 25;
+  two.nvlink_gbps = 450;
+  two.nvlink_gpus = {"0000:2C:00.0", "0000:2C:00.0", "0000:3D:00.0"};
+  const case_plan p = l.plan(test::variant_of(l, "peer_ce"), l.make_case(dtype::u8, 64), two);
+  EXPECT_EQ(p.roof, roof_kind::nvlink);
+  EXPECT_DOUBLE_EQ(p.link_gbps, 50.0);
+}
+
+// One NVLink roof: a link's data rate (25 GB/s on NVLink 4: 450 GB/s a direction for an H100's 18), whatever
+// the driver reports; NVML's line rate (26.562) is recorded beside it, never used as the roof.
+TEST(transfer_plan, the_nvlink_roof_is_the_data_rate) {
+  device_info h100 = one_gpu();
+  h100.device_count = 8;
+  h100.nvlink_links = 18;
+  h100.nvlink_link_gbps = nvlink_link_gbps(6, 9);  // NVLink 4.0
+  h100.nvlink_gbps = 18 * h100.nvlink_link_gbps;
+  h100.nvlink_rate_from = "NVLink version";
+  h100.nvlink_line_gbps = 26.562;
+  h100.nvlink_switch = true;
+  result r;
+  r.bytes = 400'000'000'000ull;
+  r.cold.median_ms = 1000;  // 400 GB/s
+  r.directions = {{"0->1", r.bytes, 0}};
+  derive(r, roof_kind::nvlink, h100, 0);
+  EXPECT_DOUBLE_EQ(r.roof.value, 450.0);
+  EXPECT_NEAR(r.pct_roof, 100.0 * 400 / 450, 1e-9);
+  run_report rep;
+  rep.device = h100;
+  const auto j = to_json(rep);
+  EXPECT_DOUBLE_EQ(j["device"]["link"]["nvlink_gbps"].get<double>(), 450.0);
+  EXPECT_DOUBLE_EQ(j["device"]["link"]["nvlink_link_gbps"].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(j["device"]["link"]["nvlink_line_gbps"].get<double>(), 26.562);
+  EXPECT_EQ(j["device"]["link"]["nvlink_rate_from"].get<std::string>(), "NVLink version");
+  // The roof's definition, as `memlab list` and the results' header give it.
+  for (const roof_rule& rule : roof_rules()) {
+    if (rule.kind != roof_kind::nvlink) continue;
+    EXPECT_NE(std::string(rule.derived).find("data rate"), std::string::npos) << rule.derived;
+    EXPECT_NE(std::string(rule.derived).find("26.562"), std::string::npos) << rule.derived;
+  }
+}
+
+// Run alone by the ctest transfer_nccl_unloadable (MEMLAB_NCCL_LIBRARY names a library that does not exist):
+// every collective is refused with the loader's reason, after its own refusals; every other rung plans.
+TEST(transfer_plan, DISABLED_collectives_are_refused_without_nccl) {
+  ASSERT_NE(std::getenv("MEMLAB_NCCL_LIBRARY"), nullptr) << "run by the ctest transfer_nccl_unloadable";
+  device_info four = one_gpu();
+  four.device_count = 4;
+  const lab& l = L();
+  int collectives = 0;
+  for (const auto& v : l.variants) {
+    if (v.traits_as<rung_traits>().where != route::collective) continue;
+    ++collectives;
+    const auto why = l.why_not(v, l.make_case(dtype::u8, 4096, {{"gpus", word(4)}}), four);
+    EXPECT_TRUE(has(why, "NCCL is not available: cannot load libmemlab_no_such_nccl.so.2")) << v.name;
+    // The lab's own refusals come first: they need no library.
+    EXPECT_TRUE(has(l.why_not(v, l.make_case(dtype::u8, 4096, {{"gpus", word(8)}}), four), "--gpus 8 needs 8 GPUs"));
+  }
+  EXPECT_EQ(collectives, 6);
+  EXPECT_FALSE(test::refusal(L(), "ce", host_case(4096, direction::h2d, host_memory::pinned), one_gpu()));
 }
 
 }  // namespace
