@@ -7,13 +7,16 @@
 // file read back (read_check_file: memlab.check/1 or /2) is judged again the same way: `--replay`.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "check/faults.hpp"
@@ -139,15 +142,82 @@ struct check_header {
   int exit_status = 0;
   std::optional<replay_source> replay;  // a replay: the file judged again
 };
-// The writers: each reads a row's fields as judge() left them (check_file.cpp, writers.cpp).
-void write_table(std::ostream& os, const measurement& m, const check_header& h);
-std::string check_json(const measurement& m, const check_header& h);
+// ---- the fields of a row -----------------------------------------------------------------------------
+// Every field of a row a writer shows is declared once (row_fields.cpp): its name, its unit, how to read
+// it from a judged row, and which outputs show it and how. The table's columns, the check file's keys of
+// a row, Prometheus's series and labels of a row and the items of the one line (a scheduler's reason)
+// read these declarations, in their order, and no field of a row besides; docs/check.schema.json and
+// docs/check.md ("Prometheus") describe each field.
+
+// A field's value: a whole number, a number, a flag, words; std::monostate: none (null in the check file).
+using row_value = std::variant<std::monostate, std::int64_t, double, bool, std::string>;
+
+// How Prometheus's text format shows a field.
+enum class prometheus_role {
+  none,
+  label,     // a label of every series of the row, at its place (`label`) among the row's labels
+  gauge,     // a series of its own, memlab_check_<name>, with the row's labels and `with`; none when no value
+  stateset,  // a series per state (`states`), labelled <name>="<state>": 1 for the row's value, 0 for the others
+  info,      // a series of value 1 labelled <name>="<value>", with the row's labels and `with`; none when no value
+};
+struct row_field_table {  // a column of the table; no header: none
+  std::string_view header;
+  bool right = false;           // right-aligned (numbers)
+  std::string_view none = "-";  // the cell of a field with no value
+  std::size_t max_width = 0;    // cut to this many columns ("..."); 0: never
+  // The cell where it differs from the field's text (a shorter form); null: the field's text.
+  std::string (*text)(const measurement& m, const row& r) = nullptr;
+};
+struct row_field_prometheus {
+  prometheus_role role = prometheus_role::none;
+  std::string_view help;                                // a series' HELP line
+  int label = 0;                                        // a label: its place among a row's labels, from 1
+  std::array<std::string_view, 2> with{};               // a series: the fields named so, as more labels of it
+  std::vector<std::string_view> (*states)() = nullptr;  // a stateset: every state, in order
+};
+struct row_field {
+  std::string_view name;  // the check file's key of a row; Prometheus's label, or its series memlab_check_<name>
+  // "" (counts, words, flags); "s"; "unit": in the unit of the row's metric (the field named "unit")
+  std::string_view unit;
+  row_value (*get)(const measurement& m, const row& r) = nullptr;
+  bool json = false;  // a key of each row in the check file
+  // Read back from a check file's row by --replay (read_check_file): what was measured. The other keys
+  // are the judge's and a replay writes them anew.
+  bool replayed = false;
+  row_field_table table{};
+  row_field_prometheus prometheus{};
+  // An item of a flagged row in the one line: a format of its text ("{}", "({})"); "": none.
+  std::string_view line;
+};
+// In the order of the check file's row; the table's columns, Prometheus's series and the line's items
+// follow it (Prometheus's labels follow their places).
+std::span<const row_field> row_fields();
+// The field named `name` in `fields`; throws std::out_of_range when none is.
+const row_field& row_field_named(std::string_view name, std::span<const row_field> fields = row_fields());
+// A field's value in words, as the table and the line show it: "-" for none, a number in its unit
+// ("2929.5 GB/s" for a row's unit, "0.993" for a ratio).
+std::string row_text(const row_field& f, const measurement& m, const row& r);
+
+// The writers: each reads a row through `fields` (row_fields(); a test gives others), as judge() left it
+// (check_file.cpp, writers.cpp).
+void write_table(std::ostream& os, const measurement& m, const check_header& h,
+                 std::span<const row_field> fields = row_fields());
+std::string check_json(const measurement& m, const check_header& h, std::span<const row_field> fields = row_fields());
 // Prometheus's text exposition format, for node_exporter's textfile collector (docs/check.md names
 // every metric and label).
-std::string check_prometheus(const measurement& m, const check_header& h);
-// One line for a scheduler or a log: the verdict, the action, then the flagged rows' reasons, most
+std::string check_prometheus(const measurement& m, const check_header& h,
+                             std::span<const row_field> fields = row_fields());
+// One line for a scheduler or a log: the verdict, the action, then the flagged rows' items, most
 // urgent first, cut to `max_chars` with "+N more" ("memlab check fail (drain): GPU 3 hbm_latency ...").
-std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars);
+std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars,
+                       std::span<const row_field> fields = row_fields());
+
+// A path the check writes (--out, --write-reference) with its patterns expanded, as Slurm's file names
+// have them: %N this host's short name (`hostname -s`: its name up to the first dot), %% a percent sign.
+// Any other % throws std::invalid_argument, its message naming the path and the pattern.
+std::string expand_path(std::string_view path, std::string_view short_host);
+// This host's short name, as `hostname -s` prints it ("node17" on node17.cluster.example).
+std::string short_host_name();
 
 // A row's value as the table shows it ("2929.5 GB/s", "Gen5", "none"); "-" when not measured.
 std::string format_value(const row& r);

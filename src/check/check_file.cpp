@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <type_traits>
 
 #include "check/check.hpp"
 #include "memlab_git_sha.hpp"
@@ -26,7 +29,18 @@ std::map<verdict, int> counts_of(const measurement& m) {
   return c;
 }
 
-ordered_json num(double v) { return std::isnan(v) ? ordered_json(nullptr) : ordered_json(v); }
+// A row field's value: null for none.
+ordered_json json_of(const row_value& v) {
+  return std::visit(
+      [](const auto& x) -> ordered_json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+          return nullptr;
+        } else {
+          return x;
+        }
+      },
+      v);
+}
 template <class T>
 ordered_json opt(const std::optional<T>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
@@ -35,7 +49,7 @@ ordered_json text_or_null(std::string_view s) { return s.empty() ? ordered_json(
 
 }  // namespace
 
-std::string check_json(const measurement& m, const check_header& h) {
+std::string check_json(const measurement& m, const check_header& h, std::span<const row_field> fields) {
   ordered_json j;
   j["schema"] = check_schema;
   j["memlab_version"] = MEMLAB_VERSION;
@@ -84,39 +98,11 @@ std::string check_json(const measurement& m, const check_header& h) {
     j["reference"] = nullptr;
   }
   j["reference_note"] = h.reference_note;
-  // The command of a row's case: on its GPU, or on the node's first (the collective spans the rest).
-  const int gpus = static_cast<int>(m.gpus.size());
-  const auto measured_by = [&](const row& r) -> std::string {
-    if (!r.m->from_lab()) return "NVML";
-    if (m.gpus.empty() || (r.m->where == scope::pair && r.peer < 0)) return "memlab run " + command_of(r.m->measured);
-    return "memlab run " + command_of(r.m->measured, r.gpu >= 0 ? r.gpu : m.gpus.front().ordinal, r.peer, gpus);
-  };
   j["rows"] = ordered_json::array();
   for (const row& r : m.rows) {
-    const bool judged_words = !r.judged.empty();
-    ordered_json rj{{"metric", r.m->name},
-                    {"scope", to_string(r.m->where)},
-                    {"gpu", r.gpu >= 0 ? ordered_json(r.gpu) : ordered_json(nullptr)},
-                    {"peer", r.peer >= 0 ? ordered_json(r.peer) : ordered_json(nullptr)},
-                    {"unit", r.m->unit},
-                    {"higher_is_better", r.m->higher_is_better},
-                    {"value", num(r.value)},
-                    {"shown", format_value(r)},
-                    {"reference", opt(r.reference)},
-                    {"warn_at", r.at ? ordered_json(r.at->warn_at) : ordered_json(nullptr)},
-                    {"fail_at", r.at ? ordered_json(r.at->fail_at) : ordered_json(nullptr)},
-                    {"ratio", num(r.ratio)},
-                    {"verdict", to_string(r.v)},
-                    {"level", r.m->level},
-                    {"note", judged_words ? r.judged : r.note},
-                    {"seconds", r.seconds},
-                    {"measured_by", measured_by(r)},
-                    {"measured_note", r.note},
-                    {"failed", text_or_null(r.failed)},
-                    {"fault", r.f != nullptr ? ordered_json(r.f->code) : ordered_json(nullptr)},
-                    {"action", r.act ? ordered_json(to_string(*r.act)) : ordered_json(nullptr)},
-                    {"points_at", text_or_null(r.points_at)},
-                    {"reason", text_or_null(r.reason)}};
+    ordered_json rj = ordered_json::object();
+    for (const row_field& f : fields)
+      if (f.json) rj[std::string(f.name)] = json_of(f.get(m, r));
     j["rows"].push_back(std::move(rj));
   }
   ordered_json counts = ordered_json::object();
@@ -315,7 +301,6 @@ check_file read_check_file(const std::string& path) {
     r.seconds = rd.number(rj, w, "seconds");
     const std::optional<verdict> was = verdict_named(rd.text(rj, w, "verdict"));
     if (!was) rd.fail(w, fmt::format("\"verdict\" is not one of memlab's"));
-    const std::string note = rd.text(rj, w, "note");
     if (x->from_nvml()) {
       r.expected = rd.optional_number(rj, w, "reference");
       // The clock events are shown in words: the rule reads them back.
@@ -325,6 +310,7 @@ check_file read_check_file(const std::string& path) {
     }
     if (v1) {
       // /1 kept one note: the judge's words on a measured lab row, else what was read or why nothing was.
+      const std::string note = rd.text(rj, w, "note");
       r.note = x->from_lab() && r.measured() ? "" : note;
       if (*was == verdict::fail && !r.measured() && x->from_lab()) r.failed = failure_of_v1(note);
     } else {
@@ -341,6 +327,37 @@ check_file read_check_file(const std::string& path) {
   }
   if (m.rows.empty()) rd.fail("rows", "no rows");
   return f;
+}
+
+// ---- where it is written --------------------------------------------------------------------------------
+
+std::string expand_path(std::string_view path, std::string_view short_host) {
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '%') {
+      out += path[i];
+      continue;
+    }
+    const char next = i + 1 < path.size() ? path[i + 1] : '\0';
+    if (next == 'N') {
+      out += short_host;
+    } else if (next == '%') {
+      out += '%';
+    } else {
+      throw std::invalid_argument(
+          fmt::format("{}: {} is not a pattern memlab check expands (%N: this host's short name; %%: a percent sign)",
+                      path, next == '\0' ? std::string("a % at the end") : fmt::format("%{}", next)));
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::string short_host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  const std::string_view name(buf);
+  return std::string(name.substr(0, name.find('.')));
 }
 
 }  // namespace memlab::check

@@ -1,5 +1,6 @@
 // memlab check's writers besides the check file: the table, Prometheus's text format, one line for a
-// scheduler. Each reads a row's fields as judge() left them; none judges.
+// scheduler. Each reads a row through its fields' declarations (row_fields.cpp), as judge() left it;
+// none judges, and none names a field of a row.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -45,12 +46,6 @@ std::string process_text(const gpu_process& p) {
                      p.used_mib ? fmt::format(" holding {:.0f} MiB", *p.used_mib) : "");
 }
 
-std::string where_short(const row& r) {
-  if (r.m->where == scope::pair) return r.gpu < 0 ? "pairs" : fmt::format("{}->{}", r.gpu, r.peer);
-  if (r.m->where == scope::node) return "node";
-  return std::to_string(r.gpu);
-}
-
 // The run's verdict in one word: interrupted, fail, busy, no_reference, warn (a warning or a sibling), pass.
 std::string_view run_verdict(int exit_status) {
   switch (exit_status) {
@@ -63,9 +58,19 @@ std::string_view run_verdict(int exit_status) {
   }
 }
 
+// A row's cell in the table: the field's text (its column's own form, if it has one), cut to the
+// column's width.
+std::string cell_text(const row_field& f, const measurement& m, const row& r) {
+  std::string cell = f.table.text != nullptr                               ? f.table.text(m, r)
+                     : std::holds_alternative<std::monostate>(f.get(m, r)) ? std::string(f.table.none)
+                                                                           : row_text(f, m, r);
+  return f.table.max_width > 0 ? shorten(cell, f.table.max_width) : cell;
+}
+
 }  // namespace
 
-void write_table(std::ostream& os, const measurement& m, const check_header& h) {
+void write_table(std::ostream& os, const measurement& m, const check_header& h,
+                 std::span<const row_field> fields) {
   if (h.replay) {
     os << fmt::format("memlab check, replayed: {} ({}, measured {} on {})\n", h.replay->path, h.replay->schema,
                       m.started, h.machine);
@@ -84,24 +89,13 @@ void write_table(std::ostream& os, const measurement& m, const check_header& h) 
   }
   os << fmt::format("reference: {}\n\n", h.reference_note);
   text_table t;
-  t.column("gpu", true);
-  t.column("metric", false);
-  t.column("measured", true);
-  t.column("reference", true);
-  t.column("ratio", true);
-  t.column("verdict", false);
-  t.column("action", false);
-  t.column("points at / note", false);
+  for (const row_field& f : fields)
+    if (!f.table.header.empty()) t.column(std::string(f.table.header), f.table.right);
   for (const row& r : m.rows) {
-    const std::string ref = r.reference ? format_number(*r.reference, *r.m) : "-";
-    std::string note = r.points_at;
-    const std::string words = !r.judged.empty() ? r.judged : r.note;
-    const bool say_why = r.f != nullptr || r.v == verdict::skip || r.v == verdict::interrupted;
-    if (say_why && !words.empty()) note += (note.empty() ? "" : ": ") + words;
-    if (r.f != nullptr) note = fmt::format("[{}] {}", r.f->code, note);
-    t.rows.push_back({where_short(r), std::string(r.m->name), format_value(r), ref,
-                      std::isnan(r.ratio) ? "-" : fmt::format("{:.3f}", r.ratio), std::string(to_string(r.v)),
-                      r.act ? std::string(to_string(*r.act)) : "", shorten(note, 110)});
+    std::vector<std::string> cells;
+    for (const row_field& f : fields)
+      if (!f.table.header.empty()) cells.push_back(cell_text(f, m, r));
+    t.rows.push_back(std::move(cells));
   }
   write_aligned(os, t);
   const auto act = action_of(m);
@@ -142,6 +136,13 @@ std::string sample(double v) {
   if (v == std::floor(v) && std::abs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{}", v);
 }
+// A row field's value as a sample: a number or a flag (1, 0).
+std::string sample(const row_value& v) {
+  if (const auto* d = std::get_if<double>(&v)) return sample(*d);
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "1" : "0";
+  throw std::logic_error("a row's field in words is not a Prometheus sample: declare it a label or an info series");
+}
 
 long long unix_seconds(const std::string& iso) {
   std::tm tm{};
@@ -150,13 +151,24 @@ long long unix_seconds(const std::string& iso) {
 }
 
 struct family {
-  std::string_view name, help;
+  std::string name;
+  std::string_view help;
   std::vector<std::string> lines;
+  const row_field* field = nullptr;  // a row's: the field it shows
 };
+
+// A field's value as a label: "" for none.
+std::string label_text(const row_value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* d = std::get_if<double>(&v)) return sample(*d);
+  return "";
+}
 
 }  // namespace
 
-std::string check_prometheus(const measurement& m, const check_header& h) {
+std::string check_prometheus(const measurement& m, const check_header& h, std::span<const row_field> fields) {
   // The families, in the order docs/check.md lists them.
   family run_info{"memlab_check_run_info",
                   "The check run (value 1): the machine, the memlab that judged it, the reference, the link.", {}};
@@ -170,14 +182,6 @@ std::string check_prometheus(const measurement& m, const check_header& h) {
   family gpu_info{"memlab_check_gpu_info", "A GPU checked (value 1): its identity, driver and CUDA.", {}};
   family gpu_procs{"memlab_check_gpu_other_processes",
                    "Other processes found on the GPU before or during the check.", {}};
-  family value{"memlab_check_value", "A row's measured value, in the unit of its unit label.", {}};
-  family reference{"memlab_check_reference",
-                   "The reference median of the row's metric (an NVML rule: the value expected).", {}};
-  family ratio{"memlab_check_ratio", "A row's value over its reference median.", {}};
-  family verdicts{"memlab_check_verdict", "A row's verdict, one series a verdict: 1 for the row's.", {}};
-  family faults_f{"memlab_check_fault", "A flagged row's fault code and action (value 1); no series for other rows.",
-                  {}};
-
   run_info.lines.push_back(labels({{"machine", h.machine},
                                    {"memlab_version", MEMLAB_VERSION},
                                    {"git_sha", MEMLAB_GIT_SHA},
@@ -195,9 +199,7 @@ std::string check_prometheus(const measurement& m, const check_header& h) {
   for (action a : {action::monitor, action::rerun, action::reset, action::drain, action::replace})
     run_action.lines.push_back(labels({{"action", std::string(to_string(a))}}) + (act && *act == a ? " 1" : " 0"));
 
-  std::map<int, const gpu_facts*> by_ordinal;
   for (const auto& g : m.gpus) {
-    by_ordinal[g.ordinal] = &g;
     const auto cuda = [](int v) { return v > 0 ? fmt::format("{}.{}", v / 1000, v % 1000 / 10) : std::string(); };
     const auto who = std::vector<std::pair<std::string_view, std::string>>{
         {"gpu", std::to_string(g.ordinal)}, {"uuid", g.uuid}, {"serial", g.serial}, {"model", g.model.name}};
@@ -206,40 +208,46 @@ std::string check_prometheus(const measurement& m, const check_header& h) {
     gpu_info.lines.push_back(labels(info) + " 1");
     gpu_procs.lines.push_back(labels(who) + fmt::format(" {}", g.processes.size()));
   }
+  // The rows: a family per field that is a series, in the fields' order; each series labelled with the
+  // row's labels (the fields that are labels, in their places), then its own.
+  std::vector<const row_field*> row_labels;
+  std::vector<family> row_families;
+  for (const row_field& f : fields) {
+    if (f.prometheus.role == prometheus_role::label) row_labels.push_back(&f);
+    if (f.prometheus.role == prometheus_role::gauge || f.prometheus.role == prometheus_role::stateset ||
+        f.prometheus.role == prometheus_role::info)
+      row_families.push_back({fmt::format("memlab_check_{}", f.name), f.prometheus.help, {}, &f});
+  }
+  std::stable_sort(row_labels.begin(), row_labels.end(),
+                   [](const row_field* a, const row_field* b) { return a->prometheus.label < b->prometheus.label; });
   for (const row& r : m.rows) {
-    // A row's labels: where it is, its metric, and the identity of its GPU (a pair: the GPU that drives
-    // it; the node: none).
-    const gpu_facts* g = r.gpu >= 0 && by_ordinal.contains(r.gpu) ? by_ordinal[r.gpu] : nullptr;
-    const std::vector<std::pair<std::string_view, std::string>> base{
-        {"gpu", r.gpu >= 0 ? std::to_string(r.gpu) : ""},
-        {"peer", r.peer >= 0 ? std::to_string(r.peer) : ""},
-        {"metric", std::string(r.m->name)},
-        {"scope", std::string(to_string(r.m->where))},
-        {"uuid", g != nullptr ? g->uuid : ""},
-        {"serial", g != nullptr ? g->serial : ""},
-        {"model", g != nullptr ? g->model.name : m.gpus.empty() ? "" : m.gpus.front().model.name}};
-    if (r.measured()) {
-      auto with_unit = base;
-      with_unit.emplace_back("unit", std::string(r.m->unit));
-      value.lines.push_back(labels(with_unit) + " " + sample(r.value));
-    }
-    if (r.reference) reference.lines.push_back(labels(base) + " " + sample(*r.reference));
-    if (!std::isnan(r.ratio)) ratio.lines.push_back(labels(base) + " " + sample(r.ratio));
-    for (verdict v : all_verdicts) {
+    std::vector<std::pair<std::string_view, std::string>> base;
+    for (const row_field* f : row_labels) base.emplace_back(f->name, label_text(f->get(m, r)));
+    for (family& fam : row_families) {
+      const row_field& f = *fam.field;
+      const row_value v = f.get(m, r);
       auto with = base;
-      with.emplace_back("verdict", std::string(to_string(v)));
-      verdicts.lines.push_back(labels(with) + (r.v == v ? " 1" : " 0"));
-    }
-    if (r.f != nullptr && r.act) {
-      auto with = base;
-      with.emplace_back("fault", std::string(r.f->code));
-      with.emplace_back("action", std::string(to_string(*r.act)));
-      faults_f.lines.push_back(labels(with) + " 1");
+      if (f.prometheus.role == prometheus_role::stateset) {
+        const std::string now = label_text(v);
+        for (std::string_view state : f.prometheus.states()) {
+          with.resize(base.size());
+          with.emplace_back(f.name, std::string(state));
+          fam.lines.push_back(labels(with) + (state == now ? " 1" : " 0"));
+        }
+        continue;
+      }
+      if (std::holds_alternative<std::monostate>(v)) continue;  // no value: no series
+      if (f.prometheus.role == prometheus_role::info) with.emplace_back(f.name, label_text(v));
+      for (std::string_view name : f.prometheus.with)
+        if (!name.empty()) with.emplace_back(name, label_text(row_field_named(name, fields).get(m, r)));
+      fam.lines.push_back(labels(with) + " " + (f.prometheus.role == prometheus_role::info ? "1" : sample(v)));
     }
   }
   std::string out;
-  for (const family* f : {&run_info, &run_time, &run_duration, &run_exit, &run_verdicts, &run_action, &gpu_info,
-                          &gpu_procs, &value, &reference, &ratio, &verdicts, &faults_f}) {
+  std::vector<const family*> all{&run_info, &run_time,     &run_duration, &run_exit,
+                                 &run_verdicts, &run_action, &gpu_info,  &gpu_procs};
+  for (const family& f : row_families) all.push_back(&f);
+  for (const family* f : all) {
     if (f->lines.empty()) continue;
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", f->name, f->help, f->name);
     for (const auto& l : f->lines) out += fmt::format("{}{}\n", f->name, l);
@@ -249,7 +257,8 @@ std::string check_prometheus(const measurement& m, const check_header& h) {
 
 // ---- one line -----------------------------------------------------------------------------------------
 
-std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars) {
+std::string check_line(const measurement& m, const check_header& h, std::size_t max_chars,
+                       std::span<const row_field> fields) {
   const auto act = action_of(m);
   // An interrupted check that failed on a row it measured says fail first: a scheduler acts on it.
   const bool failed = std::any_of(m.rows.begin(), m.rows.end(), [](const row& r) { return r.v == verdict::fail; });
@@ -271,8 +280,10 @@ std::string check_line(const measurement& m, const check_header& h, std::size_t 
   }
   for (const row* r : flagged) {
     if (r->v == verdict::busy) continue;  // the processes above say it
-    items.push_back(fmt::format("{} {} {} {} ({})", where_text(*r), r->m->name, format_value(*r), to_string(r->v),
-                                to_string(*r->act)));
+    std::vector<std::string> parts;  // the fields the line shows, each in its form
+    for (const row_field& f : fields)
+      if (!f.line.empty()) parts.push_back(fmt::format(fmt::runtime(f.line), row_text(f, m, *r)));
+    items.push_back(fmt::format("{}", fmt::join(parts, " ")));
   }
   if (items.empty()) {
     const auto c = counts_of(m);

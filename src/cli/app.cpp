@@ -17,6 +17,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "check/check.hpp"
 #include "check/reference.hpp"
 #include "cli/commands.hpp"
 #include "harness/text.hpp"
@@ -109,6 +110,19 @@ const CLI::Validator check_out_file(
       return unwritable(path);
     },
     "FILE");
+
+// A path memlab check writes (--out, --write-reference), its patterns expanded before the checks of the
+// file: %N this host's short name (`srun memlab check --out DIR/%N.json`: a file a node), %% a percent.
+const CLI::Validator host_patterns(
+    [](std::string& path) -> std::string {
+      try {
+        path = check::expand_path(path, check::short_host_name());
+      } catch (const std::invalid_argument& e) {
+        return e.what();
+      }
+      return "";
+    },
+    "");
 
 // A JSON file to write (memlab check's --out and --write-reference): a results file ending in .json.
 const CLI::Validator json_file(
@@ -399,7 +413,8 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
   check
       ->add_option("--write-reference", co.write_reference,
                    "Run the suite --runs times and write a reference for this GPU model to FILE (a file there of\n"
-                   "the same model keeps its node sections for other GPU counts)")
+                   "the same model keeps its node sections for other GPU counts; %N in FILE: this host's short name)")
+      ->transform(host_patterns)
       ->check(json_file);
   check->add_option("--runs", co.runs, "With --write-reference: runs of the suite (default 3)")
       ->check(CLI::Range(1, 50));
@@ -415,9 +430,12 @@ command_line::command_line(int argc, char** argv, const lab_set& labs) {
   check
       ->add_option("--out", co.outs,
                    "Also write the check to FILE: .json the check file (memlab.check/2), .prom Prometheus's text\n"
-                   "format for node_exporter's textfile collector; each written to a temporary file and renamed")
+                   "format for node_exporter's textfile collector; each written to a temporary file and renamed.\n"
+                   "In FILE, %N is this host's short name (hostname -s) and %% a percent sign: one file a node\n"
+                   "from srun --nodes=N memlab check --out DIR/%N.json; any other % is a usage error")
       ->type_name("FILE")
       ->allow_extra_args(false)
+      ->transform(host_patterns)
       ->check(check_out_file);
   check
       ->add_option("--replay", co.replay,

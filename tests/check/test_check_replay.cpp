@@ -1,16 +1,20 @@
 // memlab check's check file and what reads it, without a GPU: the fault codes as docs/check.md lists
 // them, every committed check file (either schema) replayed with its own verdicts, a fake run written
-// and replayed to the same verdicts, the writers (Prometheus's text format, the one line), another
-// process on a GPU (busy), a stop request (interrupted), and --replay's bad input.
+// and replayed to the same verdicts, the writers (Prometheus's text format, the one line) and the one
+// declaration of a row's fields they all read, another process on a GPU (busy), a stop request
+// (interrupted), --replay's bad input, and the files --out names (%N).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -266,6 +270,311 @@ TEST(check_replay, a_textfile_is_written_whole_or_not_at_all) {
     EXPECT_EQ(ro.code, 2) << ro.err;
     fs::permissions(dir, fs::perms::owner_all);
   }
+  fs::remove_all(dir);
+}
+
+// ---- what a replay writes, byte for byte ---------------------------------------------------------
+// Every committed check file replayed in every --format against the committed reference gives the
+// output committed beside this test (tests/check/replayed/<the file's path under docs/results, / as
+// __>.<format>), but for what names this run: its time, this build's commit, the source folder. A
+// writer's change that moves a byte shows here as a diff a reviewer reads; an intended one is
+// committed with the outputs written again: MEMLAB_WRITE_REPLAYED=1 ./memlab_cli_tests
+// --gtest_filter='check_replay.every_format*' (a check file committed later gets its outputs so).
+
+const std::vector<std::pair<std::string, std::string>> replayed_formats{
+    {"table", "table.txt"}, {"json", "json.txt"}, {"prometheus", "prom.txt"}, {"line", "line.txt"}};
+
+// A replay's output with what names this run written as words: the time it was written, this build's
+// commit, and the source folder the test reads from.
+std::string replay_as_committed(std::string out) {
+  const std::string root = MEMLAB_SOURCE_DIR "/";
+  for (std::size_t at; (at = out.find(root)) != std::string::npos;) out.replace(at, root.size(), "");
+  // The check file's own time and commit: the first "created" and "git_sha" (the replayed file's follow).
+  for (const char* key : {"created", "git_sha"}) {
+    const std::regex first(fmt::format(R"re(\n  "{}": "[^"]*",\n)re", key));
+    out = std::regex_replace(out, first, fmt::format("\n  \"{}\": \"(this run's)\",\n", key),
+                             std::regex_constants::format_first_only);
+  }
+  // Prometheus's run_info: the commit of the memlab that judged the run.
+  out = std::regex_replace(out, std::regex(R"re(,git_sha="[^"]*",)re"), R"x(,git_sha="(this run's)",)x",
+                           std::regex_constants::format_first_only);
+  return out;
+}
+
+TEST(check_replay, every_format_of_every_committed_check_file_is_the_committed_output) {
+  const fs::path dir = MEMLAB_SOURCE_DIR "/tests/check/replayed";
+  const bool write = std::getenv("MEMLAB_WRITE_REPLAYED") != nullptr;
+  if (write) fs::create_directories(dir);
+  const std::string results = MEMLAB_SOURCE_DIR "/docs/results/";
+  int compared = 0;
+  for (const std::string& f : committed_check_files()) {
+    const std::string stem =
+        std::regex_replace(fs::path(f.substr(results.size())).replace_extension().string(), std::regex("/"), "__");
+    for (const auto& [format, ext] : replayed_formats) {
+      const auto o = check_cli({"--replay", f, "--format", format});
+      const fs::path committed = dir / (stem + "." + ext);
+      const std::string now = replay_as_committed(o.out);
+      if (write) {
+        std::ofstream(committed) << now;
+        continue;
+      }
+      if (!fs::exists(committed)) continue;  // a check file committed after the outputs: written on their next change
+      EXPECT_EQ(now, read_text(committed.string())) << f << " --format " << format << " differs from " << committed;
+      ++compared;
+    }
+  }
+  if (!write) {
+    EXPECT_GE(compared, 84) << "21 committed check files in 4 formats at least";
+  }
+}
+
+// ---- the fields of a row: one declaration, read by every writer -----------------------------------
+
+// The 4 x H100 run with a competing copy on GPU 3, judged by the committed reference: rows that pass,
+// fail (with fault codes and actions) and are not judged.
+struct judged_load {
+  check_file f = read_check_file(MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/load.json");
+  std::optional<reference> ref = find_reference(MEMLAB_SOURCE_DIR "/references", f.m.gpus.front().model);
+  check_header h;
+  judged_load() {
+    judge(f.m, ref ? &*ref : nullptr);
+    h = {.command = "memlab check --replay load.json",
+         .created = "2026-12-07T00:00:00Z",
+         .machine = f.machine,
+         .reference_note = "the committed reference",
+         .ref = ref ? &*ref : nullptr,
+         .replay = f.source};
+    h.exit_status = exit_status(verdicts_of(f.m), ref.has_value());
+  }
+  judged_load(const judged_load&) = delete;
+  judged_load& operator=(const judged_load&) = delete;
+};
+
+struct written {
+  std::string table, json, prometheus, line;
+};
+written write_all(const judged_load& run, std::span<const row_field> fields) {
+  std::ostringstream table;
+  write_table(table, run.f.m, run.h, fields);
+  return {table.str(), check_json(run.f.m, run.h, fields), check_prometheus(run.f.m, run.h, fields),
+          check_line(run.f.m, run.h, 4096, fields)};
+}
+
+// The table's header: its first line after the blank line that ends the run's lines.
+std::string table_header(const std::string& table) {
+  const auto start = table.find("\n\n") + 2;
+  return table.substr(start, table.find('\n', start) - start);
+}
+
+// The series of a row (every line of a per-row family).
+std::vector<std::string> row_series(const std::string& prometheus) {
+  std::vector<std::string> out;
+  std::istringstream lines(prometheus);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.starts_with("#") || l.starts_with("memlab_check_run_") || l.starts_with("memlab_check_gpu_")) continue;
+    out.push_back(l);
+  }
+  return out;
+}
+
+// A writer that listed a row's fields itself would miss a field declared after it was written: a field
+// added to the declaration shows in the check file, the table, Prometheus's series and the line.
+TEST(check_row_fields, a_field_added_to_the_declaration_shows_in_every_writer) {
+  const judged_load run;
+  ASSERT_TRUE(run.ref.has_value());
+  std::vector<row_field> fields(row_fields().begin(), row_fields().end());
+  fields.push_back({.name = "added_words",
+                    .get = [](const measurement&, const row& r) -> row_value { return fmt::format("w-{}", r.m->name); },
+                    .json = true,
+                    .table = {.header = "added words"},
+                    .prometheus = {.role = prometheus_role::label, .label = 8},
+                    .line = "<{}>"});
+  fields.push_back({.name = "added_figure",
+                    .get = [](const measurement&, const row& r) -> row_value { return r.seconds + 1000; },
+                    .json = true,
+                    .prometheus = {.role = prometheus_role::gauge, .help = "An added figure."}});
+  const written w = write_all(run, fields);
+
+  const auto j = nlohmann::ordered_json::parse(w.json);  // in the written order
+  ASSERT_EQ(j["rows"].size(), run.f.m.rows.size());
+  for (std::size_t i = 0; i < run.f.m.rows.size(); ++i) {
+    const row& r = run.f.m.rows[i];
+    const auto& rj = j["rows"][i];
+    EXPECT_EQ(rj["added_words"], fmt::format("w-{}", r.m->name));
+    EXPECT_EQ(rj["added_figure"].get<double>(), r.seconds + 1000);
+    std::vector<std::string> keys, declared;
+    for (const auto& [k, v] : rj.items()) keys.push_back(k);
+    for (const row_field& f : fields)
+      if (f.json) declared.emplace_back(f.name);
+    EXPECT_EQ(keys, declared) << "a row's keys are the declared fields, in their order";
+  }
+
+  EXPECT_TRUE(table_header(w.table).ends_with("added words")) << table_header(w.table);
+  for (const row& r : run.f.m.rows)
+    EXPECT_NE(w.table.find(fmt::format("w-{}\n", r.m->name)), std::string::npos) << r.m->name;
+
+  const auto series = row_series(w.prometheus);
+  ASSERT_FALSE(series.empty());
+  for (const auto& l : series) EXPECT_NE(l.find(",added_words=\"w-"), std::string::npos) << l;
+  EXPECT_NE(w.prometheus.find("# HELP memlab_check_added_figure An added figure.\n"
+                              "# TYPE memlab_check_added_figure gauge\n"),
+            std::string::npos);
+  const auto figures = std::count_if(series.begin(), series.end(),
+                                     [](const std::string& l) { return l.starts_with("memlab_check_added_figure{"); });
+  EXPECT_EQ(static_cast<std::size_t>(figures), run.f.m.rows.size());
+
+  EXPECT_NE(w.line.find("GPU 3 l2_latency 160.5 ns fail (drain) <w-l2_latency>"), std::string::npos) << w.line;
+}
+
+// ... and a field taken out of it leaves every writer.
+TEST(check_row_fields, a_field_taken_out_of_the_declaration_leaves_every_writer) {
+  const judged_load run;
+  std::vector<row_field> fields;
+  for (const row_field& f : row_fields())
+    if (f.name != "metric" && f.name != "ratio") fields.push_back(f);
+  const written w = write_all(run, fields);
+  for (const auto& rj : json::parse(w.json)["rows"]) {
+    EXPECT_FALSE(rj.contains("metric")) << rj.dump();
+    EXPECT_FALSE(rj.contains("ratio")) << rj.dump();
+  }
+  EXPECT_EQ(table_header(w.table).find("metric"), std::string::npos) << table_header(w.table);
+  EXPECT_EQ(table_header(w.table).find("ratio"), std::string::npos) << table_header(w.table);
+  EXPECT_EQ(w.prometheus.find("metric=\""), std::string::npos);
+  EXPECT_EQ(w.prometheus.find("memlab_check_ratio"), std::string::npos);
+  EXPECT_EQ(w.line.find("l2_latency"), std::string::npos) << w.line;
+  EXPECT_NE(w.line.find("GPU 3 160.5 ns fail (drain)"), std::string::npos) << w.line;
+  // The declaration itself writes what the committed replay holds.
+  const written all = write_all(run, row_fields());
+  EXPECT_NE(all.line.find("GPU 3 l2_latency 160.5 ns fail (drain)"), std::string::npos) << all.line;
+}
+
+// The check file's row is the schema's: the declared keys, in order, each required.
+TEST(check_row_fields, the_check_files_row_is_the_schemas) {
+  const auto schema = nlohmann::ordered_json::parse(read_text(MEMLAB_SOURCE_DIR "/docs/check.schema.json"));
+  const auto& row_schema = schema["properties"]["rows"]["items"];
+  std::vector<std::string> in_schema, declared;
+  for (const auto& [k, v] : row_schema["properties"].items()) in_schema.push_back(k);
+  for (const row_field& f : row_fields())
+    if (f.json) declared.emplace_back(f.name);
+  EXPECT_EQ(declared, in_schema);
+  std::vector<std::string> required = row_schema["required"];
+  std::sort(required.begin(), required.end());
+  std::sort(declared.begin(), declared.end());
+  EXPECT_EQ(declared, required);
+}
+
+// --replay reads back the fields declared replayed (what was measured) and no other: a /2 file without
+// one of them cannot be replayed, and one without any other key of a row (the judge's) is judged anew.
+TEST(check_row_fields, a_replay_reads_the_fields_declared_replayed_and_no_others) {
+  const json written = json::parse(read_text(MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/replayed/load.json"));
+  ASSERT_EQ(written["schema"], "memlab.check/2");
+  const std::string path = temp("without_a_key.json");
+  int replayed = 0;
+  for (const row_field& f : row_fields()) {
+    if (!f.json) continue;
+    json without = written;
+    for (auto& r : without["rows"]) r.erase(std::string(f.name));
+    std::ofstream(path) << without.dump();
+    std::string error;
+    try {
+      read_check_file(path);
+    } catch (const check_file_error& e) {
+      error = e.what();
+    }
+    if (f.replayed) {
+      EXPECT_NE(error.find(fmt::format("no \"{}\"", f.name)), std::string::npos) << f.name << ": " << error;
+      ++replayed;
+    } else {
+      EXPECT_EQ(error, "") << f.name << " is the judge's: a replay writes it anew";
+    }
+  }
+  EXPECT_GE(replayed, 5);
+  fs::remove(path);
+}
+
+// docs/check.md names every series and label of a row the declaration gives Prometheus, in its order.
+TEST(check_row_fields, docs_check_md_names_every_prometheus_series_and_label_of_a_row) {
+  const std::string page = read_text(MEMLAB_SOURCE_DIR "/docs/check.md");
+  const auto section = page.substr(page.find("### Prometheus"));
+  std::vector<std::string> series, documented;
+  std::vector<const row_field*> labels;
+  for (const row_field& f : row_fields()) {
+    if (f.prometheus.role == prometheus_role::label) labels.push_back(&f);
+    if (f.prometheus.role != prometheus_role::none && f.prometheus.role != prometheus_role::label)
+      series.push_back(fmt::format("memlab_check_{}", f.name));
+  }
+  const std::regex family(R"(^\| `(memlab_check_[a-z_]+)` \|)");
+  std::istringstream lines(section.substr(0, section.find("\n### ")));
+  for (std::string l; std::getline(lines, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, family) && !m[1].str().starts_with("memlab_check_run_") &&
+        !m[1].str().starts_with("memlab_check_gpu_"))
+      documented.push_back(m[1].str());
+  }
+  EXPECT_EQ(documented, series);
+  std::stable_sort(labels.begin(), labels.end(),
+                   [](const row_field* a, const row_field* b) { return a->prometheus.label < b->prometheus.label; });
+  const auto start = section.find("A row's labels:");
+  ASSERT_NE(start, std::string::npos);
+  const std::string sentence = section.substr(start, section.find(". ", start) - start);
+  std::vector<std::string> named, declared;
+  const std::regex code("`([a-z_]+)`");
+  for (auto it = std::sregex_iterator(sentence.begin(), sentence.end(), code); it != std::sregex_iterator(); ++it)
+    named.push_back((*it)[1].str());
+  for (const row_field* f : labels) declared.emplace_back(f->name);
+  EXPECT_EQ(named, declared) << sentence;
+}
+
+// ---- where the files go ----------------------------------------------------------------------------
+
+TEST(check_out, percent_n_is_the_short_host_name_and_percent_percent_a_percent) {
+  EXPECT_EQ(expand_path("/shared/checks/2026-12-07/%N.json", "node17"), "/shared/checks/2026-12-07/node17.json");
+  EXPECT_EQ(expand_path("%N/%N-100%%.prom", "gpu-a"), "gpu-a/gpu-a-100%.prom");
+  EXPECT_EQ(expand_path("check.json", "node17"), "check.json");
+  EXPECT_EQ(expand_path("%%N.json", "node17"), "%N.json");
+  for (const auto& [path, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"/x/%j.json", "%j"}, {"/x/%n.json", "%n"}, {"/x/100%.json", "%."}, {"/x/a.json%", "a % at the end"}}) {
+    try {
+      expand_path(path, "node17");
+      ADD_FAILURE() << path << " expanded";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": " + bad + " is not a pattern"), std::string::npos) << e.what();
+    }
+  }
+  const std::string host = short_host_name();
+  EXPECT_FALSE(host.empty());
+  EXPECT_EQ(host.find('.'), std::string::npos) << host;
+  char full[256] = {};
+  ASSERT_EQ(::gethostname(full, sizeof full - 1), 0);
+  EXPECT_TRUE(std::string(full).starts_with(host)) << full;
+}
+
+// `srun memlab check --out DIR/%N.json`: each node writes its own file; a pattern it does not know is bad
+// input before anything is measured or written.
+TEST(check_out, out_files_are_named_for_the_host_and_an_unknown_pattern_is_exit_2) {
+  const std::string dir = temp("per_host");
+  fs::create_directories(dir);
+  const std::string run = MEMLAB_SOURCE_DIR "/docs/results/h100x4/check/run1.json";
+  const auto o =
+      check_cli({"--replay", run, "--format", "line", "--out", dir + "/%N.json", "--out", dir + "/%N-100%%.prom"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  const std::string host = short_host_name();
+  EXPECT_TRUE(fs::exists(dir + "/" + host + ".json")) << o.err;
+  EXPECT_TRUE(fs::exists(dir + "/" + host + "-100%.prom")) << o.err;
+  EXPECT_NE(o.err.find("wrote " + dir + "/" + host + ".json"), std::string::npos) << o.err;
+  EXPECT_EQ(json::parse(read_text(dir + "/" + host + ".json"))["schema"], "memlab.check/2");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--replay", run, "--out", dir + "/%j.json"},
+                                                                {"--write-reference", dir + "/ref-%H.json"}}) {
+    const auto bad = check_cli(args);
+    EXPECT_EQ(bad.code, 2) << testing::PrintToString(args) << bad.err;
+    EXPECT_EQ(memlab::test::lines_of(bad.err), 1u) << bad.err;
+    EXPECT_NE(bad.err.find(args[args.size() - 2] + ": " + dir), std::string::npos) << "names the flag: " << bad.err;
+    EXPECT_NE(bad.err.find("is not a pattern"), std::string::npos) << bad.err;
+    EXPECT_TRUE(bad.out.empty()) << bad.out;
+  }
+  EXPECT_TRUE(fs::is_empty(dir)) << "nothing written";
   fs::remove_all(dir);
 }
 
