@@ -2,6 +2,8 @@ import json
 import os
 import sys
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -85,9 +87,24 @@ def exit_code(main, argv) -> int:
 # MEMLAB_PYTEST_SHARD=i/n keeps the i-th of n shards of the collected tests (ctest runs the shards side by side, so
 # no one entry runs long). Tests that share a module- or session-scoped fixture stay in one shard (the fixture is
 # built once); such a group weighs as its tests plus a fixed cost, and each group goes to the lightest shard.
-_SHARED_FIXTURE_WEIGHT = 8
+# Weights are about seconds on CI's two cores: a test weighs 1 (about what drawing one committed file's pictures
+# costs), or 0.25 where it only reads a shared fixture's result, unless marked @pytest.mark.shard_weight(w) (a test
+# that draws nothing of a committed file weighs less, one that draws several more); a shared fixture adds 2. The
+# weights only balance the shards: a wrong one makes a shard slower, never a test skipped or run twice.
+_SHARED_FIXTURE_WEIGHT = 2
+_SHARED_FIXTURE_TEST_WEIGHT = 0.25
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "shard_weight(w): the test's cost for MEMLAB_PYTEST_SHARD (default 1)")
+
+
+def _weight(item, shared):
+    mark = item.get_closest_marker("shard_weight")
+    return mark.args[0] if mark else _SHARED_FIXTURE_TEST_WEIGHT if shared else 1
+
+
+@pytest.hookimpl(trylast=True)  # after -k has deselected what this run leaves out
 def pytest_collection_modifyitems(config, items):
     shard = os.environ.get("MEMLAB_PYTEST_SHARD")
     if not shard:
@@ -101,12 +118,15 @@ def pytest_collection_modifyitems(config, items):
                   and defs.name2fixturedefs[name][-1].scope in ("module", "session", "package")
                   and name not in ("tmp_path_factory",)]
         groups.setdefault(shared[0] if shared else item.nodeid, []).append(item)
+    weights = {}
+    for key, members in groups.items():
+        shared = len(members) > 1 or key != members[0].nodeid
+        weights[key] = sum(_weight(m, shared) for m in members) + (_SHARED_FIXTURE_WEIGHT if shared else 0)
     load = [0] * count
     keep = set()
-    for key, members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        weight = len(members) + (_SHARED_FIXTURE_WEIGHT if len(members) > 1 or key != members[0].nodeid else 0)
+    for key, members in sorted(groups.items(), key=lambda kv: -weights[kv[0]]):
         target = load.index(min(load))
-        load[target] += weight
+        load[target] += weights[key]
         if target == index:
             keep.update(id(m) for m in members)
     deselected = [m for m in items if id(m) not in keep]

@@ -32,32 +32,85 @@ def _one(made, kind, lab):
     return m
 
 
-@pytest.fixture(scope="module")
-def copy_and_friends(tmp_path_factory):
+def _plot_files(tmp_path_factory, *names):
+    """memlab-plot on `names` (committed files) with every warning an error: the folder and what it made, by file."""
     out = tmp_path_factory.mktemp("plots")
-    files = fx("copy/copy_f16_with_peers.json", "copy/peers_copy_f16.json", "stride/stride_f32.json",
-               "gather/gather_f32.json", "gather/peers_gather_f32.json", "tile/tile_f32.json")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        return out, {m["file"]: m for m in plot.plot_files(files, str(out)).made}
+        return out, {m["file"]: m for m in plot.plot_files(fx(*names), str(out)).made}
 
 
-def test_every_listed_file_exists_and_is_not_empty(copy_and_friends):
-    out, made = copy_and_friends
-    assert len(made) >= 8
+# One module fixture per lab, each drawn once for the tests of that lab: the shards (conftest.py) keep a fixture's
+# tests together, so one fixture drawing the four labs (~8 s on CI's two cores) made one shard run past 10 s.
+@pytest.fixture(scope="module")
+def copy_drawn(tmp_path_factory):
+    return _plot_files(tmp_path_factory, "copy/copy_f16_with_peers.json", "copy/peers_copy_f16.json")
+
+
+@pytest.fixture(scope="module")
+def stride_drawn(tmp_path_factory):
+    return _plot_files(tmp_path_factory, "stride/stride_f32.json")
+
+
+@pytest.fixture(scope="module")
+def gather_drawn(tmp_path_factory):
+    return _plot_files(tmp_path_factory, "gather/gather_f32.json", "gather/peers_gather_f32.json")
+
+
+@pytest.fixture(scope="module")
+def tile_drawn(tmp_path_factory):
+    return _plot_files(tmp_path_factory, "tile/tile_f32.json")
+
+
+def _every_listed_file_exists_and_is_not_empty(drawn, pictures):
+    out, made = drawn
+    assert len(made) >= pictures
     index = (out / "index.md").read_text()
     for name in made:
         assert os.path.getsize(os.path.join(out, name)) > 1000, name
         assert f"]({name})" in index
 
 
-def test_every_lab_gets_a_ladder(copy_and_friends):
-    _, made = copy_and_friends
-    assert sorted(m["lab"] for m in made.values() if m["kind"] == "ladder") == ["copy", "gather", "stride", "tile"]
+def _the_lab_gets_a_ladder(drawn, lab):
+    _, made = drawn
+    assert [m["lab"] for m in made.values() if m["kind"] == "ladder"] == [lab]
 
 
-def test_the_copy_sizes_split_rungs_from_peers_and_keep_every_series(copy_and_friends):
-    _, made = copy_and_friends
+# Each lab's files, drawn alone: the ladder, its size or sweep pictures, the roofline (and copy's time table).
+def test_every_listed_file_exists_and_is_not_empty_copy(copy_drawn):
+    _every_listed_file_exists_and_is_not_empty(copy_drawn, 4)
+
+
+def test_every_listed_file_exists_and_is_not_empty_stride(stride_drawn):
+    _every_listed_file_exists_and_is_not_empty(stride_drawn, 3)
+
+
+def test_every_listed_file_exists_and_is_not_empty_gather(gather_drawn):
+    _every_listed_file_exists_and_is_not_empty(gather_drawn, 4)
+
+
+def test_every_listed_file_exists_and_is_not_empty_tile(tile_drawn):
+    _every_listed_file_exists_and_is_not_empty(tile_drawn, 2)
+
+
+def test_every_lab_gets_a_ladder_copy(copy_drawn):
+    _the_lab_gets_a_ladder(copy_drawn, "copy")
+
+
+def test_every_lab_gets_a_ladder_stride(stride_drawn):
+    _the_lab_gets_a_ladder(stride_drawn, "stride")
+
+
+def test_every_lab_gets_a_ladder_gather(gather_drawn):
+    _the_lab_gets_a_ladder(gather_drawn, "gather")
+
+
+def test_every_lab_gets_a_ladder_tile(tile_drawn):
+    _the_lab_gets_a_ladder(tile_drawn, "tile")
+
+
+def test_the_copy_sizes_split_rungs_from_peers_and_keep_every_series(copy_drawn):
+    _, made = copy_drawn
     size = [m for m in made.values() if m["kind"] == "size" and m["lab"] == "copy"]
     assert len(size) == 1  # one figure: the Triton block is part of its line's label, not a figure of its own
     series = {"scalar", "vec8", "vec16", "vec16_unroll", "auto", "memcpy [peer]", "cub [peer]", "thrust [peer]",
@@ -68,23 +121,23 @@ def test_the_copy_sizes_split_rungs_from_peers_and_keep_every_series(copy_and_fr
     assert "memcpy [peer]" not in panels[0] and {"auto", "memcpy [peer]"} <= set(panels[1])
 
 
-def test_the_gather_picture_has_the_committed_peers(copy_and_friends):
-    _, made = copy_and_friends
+def test_the_gather_picture_has_the_committed_peers(gather_drawn):
+    _, made = gather_drawn
     ladder = _one(made.values(), "ladder", "gather")
     assert {"random", "sorted", "torch_index_select_random [torch]", "torch_take_sorted [torch]"} <= \
         set(ladder["series"])
     assert {p["table_bytes"] for p in ladder["points"]} == {8 << 20, 200 << 20}  # where the peers were measured
 
 
-def test_the_stride_sweep_is_drawn_beside_its_sector_model(copy_and_friends):
-    _, made = copy_and_friends
+def test_the_stride_sweep_is_drawn_beside_its_sector_model(stride_drawn):
+    _, made = stride_drawn
     sweeps = [m for m in made.values() if m["kind"] == "sweep" and m["lab"] == "stride"]
     assert sweeps and {"strided", "strided_write", "strided_rw"} <= set(sweeps[0]["series"])
     assert sweeps[0]["modelled"]
 
 
-def test_the_time_table_has_the_reference_studys_shape(copy_and_friends):
-    out, _ = copy_and_friends
+def test_the_time_table_has_the_reference_studys_shape(copy_drawn):
+    out, _ = copy_drawn
     lines = (out / "times_copy_f16.md").read_text().splitlines()
     header = next(l for l in lines if l.startswith("| N |"))
     assert "vec16" in header and "memcpy [peer]" in header and "triton_copy (block=1024) [triton]" in header
@@ -116,8 +169,9 @@ def test_a_band_sweep_draws_peers_without_the_axis_as_level_lines(tmp_path):
 
 
 @pytest.mark.parametrize("main_file, sweep_file, axis", [
-    ("transpose/transpose_f32.json", "transpose/transpose_band.json", "band"),
-    ("async/async_f32.json", "async/async_stages.json", "stages"),
+    pytest.param("transpose/transpose_f32.json", "transpose/transpose_band.json", "band",
+                 marks=pytest.mark.shard_weight(2)),
+    pytest.param("async/async_f32.json", "async/async_stages.json", "stages", marks=pytest.mark.shard_weight(4)),
 ])
 def test_a_main_file_merged_with_its_sweep_keeps_the_ladder(tmp_path, main_file, sweep_file, axis):
     lab = os.path.basename(main_file).split("_")[0]
@@ -165,9 +219,13 @@ def test_every_committed_results_file_in_one_call(tmp_path, capsys, monkeypatch)
     assert all(f"- {o}: not a memlab.results/1 file" in index for o in others)
 
 
+@pytest.mark.shard_weight(0.25)
 @pytest.mark.parametrize("kind", sorted(BAD_FILES))
 def test_every_bad_file_is_skipped_in_one_line_and_alone_is_exit_2(tmp_path, capsys, kind):
-    good = fx("gather/gather_f32.json")[0]
+    # The good file beside the bad one: one record as memlab writes it (a committed file's ladder took 0.5 s a kind).
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(document([result()])))
+    good = str(good)
     bad = bad_file(tmp_path, kind)
     assert plot.main([good, bad, "-o", str(tmp_path / "o"), "--only", "ladder"]) == 0  # the good file is drawn
     err = capsys.readouterr().err.splitlines()
@@ -180,6 +238,7 @@ def test_every_bad_file_is_skipped_in_one_line_and_alone_is_exit_2(tmp_path, cap
     assert not (tmp_path / "o2").exists()
 
 
+@pytest.mark.shard_weight(0.25)
 def test_results_with_nothing_a_picture_can_show_exit_2(tmp_path, capsys):
     r = result()
     r.update(status="skipped", note="needs two GPUs")
@@ -191,6 +250,7 @@ def test_results_with_nothing_a_picture_can_show_exit_2(tmp_path, capsys):
     assert err[-1].startswith("memlab-plot: nothing drawn from the 1 results file(s): no result a picture can show")
 
 
+@pytest.mark.shard_weight(0.25)
 def test_help_says_what_is_skipped_and_when_the_exit_is_not_0(capsys):
     assert exit_code(plot.main, ["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
@@ -198,6 +258,7 @@ def test_help_says_what_is_skipped_and_when_the_exit_is_not_0(capsys):
     assert "0 something was drawn, whatever was skipped; 2 nothing could be drawn" in text
 
 
+@pytest.mark.shard_weight(0.25)
 def test_an_out_that_cannot_be_written_is_one_line_and_exit_2(tmp_path, capsys):
     a_file = tmp_path / "f"
     a_file.write_text("x")
@@ -215,6 +276,7 @@ def test_lab_draws_one_lab_of_a_file_of_all(tmp_path, capsys):
     assert "--lab: no results of fft in these files (they hold async, copy," in capsys.readouterr().err
 
 
+@pytest.mark.shard_weight(0.25)
 def test_flags_and_a_missing_matplotlib(tmp_path, capsys, monkeypatch):
     assert plot.main(fx("gather/gather_f32.json") + ["-o", str(tmp_path), "--only", "pie"]) == 2
     assert "--only: 'pie' is not one of" in capsys.readouterr().err
@@ -225,6 +287,7 @@ def test_flags_and_a_missing_matplotlib(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == "memlab-plot: matplotlib is not installed (pip install ./tools/python)\n"
 
 
+@pytest.mark.shard_weight(2)
 def test_matmul_bars_are_linear_with_values_and_tf32_has_its_own_roof(tmp_path):
     p = _draw(tmp_path, fx("matmul/matmul_f32.json", "matmul/peers_matmul_f32.json"))
     ladder = _one(p.made, "ladder", "matmul")
@@ -272,6 +335,7 @@ def test_the_smem_sweep_is_drawn_beside_its_wavefront_model(tmp_path):
     assert [pt["stride"] for pt in _one(p.made, "ladder", "smem")["points"]] == [1, 32]
 
 
+@pytest.mark.shard_weight(0.25)
 def test_a_lab_under_another_roof_draws_that_roof_not_dram():
     recs = records(fx("smem/smem_f32.json"))
     assert plot.lab_roof(recs) == "smem"
@@ -281,6 +345,7 @@ def test_a_lab_under_another_roof_draws_that_roof_not_dram():
 
 # ---- the style map ---------------------------------------------------------------------------------------------
 
+@pytest.mark.shard_weight(0.25)
 def test_every_copy_series_has_its_own_style_and_peers_are_dashed():
     from memlab_tools import table
     from memlab_tools.peers import PEERS
@@ -297,6 +362,7 @@ def test_every_copy_series_has_its_own_style_and_peers_are_dashed():
     assert plot.style("copy", "auto", False) == plot.style("copy", "auto", False)
 
 
+@pytest.mark.shard_weight(0.25)
 def test_panel_styles_never_repeat_a_colour():
     series = [("newlab", f"v{i}", False) for i in range(8)]  # hashed names may collide: the panel moves them
     colours = [s["color"] for s in plot.panel_styles(series).values()]
@@ -389,6 +455,7 @@ def test_the_transfer_bars_are_the_1_gib_runs_the_page_cites(monkeypatch, tmp_pa
     assert sweeps == []
 
 
+@pytest.mark.shard_weight(0.25)
 def test_an_axis_value_with_a_meaning_is_titled_by_it():
     # From the lab's table: a shape's extents together, a value the axis gives a meaning by that meaning, one that
     # means "the same as n" joined to n, a count with its unit; never ctas=0, m=0 or n=2^12.
@@ -407,6 +474,7 @@ def test_an_axis_value_with_a_meaning_is_titled_by_it():
     assert own == ["CTAs: one per tile of the whole matrix", "1 CTA"]
 
 
+@pytest.mark.shard_weight(0.25)
 def test_every_value_meaning_of_the_table_reads_as_words():
     """Each "V = words" of an axis's meaning gives words without the next value's ("128 = one per cache line, 32 =
     one per sector" is two meanings)."""
