@@ -1,10 +1,10 @@
 #include "harness/nccl_loader.hpp"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <stdexcept>
+
+#include "harness/dynamic_library.hpp"
 
 namespace memlab {
 
@@ -17,17 +17,6 @@ std::atomic<int> loaded_version{0};
 #if MEMLAB_HAVE_NCCL
 
 namespace {
-
-std::string dl_error() {
-  const char* e = dlerror();
-  return e != nullptr ? e : "no reason given";
-}
-
-template <class Fn>
-void resolve(void* lib, const std::string& library, const char* symbol, Fn& fn) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
-  if (fn == nullptr) throw std::runtime_error(library + " has no " + symbol + ": " + dl_error());
-}
 
 // The process's load: the functions, or why they could not be loaded.
 struct process_nccl {
@@ -54,10 +43,9 @@ const process_nccl& loaded() {
 }  // namespace
 
 nccl_api load_nccl(const std::string& library) {
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) throw std::runtime_error("cannot load " + library + ": " + dl_error());
+  void* lib = dynamic_library::open(library);
   nccl_api api;
-#define MEMLAB_RESOLVE_NCCL(symbol) resolve(lib, library, #symbol, api.symbol);
+#define MEMLAB_RESOLVE_NCCL(symbol) dynamic_library::resolve(lib, library, #symbol, api.symbol);
   MEMLAB_NCCL_FUNCTIONS(MEMLAB_RESOLVE_NCCL)
 #undef MEMLAB_RESOLVE_NCCL
   if (api.ncclGetVersion(&api.version) != ncclSuccess) throw std::runtime_error(library + ": ncclGetVersion failed");
@@ -68,7 +56,7 @@ nccl_api load_nccl(const std::string& library) {
                              std::to_string(NCCL_MAJOR) + " memlab is built against");
   }
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
-  if (api.version >= NCCL_VERSION(2, 28, 0)) resolve(lib, library, "ncclAlltoAll", api.ncclAlltoAll);
+  if (api.version >= NCCL_VERSION(2, 28, 0)) dynamic_library::resolve(lib, library, "ncclAlltoAll", api.ncclAlltoAll);
 #endif
   return api;
 }

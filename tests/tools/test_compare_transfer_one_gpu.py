@@ -75,6 +75,33 @@ for edit, want, text in ((policy, 1, "MOVED"), (unverified, 1, "not verified"), 
     check(o.returncode == want, f"{edit.__name__}: exit {o.returncode}, wanted {want}\n{o.stdout}")
     check(text in o.stdout, f"{edit.__name__}: no {text!r} in\n{o.stdout}")
 
+# A run with the placement axis against the committed file that predates it: matched as out of place only
+# with --committed-axis, and only for the collectives (the host rungs have no placement).
+with open(os.path.join(RUNS, "nccl_one_rank.json")) as f:
+    later = json.load(f)
+for r in later["results"]:
+    r["params"]["placement"] = "out_of_place"
+later["results"] += [dict(r, params=dict(r["params"], placement="in_place")) for r in later["results"]]
+f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+json.dump(later, f)
+f.close()
+cases = len(later["results"]) // 2
+o = compare(f.name, os.path.join(RUNS, "nccl_one_rank.json"))
+check(f"{cases} committed cases not in the new run" in o.stdout, f"placement, no --committed-axis:\n{o.stdout}")
+o = subprocess.run([sys.executable, TOOL, f.name, os.path.join(RUNS, "nccl_one_rank.json"),
+                    "--committed-axis", "placement=out_of_place"], capture_output=True, text=True)
+check(o.returncode == 0 and " 0 committed cases not in the new run" in o.stdout and " 0 moved" in o.stdout,
+      f"placement with --committed-axis: exit {o.returncode}\n{o.stdout}{o.stderr}")
+o = subprocess.run([sys.executable, TOOL, os.path.join(RUNS, "defaults.json"), os.path.join(RUNS, "defaults.json"),
+                    "--committed-axis", "placement=out_of_place"], capture_output=True, text=True)
+check(o.returncode == 0 and " 0 committed cases not in the new run" in o.stdout,
+      f"--committed-axis leaves the host rungs alone: exit {o.returncode}\n{o.stdout}")
+o = subprocess.run([sys.executable, TOOL, f.name, f.name, "--committed-axis", "placement"], capture_output=True,
+                   text=True)
+check(o.returncode == 2 and "--committed-axis" in o.stderr and "Traceback" not in o.stderr,
+      f"--committed-axis without a value: exit 2 naming the flag: {o.returncode} {o.stderr}")
+os.unlink(f.name)
+
 o = compare(os.path.join(RUNS, "no_such_file.json"), os.path.join(RUNS, "defaults.json"))
 check(o.returncode == 2 and o.stdout == "" and "compare_transfer_one_gpu:" in o.stderr and "Traceback" not in o.stderr,
       f"a missing file: one line, exit 2: {o.returncode} {o.stderr}")

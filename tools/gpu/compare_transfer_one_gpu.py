@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The transfer lab's one-GPU figures of a new run against the committed ones, case by case.
 
-    compare_transfer_one_gpu.py NEW.json COMMITTED.json [--tolerance 0.05]
+    compare_transfer_one_gpu.py NEW.json COMMITTED.json [--tolerance 0.05] [--committed-axis AXIS=VALUE ...]
 
 Cases are matched by variant and parameters. What must not move, whatever the machine, is checked and makes
 the exit status 1 when it moved: a case that ran (status ok) and was not verified, a case's status (ok,
@@ -10,13 +10,18 @@ or a refusal), its bytes, its launch policy (grid, threads, vector width) and it
 `beyond` where the ratio leaves 1 +- tolerance: host <-> device copies move by several percent between
 machines and within minutes on one (the host's memory serves them), so those lines are for reading, not
 a verdict. Prints one line a case, then a summary line starting `compare NEW against COMMITTED:`.
+
+`--committed-axis placement=out_of_place`: the committed file predates the axis, and its cases ran as that
+value does now; a committed case of a variant that has the axis in the new run is matched as such.
 """
 import argparse
 import json
 import sys
 
 
-def records(path):
+def records(path, added=None):
+    """The file's transfer cases by (variant, its parameters). `added`: variant -> {axis: value} for the axes
+    the file predates."""
     with open(path) as f:
         doc = json.load(f)
     out = {}
@@ -25,6 +30,8 @@ def records(path):
             continue
         # An axis a rung does not use reads "-" in older files and null in newer ones: left out of the key.
         params = {k: v for k, v in r.get("params", {}).items() if v not in (None, "-")}
+        for k, v in (added or {}).get(r["variant"], {}).items():
+            params.setdefault(k, v)
         key = (r["variant"],) + tuple(sorted((k, str(v)) for k, v in params.items()))
         out[key] = r
     return doc, out
@@ -35,9 +42,15 @@ def label(key):
     return f"{key[0]} {params}"
 
 
-def compare(new_path, old_path, tolerance):
+def compare(new_path, old_path, tolerance, committed_axes=()):
     _, new = records(new_path)
-    _, old = records(old_path)
+    # The axes the committed file predates, for the variants that have them now.
+    added = {}
+    for key in new:
+        for axis, value in committed_axes:
+            if axis in dict(key[1:]):
+                added.setdefault(key[0], {})[axis] = value
+    _, old = records(old_path, added)
     broken, lines, ratios, beyond = [], [], [], []
     for key, r in new.items():
         status = r.get("status", "")
@@ -90,9 +103,17 @@ def main():
     ap.add_argument("new")
     ap.add_argument("committed")
     ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--committed-axis", action="append", default=[], metavar="AXIS=VALUE",
+                    help="an axis the committed file predates, and the value its cases ran as")
     a = ap.parse_args()
+    axes = []
+    for text in a.committed_axis:
+        axis, eq, value = text.partition("=")
+        if not eq or not axis or not value:
+            ap.error(f"--committed-axis: {text!r} is not AXIS=VALUE")
+        axes.append((axis, value))
     try:
-        return compare(a.new, a.committed, a.tolerance)
+        return compare(a.new, a.committed, a.tolerance, axes)
     except (OSError, ValueError, KeyError) as e:
         print(f"compare_transfer_one_gpu: {e}", file=sys.stderr)
         return 2
