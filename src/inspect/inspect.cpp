@@ -497,7 +497,18 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
 
 std::map<std::string, inspect_report> inspect_every_arch(const std::string& binary,
                                                          std::span<const kernel_label> labels, std::string_view only,
-                                                         bool all_kernels) {
+                                                         bool all_kernels, std::span<const std::string> labs) {
+  // The cubins of `labs` alone, by their kernels' names; every cubin when a lab's kernels have no name to look for.
+  std::vector<std::string> marks;
+  for (const auto& lab : labs) {
+    if (std::none_of(labels.begin(), labels.end(), [&](const kernel_label& l) { return l.lab == lab; })) continue;
+    std::vector<std::string> m = lab_marks(labels, lab);
+    if (m.empty()) {
+      marks.clear();
+      break;
+    }
+    std::move(m.begin(), m.end(), std::back_inserter(marks));
+  }
   const std::string tool = checked_tool(binary);
   const std::string listing = elf_listing(tool, binary);
   const std::vector<std::string> listed = listed_archs(listing);
@@ -509,7 +520,7 @@ std::map<std::string, inspect_report> inspect_every_arch(const std::string& bina
     for (auto& k : part) code[k.arch].push_back(std::move(k));
   };
   for (const auto& a : listed)
-    if (only.empty() || a == only) add(sass_of_arch(tool, binary, a, listing));
+    if (only.empty() || a == only) add(sass_of_arch(tool, binary, a, listing, marks));
   if (code.empty() && only.empty()) add(parse_sass(run_cuobjdump(tool, "-sass", binary)));  // no arch in the names
   if (code.empty()) throw std::invalid_argument("'" + binary + "' holds no CUDA kernels (cuobjdump -sass found none)");
   std::vector<std::string> archs = listed;

@@ -53,10 +53,13 @@ inspect_report inspect_binary(const std::string& binary, std::span<const kernel_
 // Every SASS arch of `binary` ("sm_90" -> its report, as inspect_binary gives it for that arch, no
 // lab filter; labelled kernels only unless `all_kernels`), read once: one cuobjdump per arch, run side
 // by side. `only` ("sm_90"): that arch alone (every report's `archs` still lists all the binary
-// carries); throws std::invalid_argument when the binary has no SASS for it. What the SASS tests read.
+// carries); throws std::invalid_argument when the binary has no SASS for it. `labs` (names): only the
+// cubins that hold those labs' kernels are disassembled (every cubin when empty, or when a lab's kernels
+// cannot be found by name; others' kernels in a cubin read are kept). What the SASS tests read.
 std::map<std::string, inspect_report> inspect_every_arch(const std::string& binary,
                                                          std::span<const kernel_label> labels,
-                                                         std::string_view only = {}, bool all_kernels = false);
+                                                         std::string_view only = {}, bool all_kernels = false,
+                                                         std::span<const std::string> labs = {});
 
 // Is `binary` a regular, readable ELF file? "" when it is, else why not.
 std::string check_binary(const std::string& binary);

@@ -10,9 +10,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/labels.hpp"
 #include "harness/registry.hpp"
@@ -27,6 +30,25 @@ namespace memlab::inspect {
 inline std::string sass_arch() {
   const char* a = std::getenv("MEMLAB_SASS_ARCH");
   return a == nullptr ? std::string() : std::string(a);
+}
+
+// The labs whose cubins this process reads (MEMLAB_SASS_LABS, comma-separated, set by ctest: each arch's tests run
+// as two processes, each reading its labs' cubins), or none for every lab. The tests of a lab not read are left
+// out by the ctest's filter; the tests about every lab look at these labs alone.
+inline std::vector<std::string> sass_labs() {
+  std::vector<std::string> labs;
+  const char* a = std::getenv("MEMLAB_SASS_LABS");
+  for (std::string_view s = a == nullptr ? "" : a; !s.empty();) {
+    const std::size_t end = std::min(s.find(','), s.size());
+    if (end > 0) labs.emplace_back(s.substr(0, end));
+    s.remove_prefix(std::min(end + 1, s.size()));
+  }
+  return labs;
+}
+
+inline bool lab_is_read(std::string_view lab) {
+  static const std::vector<std::string> labs = sass_labs();
+  return labs.empty() || std::find(labs.begin(), labs.end(), lab) != labs.end();
 }
 
 struct sass_proof : ::testing::Test {
