@@ -1,9 +1,20 @@
 # Builds examples/copy and examples/transpose against this memlab tree, the way another project would take it.
 # -DMODE=add_subdirectory|find_package -DSOURCE=<memlab source> -DBUILD=<memlab build dir>
 # -DWORK=<scratch dir> -DARCH=<cuda arch> -DCUDA_COMPILER=<nvcc> [-DEXAMPLES="copy;transpose"]
-# (one example per ctest keeps each under 10 s on CI's two cores)
-file(REMOVE_RECURSE ${WORK})
-if(MODE STREQUAL "find_package")
+# [-DSTEP=configure|build|all]: the install and the configure, the build of a configured WORK, or both (default)
+# (one example and one step per ctest keeps each under 10 s on CI's two cores)
+if(NOT STEP)
+  set(STEP all)
+endif()
+if(NOT STEP MATCHES "^(configure|build|all)$")
+  message(FATAL_ERROR "STEP=${STEP}: configure, build or all")
+endif()
+if(NOT STEP STREQUAL "build")
+  file(REMOVE_RECURSE ${WORK})
+endif()
+if(STEP STREQUAL "build")
+  # configured by the configure step
+elseif(MODE STREQUAL "find_package")
   execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "cmake --install failed (${rc})")
@@ -25,12 +36,20 @@ if(NOT EXAMPLES)
   set(EXAMPLES copy transpose)
 endif()
 foreach(_example IN LISTS EXAMPLES)
-  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE}/examples/${_example} -B ${WORK}/build_${_example} ${how}
-                          -DCMAKE_CUDA_ARCHITECTURES=${ARCH} -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}
-                          -DCMAKE_CUDA_FLAGS=-G
-                  RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "configuring examples/${_example} with ${MODE} failed (${rc})")
+  if(NOT STEP STREQUAL "build")
+    execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE}/examples/${_example} -B ${WORK}/build_${_example} ${how}
+                            -DCMAKE_CUDA_ARCHITECTURES=${ARCH} -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}
+                            -DCMAKE_CUDA_FLAGS=-G
+                    RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "configuring examples/${_example} with ${MODE} failed (${rc})")
+    endif()
+    if(STEP STREQUAL "configure")
+      message(STATUS "examples/${_example} configured with ${MODE}")
+      continue()
+    endif()
+  elseif(NOT EXISTS ${WORK}/build_${_example}/CMakeCache.txt)
+    message(FATAL_ERROR "examples/${_example} is not configured in ${WORK} (run STEP=configure first)")
   endif()
   execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK}/build_${_example} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -43,6 +62,7 @@ foreach(_example IN LISTS EXAMPLES)
 endforeach()
 # The installed package carries libmemlab: the C example links it.
 list(FIND EXAMPLES transpose _transpose_at)
-if(MODE STREQUAL "find_package" AND _transpose_at GREATER -1 AND NOT EXISTS ${WORK}/build_transpose/c_api_example)
+if(NOT STEP STREQUAL "configure" AND MODE STREQUAL "find_package" AND _transpose_at GREATER -1
+   AND NOT EXISTS ${WORK}/build_transpose/c_api_example)
   message(FATAL_ERROR "no c_api_example binary: memlab::c_api missing from the installed package")
 endif()
